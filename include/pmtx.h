@@ -1,0 +1,306 @@
+/*
+ * pmtx.h - failure-atomic transactions over memory-mapped persistent regions.
+ *
+ * This is the whole public API. Handles are opaque; every function that can
+ * fail returns an int status: 0 on success, a positive errno value for an
+ * operating-system error, or one of the negative PMTX_E_* codes below.
+ * pmtx_strerror() turns any of them into a message. Out-parameters come last.
+ *
+ * What a transaction gives you
+ * ----------------------------
+ * FAILURE ATOMICITY, NOT ISOLATION. After a crash (process kill or power
+ * loss) recovery leaves every transaction either wholly applied or wholly
+ * absent, and a transaction whose pmtx_commit() returned 0 is never lost.
+ * Transactions do NOT isolate threads from each other: two threads that
+ * update the same data must hold a lock, and must keep holding it until the
+ * transaction has ended. The pattern is the deferred lock release:
+ *
+ *     pthread_mutex_lock(&m);
+ *     pmtx_tx *tx;
+ *     pmtx_begin(r, PMTX_RT_DEFAULT, &tx);
+ *     pmtx_defer_unlock(tx, &m);       // unlocked after commit or abort
+ *     pmtx_write(tx, &obj->count, &n, sizeof n);
+ *     pmtx_commit(tx);                 // m is released here, after commit
+ *
+ * Releasing the lock before the transaction ends lets another thread read
+ * data that may still be rolled back.
+ *
+ * Persistent pointers are offsets (pmtx_off) from the start of the region;
+ * 0 is the null offset. Convert with pmtx_ptr()/pmtx_off_of() or the typed
+ * PMTX_PTR() macro. Never store a virtual address in a region.
+ */
+#ifndef PMTX_H
+#define PMTX_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define PMTX_VERSION_MAJOR 0
+#define PMTX_VERSION_MINOR 1
+#define PMTX_VERSION_PATCH 0
+#define PMTX_VERSION_STRING "0.1.0"
+
+/* Run-time check that the library matches the header (major must match). */
+const char *pmtx_version(int *major, int *minor, int *patch);
+
+/* ------------------------------------------------------------------------
+ * Status codes. 0 is success; positive values are errno; these are pmtx's.
+ * Persisted nowhere, but kept stable: only ever appended.
+ * ---------------------------------------------------------------------- */
+enum {
+	PMTX_E_FIRST = -30900,
+	PMTX_E_INVAL = PMTX_E_FIRST, /* invalid argument */
+	PMTX_E_TOO_SMALL,            /* file or requested size too small */
+	PMTX_E_BAD_MAGIC,            /* not a pmtx region */
+	PMTX_E_BAD_VERSION,          /* unsupported format version/features */
+	PMTX_E_BAD_LAYOUT,           /* layout name differs from the expected */
+	PMTX_E_BAD_CHECKSUM,         /* header checksum mismatch */
+	PMTX_E_LOCKED,               /* region already open in another process */
+	PMTX_E_NO_SPACE,             /* file system has too little free space */
+	PMTX_E_CORRUPT,              /* region metadata fails validation */
+	PMTX_E_NOMEM,                /* region heap exhausted */
+	PMTX_E_NO_TX,                /* no transaction is running */
+	PMTX_E_ABORTED,              /* transaction was aborted */
+	PMTX_E_TX_STATE,             /* call not legal in the tx's state */
+	PMTX_E_BUSY,                 /* all transaction descriptors in use */
+	PMTX_E_RANGE,                /* address outside the region */
+	PMTX_E_UNSUPPORTED,          /* not supported by this runtime/backend */
+	PMTX_E_IO,                   /* a persist barrier failed (msync) */
+	PMTX_E_TRUNCATED,            /* file shorter than the size it records */
+	PMTX_E_LAST
+};
+
+/* Message for any status returned by pmtx (or an errno value). */
+const char *pmtx_strerror(int status);
+/* Detail of the last failed pmtx_create/pmtx_open/pmtx_heap_check in this
+ * thread (for example which field was wrong), or "". */
+const char *pmtx_errmsg(void);
+
+/* ------------------------------------------------------------------------
+ * Persistence domains and backends (seed 000 section 2).
+ * ---------------------------------------------------------------------- */
+typedef enum pmtx_domain {
+	PMTX_PDOM0 = 0, /* flush + fence + memory-controller commit delay */
+	PMTX_PDOM1 = 1, /* flush + fence (ADR) */
+	PMTX_PDOM2 = 2, /* no flush; barrier is an ordering fence (eADR) */
+} pmtx_domain;
+
+typedef enum pmtx_backend {
+	PMTX_BACKEND_HARDWARE = 0, /* clwb/clflushopt/clflush + sfence */
+	PMTX_BACKEND_EMULATED = 1, /* flush is a no-op, barrier spins N ns */
+	PMTX_BACKEND_FILE = 2,     /* barrier = msync of the pages flushed */
+} pmtx_backend;
+
+/* Transaction runtimes. PMTX_RT_DEFAULT means "the region's default". */
+typedef enum pmtx_runtime {
+	PMTX_RT_DEFAULT = 0,
+	PMTX_RT_UNDO = 1,
+	PMTX_RT_REDO = 2,
+	PMTX_RT_REDO_ASYNC = 3,
+	PMTX_RT_COW = 4,
+} pmtx_runtime;
+
+const char *pmtx_domain_name(pmtx_domain d);   /* "pdom0" ... */
+const char *pmtx_backend_name(pmtx_backend b); /* "hardware" ... */
+const char *pmtx_runtime_name(pmtx_runtime rt); /* "undo" ... */
+/* Parse the names above; return 0 or PMTX_E_INVAL. */
+int pmtx_domain_parse(const char *s, pmtx_domain *out);
+int pmtx_backend_parse(const char *s, pmtx_backend *out);
+int pmtx_runtime_parse(const char *s, pmtx_runtime *out);
+
+/* Name of the flush instruction chosen from CPUID: "clwb", "clflushopt"
+ * or "clflush". */
+const char *pmtx_flush_instruction(void);
+
+/* ------------------------------------------------------------------------
+ * Regions.
+ * ---------------------------------------------------------------------- */
+typedef struct pmtx_region pmtx_region;
+typedef uint64_t pmtx_off;
+
+#define PMTX_LAYOUT_MAX 63
+
+typedef struct pmtx_options {
+	const char *layout;     /* layout name, checked on open; NULL = "" */
+	size_t root_size;       /* create: bytes of the root object */
+	pmtx_domain domain;     /* default PMTX_PDOM1 */
+	pmtx_backend backend;   /* default PMTX_BACKEND_HARDWARE */
+	int64_t barrier_ns;     /* extra barrier latency; -1 = domain default */
+	pmtx_runtime runtime;   /* create: default runtime (undo) */
+	unsigned ndesc;         /* create: transaction descriptors (64) */
+} pmtx_options;
+
+/* Fill *o with the defaults. Always call before setting fields. */
+void pmtx_options_init(pmtx_options *o);
+
+/* Create a new region file (mode 0600). Fails with EEXIST if it exists. */
+int pmtx_create(const char *path, size_t size, const pmtx_options *o,
+                pmtx_region **out);
+/* Open and recover an existing region. o may be NULL for the defaults;
+ * the layout name, when given, must match. */
+int pmtx_open(const char *path, const pmtx_options *o, pmtx_region **out);
+/* Unmap and unlock. Fails with PMTX_E_TX_STATE if a transaction of this
+ * region is still running in some thread. */
+int pmtx_close(pmtx_region *r);
+
+/* The root object and its size (as given at creation). */
+void *pmtx_root(pmtx_region *r, size_t *size);
+size_t pmtx_region_size(const pmtx_region *r);
+pmtx_domain pmtx_region_domain(const pmtx_region *r);
+pmtx_backend pmtx_region_backend(const pmtx_region *r);
+pmtx_runtime pmtx_region_runtime(const pmtx_region *r);
+/* Region UUID, 16 bytes. */
+void pmtx_region_uuid(const pmtx_region *r, uint8_t uuid[16]);
+
+/* Offset <-> pointer. pmtx_ptr returns NULL for 0 or an offset outside the
+ * region; pmtx_off_of returns 0 for a pointer outside the region. */
+void *pmtx_ptr(const pmtx_region *r, pmtx_off off);
+pmtx_off pmtx_off_of(const pmtx_region *r, const void *p);
+#define PMTX_PTR(r, off, type) ((type *)pmtx_ptr((r), (off)))
+
+/* ------------------------------------------------------------------------
+ * Naked persistence: write back and order stores made outside the
+ * transaction API (the seed's "unwrap + flush + barrier" path, e.g. to
+ * initialise an object allocated in the running transaction).
+ * A flush issued inside a transaction is made durable by that transaction's
+ * commit, with no barrier of its own.
+ * ---------------------------------------------------------------------- */
+void pmtx_flush(pmtx_region *r, const void *p, size_t n);
+int pmtx_barrier(pmtx_region *r);
+int pmtx_persist(pmtx_region *r, const void *p, size_t n); /* both */
+/* Copy with non-temporal stores (durable after the next barrier). */
+void pmtx_memcpy_nt(pmtx_region *r, void *dst, const void *src, size_t n);
+
+/* ------------------------------------------------------------------------
+ * Transactions.
+ * ---------------------------------------------------------------------- */
+typedef struct pmtx_tx pmtx_tx;
+
+/* Begin a transaction in region r with runtime rt. Inside a running
+ * transaction of the same thread and region, nests (flat): *out is the
+ * running transaction and only the outermost commit commits. */
+int pmtx_begin(pmtx_region *r, pmtx_runtime rt, pmtx_tx **out);
+/* Commit. Returns 0 once the transaction is durable (outermost), or
+ * PMTX_E_ABORTED if it had been aborted. An inner commit returns 0. */
+int pmtx_commit(pmtx_tx *tx);
+/* Abort the whole (flattened) transaction: every write is rolled back,
+ * every allocation undone, every free cancelled. Returns 0. The outermost
+ * pmtx_commit() or pmtx_end() then returns PMTX_E_ABORTED. */
+int pmtx_abort(pmtx_tx *tx);
+/* The transaction running in this thread, or NULL. */
+pmtx_tx *pmtx_tx_current(void);
+pmtx_region *pmtx_tx_region(const pmtx_tx *tx);
+pmtx_runtime pmtx_tx_runtime(const pmtx_tx *tx);
+
+/* Write n bytes from src to persistent dst (which must lie in the region). */
+int pmtx_write(pmtx_tx *tx, void *dst, const void *src, size_t n);
+/* Declare that the caller is about to store into [p, p+n) directly. */
+int pmtx_add_range(pmtx_tx *tx, void *p, size_t n);
+/* Read n bytes of persistent data, as this transaction sees them. Under
+ * undo logging this is a plain memcpy. */
+int pmtx_read(pmtx_tx *tx, void *dst, const void *src, size_t n);
+int pmtx_memset(pmtx_tx *tx, void *dst, int c, size_t n);
+#define pmtx_memcpy pmtx_write
+
+/* Allocate n bytes (16-byte aligned) in the region's heap. Legal only
+ * inside a transaction; undone if the transaction does not commit. The
+ * memory's contents are unspecified: initialise it with pmtx_write, or with
+ * naked stores followed by pmtx_flush (no barrier needed). */
+int pmtx_alloc(pmtx_tx *tx, size_t n, pmtx_off *out);
+/* Like pmtx_alloc, and zero the block (flushed, durable at commit). */
+int pmtx_zalloc(pmtx_tx *tx, size_t n, pmtx_off *out);
+/* Free a block. Takes effect only when the transaction commits. */
+int pmtx_free(pmtx_tx *tx, pmtx_off off);
+/* Usable size of an allocated block (>= the size asked for), or 0. */
+size_t pmtx_usable_size(pmtx_region *r, pmtx_off off);
+
+/* Run fn(arg) once the outermost transaction has committed or aborted,
+ * in registration order. */
+int pmtx_defer(pmtx_tx *tx, void (*fn)(void *arg), void *arg);
+/* Unlock m once the outermost transaction has committed or aborted. */
+int pmtx_defer_unlock(pmtx_tx *tx, pthread_mutex_t *m);
+
+/* ------------------------------------------------------------------------
+ * Convenience macros in the spirit of the seed's Figure 3. Each evaluates
+ * to an int status. obj is a pointer to a struct in the region.
+ * ---------------------------------------------------------------------- */
+#define PMTX_TXN_BEGIN(r, tx) pmtx_begin((r), PMTX_RT_DEFAULT, &(tx))
+#define PMTX_TXN_READ(tx, obj, field, dstp)                                  \
+	pmtx_read((tx), (dstp), &(obj)->field, sizeof((obj)->field))
+#define PMTX_TXN_WRITE(tx, obj, field, srcp)                                 \
+	pmtx_write((tx), &(obj)->field, (srcp), sizeof((obj)->field))
+/* Typed field form: PMTX_TXN_SET(tx, obj, field, value). */
+#define PMTX_TXN_SET(tx, obj, field, value)                                  \
+	pmtx_write((tx), &(obj)->field,                                      \
+	           &(__typeof__((obj)->field)){ (value) },                   \
+	           sizeof((obj)->field))
+#define PMTX_TXN_COMMIT(tx) pmtx_commit(tx)
+#define PMTX_TXN_ABORT(tx) pmtx_abort(tx)
+/* Unwrap + flush + barrier for naked stores. */
+#define PMTX_UNWRAP(r, off, type) PMTX_PTR(r, off, type)
+
+#ifndef PMTX_NO_SHORT_MACROS
+#define TXN_BEGIN PMTX_TXN_BEGIN
+#define TXN_READ PMTX_TXN_READ
+#define TXN_WRITE PMTX_TXN_WRITE
+#define TXN_SET PMTX_TXN_SET
+#define TXN_COMMIT PMTX_TXN_COMMIT
+#define TXN_ABORT PMTX_TXN_ABORT
+#endif
+
+/* ------------------------------------------------------------------------
+ * Per-thread counters. Exact: every barrier and every flushed cache line
+ * issued by this thread through pmtx is counted, in every backend.
+ * ---------------------------------------------------------------------- */
+typedef struct pmtx_counters {
+	uint64_t barriers;     /* persist barriers (logical, any domain) */
+	uint64_t flushes;      /* cache lines written back (0 under PDOM-2) */
+	uint64_t bytes_logged; /* bytes appended to persistent logs */
+	uint64_t nt_bytes;     /* bytes copied with non-temporal stores */
+	uint64_t msyncs;       /* msync calls (file backend) */
+} pmtx_counters;
+
+void pmtx_counters_get(pmtx_counters *out);
+void pmtx_counters_reset(void);
+
+/* ------------------------------------------------------------------------
+ * Heap inspection.
+ * ---------------------------------------------------------------------- */
+#define PMTX_HEAP_MAX_CLASSES 64
+
+typedef struct pmtx_heap_stats {
+	uint64_t superblocks;       /* superblocks in the heap */
+	uint64_t free_superblocks;
+	uint64_t allocated_bytes;   /* block bytes in use (user + header) */
+	uint64_t free_bytes;        /* block bytes free in small superblocks */
+	uint64_t allocated_blocks;
+	uint64_t internal_blocks;   /* blocks used by pmtx's own logs */
+	uint64_t errors;            /* inconsistencies found */
+	unsigned nclasses;
+	struct {
+		uint32_t block_size;
+		uint64_t allocated;     /* blocks */
+		uint64_t free;          /* blocks */
+	} cls[PMTX_HEAP_MAX_CLASSES];
+	char first_error[160];
+} pmtx_heap_stats;
+
+/* Walk the persistent heap metadata and check it against itself and
+ * against the in-DRAM free lists. Returns 0 if consistent, PMTX_E_CORRUPT
+ * otherwise (details in *st). Call with no transaction running. */
+int pmtx_heap_check(pmtx_region *r, pmtx_heap_stats *st);
+/* Call fn for every block the user has allocated (pmtx's own log chunks
+ * are not reported). Stops early and returns fn's value if nonzero. */
+int pmtx_heap_walk(pmtx_region *r,
+                   int (*fn)(pmtx_off off, size_t usable, void *arg),
+                   void *arg);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* PMTX_H */

@@ -1,0 +1,46 @@
+/*
+ * util.h - small helpers shared by every layer. Depends on nothing in pmtx.
+ */
+#ifndef PMTX_UTIL_H
+#define PMTX_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define likely(x) __builtin_expect(!!(x), 1)
+#define unlikely(x) __builtin_expect(!!(x), 0)
+
+#define CACHE_LINE 64u
+#define ALIGN_UP(x, a) (((x) + ((a)-1)) & ~((uint64_t)(a)-1))
+#define ALIGN_DOWN(x, a) ((x) & ~((uint64_t)(a)-1))
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define MIN(a, b) ((a) < (b) ? (a) : (b))
+#define MAX(a, b) ((a) > (b) ? (a) : (b))
+
+/* Debug-build invariant check: assert(x_check(...)) style. */
+#ifdef NDEBUG
+#define PMTX_DEBUG 0
+#else
+#define PMTX_DEBUG 1
+#endif
+
+/* Number of cache lines touched by [p, p+n). */
+static inline uint64_t lines_spanned(const void *p, size_t n)
+{
+	if (n == 0)
+		return 0;
+	uintptr_t a = (uintptr_t)p;
+	return ((a + n - 1) / CACHE_LINE) - (a / CACHE_LINE) + 1;
+}
+
+/* 64-bit checksum used for every checksummed persistent structure
+ * (XXH3-64, from libxxhash). seed distinguishes the kinds of structure. */
+uint64_t pmtx_checksum(const void *p, size_t n, uint64_t seed);
+
+/* Report an error message for the last failing call in this thread.
+ * Open/create set it so that a tool can print more than the code. */
+void pmtx__set_errmsg(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2)));
+void pmtx__clear_errmsg(void);
+
+#endif

@@ -1,0 +1,94 @@
+/*
+ * persist.h - persist primitives, persistence domains and backends.
+ *
+ * The lowest layer: it knows nothing of regions, heaps or transactions.
+ * Every flush, barrier and non-temporal copy that pmtx issues goes through
+ * one table of function pointers (struct persist_ops), chosen when a region
+ * is opened from its (domain, backend) pair. A crash simulator or a
+ * fault-injection test replaces the table; nothing else in pmtx issues a
+ * flush or fence of its own.
+ *
+ * Counting happens here, in the inline wrappers, before the table is
+ * called, so the per-thread counters are exact whatever the backend is:
+ *   barriers  += 1 per persist_barrier() call (also under PDOM-2, where the
+ *                barrier is only an ordering fence: the count is the
+ *                runtime's logical barrier count);
+ *   flushes   += cache lines in the range, except under PDOM-2 where no
+ *                flush is issued at all;
+ *   nt_bytes  += bytes copied by persist_copy_nt();
+ *   msyncs    += msync(2) calls made by the file backend.
+ */
+#ifndef PMTX_PERSIST_H
+#define PMTX_PERSIST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pmtx.h"
+#include "../common/util.h"
+
+struct persist;
+
+typedef struct persist_ops {
+	const char *name;
+	/* Start writing back every line of [addr, addr+len). No ordering. */
+	void (*flush)(struct persist *p, const void *addr, size_t len);
+	/* Wait until every earlier flush and non-temporal store of this
+	 * thread is durable. Returns 0 or a status (file backend: errno of a
+	 * failed msync, reported as PMTX_E_IO). */
+	int (*barrier)(struct persist *p);
+	/* Copy with stores that bypass the cache; durable at next barrier. */
+	void (*copy_nt)(struct persist *p, void *dst, const void *src,
+	                size_t n);
+} persist_ops;
+
+struct persist {
+	const persist_ops *ops;
+	pmtx_domain domain;
+	pmtx_backend backend;
+	uint64_t barrier_ns;    /* added latency per barrier */
+	uint64_t barrier_ticks; /* the same, in TSC ticks */
+	char *base;             /* the mapping this persist object serves */
+	size_t len;
+	void *ctx;              /* backend-private state (crash simulator) */
+};
+
+extern _Thread_local pmtx_counters pmtx__tls_counters;
+
+/* Fill p for the given mapping. barrier_ns < 0 selects the default of the
+ * (domain, backend) pair: emulated 0/100/500 ns for PDOM-2/1/0, hardware
+ * 500 ns for PDOM-0 (the emulated memory-controller commit), else 0. */
+int persist_init(struct persist *p, pmtx_domain d, pmtx_backend b,
+                 int64_t barrier_ns, void *base, size_t len);
+
+/* Replace the ops table (crash simulation, fault injection). */
+void persist_set_ops(struct persist *p, const persist_ops *ops, void *ctx);
+
+/* The table used by (domain, backend), for wrappers that delegate. */
+const persist_ops *persist_default_ops(pmtx_domain d, pmtx_backend b);
+
+static inline void persist_flush(struct persist *p, const void *a, size_t n)
+{
+	if (p->domain == PMTX_PDOM2 || n == 0)
+		return;
+	pmtx__tls_counters.flushes += lines_spanned(a, n);
+	p->ops->flush(p, a, n);
+}
+
+static inline int persist_barrier(struct persist *p)
+{
+	pmtx__tls_counters.barriers++;
+	return p->ops->barrier(p);
+}
+
+static inline void persist_copy_nt(struct persist *p, void *dst,
+                                   const void *src, size_t n)
+{
+	pmtx__tls_counters.nt_bytes += n;
+	p->ops->copy_nt(p, dst, src, n);
+}
+
+/* Spin for about ns nanoseconds (TSC based). */
+void persist_spin_ns(uint64_t ns);
+
+#endif

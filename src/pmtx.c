@@ -1,0 +1,183 @@
+/*
+ * pmtx.c - the top of the stack: create, open (with recovery) and close,
+ * wiring region/, heap/ and tx/ together in that order.
+ *
+ * Open sequence
+ *   1. region_open: lock, validate the header, map (nothing written);
+ *   2. heap_create: DRAM state only;
+ *   3. tx_recover_all: roll every descriptor back or forward (recovery.c);
+ *   4. heap_rebuild: DRAM free lists from the now-consistent bitmaps;
+ *   5. tx_mark_chunks, txm_create: DRAM transaction state.
+ * A failure at any step unmaps and unlocks; whatever recovery wrote before
+ * it is itself recoverable (R1).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "heap/heap.h"
+#include "region/region.h"
+#include "tx/tx.h"
+
+void pmtx_options_init(pmtx_options *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->domain = PMTX_PDOM1;
+	o->backend = PMTX_BACKEND_HARDWARE;
+	o->barrier_ns = -1;
+	o->runtime = PMTX_RT_UNDO;
+	o->ndesc = 64;
+}
+
+static void teardown(pmtx_region *r)
+{
+	txm_destroy(r);
+	heap_destroy(r->heap);
+	r->heap = NULL;
+	region_unmap(r);
+}
+
+/* Descriptors and the first chunk of each of their logs. */
+static void format_descriptors(pmtx_region *r)
+{
+	const struct pmtx_hdr *h = r->hdr;
+	for (unsigned i = 0; i < h->ndesc; i++) {
+		struct pmtx_desc *d = region_desc(r, i);
+		memset(d, 0, sizeof(*d));
+		d->log_head = region_log0(r, i);
+		d->alog_head = region_alog0(r, i);
+		d->log_tail = d->log_head + sizeof(struct pmtx_chunk);
+		struct pmtx_chunk *c = region_at(r, d->log_head);
+		*c = (struct pmtx_chunk){.magic = PMTX_CHUNK_MAGIC,
+		                         .size = h->log0_size};
+		c = region_at(r, d->alog_head);
+		*c = (struct pmtx_chunk){.magic = PMTX_CHUNK_MAGIC,
+		                         .size = h->alog0_size};
+	}
+}
+
+static int finish_open(pmtx_region *r)
+{
+	int rc = heap_create(r);
+	if (!rc)
+		rc = tx_recover_all(r);
+	if (!rc)
+		rc = heap_rebuild(r->heap);
+	if (!rc)
+		rc = tx_mark_chunks(r);
+	if (!rc)
+		rc = txm_create(r);
+	return rc;
+}
+
+int pmtx_create(const char *path, size_t size, const pmtx_options *o,
+                pmtx_region **out)
+{
+	pmtx_options def;
+	if (!path || !out)
+		return PMTX_E_INVAL;
+	pmtx__clear_errmsg();
+	if (!o) {
+		pmtx_options_init(&def);
+		o = &def;
+	}
+	pmtx_region *r;
+	int rc = region_create(path, size, o, &r);
+	if (rc)
+		return rc;
+	format_descriptors(r);
+	heap_format(r);
+	rc = region_seal_header(r);
+	if (!rc)
+		rc = finish_open(r);
+	if (rc) {
+		teardown(r);
+		unlink(path);
+		return rc;
+	}
+	*out = r;
+	return 0;
+}
+
+int pmtx_open(const char *path, const pmtx_options *o, pmtx_region **out)
+{
+	pmtx_options def;
+	if (!path || !out)
+		return PMTX_E_INVAL;
+	pmtx__clear_errmsg();
+	if (!o) {
+		pmtx_options_init(&def);
+		o = &def;
+	}
+	pmtx_region *r;
+	int rc = region_open(path, o, &r);
+	if (rc)
+		return rc;
+	if ((rc = finish_open(r))) {
+		teardown(r);
+		return rc;
+	}
+	*out = r;
+	return 0;
+}
+
+int pmtx_close(pmtx_region *r)
+{
+	if (!r)
+		return PMTX_E_INVAL;
+	atomic_store(&r->closing, 1);
+	if (r->txm && atomic_load(&r->txm->running) > 0) {
+		atomic_store(&r->closing, 0);
+		return PMTX_E_TX_STATE;
+	}
+	teardown(r);
+	return 0;
+}
+
+void *pmtx_root(pmtx_region *r, size_t *size)
+{
+	if (size)
+		*size = r->hdr->root_size;
+	return r->base + r->hdr->root_off + sizeof(struct pmtx_objhdr);
+}
+
+size_t pmtx_region_size(const pmtx_region *r)
+{
+	return r->size;
+}
+
+pmtx_domain pmtx_region_domain(const pmtx_region *r)
+{
+	return r->persist.domain;
+}
+
+pmtx_backend pmtx_region_backend(const pmtx_region *r)
+{
+	return r->persist.backend;
+}
+
+pmtx_runtime pmtx_region_runtime(const pmtx_region *r)
+{
+	return r->default_rt;
+}
+
+void pmtx_region_uuid(const pmtx_region *r, uint8_t uuid[16])
+{
+	memcpy(uuid, r->hdr->uuid, 16);
+}
+
+void *pmtx_ptr(const pmtx_region *r, pmtx_off off)
+{
+	if (off < PMTX_HDR_SIZE || off >= r->size)
+		return NULL;
+	return r->base + off;
+}
+
+pmtx_off pmtx_off_of(const pmtx_region *r, const void *p)
+{
+	const char *c = p;
+	if (c < r->base + PMTX_HDR_SIZE || c >= r->base + r->size)
+		return 0;
+	return (pmtx_off)(c - r->base);
+}

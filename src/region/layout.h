@@ -1,0 +1,233 @@
+/*
+ * layout.h - the persistent format of a pmtx region. Every structure that
+ * lives in a region file is declared here and nowhere else.
+ *
+ * Region file (all offsets are from the start of the file):
+ *
+ *   0             struct pmtx_hdr            4 KiB, immutable after create
+ *   desc_off      struct pmtx_desc[ndesc]    transaction descriptors
+ *   log0_off      per descriptor: first log chunk (log0_size bytes) then
+ *                 first allocation-log chunk (alog0_size bytes)
+ *   root_off      struct pmtx_objhdr + root object (root_size bytes)
+ *   meta_off      struct pmtx_sb_meta[nsb]   heap metadata
+ *   heap_off      nsb superblocks of PMTX_SB_SIZE bytes
+ *
+ * Rules
+ *  1. Persistent memory holds offsets from the region start, never virtual
+ *     addresses. Offset 0 is null (it is the header, never an object).
+ *  2. Every offset read from a region is validated (range, alignment, kind)
+ *     before it is followed; failure is PMTX_E_CORRUPT, never a crash.
+ *  3. Persisted enum values are fixed and only ever appended.
+ *  4. Incompatible changes bump PMTX_FORMAT_MAJOR; compatible additions bump
+ *     the minor and may set a compat feature bit. Reserved fields are zero.
+ *  5. The header is written once, at create, with its checksum last; it is
+ *     never modified afterwards, so it can never be torn by a crash.
+ *  6. Every field that is updated after create and must never be seen half
+ *     written is a naturally aligned 8-byte word (x86 persists aligned
+ *     8-byte stores atomically).
+ */
+#ifndef PMTX_LAYOUT_H
+#define PMTX_LAYOUT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* "PMTXRGN1" read as a little-endian word; a big-endian reader sees the
+ * bytes reversed, so a byte-order mismatch shows as a bad magic. */
+#define PMTX_MAGIC 0x314e475258544d50ull
+#define PMTX_FORMAT_MAJOR 1
+#define PMTX_FORMAT_MINOR 0
+/* Feature masks: bits this build understands. */
+#define PMTX_FEAT_COMPAT_SUPPORTED 0ull
+#define PMTX_FEAT_INCOMPAT_SUPPORTED 0ull
+#define PMTX_FEAT_RO_COMPAT_SUPPORTED 0ull
+
+#define PMTX_HDR_SIZE 4096u
+#define PMTX_LAYOUT_LEN 64u
+
+/* Checksum seeds: one per kind of checksummed structure. */
+#define PMTX_CSUM_SEED_HDR 0x6864725f706d7478ull
+#define PMTX_CSUM_SEED_REC 0x7265635f706d7478ull
+#define PMTX_CSUM_SEED_MARK 0x6d726b5f706d7478ull
+
+struct pmtx_hdr {
+	uint64_t magic;            /* PMTX_MAGIC */
+	uint16_t major;            /* PMTX_FORMAT_MAJOR */
+	uint16_t minor;            /* PMTX_FORMAT_MINOR */
+	uint32_t hdr_size;         /* PMTX_HDR_SIZE */
+	uint64_t feat_compat;      /* unknown bits: ignore */
+	uint64_t feat_incompat;    /* unknown bits: refuse to open */
+	uint64_t feat_ro_compat;   /* unknown bits: refuse to open (no RO) */
+	char layout[PMTX_LAYOUT_LEN]; /* NUL-terminated layout name */
+	uint8_t uuid[16];
+	uint64_t size;             /* region bytes == file size */
+	uint64_t create_time;      /* seconds since the epoch */
+	uint64_t desc_off;
+	uint32_t ndesc;
+	uint32_t desc_size;        /* sizeof(struct pmtx_desc) */
+	uint64_t log0_off;
+	uint32_t log0_size;        /* bytes of each first log chunk */
+	uint32_t alog0_size;       /* bytes of each first alloc-log chunk */
+	uint64_t root_off;         /* offset of the root's object header */
+	uint64_t root_size;        /* user bytes of the root */
+	uint64_t meta_off;
+	uint64_t heap_off;
+	uint64_t nsb;              /* superblocks */
+	uint32_t sb_size;          /* PMTX_SB_SIZE */
+	uint32_t default_runtime;  /* pmtx_runtime */
+	uint64_t reserved[484];    /* must be zero */
+	uint64_t checksum;         /* XXH3 of bytes [0, 4088) */
+};
+_Static_assert(sizeof(struct pmtx_hdr) == PMTX_HDR_SIZE, "hdr size");
+_Static_assert(offsetof(struct pmtx_hdr, layout) == 40, "hdr layout");
+_Static_assert(offsetof(struct pmtx_hdr, uuid) == 104, "hdr uuid");
+_Static_assert(offsetof(struct pmtx_hdr, size) == 120, "hdr size");
+_Static_assert(offsetof(struct pmtx_hdr, reserved) == 216, "hdr reserved");
+_Static_assert(offsetof(struct pmtx_hdr, checksum) == PMTX_HDR_SIZE - 8,
+               "checksum is the header's last word");
+
+/* ---- transaction descriptors ---- */
+
+/* Descriptor states (seed 000 section 4). Persisted: fixed values. */
+enum pmtx_desc_state {
+	PMTX_DS_IDLE = 0,
+	PMTX_DS_RUNNING = 1,
+	PMTX_DS_ABORTED = 2,
+	PMTX_DS_COMMITTED = 3,
+};
+
+/* statever packs version, runtime and state into one atomic word:
+ * bits 0-3 state, 4-7 runtime (pmtx_runtime), 8-63 version. */
+#define PMTX_SV(ver, rt, st)                                                  \
+	(((uint64_t)(ver) << 8) | ((uint64_t)(rt) << 4) | (uint64_t)(st))
+#define PMTX_SV_STATE(sv) ((unsigned)((sv)&0xf))
+#define PMTX_SV_RUNTIME(sv) ((unsigned)(((sv) >> 4) & 0xf))
+#define PMTX_SV_VERSION(sv) ((sv) >> 8)
+
+struct pmtx_desc {
+	uint64_t statever;   /* PMTX_SV(version, runtime, state) */
+	uint64_t log_tail;   /* offset just past the last record known
+	                      * durable; at most one record behind the end */
+	uint64_t log_head;   /* first log chunk (== this desc's log0) */
+	uint64_t alog_head;  /* first alloc-log chunk (== this desc's alog0) */
+	uint64_t reserved[28];
+};
+_Static_assert(sizeof(struct pmtx_desc) == 256, "desc size");
+_Static_assert(offsetof(struct pmtx_desc, statever) == 0, "desc sv");
+_Static_assert(offsetof(struct pmtx_desc, log_tail) == 8, "desc tail");
+
+/* ---- log chunks (undo/redo records, alloc-log entries) ---- */
+
+#define PMTX_CHUNK_MAGIC 0x4b4e484358544d50ull /* "PMTXCHNK" */
+
+struct pmtx_chunk {
+	uint64_t magic;    /* PMTX_CHUNK_MAGIC */
+	uint64_t next;     /* offset of the next chunk, or 0 */
+	uint64_t size;     /* bytes, this header included */
+	uint64_t reserved[5];
+	/* records follow, from offset 64 */
+};
+_Static_assert(sizeof(struct pmtx_chunk) == 64, "chunk header size");
+
+/* A log record. Records start on 64-byte boundaries inside a chunk, so a
+ * record of up to 64 bytes (an undo record of up to 16 payload bytes) costs
+ * one flushed line. Layout: header, payload (len bytes, padded to 8), then
+ * the 8-byte check word.
+ *
+ * The check word is either the XXH3 checksum of header + payload (seed
+ * PMTX_CSUM_SEED_REC; flag PMTX_RF_CSUM), or, for records too big to be
+ * worth checksumming, a mark (XXH3 of the header alone, seed
+ * PMTX_CSUM_SEED_MARK; flag PMTX_RF_MARK) written only after the header
+ * and payload are durable. */
+#define PMTX_REC_PROLOG 0x474f4c5258544d50ull /* "PMTXRLOG" */
+
+enum pmtx_rec_type {
+	PMTX_REC_UNDO = 1,   /* off: target; payload: old contents */
+	PMTX_REC_COMMIT = 2, /* off: number of alloc-log entries */
+	PMTX_REC_REDO = 3,   /* off: target; payload: new contents */
+};
+
+#define PMTX_RF_CSUM 1u
+#define PMTX_RF_MARK 2u
+
+struct pmtx_rec {
+	uint64_t prolog;   /* PMTX_REC_PROLOG: the seed's prolog sentinel */
+	uint64_t version;  /* the transaction's version */
+	uint32_t seq;      /* 0, 1, 2, ... within the transaction */
+	uint16_t type;     /* enum pmtx_rec_type */
+	uint16_t flags;    /* PMTX_RF_* */
+	uint32_t len;      /* payload bytes */
+	uint32_t reserved;
+	uint64_t off;      /* see enum pmtx_rec_type */
+};
+_Static_assert(sizeof(struct pmtx_rec) == 40, "record header size");
+#define PMTX_REC_ALIGN 64u
+/* Bytes a record with a payload of len bytes occupies (before padding to
+ * PMTX_REC_ALIGN). */
+#define PMTX_REC_BYTES(len) (sizeof(struct pmtx_rec) + (((len) + 7u) & ~7u) + 8u)
+
+/* Allocation-log entry: one per pmtx_alloc/pmtx_free of a transaction.
+ * off is the block's offset (its object header); info is the value the
+ * superblock metadata gets: see PMTX_AE_*. */
+struct pmtx_alog_entry {
+	uint64_t off;
+	uint64_t info; /* bits 0-7 op, 8-15 size class, 32-63 large run */
+};
+_Static_assert(sizeof(struct pmtx_alog_entry) == 16, "alog entry size");
+enum pmtx_alog_op {
+	PMTX_AE_ALLOC = 1,
+	PMTX_AE_FREE = 2,
+};
+#define PMTX_AE_INFO(op, cls, run)                                            \
+	((uint64_t)(op) | ((uint64_t)(cls) << 8) | ((uint64_t)(run) << 32))
+#define PMTX_AE_OP(i) ((unsigned)((i)&0xff))
+#define PMTX_AE_CLASS(i) ((unsigned)(((i) >> 8) & 0xff))
+#define PMTX_AE_RUN(i) ((uint32_t)((i) >> 32))
+
+/* ---- heap ---- */
+
+#define PMTX_SB_SIZE (64u * 1024u)
+#define PMTX_MIN_BLOCK 32u
+#define PMTX_SB_BITS (PMTX_SB_SIZE / PMTX_MIN_BLOCK) /* 2048 */
+
+/* Superblock kinds. Persisted: fixed values. */
+enum pmtx_sb_kind {
+	PMTX_SB_FREE = 0,
+	PMTX_SB_SMALL = 1, /* blocks of one size class; bitmap valid */
+	PMTX_SB_LARGE = 2, /* head of an allocated run of `run` superblocks */
+};
+
+#define PMTX_SB_INFO(kind, cls, run)                                          \
+	((uint64_t)(kind) | ((uint64_t)(cls) << 8) | ((uint64_t)(run) << 32))
+#define PMTX_SB_KIND(i) ((unsigned)((i)&0xff))
+#define PMTX_SB_CLASS(i) ((unsigned)(((i) >> 8) & 0xff))
+#define PMTX_SB_RUN(i) ((uint32_t)((i) >> 32))
+
+/* Persistent metadata of one superblock, kept out of band so that no user
+ * store can clobber it.
+ *  H1. bitmap bit i set <=> block i is allocated by a committed
+ *      transaction; only SMALL superblocks ever have bits set.
+ *  H2. A SMALL superblock whose bitmap is all zero is free, whatever its
+ *      class; a FREE one is free. Superblocks covered by a LARGE head's run
+ *      are in use, whatever their own entries say.
+ *  H3. info changes only when the superblock holds no allocated block, or
+ *      when a committed allocation log is applied (post-commit or in
+ *      recovery), which rewrites the same value it logged. */
+struct pmtx_sb_meta {
+	uint64_t info;        /* PMTX_SB_INFO(kind, class, run) */
+	uint64_t reserved[7];
+	uint64_t bitmap[PMTX_SB_BITS / 64];
+};
+_Static_assert(sizeof(struct pmtx_sb_meta) == 320, "sb meta size");
+_Static_assert(offsetof(struct pmtx_sb_meta, bitmap) == 64,
+               "bitmap starts on its own line");
+
+/* Header in front of every heap block and of the root. Used by the redo
+ * runtime for its writers bitmap (seed 000 section 4.2); zero otherwise. */
+struct pmtx_objhdr {
+	uint64_t writers;
+	uint64_t gen;
+};
+_Static_assert(sizeof(struct pmtx_objhdr) == 16, "object header size");
+
+#endif

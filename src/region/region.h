@@ -1,0 +1,86 @@
+/*
+ * region.h - a mapped region: file, mapping, header, persistence domain.
+ *
+ * Layer: above persist/, below heap/ and tx/. It knows the file format's
+ * header and the placement of every area (layout.h); it does not know what
+ * the heap or the runtimes keep in their areas.
+ */
+#ifndef PMTX_REGION_H
+#define PMTX_REGION_H
+
+#include <stdatomic.h>
+
+#include "layout.h"
+#include "../persist/persist.h"
+
+struct heap;
+struct txm;
+
+struct pmtx_region {
+	int fd;
+	char *base;            /* mapping of the whole file */
+	size_t size;
+	const struct pmtx_hdr *hdr; /* == base; never written after create */
+	struct persist persist;
+	pmtx_runtime default_rt;
+	uint64_t gen;          /* DRAM: differs on every open of the file */
+	struct heap *heap;
+	struct txm *txm;
+	atomic_int closing;
+};
+
+/* Where each area goes, derived from the create-time parameters. The same
+ * function computes it at create and checks the header against it at open,
+ * so a header whose offsets disagree with its own sizes is rejected. */
+struct region_geometry {
+	uint64_t desc_off, log0_off, root_off, meta_off, heap_off, nsb;
+	uint32_t log0_size, alog0_size;
+};
+int region_geometry(uint64_t size, unsigned ndesc, uint64_t root_size,
+                    struct region_geometry *g);
+
+/* Create the file (0600, exclusive, locked), size it, map it and write a
+ * fresh header. The caller initialises the areas, then calls
+ * region_seal_header(). */
+int region_create(const char *path, size_t size, const pmtx_options *o,
+                  pmtx_region **out);
+/* Persist every area written during create, then the header (last). */
+int region_seal_header(pmtx_region *r);
+/* Open, lock, validate the header and map. Nothing is written. */
+int region_open(const char *path, const pmtx_options *o, pmtx_region **out);
+void region_unmap(pmtx_region *r);
+
+/* Offset validation (layout.h rule 2). */
+static inline int region_off_ok(const pmtx_region *r, uint64_t off,
+                                uint64_t len)
+{
+	return off >= PMTX_HDR_SIZE && off <= r->size && len <= r->size - off;
+}
+
+static inline void *region_at(const pmtx_region *r, uint64_t off)
+{
+	return r->base + off;
+}
+
+static inline uint64_t region_off(const pmtx_region *r, const void *p)
+{
+	return (uint64_t)((const char *)p - r->base);
+}
+
+static inline struct pmtx_desc *region_desc(const pmtx_region *r, unsigned i)
+{
+	return (struct pmtx_desc *)(r->base + r->hdr->desc_off) + i;
+}
+
+/* Offsets of descriptor i's first log and alloc-log chunks. */
+static inline uint64_t region_log0(const pmtx_region *r, unsigned i)
+{
+	return r->hdr->log0_off +
+	       (uint64_t)i * (r->hdr->log0_size + r->hdr->alog0_size);
+}
+static inline uint64_t region_alog0(const pmtx_region *r, unsigned i)
+{
+	return region_log0(r, i) + r->hdr->log0_size;
+}
+
+#endif

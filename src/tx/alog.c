@@ -1,0 +1,146 @@
+/*
+ * alog.c - a transaction's persistent allocation log (seed 000 section 5).
+ *
+ * pmtx_alloc and pmtx_free reserve in DRAM (heap.c) and append a 16-byte
+ * entry here: to a DRAM vector, and to the descriptor's alloc-log chunks,
+ * with no flush and no barrier. The runtime's commit flushes the entries
+ * before its first barrier, and records their number in its commit mark.
+ *
+ * Invariants
+ *  A1. Entries of one transaction are contiguous from the first slot of the
+ *      descriptor's first alloc-log chunk, following chunk links; the
+ *      commit mark holds their count, so no stale entry is ever read.
+ *  A2. Entries are durable before the commit mark (the commit's first
+ *      barrier), and applied to the heap metadata only after it.
+ *  A3. Commit with allocations ends with two more barriers: (iii) after
+ *      every entry has been applied, (iv) after the descriptor is IDLE.
+ *      Until (iv), recovery re-applies the log (heap_apply is idempotent);
+ *      after (iv), it never does, so a block freed by a later transaction
+ *      cannot be resurrected. Freed blocks return to DRAM only after (iv).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tx.h"
+
+#define ENTRY_SIZE sizeof(struct pmtx_alog_entry)
+
+static inline struct pmtx_chunk *chunk_at(const pmtx_region *r, uint64_t off)
+{
+	return (struct pmtx_chunk *)region_at(r, off);
+}
+
+void alog_reset(struct pmtx_tx *tx)
+{
+	struct alog *a = &tx->alog;
+	a->n = 0;
+	a->flushed = 0;
+	a->chunk = tx->d->alog_head;
+	a->slot = a->chunk + sizeof(struct pmtx_chunk);
+	a->chunk_end = a->chunk + chunk_at(tx->r, a->chunk)->size;
+}
+
+int alog_append(struct pmtx_tx *tx, const struct pmtx_alog_entry *e)
+{
+	struct alog *a = &tx->alog;
+	if (a->n == a->cap) {
+		size_t cap = a->cap ? a->cap * 2 : 64;
+		struct pmtx_alog_entry *ne = realloc(a->e, cap * sizeof(*ne));
+		if (!ne)
+			return ENOMEM;
+		a->e = ne, a->cap = cap;
+	}
+	if (a->slot + ENTRY_SIZE > a->chunk_end) {
+		uint64_t next;
+		int rc = log_chunk_next(tx->r, a->chunk, 4096, &next);
+		if (rc)
+			return rc;
+		alog_flush(tx); /* entries so far, while we know where */
+		a->chunk = next;
+		a->slot = next + sizeof(struct pmtx_chunk);
+		a->chunk_end = next + chunk_at(tx->r, next)->size;
+	}
+	memcpy(region_at(tx->r, a->slot), e, ENTRY_SIZE);
+	a->slot += ENTRY_SIZE;
+	a->e[a->n++] = *e;
+	return 0;
+}
+
+/* Flush the entries written since the last flush. They are contiguous in
+ * the current chunk, because alog_append flushes before changing chunk. */
+void alog_flush(struct pmtx_tx *tx)
+{
+	struct alog *a = &tx->alog;
+	size_t k = a->n - a->flushed;
+	uint64_t first = a->chunk + sizeof(struct pmtx_chunk);
+	if (k == 0)
+		return;
+	if (a->slot - k * ENTRY_SIZE < first)
+		k = (a->slot - first) / ENTRY_SIZE;
+	persist_flush(&tx->r->persist, region_at(tx->r, a->slot - k * ENTRY_SIZE),
+	              k * ENTRY_SIZE);
+	a->flushed = a->n;
+}
+
+int alog_commit_apply(struct pmtx_tx *tx)
+{
+	pmtx_region *r = tx->r;
+	struct alog *a = &tx->alog;
+	for (size_t i = 0; i < a->n; i++) {
+		int rc = heap_apply(r, &a->e[i]);
+		if (rc)
+			return rc;
+	}
+	int rc = persist_barrier(&r->persist); /* (iii) */
+	if (rc)
+		return rc;
+	desc_set_idle(r, tx->d, tx->version, tx->kind);
+	rc = persist_barrier(&r->persist); /* (iv) */
+	if (rc)
+		return rc;
+	for (size_t i = 0; i < a->n; i++)
+		if (PMTX_AE_OP(a->e[i].info) == PMTX_AE_FREE)
+			heap_release(r->heap, &a->e[i]);
+	return 0;
+}
+
+/* Give back the reservations of a transaction that did not commit. */
+void alog_unreserve(struct pmtx_tx *tx)
+{
+	struct alog *a = &tx->alog;
+	for (size_t i = a->n; i-- > 0;)
+		if (PMTX_AE_OP(a->e[i].info) == PMTX_AE_ALLOC)
+			heap_unreserve(tx->r->heap, &a->e[i]);
+	a->n = 0;
+}
+
+/* Is off freed by an entry already in this transaction? */
+int alog_frees(const struct pmtx_tx *tx, uint64_t boff)
+{
+	const struct alog *a = &tx->alog;
+	for (size_t i = 0; i < a->n; i++)
+		if (a->e[i].off == boff && PMTX_AE_OP(a->e[i].info) == PMTX_AE_FREE)
+			return 1;
+	return 0;
+}
+
+int alog_replay(pmtx_region *r, unsigned i, uint64_t nentries)
+{
+	uint64_t chunk = region_desc(r, i)->alog_head, hops = 0;
+	while (nentries > 0) {
+		if (!log_chunk_ok(r, chunk) || hops++ > r->hdr->nsb + 1)
+			return PMTX_E_CORRUPT;
+		const struct pmtx_chunk *c = chunk_at(r, chunk);
+		uint64_t cap = (c->size - sizeof(*c)) / ENTRY_SIZE;
+		const struct pmtx_alog_entry *e =
+			region_at(r, chunk + sizeof(*c));
+		for (uint64_t k = 0; k < cap && nentries > 0; k++, nentries--) {
+			int rc = heap_apply(r, &e[k]);
+			if (rc)
+				return rc;
+		}
+		chunk = c->next;
+	}
+	return 0;
+}

@@ -1,0 +1,217 @@
+/*
+ * log.c - chunked, checksummed record log.
+ *
+ * Format (layout.h): a chain of chunks linked by offset; records start on
+ * 64-byte boundaries; each record is header, payload, check word.
+ *
+ * Invariants
+ *  L1. A record is valid iff its prolog, type, sequence number, version
+ *      and length are plausible and its check word matches: the XXH3
+ *      checksum of header and payload (PMTX_RF_CSUM), or the mark, an XXH3
+ *      of the header alone that is written only after header and payload
+ *      are durable (PMTX_RF_MARK).
+ *  L2. Sequence numbers of one transaction are 0, 1, 2, ... with no gap,
+ *      and versions are unique per descriptor, so a stale record (from an
+ *      older transaction, or garbage) can never pass as the next record.
+ *  L3. A record that does not fit in the rest of a chunk goes to the start
+ *      of the next one. The reader, at an invalid record, therefore looks
+ *      at the first record of the next chunk: by L2 it continues the log
+ *      only if its sequence number is the one expected.
+ *  L4. A new chunk is initialised and made durable before the link to it
+ *      is written, and the link is durable before the heap marks the chunk
+ *      allocated; recovery re-marks every linked chunk (heap_adopt), so a
+ *      crash anywhere leaks nothing and never follows a dangling link.
+ */
+#include <string.h>
+
+#include "../heap/heap.h"
+#include "log.h"
+
+#define GROW_MIN (64u * 1024u)
+
+static inline struct pmtx_chunk *chunk_at(const pmtx_region *r, uint64_t off)
+{
+	return (struct pmtx_chunk *)region_at(r, off);
+}
+
+int log_chunk_ok(const pmtx_region *r, uint64_t off)
+{
+	if (off % 64 || !region_off_ok(r, off, sizeof(struct pmtx_chunk)))
+		return 0;
+	const struct pmtx_chunk *c = chunk_at(r, off);
+	return c->magic == PMTX_CHUNK_MAGIC && c->size >= 128 &&
+	       c->size % 64 == 0 && region_off_ok(r, off, c->size);
+}
+
+void logw_reset(const pmtx_region *r, struct logw *w, uint64_t head)
+{
+	w->head = w->chunk = head;
+	w->pos = head + sizeof(struct pmtx_chunk);
+	w->end = head + chunk_at(r, head)->size;
+	w->seq = 0;
+}
+
+static size_t rec_span(size_t len)
+{
+	return ALIGN_UP(PMTX_REC_BYTES(len), PMTX_REC_ALIGN);
+}
+
+/* Insert a new chunk of at least need record bytes after cur (L4). */
+static int grow(pmtx_region *r, uint64_t cur_off, size_t need)
+{
+	struct persist *p = &r->persist;
+	struct pmtx_alog_entry e;
+	uint64_t off;
+	size_t size = ALIGN_UP(MAX(need + sizeof(struct pmtx_chunk), GROW_MIN),
+	                       PMTX_SB_SIZE);
+	int rc = heap_reserve_internal(r->heap, size, &off, &e);
+	if (rc)
+		return rc;
+	struct pmtx_chunk *c = chunk_at(r, off), *cur = chunk_at(r, cur_off);
+	memset(c, 0, sizeof(*c));
+	c->magic = PMTX_CHUNK_MAGIC;
+	c->next = cur->next;
+	c->size = size;
+	persist_flush(p, c, sizeof(*c));
+	if ((rc = persist_barrier(p)))
+		return rc;
+	__atomic_store_n(&cur->next, off, __ATOMIC_RELEASE);
+	persist_flush(p, &cur->next, 8);
+	if ((rc = persist_barrier(p)))
+		return rc;
+	if ((rc = heap_apply(r, &e)))
+		return rc;
+	return persist_barrier(p);
+}
+
+int log_chunk_next(pmtx_region *r, uint64_t cur, size_t need,
+                   uint64_t *next)
+{
+	uint64_t n = chunk_at(r, cur)->next;
+	if (n == 0 || chunk_at(r, n)->size < need + sizeof(struct pmtx_chunk)) {
+		int rc = grow(r, cur, need);
+		if (rc)
+			return rc;
+		n = chunk_at(r, cur)->next;
+	}
+	*next = n;
+	return 0;
+}
+
+int logw_reserve(pmtx_region *r, struct logw *w, size_t len, uint64_t *rec)
+{
+	size_t span = rec_span(len);
+	while (w->pos + span > w->end) {
+		uint64_t next;
+		int rc = log_chunk_next(r, w->chunk, span, &next);
+		if (rc)
+			return rc;
+		w->chunk = next;
+		w->pos = next + sizeof(struct pmtx_chunk);
+		w->end = next + chunk_at(r, next)->size;
+	}
+	*rec = w->pos;
+	return 0;
+}
+
+static uint64_t rec_mark(const struct pmtx_rec *h)
+{
+	return pmtx_checksum(h, sizeof(*h), PMTX_CSUM_SEED_MARK);
+}
+
+static uint64_t *rec_check(const struct pmtx_rec *h)
+{
+	return (uint64_t *)((char *)(h + 1) + ALIGN_UP(h->len, 8));
+}
+
+void log_put(pmtx_region *r, struct logw *w, uint64_t rec, uint16_t type,
+             uint64_t version, uint64_t off, const void *payload,
+             size_t len, int mark)
+{
+	struct pmtx_rec *h = region_at(r, rec);
+	h->prolog = PMTX_REC_PROLOG;
+	h->version = version;
+	h->seq = w->seq++;
+	h->type = type;
+	h->flags = mark ? PMTX_RF_MARK : PMTX_RF_CSUM;
+	h->len = (uint32_t)len;
+	h->reserved = 0;
+	h->off = off;
+	char *body = (char *)(h + 1);
+	memcpy(body, payload, len);
+	if (len % 8)
+		memset(body + len, 0, 8 - len % 8);
+	uint64_t *check = rec_check(h);
+	*check = mark ? 0 : pmtx_checksum(h, (size_t)((char *)check - (char *)h),
+	                                  PMTX_CSUM_SEED_REC);
+	size_t bytes = PMTX_REC_BYTES(len);
+	pmtx__tls_counters.bytes_logged += bytes;
+	persist_flush(&r->persist, h, bytes);
+	w->pos = rec + rec_span(len);
+}
+
+void log_put_mark(pmtx_region *r, uint64_t rec)
+{
+	struct pmtx_rec *h = region_at(r, rec);
+	uint64_t *check = rec_check(h);
+	__atomic_store_n(check, rec_mark(h), __ATOMIC_RELAXED);
+	persist_flush(&r->persist, check, 8);
+}
+
+/* ---- reader ---- */
+
+int logr_init(const pmtx_region *r, struct logr *rd, uint64_t head)
+{
+	memset(rd, 0, sizeof(*rd));
+	rd->r = r;
+	if (!log_chunk_ok(r, head))
+		return PMTX_E_CORRUPT;
+	rd->chunk = head;
+	rd->pos = head + sizeof(struct pmtx_chunk);
+	rd->end = head + chunk_at(r, head)->size;
+	return 0;
+}
+
+static int rec_valid(const struct logr *rd, const struct pmtx_rec *h,
+                     uint64_t pos, uint64_t end)
+{
+	if (pos + sizeof(*h) + 8 > end || h->prolog != PMTX_REC_PROLOG ||
+	    h->seq != rd->seq || h->version == 0 ||
+	    (rd->seq && h->version != rd->version) ||
+	    h->type < PMTX_REC_UNDO || h->type > PMTX_REC_REDO ||
+	    h->len > end - pos - sizeof(*h) - 8 ||
+	    pos + PMTX_REC_BYTES(h->len) > end)
+		return 0;
+	uint64_t check = *rec_check(h);
+	if (h->flags == PMTX_RF_CSUM)
+		return check == pmtx_checksum(h, sizeof(*h) + ALIGN_UP(h->len, 8),
+		                              PMTX_CSUM_SEED_REC);
+	return h->flags == PMTX_RF_MARK && check == rec_mark(h);
+}
+
+int logr_next(struct logr *rd, const struct pmtx_rec **rec)
+{
+	const pmtx_region *r = rd->r;
+	*rec = NULL;
+	const struct pmtx_rec *h = region_at(r, rd->pos);
+	if (!rec_valid(rd, h, rd->pos, rd->end)) {
+		/* L3: the record may have gone to the next chunk. */
+		uint64_t next = chunk_at(r, rd->chunk)->next;
+		if (next == 0)
+			return 0;
+		if (!log_chunk_ok(r, next) || ++rd->hops > r->hdr->nsb + 1)
+			return PMTX_E_CORRUPT;
+		uint64_t pos = next + sizeof(struct pmtx_chunk);
+		uint64_t end = next + chunk_at(r, next)->size;
+		h = region_at(r, pos);
+		if (!rec_valid(rd, h, pos, end))
+			return 0;
+		rd->chunk = next, rd->pos = pos, rd->end = end;
+	}
+	if (rd->seq == 0)
+		rd->version = h->version;
+	rd->seq++;
+	rd->pos += rec_span(h->len);
+	*rec = h;
+	return 0;
+}

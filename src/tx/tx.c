@@ -1,0 +1,401 @@
+/*
+ * tx.c - what every runtime shares: descriptor leasing, flat nesting,
+ * deferred operations, allocation, argument checks, and the public
+ * transaction API, which dispatches to the runtime chosen at begin.
+ *
+ * Invariants
+ *  T1. A thread runs at most one transaction at a time (nested begins in
+ *      the same region join it: flat nesting). It owns one descriptor for
+ *      the transaction's lifetime; the descriptor returns to the pool only
+ *      after the outermost commit or abort has finished every persist step
+ *      and run the deferred operations.
+ *  T2. Versions of a descriptor increase by one per transaction, starting
+ *      after the version recovery found; (version, runtime, RUNNING) is
+ *      written and flushed before the transaction's first barrier, so a
+ *      durable record always carries a version <= the durable statever's.
+ *  T3. Deferred operations run once, in registration order, after the
+ *      outermost transaction has committed or aborted (so a deferred lock
+ *      release never exposes data that could still be rolled back).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tx.h"
+
+static _Thread_local struct pmtx_tx *tls_tx;
+static _Thread_local unsigned tls_hint;
+
+const struct tx_runtime *tx_runtime_of(pmtx_runtime kind)
+{
+	switch (kind) {
+	case PMTX_RT_UNDO:
+		return &undo_runtime;
+	default:
+		return NULL;
+	}
+}
+
+/* ---- descriptors ---- */
+
+int txm_create(pmtx_region *r)
+{
+	struct txm *m = calloc(1, sizeof(*m));
+	if (!m)
+		return ENOMEM;
+	m->ndesc = r->hdr->ndesc;
+	m->txs = calloc(m->ndesc, sizeof(*m->txs));
+	m->busy = calloc((m->ndesc + 63) / 64, sizeof(*m->busy));
+	r->txm = m;
+	if (!m->txs || !m->busy)
+		return ENOMEM;
+	for (unsigned i = 0; i < m->ndesc; i++) {
+		struct pmtx_tx *tx = &m->txs[i];
+		tx->r = r;
+		tx->idx = i;
+		tx->d = region_desc(r, i);
+		tx->last_version = PMTX_SV_VERSION(tx->d->statever);
+		if (lineset_init(&tx->lines))
+			return ENOMEM;
+	}
+	return 0;
+}
+
+void txm_destroy(pmtx_region *r)
+{
+	struct txm *m = r->txm;
+	if (!m)
+		return;
+	for (unsigned i = 0; m->txs && i < m->ndesc; i++) {
+		struct pmtx_tx *tx = &m->txs[i];
+		lineset_free(&tx->lines);
+		free(tx->alog.e);
+		free(tx->defer);
+		free(tx->recs);
+	}
+	free(m->txs);
+	free((void *)m->busy);
+	free(m);
+	r->txm = NULL;
+}
+
+static struct pmtx_tx *lease(struct txm *m)
+{
+	unsigned nw = (m->ndesc + 63) / 64, start = tls_hint % m->ndesc;
+	for (unsigned k = 0; k < m->ndesc; k++) {
+		unsigned i = (start + k) % m->ndesc;
+		uint64_t bit = 1ull << (i % 64);
+		(void)nw;
+		if (atomic_load_explicit(&m->busy[i / 64], memory_order_relaxed) &
+		    bit)
+			continue;
+		if (!(atomic_fetch_or(&m->busy[i / 64], bit) & bit)) {
+			tls_hint = i;
+			return &m->txs[i];
+		}
+	}
+	return NULL;
+}
+
+static void release(struct txm *m, struct pmtx_tx *tx)
+{
+	atomic_fetch_and(&m->busy[tx->idx / 64], ~(1ull << (tx->idx % 64)));
+}
+
+void tx_mark_running(struct pmtx_tx *tx)
+{
+	if (tx->sv_written)
+		return;
+	__atomic_store_n(&tx->d->statever,
+	                 PMTX_SV(tx->version, tx->kind, PMTX_DS_RUNNING),
+	                 __ATOMIC_RELAXED);
+	persist_flush(&tx->r->persist, &tx->d->statever, 8);
+	tx->sv_written = 1;
+}
+
+void desc_set_idle(pmtx_region *r, struct pmtx_desc *d, uint64_t v,
+                   pmtx_runtime kind)
+{
+	__atomic_store_n(&d->statever, PMTX_SV(v, kind, PMTX_DS_IDLE),
+	                 __ATOMIC_RELAXED);
+	persist_flush(&r->persist, &d->statever, 8);
+}
+
+int tx_data_range_ok(const pmtx_region *r, const void *p, size_t n)
+{
+	const struct pmtx_hdr *h = r->hdr;
+	uint64_t off = (uint64_t)((const char *)p - r->base);
+	uint64_t root = h->root_off + sizeof(struct pmtx_objhdr);
+	uint64_t heap_end = h->heap_off + h->nsb * (uint64_t)PMTX_SB_SIZE;
+	if ((const char *)p < r->base)
+		return 0;
+	if (off >= root && off <= root + h->root_size &&
+	    n <= root + h->root_size - off)
+		return 1;
+	return off >= h->heap_off && off <= heap_end && n <= heap_end - off;
+}
+
+/* ---- begin / end ---- */
+
+static void tx_end(struct pmtx_tx *tx)
+{
+	struct txm *m = tx->r->txm;
+	tls_tx = NULL;
+	tx->state = TX_IDLE;
+	/* T3: run the deferred operations, then give the descriptor back. */
+	for (size_t i = 0; i < tx->ndefer; i++)
+		tx->defer[i].fn(tx->defer[i].arg);
+	tx->ndefer = 0;
+	release(m, tx);
+	atomic_fetch_sub(&m->running, 1);
+}
+
+int pmtx_begin(pmtx_region *r, pmtx_runtime kind, pmtx_tx **out)
+{
+	if (!r || !out)
+		return PMTX_E_INVAL;
+	struct pmtx_tx *cur = tls_tx;
+	if (cur) {
+		if (cur->r != r)
+			return PMTX_E_TX_STATE;
+		cur->depth++;
+		*out = cur;
+		return 0;
+	}
+	if (kind == PMTX_RT_DEFAULT)
+		kind = r->default_rt;
+	const struct tx_runtime *rt = tx_runtime_of(kind);
+	if (!rt)
+		return PMTX_E_UNSUPPORTED;
+	if (atomic_load(&r->closing))
+		return PMTX_E_TX_STATE;
+	struct pmtx_tx *tx = lease(r->txm);
+	if (!tx)
+		return PMTX_E_BUSY;
+	atomic_fetch_add(&r->txm->running, 1);
+	tx->rt = rt;
+	tx->kind = kind;
+	tx->version = ++tx->last_version;
+	tx->depth = 1;
+	tx->state = TX_RUNNING;
+	tx->sv_written = 0;
+	tx->unfenced = 0;
+	tx->nrecs = 0;
+	alog_reset(tx);
+	int rc = rt->begin(tx);
+	if (rc) {
+		tx->state = TX_IDLE;
+		release(r->txm, tx);
+		atomic_fetch_sub(&r->txm->running, 1);
+		return rc;
+	}
+	tls_tx = tx;
+	*out = tx;
+	return 0;
+}
+
+static int check_tx(pmtx_tx *tx)
+{
+	if (!tx || tx != tls_tx)
+		return PMTX_E_NO_TX;
+	return tx->state == TX_ABORTED ? PMTX_E_ABORTED : 0;
+}
+
+int pmtx_commit(pmtx_tx *tx)
+{
+	if (!tx || tx != tls_tx)
+		return PMTX_E_NO_TX;
+	if (--tx->depth > 0)
+		return tx->state == TX_ABORTED ? PMTX_E_ABORTED : 0;
+	int rc = tx->state == TX_ABORTED ? PMTX_E_ABORTED : tx->rt->commit(tx);
+	tx_end(tx);
+	return rc;
+}
+
+int pmtx_abort(pmtx_tx *tx)
+{
+	if (!tx || tx != tls_tx)
+		return PMTX_E_NO_TX;
+	int rc = 0;
+	if (tx->state == TX_RUNNING) {
+		rc = tx->rt->abort(tx);
+		alog_unreserve(tx);
+		tx->state = TX_ABORTED;
+	}
+	if (--tx->depth == 0)
+		tx_end(tx);
+	return rc;
+}
+
+pmtx_tx *pmtx_tx_current(void)
+{
+	return tls_tx;
+}
+
+pmtx_region *pmtx_tx_region(const pmtx_tx *tx)
+{
+	return tx->r;
+}
+
+pmtx_runtime pmtx_tx_runtime(const pmtx_tx *tx)
+{
+	return tx->kind;
+}
+
+/* ---- data ---- */
+
+static int check_range(pmtx_tx *tx, const void *p, size_t n)
+{
+	int rc = check_tx(tx);
+	if (rc)
+		return rc;
+	if (!p && n)
+		return PMTX_E_INVAL;
+	return tx_data_range_ok(tx->r, p, n) ? 0 : PMTX_E_RANGE;
+}
+
+int pmtx_write(pmtx_tx *tx, void *dst, const void *src, size_t n)
+{
+	int rc = check_range(tx, dst, n);
+	if (rc || n == 0)
+		return rc;
+	if (!src)
+		return PMTX_E_INVAL;
+	return tx->rt->write(tx, dst, src, n);
+}
+
+int pmtx_add_range(pmtx_tx *tx, void *p, size_t n)
+{
+	int rc = check_range(tx, p, n);
+	if (rc || n == 0)
+		return rc;
+	return tx->rt->add_range(tx, p, n);
+}
+
+int pmtx_read(pmtx_tx *tx, void *dst, const void *src, size_t n)
+{
+	int rc = check_range(tx, src, n);
+	if (rc || n == 0)
+		return rc;
+	if (!dst)
+		return PMTX_E_INVAL;
+	return tx->rt->read(tx, dst, src, n);
+}
+
+int pmtx_memset(pmtx_tx *tx, void *dst, int c, size_t n)
+{
+	int rc = pmtx_add_range(tx, dst, n);
+	if (!rc)
+		memset(dst, c, n);
+	return rc;
+}
+
+/* ---- allocation ---- */
+
+int pmtx_alloc(pmtx_tx *tx, size_t n, pmtx_off *out)
+{
+	int rc = check_tx(tx);
+	if (rc)
+		return rc;
+	if (n == 0 || !out)
+		return PMTX_E_INVAL;
+	struct pmtx_alog_entry e;
+	uint64_t off;
+	if ((rc = heap_reserve(tx->r->heap, n, &off, &e)))
+		return rc;
+	if ((rc = alog_append(tx, &e))) {
+		heap_unreserve(tx->r->heap, &e);
+		return rc;
+	}
+	*out = off;
+	return 0;
+}
+
+int pmtx_zalloc(pmtx_tx *tx, size_t n, pmtx_off *out)
+{
+	int rc = pmtx_alloc(tx, n, out);
+	if (rc)
+		return rc;
+	void *p = region_at(tx->r, *out);
+	memset(p, 0, n);
+	persist_flush(&tx->r->persist, p, n);
+	tx->unfenced = 1;
+	return 0;
+}
+
+int pmtx_free(pmtx_tx *tx, pmtx_off off)
+{
+	int rc = check_tx(tx);
+	if (rc)
+		return rc;
+	if (off == 0)
+		return 0;
+	struct pmtx_alog_entry e;
+	if (heap_free_entry(tx->r->heap, off, &e) || alog_frees(tx, e.off))
+		return PMTX_E_INVAL;
+	return alog_append(tx, &e);
+}
+
+size_t pmtx_usable_size(pmtx_region *r, pmtx_off off)
+{
+	return heap_usable_size(r->heap, off);
+}
+
+/* ---- deferred operations ---- */
+
+int pmtx_defer(pmtx_tx *tx, void (*fn)(void *), void *arg)
+{
+	int rc = check_tx(tx);
+	if (rc == PMTX_E_ABORTED)
+		rc = 0; /* still runs when the aborted transaction ends */
+	if (rc)
+		return rc;
+	if (!fn)
+		return PMTX_E_INVAL;
+	if (tx->ndefer == tx->capdefer) {
+		size_t cap = tx->capdefer ? tx->capdefer * 2 : 8;
+		struct deferred *nd = realloc(tx->defer, cap * sizeof(*nd));
+		if (!nd)
+			return ENOMEM;
+		tx->defer = nd, tx->capdefer = cap;
+	}
+	tx->defer[tx->ndefer++] = (struct deferred){fn, arg};
+	return 0;
+}
+
+static void unlock_mutex(void *m)
+{
+	pthread_mutex_unlock(m);
+}
+
+int pmtx_defer_unlock(pmtx_tx *tx, pthread_mutex_t *m)
+{
+	return m ? pmtx_defer(tx, unlock_mutex, m) : PMTX_E_INVAL;
+}
+
+/* ---- naked persistence ---- */
+
+void pmtx_flush(pmtx_region *r, const void *p, size_t n)
+{
+	persist_flush(&r->persist, p, n);
+	if (tls_tx && tls_tx->r == r)
+		tls_tx->unfenced = 1;
+}
+
+int pmtx_barrier(pmtx_region *r)
+{
+	return persist_barrier(&r->persist);
+}
+
+int pmtx_persist(pmtx_region *r, const void *p, size_t n)
+{
+	persist_flush(&r->persist, p, n);
+	return persist_barrier(&r->persist);
+}
+
+void pmtx_memcpy_nt(pmtx_region *r, void *dst, const void *src, size_t n)
+{
+	persist_copy_nt(&r->persist, dst, src, n);
+	if (tls_tx && tls_tx->r == r)
+		tls_tx->unfenced = 1;
+}

@@ -1,0 +1,208 @@
+/*
+ * undo.c - the undo-log runtime (seed 000 section 4.1).
+ *
+ * A write first logs the old contents of its range in a record, makes the
+ * record durable, then stores in place. Reads are plain loads.
+ *
+ * Barrier sequence of a transaction that writes N distinct ranges:
+ *   per range  record (prolog, version, seq, old bytes, checksum)  -> 1 barrier
+ *              then tail := end of record (store + flush, no barrier)
+ *   commit (i)   flush every written line, the allocation log and any
+ *                naked flushes                                     -> 1 barrier
+ *          (ii)  COMMIT record carrying the allocation count      -> 1 barrier
+ *          (iii) only with allocations: apply them to the heap     -> 1 barrier
+ *          (iv)  only with allocations: descriptor IDLE            -> 1 barrier
+ *   total N + 2, or N + 4 with allocations; 0 for a transaction that
+ *   writes and allocates nothing. Abort: restore every range in reverse
+ *   order, flush -> 1 barrier; descriptor IDLE -> 1 barrier (none if
+ *   nothing was logged).
+ *
+ * Records larger than the checksum threshold are written in two steps
+ * instead (body -> barrier -> mark -> barrier): hashing more than the
+ * threshold costs more than a second barrier. The thresholds (bytes) are
+ * chosen per domain from `pmtx-bench checksum` on the development machine
+ * (XXH3 hashes about 20 bytes/ns there): a PDOM-1 barrier with clwb costs
+ * roughly 150-200 ns, so 4 KiB; PDOM-0 adds 500 ns, so 16 KiB; under
+ * PDOM-2 a barrier costs nothing but the logical count matters more, so
+ * 1 KiB.
+ *
+ * Invariants
+ *  U1. A range is stored to only after a durable record holds its old
+ *      contents (or an earlier record of the same transaction covers it:
+ *      the lineset). Hence rolling the records back newest first restores
+ *      exactly the state before the transaction.
+ *  U2. The tail is at most one record behind the last durable record: it
+ *      is updated right after each record's barrier, and is durable by the
+ *      next record's barrier. Recovery does not need it (L1-L3 find the
+ *      end), and uses it as a cross-check in debug builds.
+ *  U3. The COMMIT record is written only after every written line is
+ *      durable (i), so a durable COMMIT means the new data is durable.
+ *  U4. After an abort, the restored data is durable before the descriptor
+ *      is IDLE, and IDLE is durable before abort returns: recovery cannot
+ *      roll the aborted transaction back a second time over data another
+ *      transaction has written since.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tx.h"
+
+static size_t csum_max(const pmtx_region *r)
+{
+	static const size_t by_domain[] = {16384, 4096, 1024};
+	return by_domain[r->persist.domain];
+}
+
+static int undo_begin(struct pmtx_tx *tx)
+{
+	logw_reset(tx->r, &tx->log, tx->d->log_head);
+	lineset_clear(&tx->lines);
+	return 0;
+}
+
+static int recs_push(struct pmtx_tx *tx, uint64_t rec)
+{
+	if (tx->nrecs == tx->caprecs) {
+		size_t cap = tx->caprecs ? tx->caprecs * 2 : 64;
+		uint64_t *n = realloc(tx->recs, cap * sizeof(*n));
+		if (!n)
+			return ENOMEM;
+		tx->recs = n, tx->caprecs = cap;
+	}
+	tx->recs[tx->nrecs++] = rec;
+	return 0;
+}
+
+/* Append one record and make it durable (1 barrier, or 2 if marked). */
+static int append_durable(struct pmtx_tx *tx, uint16_t type, uint64_t off,
+                          const void *payload, size_t len)
+{
+	pmtx_region *r = tx->r;
+	struct persist *p = &r->persist;
+	uint64_t rec;
+	int mark = len > csum_max(r);
+	int rc = logw_reserve(r, &tx->log, len, &rec);
+	if (rc)
+		return rc;
+	tx_mark_running(tx);
+	log_put(r, &tx->log, rec, type, tx->version, off, payload, len, mark);
+	if ((rc = persist_barrier(p)))
+		return rc;
+	if (mark) {
+		log_put_mark(r, rec);
+		if ((rc = persist_barrier(p)))
+			return rc;
+	}
+	__atomic_store_n(&tx->d->log_tail, tx->log.pos, __ATOMIC_RELAXED);
+	persist_flush(p, &tx->d->log_tail, 8);
+	return recs_push(tx, rec);
+}
+
+static int undo_add_range(struct pmtx_tx *tx, void *p, size_t n)
+{
+	if (lineset_covered(&tx->lines, p, n))
+		return 0;
+	/* Re-logging bytes already logged is harmless (rollback runs newest
+	 * first), so one record covers the whole call. */
+	int rc = append_durable(tx, PMTX_REC_UNDO, region_off(tx->r, p), p, n);
+	if (!rc)
+		rc = lineset_mark(&tx->lines, p, n);
+	return rc;
+}
+
+static int undo_write(struct pmtx_tx *tx, void *dst, const void *src,
+                      size_t n)
+{
+	int rc = undo_add_range(tx, dst, n);
+	if (!rc)
+		memmove(dst, src, n);
+	return rc;
+}
+
+static int undo_read(struct pmtx_tx *tx, void *dst, const void *src,
+                     size_t n)
+{
+	(void)tx;
+	memcpy(dst, src, n);
+	return 0;
+}
+
+static void flush_written(struct pmtx_tx *tx)
+{
+	struct persist *p = &tx->r->persist;
+	for (uint32_t i = 0; i < tx->lines.n; i++)
+		persist_flush(p, (const void *)lineset_line(&tx->lines, i),
+		              CACHE_LINE);
+}
+
+static int undo_commit(struct pmtx_tx *tx)
+{
+	pmtx_region *r = tx->r;
+	size_t nalloc = tx->alog.n;
+	if (tx->nrecs == 0 && nalloc == 0)
+		return tx->unfenced ? persist_barrier(&r->persist) : 0;
+	flush_written(tx);
+	alog_flush(tx);
+	tx_mark_running(tx);
+	int rc = persist_barrier(&r->persist); /* (i) */
+	if (rc) {
+		tx->rt->abort(tx);
+		alog_unreserve(tx);
+		return rc;
+	}
+	rc = append_durable(tx, PMTX_REC_COMMIT, nalloc, NULL, 0); /* (ii) */
+	if (!rc && nalloc)
+		rc = alog_commit_apply(tx); /* (iii), (iv) */
+	return rc;
+}
+
+static void restore(pmtx_region *r, const struct pmtx_rec *h)
+{
+	void *dst = region_at(r, h->off);
+	memcpy(dst, rec_payload(h), h->len);
+	persist_flush(&r->persist, dst, h->len);
+}
+
+static int undo_abort(struct pmtx_tx *tx)
+{
+	pmtx_region *r = tx->r;
+	if (tx->nrecs == 0)
+		return 0;
+	for (size_t i = tx->nrecs; i-- > 0;)
+		restore(r, region_at(r, tx->recs[i]));
+	int rc = persist_barrier(&r->persist);
+	if (rc)
+		return rc;
+	desc_set_idle(r, tx->d, tx->version, tx->kind);
+	return persist_barrier(&r->persist);
+}
+
+static int undo_recover(pmtx_region *r, unsigned i,
+                        const struct pmtx_rec **recs, size_t n,
+                        int committed, int *wrote)
+{
+	(void)i;
+	for (size_t k = 0; k + committed < n; k++)
+		if (recs[k]->type != PMTX_REC_UNDO || recs[k]->off > r->size ||
+		    !tx_data_range_ok(r, region_at(r, recs[k]->off),
+		                      recs[k]->len))
+			return PMTX_E_CORRUPT;
+	if (committed)
+		return 0;
+	for (size_t k = n; k-- > 0;)
+		restore(r, recs[k]);
+	*wrote = 1;
+	return 0;
+}
+
+const struct tx_runtime undo_runtime = {
+	.kind = PMTX_RT_UNDO,
+	.begin = undo_begin,
+	.add_range = undo_add_range,
+	.write = undo_write,
+	.read = undo_read,
+	.commit = undo_commit,
+	.abort = undo_abort,
+	.recover = undo_recover,
+};
