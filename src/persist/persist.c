@@ -331,6 +331,15 @@ static uint64_t default_barrier_ns(pmtx_domain d, pmtx_backend b)
 	return 0;
 }
 
+static const persist_ops *override_ops;
+static void *override_ctx;
+
+void persist_override_ops(const persist_ops *ops, void *ctx)
+{
+	override_ops = ops;
+	override_ctx = ctx;
+}
+
 int persist_init(struct persist *p, pmtx_domain d, pmtx_backend b,
                  int64_t barrier_ns, void *base, size_t len)
 {
@@ -348,6 +357,8 @@ int persist_init(struct persist *p, pmtx_domain d, pmtx_backend b,
 	p->barrier_ticks = p->barrier_ns * tsc_khz / 1000000ull;
 	p->base = base;
 	p->len = len;
+	if (override_ops)
+		persist_set_ops(p, override_ops, override_ctx);
 	return 0;
 }
 

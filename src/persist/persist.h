@@ -64,6 +64,11 @@ int persist_init(struct persist *p, pmtx_domain d, pmtx_backend b,
 /* Replace the ops table (crash simulation, fault injection). */
 void persist_set_ops(struct persist *p, const persist_ops *ops, void *ctx);
 
+/* Fault injection: when set, every persist object initialised afterwards
+ * (every region opened or created) uses ops/ctx instead of its default
+ * table. NULL restores the defaults. Not thread-safe; for tests. */
+void persist_override_ops(const persist_ops *ops, void *ctx);
+
 /* The table used by (domain, backend), for wrappers that delegate. */
 const persist_ops *persist_default_ops(pmtx_domain d, pmtx_backend b);
 
