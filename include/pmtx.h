@@ -239,6 +239,10 @@ int pmtx_defer_unlock(pmtx_tx *tx, pthread_mutex_t *m);
 	pmtx_write((tx), &(obj)->field,                                      \
 	           &(__typeof__((obj)->field)){ (value) },                   \
 	           sizeof((obj)->field))
+/* Any lvalue in the region: PMTX_SET(tx, a[i], value). */
+#define PMTX_SET(tx, lvalue, value)                                          \
+	pmtx_write((tx), &(lvalue), &(__typeof__(lvalue)){ (value) },        \
+	           sizeof(lvalue))
 #define PMTX_TXN_COMMIT(tx) pmtx_commit(tx)
 #define PMTX_TXN_ABORT(tx) pmtx_abort(tx)
 /* Unwrap + flush + barrier for naked stores. */

@@ -1,14 +1,376 @@
+/*
+ * test_tx.c - the transaction API's semantics under every runtime:
+ * rollback, nesting, deferred operations, argument checks, macros, and
+ * log growth. Barrier counts and crash behaviour are in test_recovery.c
+ * and test_crash.c.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
 #include "testutil.h"
 
-static void placeholder(void **state)
+static const pmtx_runtime runtimes[] = {PMTX_RT_UNDO};
+#define NRT (sizeof(runtimes) / sizeof(*runtimes))
+#define ROOT 65536
+
+struct fixture {
+	const char *path;
+	pmtx_region *r;
+	unsigned char *root;
+};
+
+static struct fixture make(pmtx_runtime rt)
+{
+	struct fixture f;
+	f.r = tu_create(&f.path, 32 << 20, ROOT, PMTX_PDOM1,
+	                PMTX_BACKEND_HARDWARE, rt);
+	f.root = pmtx_root(f.r, NULL);
+	return f;
+}
+
+static void drop(struct fixture *f)
+{
+	assert_int_equal(pmtx_close(f->r), 0);
+	unlink(f->path);
+}
+
+static void reopen(struct fixture *f)
+{
+	assert_int_equal(pmtx_close(f->r), 0);
+	f->r = tu_open(f->path);
+	f->root = pmtx_root(f->r, NULL);
+}
+
+static void fill_pattern(unsigned char *p, size_t n, unsigned seed)
+{
+	for (size_t i = 0; i < n; i++)
+		p[i] = (unsigned char)(i * 31 + seed);
+}
+
+static void abort_restores_every_range(void **state)
 {
 	(void)state;
+	for (size_t k = 0; k < NRT; k++) {
+		struct fixture f = make(runtimes[k]);
+		unsigned char before[ROOT], buf[3000];
+		pmtx_tx *tx;
+		fill_pattern(f.root, ROOT, 7);
+		pmtx_persist(f.r, f.root, ROOT);
+		memcpy(before, f.root, ROOT);
+		assert_int_equal(pmtx_begin(f.r, runtimes[k], &tx), 0);
+		uint64_t s = 42;
+		for (int i = 0; i < 200; i++) {
+			size_t off = tu_rand(&s) % (ROOT - 3000);
+			size_t n = 1 + tu_rand(&s) % 3000;
+			memset(buf, i, n);
+			switch (i % 3) {
+			case 0:
+				assert_int_equal(pmtx_write(tx, f.root + off, buf, n), 0);
+				break;
+			case 1:
+				assert_int_equal(pmtx_memset(tx, f.root + off, i, n), 0);
+				break;
+			default:
+				assert_int_equal(pmtx_add_range(tx, f.root + off, n), 0);
+				memset(f.root + off, i, n);
+			}
+		}
+		assert_memory_not_equal(before, f.root, ROOT);
+		assert_int_equal(pmtx_abort(tx), 0);
+		assert_memory_equal(before, f.root, ROOT);
+		reopen(&f);
+		assert_memory_equal(before, f.root, ROOT);
+		drop(&f);
+	}
+}
+
+static void committed_writes_survive_reopen(void **state)
+{
+	(void)state;
+	for (size_t k = 0; k < NRT; k++) {
+		struct fixture f = make(runtimes[k]);
+		unsigned char want[ROOT];
+		memset(want, 0, sizeof(want));
+		pmtx_tx *tx;
+		assert_int_equal(pmtx_begin(f.r, runtimes[k], &tx), 0);
+		fill_pattern(want + 100, 5000, 3);
+		assert_int_equal(pmtx_write(tx, f.root + 100, want + 100, 5000), 0);
+		/* overlapping write: the later one wins */
+		memset(want + 4000, 0xee, 2000);
+		assert_int_equal(pmtx_memset(tx, f.root + 4000, 0xee, 2000), 0);
+		assert_int_equal(pmtx_commit(tx), 0);
+		reopen(&f);
+		assert_memory_equal(want, f.root, ROOT);
+		drop(&f);
+	}
+}
+
+static void nested_transactions_are_flattened(void **state)
+{
+	(void)state;
+	for (size_t k = 0; k < NRT; k++) {
+		struct fixture f = make(runtimes[k]);
+		pmtx_tx *outer, *inner;
+		uint64_t *v = (uint64_t *)f.root;
+		assert_int_equal(pmtx_begin(f.r, runtimes[k], &outer), 0);
+		assert_int_equal(PMTX_SET(outer, (v)[0], 1), 0);
+		assert_int_equal(pmtx_begin(f.r, runtimes[k], &inner), 0);
+		assert_ptr_equal(inner, outer);
+		assert_int_equal(PMTX_SET(inner, (v)[1], 2), 0);
+		assert_int_equal(pmtx_commit(inner), 0);
+		/* the inner commit did not end the transaction */
+		assert_ptr_equal(pmtx_tx_current(), outer);
+		assert_int_equal(pmtx_abort(outer), 0);
+		assert_null(pmtx_tx_current());
+		assert_int_equal(v[0], 0);
+		assert_int_equal(v[1], 0);
+
+		/* an inner abort aborts everything; outer commit reports it */
+		assert_int_equal(pmtx_begin(f.r, runtimes[k], &outer), 0);
+		assert_int_equal(PMTX_SET(outer, (v)[0], 5), 0);
+		assert_int_equal(pmtx_begin(f.r, runtimes[k], &inner), 0);
+		assert_int_equal(PMTX_SET(inner, (v)[1], 6), 0);
+		assert_int_equal(pmtx_abort(inner), 0);
+		assert_int_equal(v[0], 0);
+		assert_int_equal(pmtx_write(outer, &v[2], &(uint64_t){1}, 8),
+		                 PMTX_E_ABORTED);
+		assert_int_equal(pmtx_commit(outer), PMTX_E_ABORTED);
+		assert_null(pmtx_tx_current());
+		assert_int_equal(v[0] + v[1] + v[2], 0);
+		drop(&f);
+	}
+}
+
+static int order[16], norder;
+
+static void record(void *arg)
+{
+	assert_null(pmtx_tx_current()); /* runs after the transaction */
+	order[norder++] = (int)(intptr_t)arg;
+}
+
+static void deferred_ops_run_once_in_order_after_the_outermost_end(void **s)
+{
+	(void)s;
+	for (size_t k = 0; k < NRT; k++) {
+		struct fixture f = make(runtimes[k]);
+		for (int abort_it = 0; abort_it < 2; abort_it++) {
+			pmtx_tx *tx, *in;
+			norder = 0;
+			assert_int_equal(pmtx_begin(f.r, runtimes[k], &tx), 0);
+			assert_int_equal(pmtx_defer(tx, record, (void *)1), 0);
+			assert_int_equal(pmtx_begin(f.r, runtimes[k], &in), 0);
+			assert_int_equal(pmtx_defer(in, record, (void *)2), 0);
+			assert_int_equal(pmtx_commit(in), 0);
+			assert_int_equal(norder, 0);
+			assert_int_equal(pmtx_defer(tx, record, (void *)3), 0);
+			if (abort_it)
+				assert_int_equal(pmtx_abort(tx), 0);
+			else
+				assert_int_equal(pmtx_commit(tx), 0);
+			assert_int_equal(norder, 3);
+			for (int i = 0; i < 3; i++)
+				assert_int_equal(order[i], i + 1);
+		}
+		drop(&f);
+	}
+}
+
+static void deferred_unlock_holds_the_lock_until_commit(void **s)
+{
+	(void)s;
+	for (size_t k = 0; k < NRT; k++) {
+		struct fixture f = make(runtimes[k]);
+		pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+		pmtx_tx *tx;
+		pthread_mutex_lock(&m);
+		assert_int_equal(pmtx_begin(f.r, runtimes[k], &tx), 0);
+		assert_int_equal(pmtx_defer_unlock(tx, &m), 0);
+		assert_int_equal(PMTX_SET(tx, ((uint64_t *)f.root)[0], 9), 0);
+		assert_int_equal(pthread_mutex_trylock(&m), EBUSY);
+		assert_int_equal(pmtx_commit(tx), 0);
+		assert_int_equal(pthread_mutex_trylock(&m), 0);
+		pthread_mutex_unlock(&m);
+		drop(&f);
+	}
+}
+
+static void calls_outside_a_transaction_fail_with_no_tx(void **s)
+{
+	(void)s;
+	struct fixture f = make(PMTX_RT_UNDO);
+	pmtx_tx *tx;
+	uint64_t v = 1;
+	pmtx_off off;
+	assert_int_equal(pmtx_write(NULL, f.root, &v, 8), PMTX_E_NO_TX);
+	assert_int_equal(pmtx_commit(NULL), PMTX_E_NO_TX);
+	assert_int_equal(pmtx_abort(NULL), PMTX_E_NO_TX);
+	assert_int_equal(pmtx_begin(f.r, PMTX_RT_UNDO, &tx), 0);
+	assert_int_equal(pmtx_commit(tx), 0);
+	/* a finished transaction's handle is dead */
+	assert_int_equal(pmtx_write(tx, f.root, &v, 8), PMTX_E_NO_TX);
+	assert_int_equal(pmtx_alloc(tx, 8, &off), PMTX_E_NO_TX);
+	assert_int_equal(pmtx_commit(tx), PMTX_E_NO_TX);
+	drop(&f);
+}
+
+static void writes_outside_user_data_fail_with_range(void **s)
+{
+	(void)s;
+	struct fixture f = make(PMTX_RT_UNDO);
+	pmtx_tx *tx;
+	uint64_t v = 1, stack = 0;
+	unsigned char *base = (unsigned char *)f.root - 4096;
+	assert_int_equal(pmtx_begin(f.r, PMTX_RT_UNDO, &tx), 0);
+	/* the header, the descriptors, DRAM, past the root, past the end */
+	assert_int_equal(pmtx_write(tx, pmtx_ptr(f.r, 4096), &v, 8), PMTX_E_RANGE);
+	assert_int_equal(pmtx_write(tx, base, &v, 8), PMTX_E_RANGE);
+	assert_int_equal(pmtx_write(tx, &stack, &v, 8), PMTX_E_RANGE);
+	assert_int_equal(pmtx_write(tx, f.root + ROOT - 4, &v, 8), PMTX_E_RANGE);
+	assert_int_equal(pmtx_add_range(tx, f.root, SIZE_MAX / 2), PMTX_E_RANGE);
+	assert_int_equal(pmtx_write(tx, NULL, &v, 8), PMTX_E_INVAL);
+	assert_int_equal(pmtx_write(tx, f.root, NULL, 8), PMTX_E_INVAL);
+	assert_int_equal(pmtx_read(tx, &v, &stack, 8), PMTX_E_RANGE);
+	/* the transaction is still usable */
+	assert_int_equal(pmtx_write(tx, f.root + ROOT - 8, &v, 8), 0);
+	assert_int_equal(pmtx_commit(tx), 0);
+	assert_int_equal(*(uint64_t *)(f.root + ROOT - 8), 1);
+	drop(&f);
+}
+
+static void one_transaction_per_thread_and_region(void **s)
+{
+	(void)s;
+	struct fixture a = make(PMTX_RT_UNDO), b = make(PMTX_RT_UNDO);
+	pmtx_tx *tx, *tx2;
+	assert_int_equal(pmtx_begin(a.r, PMTX_RT_UNDO, &tx), 0);
+	assert_int_equal(pmtx_begin(b.r, PMTX_RT_UNDO, &tx2), PMTX_E_TX_STATE);
+	assert_int_equal(pmtx_close(a.r), PMTX_E_TX_STATE);
+	assert_int_equal(pmtx_commit(tx), 0);
+	drop(&a);
+	drop(&b);
+}
+
+struct pm_counter {
+	int cnt;
+};
+
+/* The seed's Figure 3, with the macros. */
+static void figure3_counter_increment(void **s)
+{
+	(void)s;
+	struct fixture f = make(PMTX_RT_UNDO);
+	struct pm_counter *x = (struct pm_counter *)f.root;
+	for (int i = 0; i < 10; i++) {
+		pmtx_tx *txn;
+		int status;
+		do {
+			assert_int_equal(TXN_BEGIN(f.r, txn), 0);
+			int counter;
+			assert_int_equal(TXN_READ(txn, x, cnt, &counter), 0);
+			counter++;
+			assert_int_equal(TXN_WRITE(txn, x, cnt, &counter), 0);
+			status = TXN_COMMIT(txn);
+		} while (status != 0);
+	}
+	reopen(&f);
+	assert_int_equal(((struct pm_counter *)f.root)->cnt, 10);
+	drop(&f);
+}
+
+/* Records bigger than a log chunk, and more records than fit in one,
+ * grow the log; the grown log is reused without growing again. */
+static void big_transactions_grow_the_log_and_roll_back(void **s)
+{
+	(void)s;
+	for (size_t k = 0; k < NRT; k++) {
+		struct fixture f = make(runtimes[k]);
+		unsigned char before[ROOT];
+		pmtx_tx *tx;
+		pmtx_counters c;
+		fill_pattern(f.root, ROOT, 1);
+		memcpy(before, f.root, ROOT);
+		for (int round = 0; round < 3; round++) {
+			tu_count_start();
+			assert_int_equal(pmtx_begin(f.r, runtimes[k], &tx), 0);
+			/* one 40 KiB record, then 600 small ones */
+			assert_int_equal(pmtx_memset(tx, f.root, 1, 40000), 0);
+			for (int i = 0; i < 600; i++)
+				assert_int_equal(pmtx_memset(tx, f.root + 40000 + i * 40,
+				                             2, 8), 0);
+			assert_int_equal(pmtx_abort(tx), 0);
+			c = tu_count();
+			assert_memory_equal(before, f.root, ROOT);
+			if (round > 0) /* no growth: 2 for the marked record */
+				assert_int_equal(c.barriers, 2 + 600 + 2);
+		}
+		reopen(&f);
+		assert_memory_equal(before, f.root, ROOT);
+		pmtx_heap_stats st;
+		assert_int_equal(pmtx_heap_check(f.r, &st), 0);
+		assert_true(st.internal_blocks >= 1);
+		drop(&f);
+	}
+}
+
+static void every_domain_and_backend_commits_and_aborts(void **s)
+{
+	(void)s;
+	for (int d = 0; d < 3; d++)
+		for (int b = 0; b < 3; b++) {
+			pmtx_options o;
+			pmtx_options_init(&o);
+			o.root_size = 4096;
+			o.domain = (pmtx_domain)d;
+			o.backend = (pmtx_backend)b;
+			char path[128];
+			snprintf(path, sizeof(path), "%s/pmtx-test-%d-dom%d-%d.pmtx",
+			         b == PMTX_BACKEND_FILE ? "/var/tmp" : "/dev/shm",
+			         (int)getpid(), d, b);
+			unlink(path);
+			pmtx_region *r;
+			assert_int_equal(pmtx_create(path, 8 << 20, &o, &r), 0);
+			uint64_t *v = pmtx_root(r, NULL);
+			pmtx_tx *tx;
+			pmtx_off off;
+			assert_int_equal(pmtx_begin(r, PMTX_RT_DEFAULT, &tx), 0);
+			assert_int_equal(PMTX_SET(tx, (v)[0], 11), 0);
+			assert_int_equal(pmtx_alloc(tx, 100, &off), 0);
+			assert_int_equal(PMTX_SET(tx, (v)[1], off), 0);
+			assert_int_equal(pmtx_commit(tx), 0);
+			assert_int_equal(pmtx_begin(r, PMTX_RT_DEFAULT, &tx), 0);
+			assert_int_equal(PMTX_SET(tx, (v)[0], 12), 0);
+			assert_int_equal(pmtx_abort(tx), 0);
+			assert_int_equal(pmtx_close(r), 0);
+			assert_int_equal(pmtx_open(path, &o, &r), 0);
+			v = pmtx_root(r, NULL);
+			assert_int_equal(v[0], 11);
+			assert_int_equal(pmtx_usable_size(r, v[1]) >= 100, 1);
+			assert_int_equal(pmtx_region_domain(r), d);
+			assert_int_equal(pmtx_region_backend(r), b);
+			assert_int_equal(pmtx_close(r), 0);
+			unlink(path);
+		}
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(placeholder),
+		cmocka_unit_test(abort_restores_every_range),
+		cmocka_unit_test(committed_writes_survive_reopen),
+		cmocka_unit_test(nested_transactions_are_flattened),
+		cmocka_unit_test(deferred_ops_run_once_in_order_after_the_outermost_end),
+		cmocka_unit_test(deferred_unlock_holds_the_lock_until_commit),
+		cmocka_unit_test(calls_outside_a_transaction_fail_with_no_tx),
+		cmocka_unit_test(writes_outside_user_data_fail_with_range),
+		cmocka_unit_test(one_transaction_per_thread_and_region),
+		cmocka_unit_test(figure3_counter_increment),
+		cmocka_unit_test(big_transactions_grow_the_log_and_roll_back),
+		cmocka_unit_test(every_domain_and_backend_commits_and_aborts),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

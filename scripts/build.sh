@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# Configure and build one tree: scripts/build.sh DIR [cmake options...]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+dir=${1:-build}; shift || true
+cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPMTX_WERROR=ON "$@" >/dev/null
+ninja -C "$dir" >/dev/null

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Install whatever build and test dependencies are missing (Debian 12).
+# Safe to run again: it installs nothing that is already there.
+set -euo pipefail
+
+PKGS=(build-essential cmake ninja-build pkg-config
+      libxxhash-dev libcmocka-dev libpmemobj-dev
+      python3 python3-matplotlib python3-pytest)
+
+missing=()
+for p in "${PKGS[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" \
+		|| missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+	SUDO=""
+	[ "$(id -u)" -ne 0 ] && SUDO="sudo"
+	echo "setup: installing ${missing[*]}" >&2
+	$SUDO apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
