@@ -11,7 +11,7 @@ scripts/build.sh build
 echo "== tests"
 (cd build && ctest --output-on-failure -j "$jobs")
 
-echo "== sanitizer build (ASan + UBSan): unit tests"
-scripts/build.sh build-san -DPMTX_SANITIZE=ON
+echo "== sanitizer build (ASan + UBSan, debug asserts on): unit tests"
+scripts/build.sh build-san -DPMTX_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
 (cd build-san && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1 \
 	ctest --output-on-failure -j "$jobs" -L unit)

@@ -35,6 +35,7 @@
  *      allocation log any number of times.
  */
 #define _GNU_SOURCE
+#include <assert.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -262,6 +263,17 @@ static int64_t steal(struct heap *h, unsigned cls, unsigned me)
 	return -1;
 }
 
+/* DRAM consistency of one small superblock: the free count matches the
+ * free bits (for assert() in debug builds; caller holds the owner lock). */
+static int sb_dram_ok(struct heap *h, int32_t s)
+{
+	const uint64_t *b = dram_bits(h, (uint64_t)s);
+	uint32_t n = 0;
+	for (unsigned w = 0; w < BITWORDS; w++)
+		n += (uint32_t)__builtin_popcountll(b[w]);
+	return n == h->rt[s].nfree && n <= blocks_per_sb(h->rt[s].cls);
+}
+
 static uint32_t take_block(struct heap *h, int32_t s)
 {
 	struct sb_rt *x = &h->rt[s];
@@ -273,6 +285,7 @@ static uint32_t take_block(struct heap *h, int32_t s)
 	b[w] &= ~(1ull << bit);
 	x->hint = (uint16_t)w;
 	x->nfree--;
+	assert(sb_dram_ok(h, s));
 	return w * 64 + bit;
 }
 
@@ -327,6 +340,7 @@ static void give_back_small(struct heap *h, uint64_t s, uint32_t idx)
 		x->hint = (uint16_t)(idx / 64);
 	if (x->nfree++ == 0)
 		list_push(h, lh, (int32_t)s);
+	assert(sb_dram_ok(h, (int32_t)s));
 	/* H5: an empty superblock returns to the pool unless it is the
 	 * only one of its class this heap has. */
 	if (x->nfree == blocks_per_sb(x->cls) &&

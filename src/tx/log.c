@@ -189,6 +189,13 @@ static int rec_valid(const struct logr *rd, const struct pmtx_rec *h,
 	return h->flags == PMTX_RF_MARK && check == rec_mark(h);
 }
 
+int log_rec_check(const pmtx_region *r, uint64_t rec, uint32_t seq,
+                  uint64_t version)
+{
+	struct logr rd = {.r = r, .seq = seq, .version = version};
+	return rec_valid(&rd, region_at(r, rec), rec, r->size);
+}
+
 int logr_next(struct logr *rd, const struct pmtx_rec **rec)
 {
 	const pmtx_region *r = rd->r;

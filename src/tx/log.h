@@ -30,6 +30,11 @@ void log_put(pmtx_region *r, struct logw *w, uint64_t rec, uint16_t type,
  * flush the mark. */
 void log_put_mark(pmtx_region *r, uint64_t rec);
 
+/* Would a reader accept the record at rec as number seq of version?
+ * (L1-L2; for assert() in debug builds.) */
+int log_rec_check(const pmtx_region *r, uint64_t rec, uint32_t seq,
+                  uint64_t version);
+
 /* Reader: yields the consecutive valid records of one transaction,
  * following chunk links. */
 struct logr {

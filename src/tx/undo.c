@@ -50,6 +50,7 @@
  *      roll the aborted transaction back a second time over data another
  *      transaction has written since.
  */
+#include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,6 +103,7 @@ static int append_durable(struct pmtx_tx *tx, uint16_t type, uint64_t off,
 		if ((rc = persist_barrier(p)))
 			return rc;
 	}
+	assert(log_rec_check(r, rec, tx->log.seq - 1, tx->version));
 	/* U2: the tail follows the barrier; it is flushed only at commit. */
 	__atomic_store_n(&tx->d->log_tail, tx->log.pos, __ATOMIC_RELAXED);
 	return recs_push(tx, rec);
