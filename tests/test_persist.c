@@ -1,14 +1,740 @@
+/*
+ * test_persist.c - the persist layer: exact per-thread counters in every
+ * (domain, backend) pair, the file backend's msync coalescing and
+ * durability, default barrier latencies, flush instruction selection,
+ * non-temporal copies, and the fault-injection ops override.
+ */
+#define _GNU_SOURCE
+#include <cpuid.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include "testutil.h"
 
-static void placeholder(void **state)
+#include "persist/persist.h"
+#include "region/region.h"
+
+#define BUF_LINES 64
+#define BUF_SIZE (BUF_LINES * 64)
+
+/* A cache-line aligned DRAM buffer served by a persist object of the
+ * given kind (the hardware backend's flushes work on any memory). */
+struct pbuf {
+	struct persist p;
+	char *buf;
+};
+
+static void pbuf_init(struct pbuf *b, pmtx_domain d, pmtx_backend be)
+{
+	b->buf = aligned_alloc(64, BUF_SIZE);
+	assert_non_null(b->buf);
+	memset(b->buf, 0, BUF_SIZE);
+	assert_int_equal(persist_init(&b->p, d, be, -1, b->buf, BUF_SIZE), 0);
+}
+
+static void pbuf_fini(struct pbuf *b)
+{
+	free(b->buf);
+}
+
+/* Ranges (offset into a 64-aligned buffer, length) and the number of
+ * cache lines each touches. */
+static const struct {
+	size_t off, len;
+	uint64_t lines;
+} ranges[] = {
+	{0, 0, 0},     {17, 0, 0},     {0, 1, 1},      {63, 1, 1},
+	{63, 2, 2},    {0, 64, 1},     {64, 64, 1},    {1, 64, 2},
+	{32, 64, 2},   {0, 65, 2},     {0, 128, 2},    {60, 130, 3},
+	{10, 300, 5},  {197, 256, 5},  {127, 2, 2},    {128, 1, 1},
+	{5, 1000, 16}, {0, 4096, 64},  {4095, 1, 1},   {1, 4094, 64},
+};
+
+/* Flushes add exactly the lines spanned (or nothing when flush_counts is
+ * 0, i.e. PDOM-2), and each barrier adds exactly one barrier. */
+static void check_counts(pmtx_domain d, pmtx_backend be, int flush_counts)
+{
+	struct pbuf b;
+	pbuf_init(&b, d, be);
+	for (size_t i = 0; i < ARRAY_SIZE(ranges); i++) {
+		pmtx_counters_reset();
+		persist_flush(&b.p, b.buf + ranges[i].off, ranges[i].len);
+		pmtx_counters c;
+		pmtx_counters_get(&c);
+		if (c.flushes != (flush_counts ? ranges[i].lines : 0))
+			fail_msg("%s/%s: flush(+%zu, %zu) counted %llu lines",
+			         pmtx_domain_name(d), pmtx_backend_name(be),
+			         ranges[i].off, ranges[i].len,
+			         (unsigned long long)c.flushes);
+		assert_int_equal(c.barriers, 0);
+		assert_int_equal(persist_barrier(&b.p), 0);
+		pmtx_counters_get(&c);
+		assert_int_equal(c.barriers, 1);
+		assert_int_equal(c.flushes, flush_counts ? ranges[i].lines : 0);
+		assert_int_equal(c.msyncs, 0);
+		assert_int_equal(c.nt_bytes, 0);
+	}
+	/* Several barriers in a row each count once. */
+	pmtx_counters_reset();
+	for (int k = 0; k < 7; k++)
+		assert_int_equal(persist_barrier(&b.p), 0);
+	pmtx_counters c;
+	pmtx_counters_get(&c);
+	assert_int_equal(c.barriers, 7);
+	assert_int_equal(c.flushes, 0);
+	pbuf_fini(&b);
+}
+
+static void pdom1_hardware_flush_counts_exact_lines_and_barrier_counts_one(
+	void **state)
 {
 	(void)state;
+	check_counts(PMTX_PDOM1, PMTX_BACKEND_HARDWARE, 1);
+}
+
+static void pdom0_hardware_flush_counts_exact_lines_and_barrier_counts_one(
+	void **state)
+{
+	(void)state;
+	check_counts(PMTX_PDOM0, PMTX_BACKEND_HARDWARE, 1);
+}
+
+static void pdom2_hardware_counts_no_flushes_but_one_barrier_each(
+	void **state)
+{
+	(void)state;
+	check_counts(PMTX_PDOM2, PMTX_BACKEND_HARDWARE, 0);
+}
+
+static void emulated_backend_counts_like_hardware_in_every_domain(
+	void **state)
+{
+	(void)state;
+	check_counts(PMTX_PDOM0, PMTX_BACKEND_EMULATED, 1);
+	check_counts(PMTX_PDOM1, PMTX_BACKEND_EMULATED, 1);
+	check_counts(PMTX_PDOM2, PMTX_BACKEND_EMULATED, 0);
+}
+
+static void region_flush_and_persist_count_exact_lines_and_barriers(
+	void **state)
+{
+	(void)state;
+	const char *path;
+	pmtx_region *r = tu_create(&path, 4u << 20, 4096, PMTX_PDOM1,
+	                           PMTX_BACKEND_HARDWARE, PMTX_RT_UNDO);
+	char *root = pmtx_root(r, NULL);
+	size_t mis = (size_t)(64 - (uintptr_t)root % 64) % 64; /* to a line */
+	pmtx_counters_reset();
+	pmtx_flush(r, root + mis + 60, 10); /* 2 lines */
+	pmtx_counters c;
+	pmtx_counters_get(&c);
+	assert_int_equal(c.flushes, 2);
+	assert_int_equal(c.barriers, 0);
+	assert_int_equal(pmtx_barrier(r), 0);
+	assert_int_equal(pmtx_persist(r, root + mis, 129), 0); /* 3 lines */
+	pmtx_counters_get(&c);
+	assert_int_equal(c.flushes, 5);
+	assert_int_equal(c.barriers, 2);
+	assert_int_equal(pmtx_close(r), 0);
+	unlink(path);
+}
+
+static void counters_reset_zeroes_every_counter(void **state)
+{
+	(void)state;
+	const char *path;
+	pmtx_region *r = tu_create(&path, 4u << 20, 256, PMTX_PDOM1,
+	                           PMTX_BACKEND_HARDWARE, PMTX_RT_UNDO);
+	char *root = pmtx_root(r, NULL);
+	char src[200];
+	memset(src, 7, sizeof(src));
+	pmtx_tx *tx;
+	assert_int_equal(pmtx_begin(r, PMTX_RT_DEFAULT, &tx), 0);
+	assert_int_equal(pmtx_write(tx, root, src, 100), 0);
+	assert_int_equal(pmtx_commit(tx), 0);
+	pmtx_memcpy_nt(r, root + 100, src, 100);
+	assert_int_equal(pmtx_persist(r, root, 10), 0);
+	pmtx_counters c;
+	pmtx_counters_get(&c);
+	assert_true(c.barriers > 0);
+	assert_true(c.flushes > 0);
+	assert_true(c.bytes_logged > 0);
+	assert_true(c.nt_bytes > 0);
+	assert_int_equal(pmtx_close(r), 0);
+	unlink(path);
+
+	/* A file-backend barrier, for msyncs. */
+	char tmpl[] = "/tmp/pmtx-test-persist-XXXXXX";
+	int fd = mkstemp(tmpl);
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, 4096), 0);
+	char *m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	assert_true(m != MAP_FAILED);
+	struct persist p;
+	assert_int_equal(persist_init(&p, PMTX_PDOM1, PMTX_BACKEND_FILE, -1, m,
+	                              4096), 0);
+	m[0] = 1;
+	persist_flush(&p, m, 1);
+	assert_int_equal(persist_barrier(&p), 0);
+	pmtx_counters_get(&c);
+	assert_true(c.msyncs > 0);
+	munmap(m, 4096);
+	close(fd);
+	unlink(tmpl);
+
+	pmtx_counters_reset();
+	pmtx_counters_get(&c);
+	assert_int_equal(c.barriers, 0);
+	assert_int_equal(c.flushes, 0);
+	assert_int_equal(c.bytes_logged, 0);
+	assert_int_equal(c.nt_bytes, 0);
+	assert_int_equal(c.msyncs, 0);
+}
+
+/* ---- per-thread counters ---- */
+
+struct worker {
+	struct persist *p;
+	char *buf;
+	pmtx_counters before, after;
+};
+
+static void *count_worker(void *arg)
+{
+	struct worker *w = arg;
+	pmtx_counters_get(&w->before);
+	for (int i = 0; i < 10; i++)
+		persist_flush(w->p, w->buf + i * 64, 64); /* 1 line each */
+	for (int i = 0; i < 5; i++)
+		persist_barrier(w->p);
+	char src[40] = {0};
+	persist_copy_nt(w->p, w->buf + 1024, src, sizeof(src));
+	pmtx_counters_get(&w->after);
+	return NULL;
+}
+
+static void counters_are_per_thread(void **state)
+{
+	(void)state;
+	struct pbuf b;
+	pbuf_init(&b, PMTX_PDOM1, PMTX_BACKEND_HARDWARE);
+	pmtx_counters_reset();
+	persist_flush(&b.p, b.buf, 3 * 64); /* 3 lines in this thread */
+	persist_barrier(&b.p);
+
+	struct worker w = {.p = &b.p, .buf = b.buf};
+	pthread_t t;
+	assert_int_equal(pthread_create(&t, NULL, count_worker, &w), 0);
+	assert_int_equal(pthread_join(t, NULL), 0);
+
+	/* The worker started from zero and saw only its own work. */
+	assert_int_equal(w.before.flushes, 0);
+	assert_int_equal(w.before.barriers, 0);
+	assert_int_equal(w.after.flushes, 10);
+	assert_int_equal(w.after.barriers, 5);
+	assert_int_equal(w.after.nt_bytes, 40);
+	/* And none of it shows up here. */
+	pmtx_counters c;
+	pmtx_counters_get(&c);
+	assert_int_equal(c.flushes, 3);
+	assert_int_equal(c.barriers, 1);
+	assert_int_equal(c.nt_bytes, 0);
+	pbuf_fini(&b);
+}
+
+/* ---- file backend ---- */
+
+struct tmpmap {
+	char path[64];
+	int fd;
+	char *m;
+	size_t len;
+	size_t pg;
+	struct persist p;
+};
+
+static void tmpmap_open(struct tmpmap *t, size_t pages)
+{
+	snprintf(t->path, sizeof(t->path), "/tmp/pmtx-test-persist-XXXXXX");
+	t->fd = mkstemp(t->path);
+	assert_true(t->fd >= 0);
+	t->pg = (size_t)sysconf(_SC_PAGESIZE);
+	t->len = pages * t->pg;
+	assert_int_equal(ftruncate(t->fd, (off_t)t->len), 0);
+	t->m = mmap(NULL, t->len, PROT_READ | PROT_WRITE, MAP_SHARED, t->fd, 0);
+	assert_true(t->m != MAP_FAILED);
+	assert_int_equal(persist_init(&t->p, PMTX_PDOM1, PMTX_BACKEND_FILE, -1,
+	                              t->m, t->len), 0);
+}
+
+static void tmpmap_close(struct tmpmap *t)
+{
+	munmap(t->m, t->len);
+	close(t->fd);
+	unlink(t->path);
+}
+
+/* Flush one line in each listed page (in the order given), barrier, and
+ * return the msyncs that barrier made. */
+static uint64_t msyncs_for_pages(struct tmpmap *t, const unsigned *pages,
+                                 size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		char *a = t->m + pages[i] * t->pg + 128;
+		*a = (char)(i + 1);
+		persist_flush(&t->p, a, 1);
+	}
+	pmtx_counters_reset();
+	assert_int_equal(persist_barrier(&t->p), 0);
+	pmtx_counters c;
+	pmtx_counters_get(&c);
+	assert_int_equal(c.barriers, 1);
+	return c.msyncs;
+}
+
+static void file_barrier_msyncs_once_per_distinct_nonadjacent_page(
+	void **state)
+{
+	(void)state;
+	struct tmpmap t;
+	tmpmap_open(&t, 64);
+	static const unsigned one[] = {7};
+	assert_int_equal(msyncs_for_pages(&t, one, 1), 1);
+	static const unsigned four[] = {9, 0, 5, 2}; /* unsorted */
+	assert_int_equal(msyncs_for_pages(&t, four, 4), 4);
+	static const unsigned spread[] = {40, 10, 63, 20, 30, 50};
+	assert_int_equal(msyncs_for_pages(&t, spread, 6), 6);
+	/* The same page flushed again, later, still counts once. */
+	static const unsigned repeat[] = {3, 11, 3, 11, 3};
+	assert_int_equal(msyncs_for_pages(&t, repeat, 5), 2);
+	tmpmap_close(&t);
+}
+
+static void file_barrier_coalesces_adjacent_pages_into_one_msync(
+	void **state)
+{
+	(void)state;
+	struct tmpmap t;
+	tmpmap_open(&t, 64);
+	static const unsigned run[] = {5, 3, 4};
+	assert_int_equal(msyncs_for_pages(&t, run, 3), 1);
+	static const unsigned runs[] = {22, 1, 7, 2, 20, 21}; /* 1-2, 7, 20-22 */
+	assert_int_equal(msyncs_for_pages(&t, runs, 6), 3);
+
+	/* One flush whose range covers pages 10..13 is one run. */
+	persist_flush(&t.p, t.m + 10 * t.pg + 100, 3 * t.pg);
+	pmtx_counters_reset();
+	assert_int_equal(persist_barrier(&t.p), 0);
+	pmtx_counters c;
+	pmtx_counters_get(&c);
+	assert_int_equal(c.msyncs, 1);
+	/* A 2-byte flush straddling a page boundary is one run too. */
+	persist_flush(&t.p, t.m + 31 * t.pg - 1, 2);
+	pmtx_counters_reset();
+	assert_int_equal(persist_barrier(&t.p), 0);
+	pmtx_counters_get(&c);
+	assert_int_equal(c.msyncs, 1);
+	tmpmap_close(&t);
+}
+
+static void file_barrier_with_nothing_flushed_does_no_msync(void **state)
+{
+	(void)state;
+	struct tmpmap t;
+	tmpmap_open(&t, 8);
+	pmtx_counters_reset();
+	assert_int_equal(persist_barrier(&t.p), 0);
+	pmtx_counters c;
+	pmtx_counters_get(&c);
+	assert_int_equal(c.msyncs, 0);
+	assert_int_equal(c.barriers, 1);
+	/* A barrier consumes the pages flushed before it: the next barrier
+	 * has nothing left to sync. */
+	static const unsigned pages[] = {1, 4};
+	assert_int_equal(msyncs_for_pages(&t, pages, 2), 2);
+	pmtx_counters_reset();
+	assert_int_equal(persist_barrier(&t.p), 0);
+	pmtx_counters_get(&c);
+	assert_int_equal(c.msyncs, 0);
+	/* A zero-length flush records nothing. */
+	persist_flush(&t.p, t.m + 3 * t.pg, 0);
+	pmtx_counters_reset();
+	assert_int_equal(persist_barrier(&t.p), 0);
+	pmtx_counters_get(&c);
+	assert_int_equal(c.msyncs, 0);
+	assert_int_equal(c.flushes, 0);
+	tmpmap_close(&t);
+}
+
+static void file_backend_flushed_data_reaches_the_file(void **state)
+{
+	(void)state;
+	struct tmpmap t;
+	tmpmap_open(&t, 16);
+	uint64_t seed = 42;
+	for (size_t i = 0; i < t.len; i++)
+		t.m[i] = (char)tu_rand(&seed);
+	persist_flush(&t.p, t.m, t.len);
+	/* A non-temporal copy under the file backend is flushed too. */
+	char src[777];
+	for (size_t i = 0; i < sizeof(src); i++)
+		src[i] = (char)(i * 7 + 3);
+	persist_copy_nt(&t.p, t.m + 5 * t.pg + 13, src, sizeof(src));
+	pmtx_counters_reset();
+	assert_int_equal(persist_barrier(&t.p), 0);
+	pmtx_counters c;
+	pmtx_counters_get(&c);
+	assert_int_equal(c.msyncs, 1); /* pages 0..15 form one run */
+
+	int fd2 = open(t.path, O_RDONLY);
+	assert_true(fd2 >= 0);
+	char *copy = malloc(t.len);
+	assert_non_null(copy);
+	assert_int_equal(pread(fd2, copy, t.len, 0), (ssize_t)t.len);
+	assert_memory_equal(copy, t.m, t.len);
+	assert_memory_equal(copy + 5 * t.pg + 13, src, sizeof(src));
+	free(copy);
+	close(fd2);
+	tmpmap_close(&t);
+}
+
+static void file_backend_region_persist_msyncs_and_reaches_the_file(
+	void **state)
+{
+	(void)state;
+	char path[] = "/tmp/pmtx-test-region-XXXXXX";
+	int tfd = mkstemp(path); /* a unique name on a real file system */
+	assert_true(tfd >= 0);
+	close(tfd);
+	unlink(path);
+	pmtx_options o;
+	pmtx_options_init(&o);
+	o.root_size = 8192;
+	o.backend = PMTX_BACKEND_FILE;
+	pmtx_region *r;
+	assert_int_equal(pmtx_create(path, 4u << 20, &o, &r), 0);
+	assert_int_equal(pmtx_region_backend(r), PMTX_BACKEND_FILE);
+	char *root = pmtx_root(r, NULL);
+	pmtx_off off = pmtx_off_of(r, root);
+	static const char msg[] = "durable through msync";
+	memcpy(root + 10, msg, sizeof(msg));
+	pmtx_counters_reset();
+	assert_int_equal(pmtx_persist(r, root + 10, sizeof(msg)), 0);
+	pmtx_counters c;
+	pmtx_counters_get(&c);
+	assert_int_equal(c.barriers, 1);
+	assert_int_equal(c.msyncs, 1);
+
+	int fd = open(path, O_RDONLY);
+	assert_true(fd >= 0);
+	char got[sizeof(msg)];
+	assert_int_equal(pread(fd, got, sizeof(got), (off_t)off + 10),
+	                 (ssize_t)sizeof(got));
+	assert_memory_equal(got, msg, sizeof(msg));
+	close(fd);
+	assert_int_equal(pmtx_close(r), 0);
+	unlink(path);
+}
+
+/* ---- barrier latency defaults ---- */
+
+static uint64_t default_ns(pmtx_domain d, pmtx_backend be, int64_t req)
+{
+	static char buf[64];
+	struct persist p;
+	assert_int_equal(persist_init(&p, d, be, req, buf, sizeof(buf)), 0);
+	return p.barrier_ns;
+}
+
+static void barrier_ns_defaults_follow_domain_and_backend(void **state)
+{
+	(void)state;
+	assert_int_equal(default_ns(PMTX_PDOM0, PMTX_BACKEND_EMULATED, -1), 500);
+	assert_int_equal(default_ns(PMTX_PDOM1, PMTX_BACKEND_EMULATED, -1), 100);
+	assert_int_equal(default_ns(PMTX_PDOM2, PMTX_BACKEND_EMULATED, -1), 0);
+	assert_int_equal(default_ns(PMTX_PDOM0, PMTX_BACKEND_HARDWARE, -1), 500);
+	assert_int_equal(default_ns(PMTX_PDOM1, PMTX_BACKEND_HARDWARE, -1), 0);
+	assert_int_equal(default_ns(PMTX_PDOM2, PMTX_BACKEND_HARDWARE, -1), 0);
+}
+
+static void explicit_barrier_ns_overrides_the_default(void **state)
+{
+	(void)state;
+	assert_int_equal(default_ns(PMTX_PDOM1, PMTX_BACKEND_EMULATED, 1234),
+	                 1234);
+	assert_int_equal(default_ns(PMTX_PDOM0, PMTX_BACKEND_EMULATED, 0), 0);
+	assert_int_equal(default_ns(PMTX_PDOM0, PMTX_BACKEND_HARDWARE, 0), 0);
+	assert_int_equal(default_ns(PMTX_PDOM1, PMTX_BACKEND_HARDWARE, 250),
+	                 250);
+	assert_int_equal(default_ns(PMTX_PDOM2, PMTX_BACKEND_EMULATED, 77), 77);
+
+	/* Through the region options too. */
+	pmtx_options o;
+	pmtx_options_init(&o);
+	o.backend = PMTX_BACKEND_EMULATED;
+	o.domain = PMTX_PDOM2;
+	o.barrier_ns = 321;
+	const char *path = tu_path();
+	pmtx_region *r;
+	assert_int_equal(pmtx_create(path, 4u << 20, &o, &r), 0);
+	assert_int_equal(r->persist.barrier_ns, 321);
+	assert_int_equal(pmtx_close(r), 0);
+	o.barrier_ns = -1;
+	o.domain = PMTX_PDOM0;
+	assert_int_equal(pmtx_open(path, &o, &r), 0);
+	assert_int_equal(r->persist.barrier_ns, 500);
+	assert_int_equal(pmtx_close(r), 0);
+	unlink(path);
+}
+
+static void persist_init_rejects_unknown_domain_or_backend(void **state)
+{
+	(void)state;
+	char buf[64];
+	struct persist p;
+	assert_int_equal(persist_init(&p, (pmtx_domain)3, PMTX_BACKEND_HARDWARE,
+	                              -1, buf, sizeof(buf)),
+	                 PMTX_E_INVAL);
+	assert_int_equal(persist_init(&p, PMTX_PDOM1, (pmtx_backend)3, -1, buf,
+	                              sizeof(buf)),
+	                 PMTX_E_INVAL);
+}
+
+/* ---- flush instruction ---- */
+
+static void flush_instruction_matches_cpuid(void **state)
+{
+	(void)state;
+	const char *name = pmtx_flush_instruction();
+	assert_non_null(name);
+	unsigned a = 0, b = 0, c = 0, d = 0;
+	const char *want = "clflush";
+	if (__get_cpuid_count(7, 0, &a, &b, &c, &d)) {
+		if (b & (1u << 24))
+			want = "clwb";
+		else if (b & (1u << 23))
+			want = "clflushopt";
+	}
+	assert_string_equal(name, want);
+	/* Stable across calls. */
+	assert_ptr_equal(pmtx_flush_instruction(), name);
+}
+
+/* ---- non-temporal copies ---- */
+
+static void check_copy_nt(pmtx_domain d, pmtx_backend be, size_t max_dst,
+                          size_t max_src, size_t step)
+{
+	struct pbuf b;
+	pbuf_init(&b, d, be);
+	char src[512];
+	for (size_t i = 0; i < sizeof(src); i++)
+		src[i] = (char)(i * 31 + 1);
+	for (size_t doff = 0; doff < max_dst; doff++)
+		for (size_t soff = 0; soff < max_src; soff++)
+			for (size_t n = 0; n <= 300; n += step) {
+				memset(b.buf, 0x5a, 1024);
+				pmtx_counters_reset();
+				persist_copy_nt(&b.p, b.buf + 64 + doff,
+				                src + soff, n);
+				persist_barrier(&b.p);
+				pmtx_counters c;
+				pmtx_counters_get(&c);
+				if (c.nt_bytes != n)
+					fail_msg("nt_bytes %llu for n=%zu",
+					         (unsigned long long)c.nt_bytes, n);
+				if (memcmp(b.buf + 64 + doff, src + soff, n))
+					fail_msg("copy_nt(+%zu, +%zu, %zu) "
+					         "differs", doff, soff, n);
+				for (size_t k = 0; k < 1024; k++)
+					if ((k < 64 + doff || k >= 64 + doff + n) &&
+					    b.buf[k] != 0x5a)
+						fail_msg("copy_nt(+%zu, +%zu, %zu)"
+						         " wrote byte %zu", doff,
+						         soff, n, k);
+			}
+	pbuf_fini(&b);
+}
+
+static void copy_nt_copies_exactly_and_counts_nt_bytes(void **state)
+{
+	(void)state;
+	check_copy_nt(PMTX_PDOM1, PMTX_BACKEND_HARDWARE, 17, 9, 1);
+}
+
+static void copy_nt_is_exact_in_every_backend(void **state)
+{
+	(void)state;
+	check_copy_nt(PMTX_PDOM0, PMTX_BACKEND_HARDWARE, 9, 3, 7);
+	check_copy_nt(PMTX_PDOM2, PMTX_BACKEND_HARDWARE, 9, 3, 7);
+	check_copy_nt(PMTX_PDOM1, PMTX_BACKEND_EMULATED, 9, 3, 7);
+}
+
+static void region_memcpy_nt_copies_and_counts_nt_bytes(void **state)
+{
+	(void)state;
+	const char *path;
+	pmtx_region *r = tu_create(&path, 4u << 20, 4096, PMTX_PDOM1,
+	                           PMTX_BACKEND_HARDWARE, PMTX_RT_UNDO);
+	char *root = pmtx_root(r, NULL);
+	char src[1000];
+	for (size_t i = 0; i < sizeof(src); i++)
+		src[i] = (char)(i ^ 0x3c);
+	pmtx_counters_reset();
+	pmtx_memcpy_nt(r, root + 3, src, sizeof(src));
+	assert_int_equal(pmtx_barrier(r), 0);
+	pmtx_counters c;
+	pmtx_counters_get(&c);
+	assert_int_equal(c.nt_bytes, sizeof(src));
+	assert_memory_equal(root + 3, src, sizeof(src));
+	assert_int_equal(pmtx_close(r), 0);
+	unlink(path);
+}
+
+/* ---- ops override (fault injection) ---- */
+
+struct spy {
+	unsigned flushes, barriers, copies;
+};
+
+static void spy_flush(struct persist *p, const void *a, size_t n)
+{
+	((struct spy *)p->ctx)->flushes++;
+	persist_default_ops(p->domain, p->backend)->flush(p, a, n);
+}
+
+static int spy_barrier(struct persist *p)
+{
+	((struct spy *)p->ctx)->barriers++;
+	return persist_default_ops(p->domain, p->backend)->barrier(p);
+}
+
+static void spy_copy(struct persist *p, void *d, const void *s, size_t n)
+{
+	((struct spy *)p->ctx)->copies++;
+	persist_default_ops(p->domain, p->backend)->copy_nt(p, d, s, n);
+}
+
+static const persist_ops spy_ops = {"spy", spy_flush, spy_barrier,
+                                    spy_copy};
+
+static int restore_ops(void **state)
+{
+	(void)state;
+	persist_override_ops(NULL, NULL);
+	return 0;
+}
+
+static void override_ops_is_used_by_later_regions_and_null_restores(
+	void **state)
+{
+	(void)state;
+	struct spy s = {0};
+	persist_override_ops(&spy_ops, &s);
+	const char *path;
+	pmtx_region *r = tu_create(&path, 4u << 20, 256, PMTX_PDOM1,
+	                           PMTX_BACKEND_HARDWARE, PMTX_RT_UNDO);
+	assert_ptr_equal(r->persist.ops, &spy_ops);
+	assert_ptr_equal(r->persist.ctx, &s);
+	/* Create itself persists the areas and the header through it. */
+	assert_true(s.flushes > 0);
+	assert_true(s.barriers > 0);
+	char *root = pmtx_root(r, NULL);
+	struct spy before = s;
+	assert_int_equal(pmtx_persist(r, root, 8), 0);
+	assert_int_equal(s.flushes, before.flushes + 1);
+	assert_int_equal(s.barriers, before.barriers + 1);
+	char src[32] = "through the spy";
+	pmtx_memcpy_nt(r, root + 64, src, sizeof(src));
+	assert_int_equal(s.copies, before.copies + 1);
+	assert_memory_equal(root + 64, src, sizeof(src));
+
+	persist_override_ops(NULL, NULL);
+	const char *path2;
+	pmtx_region *r2 = tu_create(&path2, 4u << 20, 256, PMTX_PDOM1,
+	                            PMTX_BACKEND_HARDWARE, PMTX_RT_UNDO);
+	assert_ptr_equal(r2->persist.ops,
+	                 persist_default_ops(PMTX_PDOM1, PMTX_BACKEND_HARDWARE));
+	assert_null(r2->persist.ctx);
+	before = s;
+	assert_int_equal(pmtx_persist(r2, pmtx_root(r2, NULL), 8), 0);
+	assert_int_equal(s.flushes, before.flushes);
+	assert_int_equal(s.barriers, before.barriers);
+	/* The region opened under the override keeps its table. */
+	assert_int_equal(pmtx_persist(r, root, 8), 0);
+	assert_int_equal(s.barriers, before.barriers + 1);
+	assert_int_equal(pmtx_close(r2), 0);
+	assert_int_equal(pmtx_close(r), 0);
+	unlink(path2);
+	unlink(path);
+}
+
+static void override_ops_applies_to_regions_opened_afterwards(void **state)
+{
+	(void)state;
+	const char *path;
+	pmtx_region *r = tu_create(&path, 4u << 20, 256, PMTX_PDOM1,
+	                           PMTX_BACKEND_HARDWARE, PMTX_RT_UNDO);
+	assert_int_equal(pmtx_close(r), 0);
+	struct spy s = {0};
+	persist_override_ops(&spy_ops, &s);
+	r = tu_open(path);
+	assert_ptr_equal(r->persist.ops, &spy_ops);
+	struct spy before = s;
+	pmtx_tx *tx;
+	uint64_t v = 99;
+	assert_int_equal(pmtx_begin(r, PMTX_RT_DEFAULT, &tx), 0);
+	assert_int_equal(pmtx_write(tx, pmtx_root(r, NULL), &v, sizeof(v)), 0);
+	assert_int_equal(pmtx_commit(tx), 0);
+	assert_true(s.barriers > before.barriers);
+	assert_true(s.flushes > before.flushes);
+	persist_override_ops(NULL, NULL);
+	assert_int_equal(pmtx_close(r), 0);
+	unlink(path);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(placeholder),
+		cmocka_unit_test(
+			pdom1_hardware_flush_counts_exact_lines_and_barrier_counts_one),
+		cmocka_unit_test(
+			pdom0_hardware_flush_counts_exact_lines_and_barrier_counts_one),
+		cmocka_unit_test(
+			pdom2_hardware_counts_no_flushes_but_one_barrier_each),
+		cmocka_unit_test(
+			emulated_backend_counts_like_hardware_in_every_domain),
+		cmocka_unit_test(
+			region_flush_and_persist_count_exact_lines_and_barriers),
+		cmocka_unit_test(counters_reset_zeroes_every_counter),
+		cmocka_unit_test(counters_are_per_thread),
+		cmocka_unit_test(
+			file_barrier_msyncs_once_per_distinct_nonadjacent_page),
+		cmocka_unit_test(
+			file_barrier_coalesces_adjacent_pages_into_one_msync),
+		cmocka_unit_test(file_barrier_with_nothing_flushed_does_no_msync),
+		cmocka_unit_test(file_backend_flushed_data_reaches_the_file),
+		cmocka_unit_test(
+			file_backend_region_persist_msyncs_and_reaches_the_file),
+		cmocka_unit_test(barrier_ns_defaults_follow_domain_and_backend),
+		cmocka_unit_test(explicit_barrier_ns_overrides_the_default),
+		cmocka_unit_test(persist_init_rejects_unknown_domain_or_backend),
+		cmocka_unit_test(flush_instruction_matches_cpuid),
+		cmocka_unit_test(copy_nt_copies_exactly_and_counts_nt_bytes),
+		cmocka_unit_test(copy_nt_is_exact_in_every_backend),
+		cmocka_unit_test(region_memcpy_nt_copies_and_counts_nt_bytes),
+		cmocka_unit_test_teardown(
+			override_ops_is_used_by_later_regions_and_null_restores,
+			restore_ops),
+		cmocka_unit_test_teardown(
+			override_ops_applies_to_regions_opened_afterwards,
+			restore_ops),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

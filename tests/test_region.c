@@ -1,14 +1,937 @@
+/*
+ * test_region.c - region files: every kind of bad input to open/create
+ * gets its own status and message, never a crash, and never modifies the
+ * file; and the positive behaviour of create/open/close and the getters.
+ */
+#define _GNU_SOURCE
+#define XXH_INLINE_ALL
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <xxhash.h>
+
 #include "testutil.h"
 
-static void placeholder(void **state)
+#include "region/layout.h"
+#include "region/region.h"
+
+#define RSIZE (4u << 20)
+
+/* Every status open/create can report for bad input. */
+static const int open_errors[] = {
+	ENOENT,
+	EEXIST,
+	PMTX_E_INVAL,
+	PMTX_E_TOO_SMALL,
+	PMTX_E_TRUNCATED,
+	PMTX_E_BAD_MAGIC,
+	PMTX_E_BAD_VERSION,
+	PMTX_E_BAD_LAYOUT,
+	PMTX_E_BAD_CHECKSUM,
+	PMTX_E_CORRUPT,
+	PMTX_E_LOCKED,
+	PMTX_E_NO_SPACE,
+};
+
+/* rc is want, and want has a non-empty message of its own. */
+static void assert_status(int rc, int want)
+{
+	if (rc != want)
+		fail_msg("status %d (%s), expected %d (%s)", rc,
+		         pmtx_strerror(rc), want, pmtx_strerror(want));
+	const char *m = pmtx_strerror(want);
+	assert_non_null(m);
+	assert_true(strlen(m) > 0);
+	for (size_t i = 0; i < ARRAY_SIZE(open_errors); i++)
+		if (open_errors[i] != want &&
+		    strcmp(pmtx_strerror(open_errors[i]), m) == 0)
+			fail_msg("status %d shares its message with %d: %s",
+			         want, open_errors[i], m);
+}
+
+static int file_exists(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0;
+}
+
+static pmtx_region *create_layout(const char *path, const char *layout)
+{
+	pmtx_options o;
+	pmtx_options_init(&o);
+	o.layout = layout;
+	o.root_size = 512;
+	pmtx_region *r = NULL;
+	assert_int_equal(pmtx_create(path, RSIZE, &o, &r), 0);
+	return r;
+}
+
+/* A closed, valid region at a fresh path. */
+static const char *make_region(void)
+{
+	const char *path;
+	pmtx_region *r = tu_create(&path, RSIZE, 512, PMTX_PDOM1,
+	                           PMTX_BACKEND_HARDWARE, PMTX_RT_UNDO);
+	assert_int_equal(pmtx_close(r), 0);
+	return path;
+}
+
+static void read_hdr(const char *path, struct pmtx_hdr *h)
+{
+	int fd = open(path, O_RDONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(pread(fd, h, sizeof(*h), 0), (ssize_t)sizeof(*h));
+	close(fd);
+}
+
+/* Write h back; recompute its checksum first when asked. */
+static void write_hdr(const char *path, struct pmtx_hdr *h, int recsum)
+{
+	if (recsum)
+		h->checksum = XXH3_64bits_withSeed(
+			h, offsetof(struct pmtx_hdr, checksum), PMTX_CSUM_SEED_HDR);
+	int fd = open(path, O_WRONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(pwrite(fd, h, sizeof(*h), 0), (ssize_t)sizeof(*h));
+	close(fd);
+}
+
+static void poke(const char *path, uint64_t off, const void *p, size_t n)
+{
+	int fd = open(path, O_WRONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(pwrite(fd, p, n, (off_t)off), (ssize_t)n);
+	close(fd);
+}
+
+/* Open must fail with want and leave the file byte for byte as it was;
+ * with detail, it must also say what was wrong in pmtx_errmsg(). */
+static void open_fails(const char *path, const pmtx_options *o, int want,
+                       int detail)
+{
+	uint64_t before = tu_file_hash(path);
+	pmtx_region *r = NULL;
+	int rc = pmtx_open(path, o, &r);
+	assert_status(rc, want);
+	assert_null(r);
+	if (detail && strlen(pmtx_errmsg()) == 0)
+		fail_msg("no pmtx_errmsg() detail for status %d", want);
+	assert_int_equal(tu_file_hash(path), before);
+}
+
+static void expect_open_fails(const char *path, const pmtx_options *o,
+                              int want)
+{
+	open_fails(path, o, want, 1);
+}
+
+/* ---- bad input ---- */
+
+static void open_of_missing_file_fails_with_enoent_and_creates_nothing(
+	void **state)
 {
 	(void)state;
+	const char *path = tu_path();
+	pmtx_region *r = NULL;
+	assert_status(pmtx_open(path, NULL, &r), ENOENT);
+	assert_null(r);
+	assert_false(file_exists(path));
 }
+
+static void open_of_file_smaller_than_header_fails_and_leaves_it_unchanged(
+	void **state)
+{
+	(void)state;
+	const char *path = tu_path();
+	char junk[100];
+	memset(junk, 'x', sizeof(junk));
+	int fd = open(path, O_CREAT | O_EXCL | O_WRONLY, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, junk, sizeof(junk)), (ssize_t)sizeof(junk));
+	close(fd);
+	expect_open_fails(path, NULL, PMTX_E_TOO_SMALL);
+	/* An empty file too. */
+	assert_int_equal(truncate(path, 0), 0);
+	expect_open_fails(path, NULL, PMTX_E_TOO_SMALL);
+	/* One byte short of a header. */
+	assert_int_equal(truncate(path, PMTX_HDR_SIZE - 1), 0);
+	expect_open_fails(path, NULL, PMTX_E_TOO_SMALL);
+	unlink(path);
+}
+
+static void open_of_truncated_file_fails_and_leaves_it_unchanged(
+	void **state)
+{
+	(void)state;
+	const char *path = make_region();
+	assert_int_equal(truncate(path, RSIZE / 2), 0);
+	expect_open_fails(path, NULL, PMTX_E_TRUNCATED);
+	/* Down to just the header: still truncated, not too small. */
+	assert_int_equal(truncate(path, PMTX_HDR_SIZE), 0);
+	expect_open_fails(path, NULL, PMTX_E_TRUNCATED);
+	unlink(path);
+}
+
+static void open_of_file_with_wrong_magic_fails_and_leaves_it_unchanged(
+	void **state)
+{
+	(void)state;
+	const char *path = make_region();
+	struct pmtx_hdr h;
+	read_hdr(path, &h);
+	memcpy(&h.magic, "NOTPMTX!", 8);
+	write_hdr(path, &h, 1);
+	expect_open_fails(path, NULL, PMTX_E_BAD_MAGIC);
+	/* A byte-swapped magic (the other byte order) too. */
+	h.magic = __builtin_bswap64(PMTX_MAGIC);
+	write_hdr(path, &h, 1);
+	expect_open_fails(path, NULL, PMTX_E_BAD_MAGIC);
+	unlink(path);
+}
+
+static void open_of_non_region_file_fails_with_bad_magic(void **state)
+{
+	(void)state;
+	const char *path = tu_path();
+	int fd = open(path, O_CREAT | O_EXCL | O_WRONLY, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, RSIZE), 0);
+	close(fd);
+	expect_open_fails(path, NULL, PMTX_E_BAD_MAGIC);
+	unlink(path);
+}
+
+static void open_of_newer_major_version_fails_and_leaves_it_unchanged(
+	void **state)
+{
+	(void)state;
+	const char *path = make_region();
+	struct pmtx_hdr h;
+	read_hdr(path, &h);
+	h.major = PMTX_FORMAT_MAJOR + 1;
+	write_hdr(path, &h, 1);
+	expect_open_fails(path, NULL, PMTX_E_BAD_VERSION);
+	h.major = 0;
+	write_hdr(path, &h, 1);
+	expect_open_fails(path, NULL, PMTX_E_BAD_VERSION);
+	unlink(path);
+}
+
+static void open_with_unknown_incompat_feature_fails_and_leaves_it_unchanged(
+	void **state)
+{
+	(void)state;
+	const char *path = make_region();
+	struct pmtx_hdr h, orig;
+	read_hdr(path, &orig);
+	h = orig;
+	h.feat_incompat = 1ull << 63;
+	write_hdr(path, &h, 1);
+	expect_open_fails(path, NULL, PMTX_E_BAD_VERSION);
+	h = orig;
+	h.feat_incompat = 1;
+	write_hdr(path, &h, 1);
+	expect_open_fails(path, NULL, PMTX_E_BAD_VERSION);
+	/* Read-only-compatible features: refused too (no read-only mode). */
+	h = orig;
+	h.feat_ro_compat = 4;
+	write_hdr(path, &h, 1);
+	expect_open_fails(path, NULL, PMTX_E_BAD_VERSION);
+	unlink(path);
+}
+
+static void newer_minor_version_and_unknown_compat_feature_still_open(
+	void **state)
+{
+	(void)state;
+	const char *path = make_region();
+	struct pmtx_hdr h;
+	read_hdr(path, &h);
+	h.minor = PMTX_FORMAT_MINOR + 5;
+	h.feat_compat = 1ull << 40;
+	write_hdr(path, &h, 1);
+	pmtx_region *r = NULL;
+	assert_int_equal(pmtx_open(path, NULL, &r), 0);
+	assert_int_equal(pmtx_close(r), 0);
+	unlink(path);
+}
+
+static void open_with_different_layout_name_fails_and_leaves_it_unchanged(
+	void **state)
+{
+	(void)state;
+	const char *path = tu_path();
+	assert_int_equal(pmtx_close(create_layout(path, "a")), 0);
+	pmtx_options o;
+	pmtx_options_init(&o);
+	o.layout = "b";
+	expect_open_fails(path, &o, PMTX_E_BAD_LAYOUT);
+	o.layout = "ab";
+	expect_open_fails(path, &o, PMTX_E_BAD_LAYOUT);
+	o.layout = "";
+	expect_open_fails(path, &o, PMTX_E_BAD_LAYOUT);
+	/* The right name opens. */
+	o.layout = "a";
+	pmtx_region *r = NULL;
+	assert_int_equal(pmtx_open(path, &o, &r), 0);
+	assert_int_equal(pmtx_close(r), 0);
+	unlink(path);
+}
+
+static void open_without_layout_name_accepts_any_layout(void **state)
+{
+	(void)state;
+	const char *path = tu_path();
+	assert_int_equal(pmtx_close(create_layout(path, "some-app-v3")), 0);
+	pmtx_options o;
+	pmtx_options_init(&o);
+	assert_null(o.layout);
+	pmtx_region *r = NULL;
+	assert_int_equal(pmtx_open(path, &o, &r), 0);
+	assert_int_equal(pmtx_close(r), 0);
+	assert_int_equal(pmtx_open(path, NULL, &r), 0);
+	assert_int_equal(pmtx_close(r), 0);
+	unlink(path);
+}
+
+static void open_with_header_checksum_mismatch_fails_and_leaves_it_unchanged(
+	void **state)
+{
+	(void)state;
+	const char *path = make_region();
+	struct pmtx_hdr h, orig;
+	read_hdr(path, &orig);
+	h = orig;
+	h.uuid[5] ^= 0x01;
+	write_hdr(path, &h, 0);
+	expect_open_fails(path, NULL, PMTX_E_BAD_CHECKSUM);
+	/* The stored checksum itself damaged. */
+	h = orig;
+	h.checksum ^= 1ull << 33;
+	write_hdr(path, &h, 0);
+	expect_open_fails(path, NULL, PMTX_E_BAD_CHECKSUM);
+	/* A reserved byte near the end of the header. */
+	h = orig;
+	h.reserved[483] = 1;
+	write_hdr(path, &h, 0);
+	expect_open_fails(path, NULL, PMTX_E_BAD_CHECKSUM);
+	unlink(path);
+}
+
+static void open_with_inconsistent_geometry_fails_and_leaves_it_unchanged(
+	void **state)
+{
+	(void)state;
+	const char *path = make_region();
+	struct pmtx_hdr h, orig;
+	read_hdr(path, &orig);
+	h = orig;
+	h.heap_off += 4096;
+	write_hdr(path, &h, 1);
+	expect_open_fails(path, NULL, PMTX_E_CORRUPT);
+	h = orig;
+	h.nsb += 1;
+	write_hdr(path, &h, 1);
+	expect_open_fails(path, NULL, PMTX_E_CORRUPT);
+	h = orig;
+	h.root_off = 8;
+	write_hdr(path, &h, 1);
+	expect_open_fails(path, NULL, PMTX_E_CORRUPT);
+	h = orig;
+	h.ndesc = 0;
+	write_hdr(path, &h, 1);
+	expect_open_fails(path, NULL, PMTX_E_CORRUPT);
+	h = orig;
+	h.size = RSIZE - 65536; /* smaller than the file */
+	write_hdr(path, &h, 1);
+	expect_open_fails(path, NULL, PMTX_E_CORRUPT);
+	h = orig;
+	h.default_runtime = 99;
+	write_hdr(path, &h, 1);
+	expect_open_fails(path, NULL, PMTX_E_CORRUPT);
+	h = orig;
+	h.reserved[10] = 7; /* must be zero */
+	write_hdr(path, &h, 1);
+	expect_open_fails(path, NULL, PMTX_E_CORRUPT);
+	unlink(path);
+}
+
+static void open_with_unterminated_layout_name_fails_as_corrupt(
+	void **state)
+{
+	(void)state;
+	const char *path = make_region();
+	struct pmtx_hdr h;
+	read_hdr(path, &h);
+	memset(h.layout, 'L', sizeof(h.layout));
+	write_hdr(path, &h, 1);
+	/* pmtx_errmsg() detail is not required here: region.c's
+	 * check_layout_name() returns without setting one. */
+	open_fails(path, NULL, PMTX_E_CORRUPT, 0);
+	unlink(path);
+}
+
+static void open_of_region_open_in_another_process_fails_with_locked(
+	void **state)
+{
+	(void)state;
+	const char *path = make_region();
+	pmtx_region *r = tu_open(path);
+	uint64_t before = tu_file_hash(path);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		pmtx_region *cr = NULL;
+		int rc = pmtx_open(path, NULL, &cr);
+		_exit(rc == PMTX_E_LOCKED && cr == NULL &&
+		      strlen(pmtx_errmsg()) > 0 ? 0 : 1);
+	}
+	int status;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_int_equal(tu_file_hash(path), before);
+	assert_status(PMTX_E_LOCKED, PMTX_E_LOCKED);
+	assert_int_equal(pmtx_close(r), 0);
+
+	/* Closed by the parent: a child can open it now. */
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		pmtx_region *cr = NULL;
+		int rc = pmtx_open(path, NULL, &cr);
+		_exit(rc == 0 && pmtx_close(cr) == 0 ? 0 : 1);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	unlink(path);
+}
+
+static void second_open_in_same_process_fails_with_locked_until_close(
+	void **state)
+{
+	(void)state;
+	const char *path = make_region();
+	pmtx_region *r = tu_open(path);
+	expect_open_fails(path, NULL, PMTX_E_LOCKED);
+	/* The first handle is still fully usable. */
+	uint64_t v = 0xfeed, got = 0;
+	pmtx_tx *tx;
+	assert_int_equal(pmtx_begin(r, PMTX_RT_DEFAULT, &tx), 0);
+	assert_int_equal(pmtx_write(tx, pmtx_root(r, NULL), &v, sizeof(v)), 0);
+	assert_int_equal(pmtx_commit(tx), 0);
+	assert_int_equal(pmtx_close(r), 0);
+	r = tu_open(path);
+	memcpy(&got, pmtx_root(r, NULL), sizeof(got));
+	assert_int_equal(got, 0xfeed);
+	assert_int_equal(pmtx_close(r), 0);
+	unlink(path);
+}
+
+static void create_beyond_free_space_fails_with_no_space_and_leaves_no_file(
+	void **state)
+{
+	(void)state;
+	const char *path = tu_path();
+	pmtx_region *r = NULL;
+	assert_status(pmtx_create(path, (size_t)1 << 50, NULL, &r),
+	              PMTX_E_NO_SPACE);
+	assert_null(r);
+	assert_true(strlen(pmtx_errmsg()) > 0);
+	assert_false(file_exists(path));
+}
+
+static void create_on_existing_region_fails_with_eexist_and_leaves_it_unchanged(
+	void **state)
+{
+	(void)state;
+	const char *path = make_region();
+	uint64_t before = tu_file_hash(path);
+	pmtx_region *r = NULL;
+	assert_status(pmtx_create(path, RSIZE, NULL, &r), EEXIST);
+	assert_null(r);
+	assert_int_equal(tu_file_hash(path), before);
+	/* A different size would still not touch it. */
+	assert_status(pmtx_create(path, 2 * RSIZE, NULL, &r), EEXIST);
+	assert_int_equal(tu_file_hash(path), before);
+	/* The region still opens. */
+	r = tu_open(path);
+	assert_int_equal(pmtx_close(r), 0);
+	unlink(path);
+}
+
+static void create_on_existing_other_file_fails_with_eexist_and_leaves_it_unchanged(
+	void **state)
+{
+	(void)state;
+	const char *path = tu_path();
+	int fd = open(path, O_CREAT | O_EXCL | O_WRONLY, 0644);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "precious", 8), 8);
+	close(fd);
+	uint64_t before = tu_file_hash(path);
+	pmtx_region *r = NULL;
+	assert_status(pmtx_create(path, RSIZE, NULL, &r), EEXIST);
+	assert_int_equal(tu_file_hash(path), before);
+	unlink(path);
+}
+
+static void create_with_size_too_small_fails_and_leaves_no_file(
+	void **state)
+{
+	(void)state;
+	const char *path = tu_path();
+	pmtx_region *r = NULL;
+	assert_status(pmtx_create(path, 64 * 1024, NULL, &r), PMTX_E_TOO_SMALL);
+	assert_false(file_exists(path));
+	assert_status(pmtx_create(path, 0, NULL, &r), PMTX_E_TOO_SMALL);
+	assert_false(file_exists(path));
+	/* Big enough for the areas but not for a single superblock. */
+	assert_status(pmtx_create(path, 1340 * 1024, NULL, &r),
+	              PMTX_E_TOO_SMALL);
+	assert_false(file_exists(path));
+	assert_null(r);
+}
+
+static void create_with_invalid_options_fails_with_inval_and_leaves_no_file(
+	void **state)
+{
+	(void)state;
+	const char *path = tu_path();
+	pmtx_region *r = NULL;
+	pmtx_options o;
+	pmtx_options_init(&o);
+	o.domain = (pmtx_domain)7;
+	assert_status(pmtx_create(path, RSIZE, &o, &r), PMTX_E_INVAL);
+	pmtx_options_init(&o);
+	o.backend = (pmtx_backend)9;
+	assert_status(pmtx_create(path, RSIZE, &o, &r), PMTX_E_INVAL);
+	pmtx_options_init(&o);
+	char longname[PMTX_LAYOUT_MAX + 2];
+	memset(longname, 'n', sizeof(longname) - 1);
+	longname[sizeof(longname) - 1] = 0;
+	o.layout = longname;
+	assert_status(pmtx_create(path, RSIZE, &o, &r), PMTX_E_INVAL);
+	assert_false(file_exists(path));
+	assert_null(r);
+}
+
+/* ---- corrupt areas behind a valid header ---- */
+
+static void open_with_garbage_descriptor_fails_as_corrupt_without_crash(
+	void **state)
+{
+	(void)state;
+	const char *path = make_region();
+	struct pmtx_hdr h;
+	read_hdr(path, &h);
+	uint64_t d3 = h.desc_off + 3 * sizeof(struct pmtx_desc);
+	struct pmtx_desc orig;
+	int fd = open(path, O_RDONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(pread(fd, &orig, sizeof(orig), (off_t)d3),
+	                 (ssize_t)sizeof(orig));
+	close(fd);
+	static const uint64_t bad_heads[] = {
+		0xdeadbeefcafef00dull, 0, 8, RSIZE - 8, RSIZE + 4096,
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(bad_heads); i++) {
+		struct pmtx_desc d = orig;
+		d.log_head = bad_heads[i];
+		poke(path, d3, &d, sizeof(d));
+		expect_open_fails(path, NULL, PMTX_E_CORRUPT);
+	}
+	/* Another descriptor's (valid) chunk is not this one's. */
+	struct pmtx_desc d = orig;
+	d.log_head = h.log0_off;
+	poke(path, d3, &d, sizeof(d));
+	expect_open_fails(path, NULL, PMTX_E_CORRUPT);
+	d = orig;
+	d.alog_head = 0x123456789ull;
+	poke(path, d3, &d, sizeof(d));
+	expect_open_fails(path, NULL, PMTX_E_CORRUPT);
+	d = orig;
+	d.statever = PMTX_SV(5, PMTX_RT_UNDO, 9); /* no such state */
+	poke(path, d3, &d, sizeof(d));
+	expect_open_fails(path, NULL, PMTX_E_CORRUPT);
+	/* Restored, it opens. */
+	poke(path, d3, &orig, sizeof(orig));
+	pmtx_region *r = tu_open(path);
+	assert_int_equal(pmtx_close(r), 0);
+	unlink(path);
+}
+
+static void open_with_invalid_superblock_meta_fails_as_corrupt_without_crash(
+	void **state)
+{
+	(void)state;
+	const char *path = make_region();
+	struct pmtx_hdr h;
+	read_hdr(path, &h);
+	uint64_t m5 = h.meta_off + 5 * sizeof(struct pmtx_sb_meta);
+	struct pmtx_sb_meta zero, m;
+	memset(&zero, 0, sizeof(zero));
+	static const uint64_t bad_infos[] = {
+		PMTX_SB_INFO(7, 0, 0),                /* unknown kind */
+		PMTX_SB_INFO(0xff, 3, 1),             /* unknown kind */
+		PMTX_SB_INFO(PMTX_SB_SMALL, 200, 0),  /* no such class */
+		PMTX_SB_INFO(PMTX_SB_SMALL, 63, 0),   /* no such class */
+		PMTX_SB_INFO(PMTX_SB_LARGE, 0, 0),    /* empty run */
+		PMTX_SB_INFO(PMTX_SB_LARGE, 0, 1u << 30), /* run past the end */
+		PMTX_SB_INFO(PMTX_SB_LARGE, 4, 1),    /* large with a class */
+		PMTX_SB_INFO(PMTX_SB_FREE, 0, 3),     /* free with a run */
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(bad_infos); i++) {
+		m = zero;
+		m.info = bad_infos[i];
+		if (PMTX_SB_KIND(m.info) == PMTX_SB_SMALL)
+			m.bitmap[0] = 1; /* an allocated block */
+		poke(path, m5, &m, sizeof(m));
+		expect_open_fails(path, NULL, PMTX_E_CORRUPT);
+	}
+	/* A free superblock with allocated bits. */
+	m = zero;
+	m.bitmap[3] = 1;
+	poke(path, m5, &m, sizeof(m));
+	expect_open_fails(path, NULL, PMTX_E_CORRUPT);
+	/* Class 0 (32-byte blocks) has 2048 blocks; class 6 (128 bytes) has
+	 * 512: a bit for block 600 is past the end. */
+	m = zero;
+	m.info = PMTX_SB_INFO(PMTX_SB_SMALL, 6, 0);
+	m.bitmap[600 / 64] = 1ull << (600 % 64);
+	poke(path, m5, &m, sizeof(m));
+	expect_open_fails(path, NULL, PMTX_E_CORRUPT);
+	poke(path, m5, &zero, sizeof(zero));
+	pmtx_region *r = tu_open(path);
+	assert_int_equal(pmtx_close(r), 0);
+	unlink(path);
+}
+
+/* ---- positive behaviour ---- */
+
+static void created_file_has_mode_0600_whatever_the_umask(void **state)
+{
+	(void)state;
+	mode_t old = umask(0);
+	const char *path;
+	pmtx_region *r = tu_create(&path, RSIZE, 64, PMTX_PDOM1,
+	                           PMTX_BACKEND_HARDWARE, PMTX_RT_UNDO);
+	umask(old);
+	struct stat st;
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0600);
+	assert_true(S_ISREG(st.st_mode));
+	assert_int_equal(st.st_size, RSIZE);
+	assert_int_equal(pmtx_close(r), 0);
+	unlink(path);
+}
+
+static void root_is_zeroed_and_has_the_requested_size(void **state)
+{
+	(void)state;
+	static const size_t sizes[] = {0, 1, 100, 4096, 123457};
+	for (size_t i = 0; i < ARRAY_SIZE(sizes); i++) {
+		const char *path;
+		pmtx_region *r = tu_create(&path, RSIZE, sizes[i], PMTX_PDOM1,
+		                           PMTX_BACKEND_HARDWARE, PMTX_RT_UNDO);
+		size_t sz = 77;
+		unsigned char *root = pmtx_root(r, &sz);
+		assert_int_equal(sz, sizes[i]);
+		assert_non_null(root);
+		pmtx_off off = pmtx_off_of(r, root);
+		assert_true(off >= PMTX_HDR_SIZE);
+		assert_true(off + sz <= pmtx_region_size(r));
+		for (size_t k = 0; k < sz; k++)
+			if (root[k])
+				fail_msg("root byte %zu is %u", k, root[k]);
+		assert_int_equal(pmtx_close(r), 0);
+		/* The size is recorded, not just remembered. */
+		r = tu_open(path);
+		assert_ptr_not_equal(pmtx_root(r, &sz), NULL);
+		assert_int_equal(sz, sizes[i]);
+		assert_int_equal(pmtx_close(r), 0);
+		unlink(path);
+	}
+}
+
+static void root_contents_persist_across_close_and_open(void **state)
+{
+	(void)state;
+	const char *path;
+	pmtx_region *r = tu_create(&path, RSIZE, 3000, PMTX_PDOM1,
+	                           PMTX_BACKEND_HARDWARE, PMTX_RT_UNDO);
+	char pat[3000];
+	uint64_t seed = 7;
+	for (size_t i = 0; i < sizeof(pat); i++)
+		pat[i] = (char)tu_rand(&seed);
+	pmtx_tx *tx;
+	assert_int_equal(pmtx_begin(r, PMTX_RT_DEFAULT, &tx), 0);
+	assert_int_equal(pmtx_write(tx, pmtx_root(r, NULL), pat, sizeof(pat)),
+	                 0);
+	assert_int_equal(pmtx_commit(tx), 0);
+	assert_int_equal(pmtx_close(r), 0);
+	r = tu_open(path);
+	size_t sz;
+	assert_memory_equal(pmtx_root(r, &sz), pat, sizeof(pat));
+	assert_int_equal(sz, sizeof(pat));
+	assert_int_equal(pmtx_close(r), 0);
+	/* And once more, after an open that changed nothing. */
+	r = tu_open(path);
+	assert_memory_equal(pmtx_root(r, NULL), pat, sizeof(pat));
+	assert_int_equal(pmtx_close(r), 0);
+	unlink(path);
+}
+
+static void ptr_and_off_of_round_trip_and_reject_outside(void **state)
+{
+	(void)state;
+	const char *path;
+	pmtx_region *r = tu_create(&path, RSIZE, 256, PMTX_PDOM1,
+	                           PMTX_BACKEND_HARDWARE, PMTX_RT_UNDO);
+	size_t size = pmtx_region_size(r);
+	assert_int_equal(size, RSIZE);
+	char *root = pmtx_root(r, NULL);
+	pmtx_off roff = pmtx_off_of(r, root);
+	assert_true(roff != 0);
+	assert_ptr_equal(pmtx_ptr(r, roff), root);
+	assert_ptr_equal(PMTX_PTR(r, roff, char), root);
+	const pmtx_off offs[] = {PMTX_HDR_SIZE, PMTX_HDR_SIZE + 1, roff,
+	                         roff + 17, size / 2, size - 1};
+	for (size_t i = 0; i < ARRAY_SIZE(offs); i++) {
+		char *p = pmtx_ptr(r, offs[i]);
+		assert_non_null(p);
+		assert_int_equal(pmtx_off_of(r, p), offs[i]);
+		assert_ptr_equal(p, root + (ptrdiff_t)(offs[i] - roff));
+	}
+	assert_null(pmtx_ptr(r, 0));
+	assert_null(pmtx_ptr(r, size));
+	assert_null(pmtx_ptr(r, size + 1));
+	assert_null(pmtx_ptr(r, size + 4096));
+	assert_null(pmtx_ptr(r, UINT64_MAX));
+	assert_null(pmtx_ptr(r, (pmtx_off)1 << 63));
+	int local = 0;
+	assert_int_equal(pmtx_off_of(r, &local), 0);
+	assert_int_equal(pmtx_off_of(r, NULL), 0);
+	assert_int_equal(pmtx_off_of(r, root - roff + size), 0); /* one past */
+	assert_int_equal(pmtx_off_of(r, root - roff + size + 100), 0);
+	void *heap = malloc(16);
+	assert_int_equal(pmtx_off_of(r, heap), 0);
+	free(heap);
+	assert_int_equal(pmtx_close(r), 0);
+	unlink(path);
+}
+
+static void region_uuid_is_stable_across_reopen_and_unique_per_region(
+	void **state)
+{
+	(void)state;
+	const char *p1, *p2;
+	pmtx_region *r1 = tu_create(&p1, RSIZE, 64, PMTX_PDOM1,
+	                            PMTX_BACKEND_HARDWARE, PMTX_RT_UNDO);
+	pmtx_region *r2 = tu_create(&p2, RSIZE, 64, PMTX_PDOM1,
+	                            PMTX_BACKEND_HARDWARE, PMTX_RT_UNDO);
+	uint8_t u1[16], u2[16], again[16], zero[16] = {0};
+	pmtx_region_uuid(r1, u1);
+	pmtx_region_uuid(r2, u2);
+	assert_memory_not_equal(u1, zero, 16);
+	assert_memory_not_equal(u1, u2, 16);
+	assert_int_equal(pmtx_close(r1), 0);
+	r1 = tu_open(p1);
+	pmtx_region_uuid(r1, again);
+	assert_memory_equal(u1, again, 16);
+	assert_int_equal(pmtx_close(r1), 0);
+	assert_int_equal(pmtx_close(r2), 0);
+	unlink(p1);
+	unlink(p2);
+}
+
+static void getters_report_domain_backend_runtime_and_size(void **state)
+{
+	(void)state;
+	const char *path;
+	pmtx_region *r = tu_create(&path, RSIZE + 65536, 64, PMTX_PDOM2,
+	                           PMTX_BACKEND_EMULATED, PMTX_RT_UNDO);
+	assert_int_equal(pmtx_region_domain(r), PMTX_PDOM2);
+	assert_int_equal(pmtx_region_backend(r), PMTX_BACKEND_EMULATED);
+	assert_int_equal(pmtx_region_runtime(r), PMTX_RT_UNDO);
+	assert_int_equal(pmtx_region_size(r), RSIZE + 65536);
+	assert_int_equal(pmtx_close(r), 0);
+	/* Domain and backend are chosen per open; the runtime is recorded. */
+	pmtx_options o;
+	pmtx_options_init(&o);
+	o.domain = PMTX_PDOM0;
+	o.backend = PMTX_BACKEND_FILE;
+	assert_int_equal(pmtx_open(path, &o, &r), 0);
+	assert_int_equal(pmtx_region_domain(r), PMTX_PDOM0);
+	assert_int_equal(pmtx_region_backend(r), PMTX_BACKEND_FILE);
+	assert_int_equal(pmtx_region_runtime(r), PMTX_RT_UNDO);
+	assert_int_equal(pmtx_region_size(r), RSIZE + 65536);
+	assert_int_equal(pmtx_close(r), 0);
+	unlink(path);
+
+	/* PMTX_RT_DEFAULT at create means undo. */
+	r = tu_create(&path, RSIZE, 64, PMTX_PDOM1, PMTX_BACKEND_HARDWARE,
+	              PMTX_RT_DEFAULT);
+	assert_int_equal(pmtx_region_runtime(r), PMTX_RT_UNDO);
+	assert_int_equal(pmtx_region_domain(r), PMTX_PDOM1);
+	assert_int_equal(pmtx_region_backend(r), PMTX_BACKEND_HARDWARE);
+	assert_int_equal(pmtx_close(r), 0);
+	unlink(path);
+}
+
+static void errmsg_is_set_after_failed_open_and_cleared_by_next_open(
+	void **state)
+{
+	(void)state;
+	const char *path = make_region();
+	struct pmtx_hdr h;
+	read_hdr(path, &h);
+	struct pmtx_hdr bad = h;
+	bad.magic ^= 1;
+	write_hdr(path, &bad, 1);
+	pmtx_region *r = NULL;
+	assert_int_equal(pmtx_open(path, NULL, &r), PMTX_E_BAD_MAGIC);
+	assert_true(strlen(pmtx_errmsg()) > 0);
+	write_hdr(path, &h, 0);
+	assert_int_equal(pmtx_open(path, NULL, &r), 0);
+	assert_string_equal(pmtx_errmsg(), "");
+	assert_int_equal(pmtx_close(r), 0);
+	unlink(path);
+}
+
+static void every_status_has_a_distinct_nonempty_message(void **state)
+{
+	(void)state;
+	for (int a = PMTX_E_FIRST; a < PMTX_E_LAST; a++) {
+		const char *ma = pmtx_strerror(a);
+		assert_non_null(ma);
+		assert_true(strlen(ma) > 0);
+		assert_string_not_equal(ma, pmtx_strerror(0));
+		for (int b = a + 1; b < PMTX_E_LAST; b++)
+			if (strcmp(ma, pmtx_strerror(b)) == 0)
+				fail_msg("%d and %d share \"%s\"", a, b, ma);
+		assert_string_not_equal(ma, pmtx_strerror(ENOENT));
+		assert_string_not_equal(ma, pmtx_strerror(EEXIST));
+	}
+	assert_true(strlen(pmtx_strerror(0)) > 0);
+	assert_true(strlen(pmtx_strerror(PMTX_E_LAST)) > 0);
+	assert_true(strlen(pmtx_strerror(-1)) > 0);
+}
+
+static void enum_names_parse_back_to_their_values(void **state)
+{
+	(void)state;
+	for (int d = PMTX_PDOM0; d <= PMTX_PDOM2; d++) {
+		pmtx_domain out = (pmtx_domain)99;
+		const char *n = pmtx_domain_name((pmtx_domain)d);
+		assert_int_equal(pmtx_domain_parse(n, &out), 0);
+		assert_int_equal(out, d);
+		for (int e = d + 1; e <= PMTX_PDOM2; e++)
+			assert_string_not_equal(n, pmtx_domain_name((pmtx_domain)e));
+	}
+	assert_string_equal(pmtx_domain_name(PMTX_PDOM0), "pdom0");
+	for (int b = PMTX_BACKEND_HARDWARE; b <= PMTX_BACKEND_FILE; b++) {
+		pmtx_backend out = (pmtx_backend)99;
+		const char *n = pmtx_backend_name((pmtx_backend)b);
+		assert_int_equal(pmtx_backend_parse(n, &out), 0);
+		assert_int_equal(out, b);
+		for (int e = b + 1; e <= PMTX_BACKEND_FILE; e++)
+			assert_string_not_equal(n,
+			                        pmtx_backend_name((pmtx_backend)e));
+	}
+	assert_string_equal(pmtx_backend_name(PMTX_BACKEND_HARDWARE),
+	                    "hardware");
+	for (int t = PMTX_RT_DEFAULT; t <= PMTX_RT_COW; t++) {
+		pmtx_runtime out = (pmtx_runtime)99;
+		const char *n = pmtx_runtime_name((pmtx_runtime)t);
+		assert_int_equal(pmtx_runtime_parse(n, &out), 0);
+		assert_int_equal(out, t);
+		for (int e = t + 1; e <= PMTX_RT_COW; e++)
+			assert_string_not_equal(n,
+			                        pmtx_runtime_name((pmtx_runtime)e));
+	}
+	assert_string_equal(pmtx_runtime_name(PMTX_RT_UNDO), "undo");
+}
+
+static void enum_parsers_reject_unknown_strings_and_leave_output(
+	void **state)
+{
+	(void)state;
+	static const char *const bad[] = {"", "pdom3", "PDOM1", "pdom1 ",
+	                                  "hard", "Hardware", "undo2",
+	                                  "redo_async", "?"};
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		pmtx_domain d = PMTX_PDOM2;
+		pmtx_backend b = PMTX_BACKEND_FILE;
+		pmtx_runtime t = PMTX_RT_COW;
+		assert_int_equal(pmtx_domain_parse(bad[i], &d), PMTX_E_INVAL);
+		assert_int_equal(pmtx_backend_parse(bad[i], &b), PMTX_E_INVAL);
+		assert_int_equal(pmtx_runtime_parse(bad[i], &t), PMTX_E_INVAL);
+		assert_int_equal(d, PMTX_PDOM2);
+		assert_int_equal(b, PMTX_BACKEND_FILE);
+		assert_int_equal(t, PMTX_RT_COW);
+	}
+	pmtx_domain d;
+	assert_int_equal(pmtx_domain_parse(NULL, &d), PMTX_E_INVAL);
+	/* Names of one enum are not accepted by another's parser. */
+	pmtx_backend b;
+	assert_int_equal(pmtx_backend_parse("pdom1", &b), PMTX_E_INVAL);
+	assert_int_equal(pmtx_domain_parse("undo", &d), PMTX_E_INVAL);
+}
+
+static void version_matches_the_header(void **state)
+{
+	(void)state;
+	int ma = -1, mi = -1, pa = -1;
+	assert_string_equal(pmtx_version(&ma, &mi, &pa), PMTX_VERSION_STRING);
+	assert_int_equal(ma, PMTX_VERSION_MAJOR);
+	assert_int_equal(mi, PMTX_VERSION_MINOR);
+	assert_int_equal(pa, PMTX_VERSION_PATCH);
+}
+
+#define T(f) cmocka_unit_test(f)
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(placeholder),
+		T(open_of_missing_file_fails_with_enoent_and_creates_nothing),
+		T(open_of_file_smaller_than_header_fails_and_leaves_it_unchanged),
+		T(open_of_truncated_file_fails_and_leaves_it_unchanged),
+		T(open_of_file_with_wrong_magic_fails_and_leaves_it_unchanged),
+		T(open_of_non_region_file_fails_with_bad_magic),
+		T(open_of_newer_major_version_fails_and_leaves_it_unchanged),
+		T(open_with_unknown_incompat_feature_fails_and_leaves_it_unchanged),
+		T(newer_minor_version_and_unknown_compat_feature_still_open),
+		T(open_with_different_layout_name_fails_and_leaves_it_unchanged),
+		T(open_without_layout_name_accepts_any_layout),
+		T(open_with_header_checksum_mismatch_fails_and_leaves_it_unchanged),
+		T(open_with_inconsistent_geometry_fails_and_leaves_it_unchanged),
+		T(open_with_unterminated_layout_name_fails_as_corrupt),
+		T(open_of_region_open_in_another_process_fails_with_locked),
+		T(second_open_in_same_process_fails_with_locked_until_close),
+		T(create_beyond_free_space_fails_with_no_space_and_leaves_no_file),
+		T(create_on_existing_region_fails_with_eexist_and_leaves_it_unchanged),
+		T(create_on_existing_other_file_fails_with_eexist_and_leaves_it_unchanged),
+		T(create_with_size_too_small_fails_and_leaves_no_file),
+		T(create_with_invalid_options_fails_with_inval_and_leaves_no_file),
+		T(open_with_garbage_descriptor_fails_as_corrupt_without_crash),
+		T(open_with_invalid_superblock_meta_fails_as_corrupt_without_crash),
+		T(created_file_has_mode_0600_whatever_the_umask),
+		T(root_is_zeroed_and_has_the_requested_size),
+		T(root_contents_persist_across_close_and_open),
+		T(ptr_and_off_of_round_trip_and_reject_outside),
+		T(region_uuid_is_stable_across_reopen_and_unique_per_region),
+		T(getters_report_domain_backend_runtime_and_size),
+		T(errmsg_is_set_after_failed_open_and_cleared_by_next_open),
+		T(every_status_has_a_distinct_nonempty_message),
+		T(enum_names_parse_back_to_their_values),
+		T(enum_parsers_reject_unknown_strings_and_leave_output),
+		T(version_matches_the_header),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -265,7 +265,7 @@ static int64_t steal(struct heap *h, unsigned cls, unsigned me)
 
 /* DRAM consistency of one small superblock: the free count matches the
  * free bits (for assert() in debug builds; caller holds the owner lock). */
-static int sb_dram_ok(struct heap *h, int32_t s)
+__attribute__((unused)) static int sb_dram_ok(struct heap *h, int32_t s)
 {
 	const uint64_t *b = dram_bits(h, (uint64_t)s);
 	uint32_t n = 0;
@@ -715,11 +715,14 @@ static void check_error(pmtx_heap_stats *st, uint64_t s, const char *what)
 		         "superblock %llu: %s", (unsigned long long)s, what);
 }
 
+/* A small superblock in use in DRAM. Its persistent class must match when
+ * it has allocated blocks; an empty one may still carry an older class or
+ * FREE on media (H2), so then the DRAM class is the one to check against. */
 static void check_small(struct heap *h, uint64_t s, pmtx_heap_stats *st)
 {
 	const struct pmtx_sb_meta *m = &h->meta[s];
 	struct sb_rt *x = &h->rt[s];
-	unsigned cls = PMTX_SB_CLASS(m->info);
+	unsigned cls = bitmap_empty(m) ? x->cls : PMTX_SB_CLASS(m->info);
 	uint64_t *b = dram_bits(h, s);
 	uint32_t n = blocks_per_sb(cls), used = 0;
 	if (x->state != RT_SMALL || x->cls != cls)

@@ -138,7 +138,8 @@ void log_put(pmtx_region *r, struct logw *w, uint64_t rec, uint16_t type,
 	h->reserved = 0;
 	h->off = off;
 	char *body = (char *)(h + 1);
-	memcpy(body, payload, len);
+	if (len)
+		memcpy(body, payload, len);
 	if (len % 8)
 		memset(body + len, 0, 8 - len % 8);
 	uint64_t *check = rec_check(h);
