@@ -6,7 +6,8 @@
  * transaction (so an alloc run is "alloc + free" per block, for every
  * system alike).
  *
- * Systems: pmtx-undo (any domain and backend) and pmdk (libpmemobj's
+ * Systems: pmtx-undo, pmtx-redo, pmtx-redo-async (any domain and
+ * backend) and pmdk (libpmemobj's
  * TX_BEGIN / pmemobj_tx_add_range / pmemobj_tx_alloc, written as a PMDK
  * user would, on a pool in --dir with PMEM_IS_PMEM_FORCE=1).
  */
@@ -79,7 +80,8 @@ static void pmtx_destroy(void *vctx)
 }
 
 static int pmtx_runner(struct runner *r, const struct bench_opts *o,
-                       pmtx_domain d, pmtx_backend b, struct txn_params p)
+                       pmtx_runtime rt, pmtx_domain d, pmtx_backend b,
+                       struct txn_params p)
 {
 	struct pmtx_ctx *c = calloc(1, sizeof(*c));
 	pmtx_options opt;
@@ -95,10 +97,10 @@ static int pmtx_runner(struct runner *r, const struct bench_opts *o,
 	}
 	c->lines = pmtx_root(c->r, NULL);
 	c->p = p;
-	c->rt = PMTX_RT_UNDO;
+	c->rt = rt;
 	*r = (struct runner){.ctx = c, .run = pmtx_run,
 	                     .destroy = pmtx_destroy, .has_counters = 1};
-	snprintf(r->system, sizeof(r->system), "pmtx-undo");
+	snprintf(r->system, sizeof(r->system), "pmtx-%s", pmtx_runtime_name(rt));
 	snprintf(r->domain, sizeof(r->domain), "%s", pmtx_domain_name(d));
 	snprintf(r->backend, sizeof(r->backend), "%s", pmtx_backend_name(b));
 	return 0;
@@ -187,30 +189,51 @@ static int want(const char *sel, const char *name)
 	return !sel || !strcmp(sel, name);
 }
 
-/* All runners for one parameter point, measured interleaved. */
-static int txn_point(const struct bench_opts *o, struct txn_params p)
+static const pmtx_runtime runtimes[] = {PMTX_RT_UNDO, PMTX_RT_REDO,
+                                        PMTX_RT_REDO_ASYNC};
+
+static int pmtx_runners(struct runner *rs, int *n, const struct bench_opts *o,
+                        struct txn_params p)
 {
-	struct runner rs[16];
-	int n = 0, rc = 0;
 	static const pmtx_backend backends[] = {PMTX_BACKEND_HARDWARE,
 	                                        PMTX_BACKEND_EMULATED,
 	                                        PMTX_BACKEND_FILE};
-	for (unsigned b = 0; b < 3 && !rc; b++) {
+	for (unsigned b = 0; b < 3; b++) {
 		const char *bn = pmtx_backend_name(backends[b]);
 		if (o->backend ? strcmp(o->backend, bn)
 		               : backends[b] == PMTX_BACKEND_FILE)
 			continue;
-		for (int d = 0; d < 3 && !rc; d++)
-			if (want(o->domain, pmtx_domain_name((pmtx_domain)d)) &&
-			    want(o->system, "pmtx-undo"))
-				rc = pmtx_runner(&rs[n++], o, (pmtx_domain)d,
-				                 backends[b], p);
+		for (int d = 0; d < 3; d++) {
+			if (!want(o->domain, pmtx_domain_name((pmtx_domain)d)))
+				continue;
+			for (unsigned k = 0; k < 3; k++) {
+				char sys[32];
+				snprintf(sys, sizeof(sys), "pmtx-%s",
+				         pmtx_runtime_name(runtimes[k]));
+				if (!want(o->system, sys))
+					continue;
+				int rc = pmtx_runner(&rs[*n], o, runtimes[k],
+				                     (pmtx_domain)d, backends[b], p);
+				if (rc)
+					return rc;
+				(*n)++;
+			}
+		}
 	}
+	return 0;
+}
+
+/* All runners for one parameter point, measured interleaved. */
+static int txn_point(const struct bench_opts *o, struct txn_params p)
+{
+	struct runner rs[32];
+	int n = 0;
+	int rc = pmtx_runners(rs, &n, o, p);
 	if (!rc && want(o->system, "pmdk") && want(o->domain, "pdom1") &&
-	    want(o->backend, "hardware"))
-		rc = pmdk_runner(&rs[n++], o, p);
-	if (rc)
-		n--;
+	    want(o->backend, "hardware")) {
+		rc = pmdk_runner(&rs[n], o, p);
+		n += rc == 0;
+	}
 	if (!rc)
 		rc = bench_measure(rs, n, o);
 	char params[64];
@@ -227,10 +250,14 @@ static int txn_point(const struct bench_opts *o, struct txn_params p)
 int wl_txn(const struct bench_opts *o)
 {
 	static const long sweep[] = {0, 1, 4, 16, 32};
-	if (o->system && strcmp(o->system, "pmtx-undo") &&
-	    strcmp(o->system, "pmdk")) {
-		fprintf(stderr, "txn: unknown --system %s (pmtx-undo, pmdk)\n",
-		        o->system);
+	static const char *const systems[] = {"pmtx-undo", "pmtx-redo",
+	                                      "pmtx-redo-async", "pmdk"};
+	int known = !o->system;
+	for (size_t i = 0; i < sizeof(systems) / sizeof(*systems); i++)
+		known |= o->system && !strcmp(o->system, systems[i]);
+	if (!known) {
+		fprintf(stderr, "txn: unknown --system %s (pmtx-undo, "
+		                "pmtx-redo, pmtx-redo-async, pmdk)\n", o->system);
 		return PMTX_E_INVAL;
 	}
 	if (o->writes >= 0 || o->allocs >= 0) {

@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "heap/heap.h"
@@ -57,8 +58,20 @@ static void format_descriptors(pmtx_region *r)
 	}
 }
 
+/* A fresh, nonzero generation for the objects' writers bitmaps. */
+static uint64_t new_generation(pmtx_region *r)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	uint64_t seed[3] = {(uint64_t)ts.tv_nsec ^ (uint64_t)ts.tv_sec << 30,
+	                    (uint64_t)getpid(), (uint64_t)(uintptr_t)r};
+	uint64_t g = pmtx_checksum(seed, sizeof(seed), r->hdr->create_time);
+	return g > 1 ? g : 2; /* 0: never set; 1: OBJ_GEN_BUSY */
+}
+
 static int finish_open(pmtx_region *r)
 {
+	r->gen = new_generation(r);
 	int rc = heap_create(r);
 	if (!rc)
 		rc = tx_recover_all(r);
@@ -131,6 +144,7 @@ int pmtx_close(pmtx_region *r)
 		atomic_store(&r->closing, 0);
 		return PMTX_E_TX_STATE;
 	}
+	async_drain(r);
 	teardown(r);
 	return 0;
 }

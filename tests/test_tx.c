@@ -13,7 +13,8 @@
 
 #include "testutil.h"
 
-static const pmtx_runtime runtimes[] = {PMTX_RT_UNDO};
+static const pmtx_runtime runtimes[] = {PMTX_RT_UNDO, PMTX_RT_REDO,
+                                        PMTX_RT_REDO_ASYNC};
 #define NRT (sizeof(runtimes) / sizeof(*runtimes))
 #define ROOT 65536
 
@@ -75,11 +76,22 @@ static void abort_restores_every_range(void **state)
 				assert_int_equal(pmtx_memset(tx, f.root + off, i, n), 0);
 				break;
 			default:
+				if (runtimes[k] != PMTX_RT_UNDO) {
+					/* in-place stores need undo logging */
+					assert_int_equal(pmtx_add_range(tx, f.root + off, n),
+					                 PMTX_E_UNSUPPORTED);
+					assert_int_equal(pmtx_write(tx, f.root + off, buf, n),
+					                 0);
+					break;
+				}
 				assert_int_equal(pmtx_add_range(tx, f.root + off, n), 0);
 				memset(f.root + off, i, n);
 			}
 		}
-		assert_memory_not_equal(before, f.root, ROOT);
+		/* the transaction sees its writes (in place or in its log) */
+		static unsigned char seen[ROOT];
+		assert_int_equal(pmtx_read(tx, seen, f.root, ROOT), 0);
+		assert_memory_not_equal(before, seen, ROOT);
 		assert_int_equal(pmtx_abort(tx), 0);
 		assert_memory_equal(before, f.root, ROOT);
 		reopen(&f);
@@ -305,8 +317,12 @@ static void big_transactions_grow_the_log_and_roll_back(void **s)
 			assert_int_equal(pmtx_abort(tx), 0);
 			c = tu_count();
 			assert_memory_equal(before, f.root, ROOT);
-			if (round > 0) /* no growth: 2 for the marked record */
-				assert_int_equal(c.barriers, 2 + 600 + 2);
+			/* After the first round the log has grown: undo pays 2
+			 * for the marked 40 KiB record, 1 per small one and 2
+			 * for the abort; a redo abort pays nothing. */
+			if (round > 0)
+				assert_int_equal(c.barriers, runtimes[k] == PMTX_RT_UNDO
+				                                     ? 2 + 600 + 2 : 0);
 		}
 		reopen(&f);
 		assert_memory_equal(before, f.root, ROOT);

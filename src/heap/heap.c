@@ -366,8 +366,10 @@ static int reserve_large(struct heap *h, uint32_t run, int internal,
 	pthread_mutex_lock(&h->pool_lock);
 	int64_t s = pool_take(h, run);
 	if (s >= 0) {
-		for (uint64_t i = (uint64_t)s; i < (uint64_t)s + run; i++)
+		for (uint64_t i = (uint64_t)s; i < (uint64_t)s + run; i++) {
 			h->rt[i].state = RT_CONT;
+			h->rt[i].run = (uint32_t)(i - (uint64_t)s); /* to head */
+		}
 		h->rt[s].state = RT_LARGE;
 		h->rt[s].run = run;
 		h->rt[s].internal = (uint8_t)internal;
@@ -480,6 +482,25 @@ int heap_free_entry(struct heap *h, uint64_t user_off,
 	return 0;
 }
 
+int heap_object_of(struct heap *h, uint64_t off, uint64_t *base)
+{
+	if (off < h->heap_off || off >= sb_off(h, h->nsb))
+		return PMTX_E_RANGE;
+	uint64_t s = (off - h->heap_off) / PMTX_SB_SIZE;
+	const struct sb_rt *x = &h->rt[s];
+	if (x->state == RT_SMALL) {
+		uint64_t in = off - sb_off(h, s), bs = class_size[x->cls];
+		*base = sb_off(h, s) + in / bs * bs;
+		return 0;
+	}
+	if (x->state == RT_CONT)
+		s -= x->run;
+	if (h->rt[s].state != RT_LARGE)
+		return PMTX_E_RANGE;
+	*base = sb_off(h, s);
+	return 0;
+}
+
 size_t heap_usable_size(struct heap *h, uint64_t user_off)
 {
 	uint64_t s;
@@ -561,6 +582,19 @@ int heap_apply(pmtx_region *r, const struct pmtx_alog_entry *e)
 		__atomic_fetch_and(w, ~bit, __ATOMIC_RELAXED);
 	persist_flush(&r->persist, w, 8);
 	return 0;
+}
+
+void heap_flush_entry(pmtx_region *r, const struct pmtx_alog_entry *e)
+{
+	uint64_t s;
+	uint32_t idx;
+	if (entry_target(r, e, &s, &idx))
+		return;
+	struct pmtx_sb_meta *m =
+		(struct pmtx_sb_meta *)(r->base + r->hdr->meta_off) + s;
+	persist_flush(&r->persist, &m->info, 8);
+	if (!PMTX_AE_RUN(e->info))
+		persist_flush(&r->persist, &m->bitmap[idx / 64], 8);
 }
 
 int heap_adopt_internal(pmtx_region *r, uint64_t off, uint64_t size,
@@ -681,8 +715,10 @@ int heap_rebuild(struct heap *h)
 				return corrupt(s, "bad large run");
 			if (!bitmap_empty(&h->meta[s]))
 				return corrupt(s, "large head with bits set");
-			for (uint64_t i = s; i < s + run; i++)
+			for (uint64_t i = s; i < s + run; i++) {
 				h->rt[i].state = RT_CONT;
+				h->rt[i].run = (uint32_t)(i - s);
+			}
 			h->rt[s].state = RT_LARGE;
 			h->rt[s].run = run;
 			s += run;

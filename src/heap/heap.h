@@ -36,6 +36,9 @@ int heap_free_entry(struct heap *h, uint64_t user_off,
  * Idempotent. Returns PMTX_E_CORRUPT for an entry that does not describe
  * a block (recovery reads entries from the region). */
 int heap_apply(pmtx_region *r, const struct pmtx_alog_entry *e);
+/* Flush again, without writing, the metadata that heap_apply(e) wrote
+ * (another thread's barrier must cover it: redo-async truncation). */
+void heap_flush_entry(pmtx_region *r, const struct pmtx_alog_entry *e);
 /* After a committed FREE has been applied and persisted: make the block
  * available again in DRAM. */
 void heap_release(struct heap *h, const struct pmtx_alog_entry *e);
@@ -52,5 +55,8 @@ int heap_adopt_internal(pmtx_region *r, uint64_t off, uint64_t size,
 void heap_mark_internal(struct heap *h, uint64_t off);
 
 size_t heap_usable_size(struct heap *h, uint64_t user_off);
+/* The block (object header offset) that contains off, whether or not it
+ * is allocated; PMTX_E_RANGE outside any small or large block. */
+int heap_object_of(struct heap *h, uint64_t off, uint64_t *base);
 
 #endif

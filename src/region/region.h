@@ -23,7 +23,8 @@ struct pmtx_region {
 	const struct pmtx_hdr *hdr; /* == base; never written after create */
 	struct persist persist;
 	pmtx_runtime default_rt;
-	uint64_t gen;          /* DRAM: differs on every open of the file */
+	uint64_t gen;          /* DRAM: differs on every open (objbits.h) */
+	uint64_t csn_floor;    /* highest commit sequence number recovery saw */
 	struct heap *heap;
 	struct txm *txm;
 	atomic_int closing;

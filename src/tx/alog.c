@@ -87,22 +87,17 @@ int alog_commit_apply(struct pmtx_tx *tx)
 {
 	pmtx_region *r = tx->r;
 	struct alog *a = &tx->alog;
-	for (size_t i = 0; i < a->n; i++) {
-		int rc = heap_apply(r, &a->e[i]);
-		if (rc)
-			return rc;
-	}
+	for (size_t i = 0; i < a->n; i++)
+		heap_apply(r, &a->e[i]); /* entries built by the heap: valid */
+	/* Past the commit mark, a failed barrier does not stop the steps
+	 * (undo.c U5): the first error is returned at the end. */
 	int rc = persist_barrier(&r->persist); /* (iii) */
-	if (rc)
-		return rc;
 	desc_set_idle(r, tx->d, tx->version, tx->kind);
-	rc = persist_barrier(&r->persist); /* (iv) */
-	if (rc)
-		return rc;
+	int rc2 = persist_barrier(&r->persist); /* (iv) */
 	for (size_t i = 0; i < a->n; i++)
 		if (PMTX_AE_OP(a->e[i].info) == PMTX_AE_FREE)
 			heap_release(r->heap, &a->e[i]);
-	return 0;
+	return rc ? rc : rc2;
 }
 
 /* Give back the reservations of a transaction that did not commit. */

@@ -13,7 +13,10 @@
  *   Vl == Vs, committed  the runtime rolls forward (redo) or does nothing
  *                        (undo); the allocation log is replayed;
  *   Vl == Vs, otherwise  the runtime rolls back (undo) or discards (redo).
- * Whenever that wrote anything: barrier, descriptor IDLE, barrier.
+ * Uncommitted transactions are handled first; committed ones are then
+ * rolled forward in commit-sequence order (D3), so that of two unretired
+ * redo logs the newer one's bytes win. Whenever that wrote anything: one
+ * barrier, the descriptors written are marked IDLE, one barrier.
  *
  * Then every log chunk linked from a descriptor beyond its first is
  * marked allocated in the heap (L4), and the DRAM heap is rebuilt.
@@ -31,31 +34,38 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "tx.h"
 
-struct recs {
+/* What recovery found in one descriptor's log. */
+struct found {
+	unsigned i;
+	uint64_t vs;              /* version in statever */
+	unsigned kind;            /* runtime in statever */
 	const struct pmtx_rec **v;
 	size_t n, cap;
+	int committed;
+	uint64_t csn;             /* from the COMMIT record */
 };
 
-static int collect(pmtx_region *r, uint64_t head, struct recs *rs)
+static int collect(pmtx_region *r, uint64_t head, struct found *f)
 {
 	struct logr rd;
 	int rc = logr_init(r, &rd, head);
-	rs->n = 0;
+	f->n = 0;
 	while (!rc) {
 		const struct pmtx_rec *h;
 		if ((rc = logr_next(&rd, &h)) || !h)
 			break;
-		if (rs->n == rs->cap) {
-			size_t cap = rs->cap ? rs->cap * 2 : 64;
-			const struct pmtx_rec **nv = realloc(rs->v, cap * sizeof(*nv));
+		if (f->n == f->cap) {
+			size_t cap = f->cap ? f->cap * 2 : 64;
+			const struct pmtx_rec **nv = realloc(f->v, cap * sizeof(*nv));
 			if (!nv)
 				return ENOMEM;
-			rs->v = nv, rs->cap = cap;
+			f->v = nv, f->cap = cap;
 		}
-		rs->v[rs->n++] = h;
+		f->v[f->n++] = h;
 	}
 	return rc;
 }
@@ -69,54 +79,88 @@ static int desc_ok(pmtx_region *r, unsigned i)
 	       PMTX_SV_STATE(d->statever) <= PMTX_DS_COMMITTED;
 }
 
-/* Is the COMMIT record last, and the only one? */
-static int committed_shape(const struct recs *rs, int *committed)
+/* The COMMIT record, if any, must be last and unique. */
+static int committed_shape(struct found *f)
 {
-	*committed = rs->v[rs->n - 1]->type == PMTX_REC_COMMIT;
-	for (size_t k = 0; k + 1 < rs->n; k++)
-		if (rs->v[k]->type == PMTX_REC_COMMIT)
+	const struct pmtx_rec *last = f->v[f->n - 1];
+	for (size_t k = 0; k + 1 < f->n; k++)
+		if (f->v[k]->type == PMTX_REC_COMMIT)
 			return PMTX_E_CORRUPT;
+	f->committed = last->type == PMTX_REC_COMMIT;
+	f->csn = 0;
+	if (f->committed && last->len >= 8)
+		memcpy(&f->csn, rec_payload(last), 8);
 	return 0;
 }
 
-static int finish(pmtx_region *r, unsigned i, uint64_t v, unsigned kind)
-{
-	struct persist *p = &r->persist;
-	int rc = persist_barrier(p);
-	if (rc)
-		return rc;
-	desc_set_idle(r, region_desc(r, i), v, (pmtx_runtime)kind);
-	return persist_barrier(p);
-}
-
-static int recover_desc(pmtx_region *r, unsigned i, struct recs *rs)
+/* Does descriptor i need recovery? 1 = yes (f filled), 0 = no. */
+static int examine(pmtx_region *r, unsigned i, struct found *f)
 {
 	struct pmtx_desc *d = region_desc(r, i);
-	uint64_t sv = d->statever, vs = PMTX_SV_VERSION(sv);
+	uint64_t sv = d->statever;
+	f->i = i;
+	f->vs = PMTX_SV_VERSION(sv);
+	f->kind = PMTX_SV_RUNTIME(sv);
 	if (PMTX_SV_STATE(sv) == PMTX_DS_IDLE)
 		return 0;
-	const struct tx_runtime *rt = tx_runtime_of(PMTX_SV_RUNTIME(sv));
-	if (!rt) {
-		pmtx__set_errmsg("descriptor %u: unknown runtime %u", i,
-		                 PMTX_SV_RUNTIME(sv));
+	if (!tx_runtime_of((pmtx_runtime)f->kind)) {
+		pmtx__set_errmsg("descriptor %u: unknown runtime %u", i, f->kind);
 		return PMTX_E_CORRUPT;
 	}
-	int rc = collect(r, d->log_head, rs), committed, wrote = 0;
-	if (rc || rs->n == 0 || rs->v[0]->version < vs)
+	int rc = collect(r, d->log_head, f);
+	if (rc || f->n == 0 || f->v[0]->version < f->vs)
 		return rc;
-	if (rs->v[0]->version > vs || (rc = committed_shape(rs, &committed))) {
+	if (f->v[0]->version > f->vs || committed_shape(f)) {
 		pmtx__set_errmsg("descriptor %u: log does not match its state", i);
 		return PMTX_E_CORRUPT;
 	}
-	rc = rt->recover(r, i, rs->v, rs->n, committed, &wrote);
-	uint64_t nalloc = committed ? rs->v[rs->n - 1]->off : 0;
+	return 1;
+}
+
+static int recover_one(pmtx_region *r, struct found *f, int *wrote)
+{
+	const struct tx_runtime *rt = tx_runtime_of((pmtx_runtime)f->kind);
+	int w = 0, rc = rt->recover(r, f->i, f->v, f->n, f->committed, &w);
+	uint64_t nalloc = f->committed ? f->v[f->n - 1]->off : 0;
 	if (!rc && nalloc) {
-		rc = alog_replay(r, i, nalloc);
-		wrote = 1;
+		rc = alog_replay(r, f->i, nalloc);
+		w = 1;
 	}
-	if (!rc && wrote)
-		rc = finish(r, i, vs, PMTX_SV_RUNTIME(sv));
+	if (!w)
+		f->n = 0; /* nothing written: leave the descriptor as it is */
+	*wrote |= w;
 	return rc;
+}
+
+static int by_csn(const void *a, const void *b)
+{
+	const struct found *x = a, *y = b;
+	return x->csn < y->csn ? -1 : x->csn > y->csn;
+}
+
+/* Uncommitted logs first (rolled back), then committed ones in commit
+ * order (rolled forward), then one barrier, the IDLE marks, a barrier. */
+static int recover_found(pmtx_region *r, struct found *fs, unsigned nf)
+{
+	int rc = 0, wrote = 0;
+	for (unsigned k = 0; k < nf && !rc; k++)
+		if (!fs[k].committed)
+			rc = recover_one(r, &fs[k], &wrote);
+	qsort(fs, nf, sizeof(*fs), by_csn);
+	for (unsigned k = 0; k < nf && !rc; k++) {
+		if (fs[k].committed)
+			rc = recover_one(r, &fs[k], &wrote);
+		r->csn_floor = MAX(r->csn_floor, fs[k].csn);
+	}
+	if (rc || !wrote)
+		return rc;
+	if ((rc = persist_barrier(&r->persist)))
+		return rc;
+	for (unsigned k = 0; k < nf; k++)
+		if (fs[k].n)
+			desc_set_idle(r, region_desc(r, fs[k].i), fs[k].vs,
+			              (pmtx_runtime)fs[k].kind);
+	return persist_barrier(&r->persist);
 }
 
 /* Chunks beyond the first of one chain: re-apply their allocation (L4).
@@ -163,17 +207,26 @@ static int for_each_chain(pmtx_region *r, int mark, int *wrote)
 
 int tx_recover_all(pmtx_region *r)
 {
-	struct recs rs = {0};
-	int rc = 0, wrote = 0;
-	for (unsigned i = 0; i < r->hdr->ndesc && !rc; i++) {
+	unsigned nd = r->hdr->ndesc, nf = 0;
+	struct found *fs = calloc(nd, sizeof(*fs));
+	int rc = fs ? 0 : ENOMEM, wrote = 0;
+	for (unsigned i = 0; i < nd && !rc; i++) {
 		if (!desc_ok(r, i)) {
 			pmtx__set_errmsg("descriptor %u is corrupt", i);
 			rc = PMTX_E_CORRUPT;
-		} else {
-			rc = recover_desc(r, i, &rs);
+			break;
+		}
+		rc = examine(r, i, &fs[nf]);
+		if (rc == 1) {
+			nf++;
+			rc = 0;
 		}
 	}
-	free(rs.v);
+	if (!rc)
+		rc = recover_found(r, fs, nf);
+	for (unsigned i = 0; fs && i < nd; i++)
+		free(fs[i].v);
+	free(fs);
 	if (!rc)
 		rc = for_each_chain(r, 0, &wrote);
 	if (!rc && wrote)

@@ -16,12 +16,23 @@
  *  T3. Deferred operations run once, in registration order, after the
  *      outermost transaction has committed or aborted (so a deferred lock
  *      release never exposes data that could still be rolled back).
+ *  R3. Retire cover. A redo log marked IDLE with a store and a flush but
+ *      no barrier of its own (redo.c, step 3) is recorded in pend_seq.
+ *      Every commit flushes the descriptor line of each such descriptor
+ *      before its first barrier, and records them as durable after it.
+ *      So a retirement is durable no later than the commit barrier of any
+ *      transaction that began after it, which is what D4(a) needs: no
+ *      later transaction's commit can be durable while an older log that
+ *      recovery would replay over it is not yet retired.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "objbits.h"
 #include "tx.h"
+
+int redo_own_alloc(struct pmtx_tx *tx, uint64_t user_off);
 
 static _Thread_local struct pmtx_tx *tls_tx;
 static _Thread_local unsigned tls_hint;
@@ -31,6 +42,10 @@ const struct tx_runtime *tx_runtime_of(pmtx_runtime kind)
 	switch (kind) {
 	case PMTX_RT_UNDO:
 		return &undo_runtime;
+	case PMTX_RT_REDO:
+		return &redo_runtime;
+	case PMTX_RT_REDO_ASYNC:
+		return &redo_async_runtime;
 	default:
 		return NULL;
 	}
@@ -38,26 +53,43 @@ const struct tx_runtime *tx_runtime_of(pmtx_runtime kind)
 
 /* ---- descriptors ---- */
 
+static int tx_init(pmtx_region *r, struct pmtx_tx *tx, unsigned i)
+{
+	tx->r = r;
+	tx->idx = i;
+	tx->d = region_desc(r, i);
+	tx->last_version = PMTX_SV_VERSION(tx->d->statever);
+	tx->mybit = i < 64 ? 1ull << i : 0;
+	tx->cov = calloc(r->hdr->ndesc, sizeof(*tx->cov));
+	if (!tx->cov || lineset_init(&tx->lines) || idxmap_init(&tx->map))
+		return ENOMEM;
+	return 0;
+}
+
 int txm_create(pmtx_region *r)
 {
 	struct txm *m = calloc(1, sizeof(*m));
 	if (!m)
 		return ENOMEM;
+	unsigned nw = (r->hdr->ndesc + 63) / 64;
 	m->ndesc = r->hdr->ndesc;
 	m->txs = calloc(m->ndesc, sizeof(*m->txs));
-	m->busy = calloc((m->ndesc + 63) / 64, sizeof(*m->busy));
+	m->busy = calloc(nw, sizeof(*m->busy));
+	m->pend_sum = calloc(nw, sizeof(*m->pend_sum));
+	m->pend_seq = calloc(m->ndesc, sizeof(*m->pend_seq));
+	m->done_seq = calloc(m->ndesc, sizeof(*m->done_seq));
+	m->q = calloc(m->ndesc, sizeof(*m->q));
+	m->next_csn = r->csn_floor + 1;
+	pthread_mutex_init(&m->q_lock, NULL);
+	pthread_mutex_init(&m->trunc_mutex, NULL);
+	pthread_cond_init(&m->q_cond, NULL);
 	r->txm = m;
-	if (!m->txs || !m->busy)
+	if (!m->txs || !m->busy || !m->pend_sum || !m->pend_seq ||
+	    !m->done_seq || !m->q)
 		return ENOMEM;
-	for (unsigned i = 0; i < m->ndesc; i++) {
-		struct pmtx_tx *tx = &m->txs[i];
-		tx->r = r;
-		tx->idx = i;
-		tx->d = region_desc(r, i);
-		tx->last_version = PMTX_SV_VERSION(tx->d->statever);
-		if (lineset_init(&tx->lines))
+	for (unsigned i = 0; i < m->ndesc; i++)
+		if (tx_init(r, &m->txs[i], i))
 			return ENOMEM;
-	}
 	return 0;
 }
 
@@ -69,23 +101,29 @@ void txm_destroy(pmtx_region *r)
 	for (unsigned i = 0; m->txs && i < m->ndesc; i++) {
 		struct pmtx_tx *tx = &m->txs[i];
 		lineset_free(&tx->lines);
+		idxmap_free(&tx->map);
 		free(tx->alog.e);
 		free(tx->defer);
 		free(tx->recs);
+		free(tx->ents);
+		free(tx->cov);
 	}
 	free(m->txs);
 	free((void *)m->busy);
+	free((void *)m->pend_sum);
+	free((void *)m->pend_seq);
+	free((void *)m->done_seq);
+	free(m->q);
 	free(m);
 	r->txm = NULL;
 }
 
-static struct pmtx_tx *lease(struct txm *m)
+static struct pmtx_tx *try_lease(struct txm *m)
 {
-	unsigned nw = (m->ndesc + 63) / 64, start = tls_hint % m->ndesc;
+	unsigned start = tls_hint % m->ndesc;
 	for (unsigned k = 0; k < m->ndesc; k++) {
 		unsigned i = (start + k) % m->ndesc;
 		uint64_t bit = 1ull << (i % 64);
-		(void)nw;
 		if (atomic_load_explicit(&m->busy[i / 64], memory_order_relaxed) &
 		    bit)
 			continue;
@@ -97,9 +135,202 @@ static struct pmtx_tx *lease(struct txm *m)
 	return NULL;
 }
 
+/* A free descriptor; if all are leased and some only wait for their
+ * truncation (redo-async), truncate one here rather than fail. */
+static struct pmtx_tx *lease(struct txm *m)
+{
+	for (;;) {
+		struct pmtx_tx *tx = try_lease(m);
+		if (tx || atomic_load(&m->async_pending) == 0)
+			return tx;
+		drain_until(m->txs[0].r, NULL); /* one item */
+	}
+}
+
 static void release(struct txm *m, struct pmtx_tx *tx)
 {
 	atomic_fetch_and(&m->busy[tx->idx / 64], ~(1ull << (tx->idx % 64)));
+}
+
+/* ---- retire cover (R3) ---- */
+
+void retire_note(pmtx_region *r, unsigned idx)
+{
+	struct txm *m = r->txm;
+	atomic_fetch_add(&m->pend_seq[idx], 1);
+	atomic_fetch_or(&m->pend_sum[idx / 64], 1ull << (idx % 64));
+}
+
+void retire_cover_begin(struct pmtx_tx *tx)
+{
+	struct txm *m = tx->r->txm;
+	tx->ncov = 0;
+	for (unsigned w = 0; w < (m->ndesc + 63) / 64; w++)
+		for (uint64_t b = atomic_load(&m->pend_sum[w]); b; b &= b - 1) {
+			unsigned i = w * 64 + (unsigned)__builtin_ctzll(b);
+			if (i == tx->idx) /* tx_mark_running flushes it */
+				continue;
+			tx->cov[tx->ncov++] =
+				(struct cover){i, atomic_load(&m->pend_seq[i])};
+			persist_flush(&tx->r->persist, &region_desc(tx->r, i)->statever,
+			              8);
+		}
+}
+
+void retire_cover_end(struct pmtx_tx *tx)
+{
+	struct txm *m = tx->r->txm;
+	for (size_t k = 0; k < tx->ncov; k++) {
+		unsigned i = tx->cov[k].idx;
+		uint64_t seq = tx->cov[k].seq, d = atomic_load(&m->done_seq[i]);
+		while (d < seq &&
+		       !atomic_compare_exchange_weak(&m->done_seq[i], &d, seq))
+			;
+		atomic_fetch_and(&m->pend_sum[i / 64], ~(1ull << (i % 64)));
+		if (atomic_load(&m->pend_seq[i]) > atomic_load(&m->done_seq[i]))
+			atomic_fetch_or(&m->pend_sum[i / 64], 1ull << (i % 64));
+	}
+	tx->ncov = 0;
+}
+
+/* ---- objects and redo-async conflicts (W1, D4b) ---- */
+
+int tx_object_of(const pmtx_region *r, uint64_t off, uint64_t *base)
+{
+	const struct pmtx_hdr *h = r->hdr;
+	uint64_t root = h->root_off + sizeof(struct pmtx_objhdr);
+	if (off >= root && off < root + h->root_size) {
+		*base = h->root_off;
+		return 0;
+	}
+	return heap_object_of(r->heap, off, base);
+}
+
+int tx_resolve_conflicts(struct pmtx_tx *tx, uint64_t base)
+{
+	struct txm *m = tx->r->txm;
+	uint64_t bits = objbits_get(tx->r, objhdr_at(tx->r, base)) & ~tx->mybit;
+	for (; bits; bits &= bits - 1) {
+		struct pmtx_tx *o = &m->txs[__builtin_ctzll(bits)];
+		if (atomic_load(&o->trunc_pending)) {
+			int rc = drain_until(tx->r, o);
+			if (rc)
+				return rc;
+		}
+	}
+	return 0;
+}
+
+/* Every object that [off, off+n) touches. */
+static int resolve_range(struct pmtx_tx *tx, uint64_t off, size_t n)
+{
+	uint64_t end = off + n, base;
+	/* D4(b): only writers without a replayable log need this. */
+	if (tx->kind != PMTX_RT_UNDO ||
+	    atomic_load(&tx->r->txm->async_pending) == 0)
+		return 0;
+	while (off < end) {
+		if (tx_object_of(tx->r, off, &base))
+			return 0;
+		int rc = tx_resolve_conflicts(tx, base);
+		if (rc)
+			return rc;
+		size_t usable = heap_usable_size(tx->r->heap,
+		                                 base + sizeof(struct pmtx_objhdr));
+		if (base == tx->r->hdr->root_off)
+			usable = tx->r->hdr->root_size;
+		if (usable == 0)
+			return 0;
+		off = base + sizeof(struct pmtx_objhdr) + usable;
+	}
+	return 0;
+}
+
+/* ---- the redo truncation queue (redo.c D6) ---- */
+
+/* Pop and process the queue's first transaction; trunc_mutex held.
+ * Returns 1 if the queue was empty. */
+static int process_head(struct txm *m)
+{
+	pthread_mutex_lock(&m->q_lock);
+	if (m->q_n == 0) {
+		pthread_mutex_unlock(&m->q_lock);
+		return 1;
+	}
+	struct pmtx_tx *tx = &m->txs[m->q[m->q_head]];
+	m->q_head = (m->q_head + 1) % m->ndesc;
+	m->q_n--;
+	pthread_mutex_unlock(&m->q_lock);
+	int rc = redo_truncate_one(tx);
+	atomic_store(&tx->trunc_pending, TRUNC_NONE);
+	atomic_fetch_sub(&m->async_pending, 1);
+	release(m, tx);
+	return rc;
+}
+
+int drain_until(pmtx_region *r, struct pmtx_tx *tx)
+{
+	struct txm *m = r->txm;
+	int rc = 0;
+	pthread_mutex_lock(&m->trunc_mutex);
+	if (!tx)
+		rc = process_head(m) == 1 ? 0 : 0;
+	while (tx && atomic_load(&tx->trunc_pending) && rc == 0)
+		rc = process_head(m);
+	pthread_mutex_unlock(&m->trunc_mutex);
+	return rc == 1 ? 0 : rc;
+}
+
+static void *truncator(void *arg)
+{
+	struct txm *m = ((pmtx_region *)arg)->txm;
+	for (;;) {
+		pthread_mutex_lock(&m->q_lock);
+		while (m->q_n == 0 && !m->thr_stop)
+			pthread_cond_wait(&m->q_cond, &m->q_lock);
+		int stop = m->q_n == 0;
+		pthread_mutex_unlock(&m->q_lock);
+		if (stop)
+			return NULL;
+		pthread_mutex_lock(&m->trunc_mutex);
+		process_head(m);
+		pthread_mutex_unlock(&m->trunc_mutex);
+	}
+}
+
+int async_enqueue(struct pmtx_tx *tx, int kind)
+{
+	struct txm *m = tx->r->txm;
+	atomic_store(&tx->trunc_pending, kind);
+	atomic_fetch_add(&m->async_pending, 1);
+	pthread_mutex_lock(&m->q_lock);
+	if (!m->thr_started && !m->thr_stop &&
+	    pthread_create(&m->thr, NULL, truncator, tx->r) == 0)
+		m->thr_started = 1;
+	m->q[(m->q_head + m->q_n++) % m->ndesc] = tx->idx;
+	pthread_cond_signal(&m->q_cond);
+	int started = m->thr_started && !m->thr_stop;
+	pthread_mutex_unlock(&m->q_lock);
+	return started ? 0 : drain_until(tx->r, tx);
+}
+
+void async_drain(pmtx_region *r)
+{
+	struct txm *m = r->txm;
+	if (!m)
+		return;
+	pthread_mutex_lock(&m->q_lock);
+	m->thr_stop = 1;
+	pthread_cond_signal(&m->q_cond);
+	int started = m->thr_started;
+	pthread_mutex_unlock(&m->q_lock);
+	if (started)
+		pthread_join(m->thr, NULL);
+	m->thr_started = 0;
+	pthread_mutex_lock(&m->trunc_mutex);
+	while (process_head(m) != 1)
+		;
+	pthread_mutex_unlock(&m->trunc_mutex);
 }
 
 void tx_mark_running(struct pmtx_tx *tx)
@@ -142,11 +373,14 @@ static void tx_end(struct pmtx_tx *tx)
 	struct txm *m = tx->r->txm;
 	tls_tx = NULL;
 	tx->state = TX_IDLE;
-	/* T3: run the deferred operations, then give the descriptor back. */
+	/* T3: run the deferred operations, then give the descriptor back,
+	 * unless it waits for its truncation (redo-async: the truncation
+	 * gives it back). */
 	for (size_t i = 0; i < tx->ndefer; i++)
 		tx->defer[i].fn(tx->defer[i].arg);
 	tx->ndefer = 0;
-	release(m, tx);
+	if (!atomic_load(&tx->trunc_pending))
+		release(m, tx);
 	atomic_fetch_sub(&m->running, 1);
 }
 
@@ -261,6 +495,8 @@ int pmtx_write(pmtx_tx *tx, void *dst, const void *src, size_t n)
 		return rc;
 	if (!src)
 		return PMTX_E_INVAL;
+	if ((rc = resolve_range(tx, region_off(tx->r, dst), n)))
+		return rc;
 	return tx->rt->write(tx, dst, src, n);
 }
 
@@ -268,6 +504,8 @@ int pmtx_add_range(pmtx_tx *tx, void *p, size_t n)
 {
 	int rc = check_range(tx, p, n);
 	if (rc || n == 0)
+		return rc;
+	if ((rc = resolve_range(tx, region_off(tx->r, p), n)))
 		return rc;
 	return tx->rt->add_range(tx, p, n);
 }
@@ -284,10 +522,22 @@ int pmtx_read(pmtx_tx *tx, void *dst, const void *src, size_t n)
 
 int pmtx_memset(pmtx_tx *tx, void *dst, int c, size_t n)
 {
-	int rc = pmtx_add_range(tx, dst, n);
-	if (!rc)
-		memset(dst, c, n);
-	return rc;
+	if (tx && tx == tls_tx && tx->kind == PMTX_RT_UNDO) {
+		int rc = pmtx_add_range(tx, dst, n);
+		if (!rc)
+			memset(dst, c, n);
+		return rc;
+	}
+	unsigned char buf[4096];
+	memset(buf, c, MIN(n, sizeof(buf)));
+	for (size_t done = 0; done < n;) {
+		size_t k = MIN(n - done, sizeof(buf));
+		int rc = pmtx_write(tx, (char *)dst + done, buf, k);
+		if (rc)
+			return rc;
+		done += k;
+	}
+	return check_tx(tx);
 }
 
 /* ---- allocation ---- */
@@ -308,6 +558,8 @@ int pmtx_alloc(pmtx_tx *tx, size_t n, pmtx_off *out)
 		return rc;
 	}
 	*out = off;
+	if (tx->kind == PMTX_RT_REDO_ASYNC)
+		return redo_own_alloc(tx, off);
 	return 0;
 }
 
@@ -333,6 +585,9 @@ int pmtx_free(pmtx_tx *tx, pmtx_off off)
 	struct pmtx_alog_entry e;
 	if (heap_free_entry(tx->r->heap, off, &e) || alog_frees(tx, e.off))
 		return PMTX_E_INVAL;
+	if (tx->kind == PMTX_RT_UNDO && atomic_load(&tx->r->txm->async_pending) &&
+	    (rc = tx_resolve_conflicts(tx, e.off)))
+		return rc;
 	return alog_append(tx, &e);
 }
 

@@ -12,11 +12,17 @@
 
 #include <stdatomic.h>
 
+#include <pthread.h>
+
 #include "../heap/heap.h"
+#include "idxmap.h"
 #include "lineset.h"
 #include "log.h"
 
 enum tx_state { TX_IDLE = 0, TX_RUNNING, TX_ABORTED };
+
+/* What a queued redo transaction still needs (redo.c). */
+enum { TRUNC_NONE = 0, TRUNC_FULL = 1, TRUNC_RETIRE = 2 };
 
 struct deferred {
 	void (*fn)(void *);
@@ -35,6 +41,22 @@ struct alog {
 };
 
 struct tx_runtime;
+
+/* One redo record, in DRAM: where it is, what it covers, and the previous
+ * record of the same object segment (-1 for none). */
+struct redo_ent {
+	uint64_t rec;
+	uint64_t off;
+	uint32_t len;
+	int32_t prev;
+};
+
+/* A descriptor whose IDLE mark may not be durable yet, as seen by a
+ * committer that flushes its line (retire cover, tx.c). */
+struct cover {
+	unsigned idx;
+	uint64_t seq;
+};
 
 struct pmtx_tx {
 	pmtx_region *r;
@@ -55,6 +77,16 @@ struct pmtx_tx {
 	size_t ndefer, capdefer;
 	uint64_t *recs;           /* offsets of this tx's records (undo) */
 	size_t nrecs, caprecs;
+	/* redo */
+	uint64_t mybit;           /* writers bit, 0 for descriptors >= 64 */
+	struct idxmap map;        /* segment -> newest entry; object -> -2 */
+	struct redo_ent *ents;
+	size_t nents, capents;
+	uint64_t csn;             /* commit sequence number */
+	struct cover *cov;        /* ndesc slots */
+	size_t ncov;
+	/* redo: the descriptor stays leased until its log is retired */
+	atomic_int trunc_pending;  /* TRUNC_NONE, TRUNC_FULL, TRUNC_RETIRE */
 };
 
 /* Per-region transaction manager. */
@@ -63,6 +95,20 @@ struct txm {
 	struct pmtx_tx *txs;
 	_Atomic uint64_t *busy; /* leased descriptors, one bit each */
 	atomic_int running;     /* transactions in flight */
+	_Atomic uint64_t next_csn;
+	/* Retire cover: descriptors whose IDLE mark may not be durable. */
+	_Atomic uint64_t *pend_sum;  /* one bit per descriptor */
+	_Atomic uint64_t *pend_seq;  /* IDLE marks written, per descriptor */
+	_Atomic uint64_t *done_seq;  /* ... of which known durable */
+	/* redo truncation queue, in commit order (redo.c D6) */
+	atomic_int async_pending;    /* queued transactions */
+	pthread_mutex_t trunc_mutex; /* held while one is processed */
+	pthread_mutex_t q_lock;
+	pthread_cond_t q_cond;
+	unsigned *q;                 /* ring of descriptor indexes */
+	unsigned q_head, q_n;
+	int thr_started, thr_stop;
+	pthread_t thr;
 };
 
 struct tx_runtime {
@@ -84,6 +130,8 @@ struct tx_runtime {
 };
 
 extern const struct tx_runtime undo_runtime;
+extern const struct tx_runtime redo_runtime;
+extern const struct tx_runtime redo_async_runtime;
 
 const struct tx_runtime *tx_runtime_of(pmtx_runtime kind);
 
@@ -109,6 +157,27 @@ int alog_append(struct pmtx_tx *tx, const struct pmtx_alog_entry *e);
 void alog_unreserve(struct pmtx_tx *tx);
 /* Does this transaction already free the block at boff? */
 int alog_frees(const struct pmtx_tx *tx, uint64_t boff);
+/* Retire cover (R3 in tx.c): before a commit's first barrier, flush the
+ * descriptor line of every other descriptor whose IDLE mark may not be
+ * durable; after the barrier, record that they are. */
+void retire_cover_begin(struct pmtx_tx *tx);
+void retire_cover_end(struct pmtx_tx *tx);
+/* A redo log was retired: its IDLE mark is written and flushed. */
+void retire_note(pmtx_region *r, unsigned idx);
+/* The object header (block or root) that holds off. */
+int tx_object_of(const pmtx_region *r, uint64_t off, uint64_t *base);
+/* Before writing or freeing the object at base: finish the truncation of
+ * any redo-async transaction that still owns it (W1). */
+int tx_resolve_conflicts(struct pmtx_tx *tx, uint64_t base);
+/* Process one queued transaction (redo.c; trunc_mutex held). */
+int redo_truncate_one(struct pmtx_tx *tx);
+/* Queue a committed redo transaction for truncation (kind TRUNC_*). */
+int async_enqueue(struct pmtx_tx *tx, int kind);
+/* Process the queue, in order, until tx is no longer pending (tx NULL:
+ * process one). */
+int drain_until(pmtx_region *r, struct pmtx_tx *tx);
+/* Stop the truncation thread and process the whole queue. */
+void async_drain(pmtx_region *r);
 /* Flush the allocation-log entries not yet flushed. */
 void alog_flush(struct pmtx_tx *tx);
 /* Post-commit steps (iii) and (iv) for the allocation log: apply,

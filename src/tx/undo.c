@@ -9,7 +9,8 @@
  *              then tail := end of record (a store; see U2)
  *   commit (i)   flush every written line, the allocation log and any
  *                naked flushes                                     -> 1 barrier
- *          (ii)  COMMIT record carrying the allocation count      -> 1 barrier
+ *          (ii)  COMMIT record: allocation count, commit sequence
+ *                number (CSN, the order recovery replays logs in)  -> 1 barrier
  *          (iii) only with allocations: apply them to the heap     -> 1 barrier
  *          (iv)  only with allocations: descriptor IDLE            -> 1 barrier
  *   total N + 2, or N + 4 with allocations; 0 for a transaction that
@@ -45,6 +46,15 @@
  *      `pmtx-bench txn --writes 4 --domain pdom1 --backend hardware`).
  *  U3. The COMMIT record is written only after every written line is
  *      durable (i), so a durable COMMIT means the new data is durable.
+ *      Barrier (i) also covers the IDLE marks of retired redo logs (tx.c
+ *      R3), so no redo log older than this transaction can be replayed
+ *      over data this transaction made durable.
+ *  U5. A failed barrier (PMTX_E_IO, file backend) before the COMMIT record
+ *      is written rolls the transaction back. After it is written, the
+ *      transaction may already be durable, so the commit is completed in
+ *      memory (allocation log applied, frees released) and PMTX_E_IO is
+ *      returned: the transaction is visible, and survives a crash only if
+ *      a later barrier succeeds.
  *  U4. After an abort, the restored data is durable before the descriptor
  *      is IDLE, and IDLE is durable before abort returns: recovery cannot
  *      roll the aborted transaction back a second time over data another
@@ -152,20 +162,29 @@ static int undo_commit(struct pmtx_tx *tx)
 	size_t nalloc = tx->alog.n;
 	if (tx->nrecs == 0 && nalloc == 0)
 		return tx->unfenced ? persist_barrier(&r->persist) : 0;
-	flush_written(tx);
-	alog_flush(tx);
-	tx_mark_running(tx);
-	persist_flush(&r->persist, &tx->d->log_tail, 8);
-	int rc = persist_barrier(&r->persist); /* (i) */
+	/* Room for the COMMIT record first: after (i) nothing may fail
+	 * except a barrier (U5). */
+	uint64_t rec;
+	int rc = logw_reserve(r, &tx->log, sizeof(tx->csn), &rec);
+	if (!rc) {
+		flush_written(tx);
+		alog_flush(tx);
+		retire_cover_begin(tx);
+		tx_mark_running(tx);
+		persist_flush(&r->persist, &tx->d->log_tail, 8);
+		rc = persist_barrier(&r->persist); /* (i) */
+	}
 	if (rc) {
 		tx->rt->abort(tx);
 		alog_unreserve(tx);
 		return rc;
 	}
-	rc = append_durable(tx, PMTX_REC_COMMIT, nalloc, NULL, 0); /* (ii) */
-	if (!rc && nalloc)
-		rc = alog_commit_apply(tx); /* (iii), (iv) */
-	return rc;
+	retire_cover_end(tx);
+	tx->csn = atomic_fetch_add(&r->txm->next_csn, 1);
+	rc = append_durable(tx, PMTX_REC_COMMIT, nalloc, &tx->csn,
+	                    sizeof(tx->csn)); /* (ii) */
+	int rc2 = nalloc ? alog_commit_apply(tx) : 0; /* (iii), (iv) */
+	return rc ? rc : rc2;
 }
 
 static void restore(pmtx_region *r, const struct pmtx_rec *h)
@@ -182,11 +201,11 @@ static int undo_abort(struct pmtx_tx *tx)
 		return 0;
 	for (size_t i = tx->nrecs; i-- > 0;)
 		restore(r, region_at(r, tx->recs[i]));
+	/* Like commit (U5), an abort that has begun restoring completes. */
 	int rc = persist_barrier(&r->persist);
-	if (rc)
-		return rc;
 	desc_set_idle(r, tx->d, tx->version, tx->kind);
-	return persist_barrier(&r->persist);
+	int rc2 = persist_barrier(&r->persist);
+	return rc ? rc : rc2;
 }
 
 static int undo_recover(pmtx_region *r, unsigned i,

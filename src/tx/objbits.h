@@ -1,0 +1,65 @@
+/*
+ * objbits.h - the writers bitmap in every object's header (seed 000
+ * section 4.2), kept valid across crashes without any recovery work.
+ *
+ * The bitmap is DRAM state that happens to live in persistent memory: it
+ * is never flushed, and after a crash it holds garbage. Each header also
+ * holds the generation of the open that last reset it; every open draws a
+ * fresh generation (pmtx_region.gen), so a header whose generation differs
+ * reads as "no writers" (seed 001's generation numbers for non-persistent
+ * fields). Opening a region therefore costs nothing per object.
+ *
+ * Invariants
+ *  W1. Bit i is set while the transaction on descriptor i (i < 64) has
+ *      written the object and has not finished: for redo-async, until its
+ *      log has been truncated.
+ *  W2. The first setter after an open resets the bitmap under a
+ *      per-header busy marker (gen == OBJ_GEN_BUSY), so a reset never
+ *      erases a bit set for the current generation.
+ */
+#ifndef PMTX_OBJBITS_H
+#define PMTX_OBJBITS_H
+
+#include "../region/region.h"
+
+#define OBJ_GEN_BUSY 1ull
+
+static inline struct pmtx_objhdr *objhdr_at(const pmtx_region *r,
+                                            uint64_t base)
+{
+	return (struct pmtx_objhdr *)(r->base + base);
+}
+
+static inline uint64_t objbits_get(const pmtx_region *r,
+                                   const struct pmtx_objhdr *h)
+{
+	if (__atomic_load_n(&h->gen, __ATOMIC_ACQUIRE) != r->gen)
+		return 0;
+	return __atomic_load_n(&h->writers, __ATOMIC_ACQUIRE);
+}
+
+static inline void objbits_set(const pmtx_region *r, struct pmtx_objhdr *h,
+                               uint64_t bit)
+{
+	for (;;) {
+		uint64_t g = __atomic_load_n(&h->gen, __ATOMIC_ACQUIRE);
+		if (g == r->gen) {
+			__atomic_fetch_or(&h->writers, bit, __ATOMIC_ACQ_REL);
+			return;
+		}
+		if (g != OBJ_GEN_BUSY &&
+		    __atomic_compare_exchange_n(&h->gen, &g, OBJ_GEN_BUSY, 0,
+		                                __ATOMIC_ACQ_REL,
+		                                __ATOMIC_ACQUIRE)) {
+			__atomic_store_n(&h->writers, 0, __ATOMIC_RELAXED);
+			__atomic_store_n(&h->gen, r->gen, __ATOMIC_RELEASE);
+		}
+	}
+}
+
+static inline void objbits_clear(struct pmtx_objhdr *h, uint64_t bit)
+{
+	__atomic_fetch_and(&h->writers, ~bit, __ATOMIC_ACQ_REL);
+}
+
+#endif
