@@ -226,6 +226,55 @@ int pmtx_defer(pmtx_tx *tx, void (*fn)(void *arg), void *arg);
 int pmtx_defer_unlock(pmtx_tx *tx, pthread_mutex_t *m);
 
 /* ------------------------------------------------------------------------
+ * Copy-on-write objects (seed 000 section 4.3). A wrapper is a small block
+ * that names the current payload of one object; a transaction that opens
+ * it for writing gets a private copy, which replaces the old payload when
+ * the transaction commits. The copy-on-write runtime (PMTX_RT_COW) works
+ * only through wrappers: pmtx_write, pmtx_read, pmtx_add_range and
+ * pmtx_memset return PMTX_E_UNSUPPORTED under it. Other runtimes may open
+ * wrappers for reading.
+ * ---------------------------------------------------------------------- */
+enum { PMTX_COW_READ = 0, PMTX_COW_WRITE = 1 };
+/* Copy constructor: make dst (n bytes, fresh) a copy of src. */
+typedef void (*pmtx_copy_fn)(void *dst, const void *src, size_t n);
+
+/* A new object of size bytes (zeroed), and its wrapper. */
+int pmtx_cow_new(pmtx_tx *tx, size_t size, pmtx_off *wrapper);
+/* The payload to use: the current one (READ), or this transaction's
+ * private copy (WRITE; made with copy, memcpy if NULL, on first open).
+ * PMTX_E_BUSY if another running transaction writes the object. Stores
+ * to a WRITE payload need no pmtx call: commit persists the whole copy. */
+int pmtx_cow_open(pmtx_tx *tx, pmtx_off wrapper, int mode, pmtx_copy_fn copy,
+                  void **payload);
+/* Free the object (wrapper and payload) when the transaction commits. */
+int pmtx_cow_delete(pmtx_tx *tx, pmtx_off wrapper);
+/* The committed payload, for reading outside any transaction. */
+const void *pmtx_cow_peek(pmtx_region *r, pmtx_off wrapper);
+
+/* Typed wrappers, the counterpart of the seed's DEFINE_PM_TYPE: for a
+ * struct T, declares pm_T (a wrapper offset) and pm_T_new/_open/_peek. */
+#define PMTX_DEFINE_PM_TYPE(T)                                                \
+	typedef struct { pmtx_off w; } pm_##T;                                \
+	static inline int pm_##T##_new(pmtx_tx *tx, pm_##T *out)              \
+	{                                                                     \
+		return pmtx_cow_new(tx, sizeof(struct T), &out->w);           \
+	}                                                                     \
+	static inline int pm_##T##_open(pmtx_tx *tx, pm_##T o, int mode,      \
+	                                pmtx_copy_fn copy,                    \
+	                                struct T **out)                       \
+	{                                                                     \
+		return pmtx_cow_open(tx, o.w, mode, copy, (void **)out);      \
+	}                                                                     \
+	static inline const struct T *pm_##T##_peek(pmtx_region *r,          \
+	                                             pm_##T o)                \
+	{                                                                     \
+		return (const struct T *)pmtx_cow_peek(r, o.w);               \
+	}
+/* TXN_OPEN(txn, obj, mode, copy_ctor, &ptr) for a pm_T obj. */
+#define PMTX_TXN_OPEN(tx, obj, mode, copy, outp)                             \
+	pmtx_cow_open((tx), (obj).w, (mode), (copy), (void **)(outp))
+
+/* ------------------------------------------------------------------------
  * Convenience macros in the spirit of the seed's Figure 3. Each evaluates
  * to an int status. obj is a pointer to a struct in the region.
  * ---------------------------------------------------------------------- */
@@ -255,6 +304,7 @@ int pmtx_defer_unlock(pmtx_tx *tx, pthread_mutex_t *m);
 #define TXN_SET PMTX_TXN_SET
 #define TXN_COMMIT PMTX_TXN_COMMIT
 #define TXN_ABORT PMTX_TXN_ABORT
+#define TXN_OPEN PMTX_TXN_OPEN
 #endif
 
 /* ------------------------------------------------------------------------

@@ -145,6 +145,7 @@ enum pmtx_rec_type {
 	PMTX_REC_UNDO = 1,   /* off: target; payload: old contents */
 	PMTX_REC_COMMIT = 2, /* off: number of alloc-log entries */
 	PMTX_REC_REDO = 3,   /* off: target; payload: new contents */
+	PMTX_REC_COW = 4,    /* off: a wrapper in the write set; no payload */
 };
 
 #define PMTX_RF_CSUM 1u
@@ -221,6 +222,22 @@ struct pmtx_sb_meta {
 _Static_assert(sizeof(struct pmtx_sb_meta) == 320, "sb meta size");
 _Static_assert(offsetof(struct pmtx_sb_meta, bitmap) == 64,
                "bitmap starts on its own line");
+
+/* A copy-on-write wrapper (seed 000 section 4.3): a heap block holding
+ * the offsets of the payload copies of one object.
+ *  K1. cur changes only after the writing transaction's COMMIT is durable
+ *      (cleanup), so an uncommitted writer leaves cur as it was.
+ *  K2. next and old_backup are durable before COMMIT; while the writer's
+ *      cleanup is unfinished, cur == old_backup means "not swapped yet".
+ *  K3. writer names a live transaction only if that transaction is
+ *      running in DRAM now; after a crash every writer field is stale. */
+struct pmtx_cow_wrapper {
+	uint64_t cur;        /* committed payload (user offset) */
+	uint64_t next;       /* the writer's new payload, or stale */
+	uint64_t old_backup; /* payload being replaced, or stale */
+	uint64_t writer;     /* (descriptor + 1) << 48 | version, or stale */
+};
+_Static_assert(sizeof(struct pmtx_cow_wrapper) == 32, "cow wrapper size");
 
 /* Header in front of every heap block and of the root. Used by the redo
  * runtime for its writers bitmap (seed 000 section 4.2); zero otherwise. */

@@ -46,6 +46,8 @@ const struct tx_runtime *tx_runtime_of(pmtx_runtime kind)
 		return &redo_runtime;
 	case PMTX_RT_REDO_ASYNC:
 		return &redo_async_runtime;
+	case PMTX_RT_COW:
+		return &cow_runtime;
 	default:
 		return NULL;
 	}
@@ -107,6 +109,7 @@ void txm_destroy(pmtx_region *r)
 		free(tx->recs);
 		free(tx->ents);
 		free(tx->cov);
+		free(tx->ws);
 	}
 	free(m->txs);
 	free((void *)m->busy);
@@ -226,7 +229,7 @@ static int resolve_range(struct pmtx_tx *tx, uint64_t off, size_t n)
 {
 	uint64_t end = off + n, base;
 	/* D4(b): only writers without a replayable log need this. */
-	if (tx->kind != PMTX_RT_UNDO ||
+	if ((tx->kind != PMTX_RT_UNDO && tx->kind != PMTX_RT_COW) ||
 	    atomic_load(&tx->r->txm->async_pending) == 0)
 		return 0;
 	while (off < end) {
@@ -415,6 +418,7 @@ int pmtx_begin(pmtx_region *r, pmtx_runtime kind, pmtx_tx **out)
 	tx->sv_written = 0;
 	tx->unfenced = 0;
 	tx->nrecs = 0;
+	tx->nws = 0;
 	alog_reset(tx);
 	int rc = rt->begin(tx);
 	if (rc) {
@@ -428,7 +432,7 @@ int pmtx_begin(pmtx_region *r, pmtx_runtime kind, pmtx_tx **out)
 	return 0;
 }
 
-static int check_tx(pmtx_tx *tx)
+int tx_check(pmtx_tx *tx)
 {
 	if (!tx || tx != tls_tx)
 		return PMTX_E_NO_TX;
@@ -480,7 +484,7 @@ pmtx_runtime pmtx_tx_runtime(const pmtx_tx *tx)
 
 static int check_range(pmtx_tx *tx, const void *p, size_t n)
 {
-	int rc = check_tx(tx);
+	int rc = tx_check(tx);
 	if (rc)
 		return rc;
 	if (!p && n)
@@ -537,14 +541,14 @@ int pmtx_memset(pmtx_tx *tx, void *dst, int c, size_t n)
 			return rc;
 		done += k;
 	}
-	return check_tx(tx);
+	return tx_check(tx);
 }
 
 /* ---- allocation ---- */
 
 int pmtx_alloc(pmtx_tx *tx, size_t n, pmtx_off *out)
 {
-	int rc = check_tx(tx);
+	int rc = tx_check(tx);
 	if (rc)
 		return rc;
 	if (n == 0 || !out)
@@ -577,7 +581,7 @@ int pmtx_zalloc(pmtx_tx *tx, size_t n, pmtx_off *out)
 
 int pmtx_free(pmtx_tx *tx, pmtx_off off)
 {
-	int rc = check_tx(tx);
+	int rc = tx_check(tx);
 	if (rc)
 		return rc;
 	if (off == 0)
@@ -585,7 +589,8 @@ int pmtx_free(pmtx_tx *tx, pmtx_off off)
 	struct pmtx_alog_entry e;
 	if (heap_free_entry(tx->r->heap, off, &e) || alog_frees(tx, e.off))
 		return PMTX_E_INVAL;
-	if (tx->kind == PMTX_RT_UNDO && atomic_load(&tx->r->txm->async_pending) &&
+	if ((tx->kind == PMTX_RT_UNDO || tx->kind == PMTX_RT_COW) &&
+	    atomic_load(&tx->r->txm->async_pending) &&
 	    (rc = tx_resolve_conflicts(tx, e.off)))
 		return rc;
 	return alog_append(tx, &e);
@@ -600,7 +605,7 @@ size_t pmtx_usable_size(pmtx_region *r, pmtx_off off)
 
 int pmtx_defer(pmtx_tx *tx, void (*fn)(void *), void *arg)
 {
-	int rc = check_tx(tx);
+	int rc = tx_check(tx);
 	if (rc == PMTX_E_ABORTED)
 		rc = 0; /* still runs when the aborted transaction ends */
 	if (rc)

@@ -58,6 +58,12 @@ struct cover {
 	uint64_t seq;
 };
 
+/* A copy-on-write object in a transaction's write set (cow.c). */
+struct cow_ent {
+	uint64_t wrapper, fresh, old; /* user offsets */
+	int deleted;
+};
+
 struct pmtx_tx {
 	pmtx_region *r;
 	unsigned idx;             /* descriptor index */
@@ -85,6 +91,9 @@ struct pmtx_tx {
 	uint64_t csn;             /* commit sequence number */
 	struct cover *cov;        /* ndesc slots */
 	size_t ncov;
+	/* copy-on-write */
+	struct cow_ent *ws;
+	size_t nws, capws;
 	/* redo: the descriptor stays leased until its log is retired */
 	atomic_int trunc_pending;  /* TRUNC_NONE, TRUNC_FULL, TRUNC_RETIRE */
 };
@@ -132,6 +141,7 @@ struct tx_runtime {
 extern const struct tx_runtime undo_runtime;
 extern const struct tx_runtime redo_runtime;
 extern const struct tx_runtime redo_async_runtime;
+extern const struct tx_runtime cow_runtime;
 
 const struct tx_runtime *tx_runtime_of(pmtx_runtime kind);
 
@@ -149,6 +159,8 @@ void tx_mark_running(struct pmtx_tx *tx);
 /* Durably mark the descriptor IDLE at version v (store + flush only). */
 void desc_set_idle(pmtx_region *r, struct pmtx_desc *d, uint64_t v,
                    pmtx_runtime kind);
+/* 0 if tx is this thread's running transaction, else its status. */
+int tx_check(pmtx_tx *tx);
 /* Is [p, p+n) user data (root object or heap)? */
 int tx_data_range_ok(const pmtx_region *r, const void *p, size_t n);
 void alog_reset(struct pmtx_tx *tx);
