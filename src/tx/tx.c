@@ -265,9 +265,11 @@ static int process_head(struct txm *m)
 	m->q_n--;
 	pthread_mutex_unlock(&m->q_lock);
 	int rc = redo_truncate_one(tx);
+	/* In this order: lease() retries while async_pending says a
+	 * descriptor is about to come back. */
 	atomic_store(&tx->trunc_pending, TRUNC_NONE);
-	atomic_fetch_sub(&m->async_pending, 1);
 	release(m, tx);
+	atomic_fetch_sub(&m->async_pending, 1);
 	return rc;
 }
 
@@ -289,8 +291,11 @@ static void *truncator(void *arg)
 	struct txm *m = ((pmtx_region *)arg)->txm;
 	for (;;) {
 		pthread_mutex_lock(&m->q_lock);
-		while (m->q_n == 0 && !m->thr_stop)
+		while (m->q_n == 0 && !m->thr_stop) {
+			m->thr_sleeping = 1;
 			pthread_cond_wait(&m->q_cond, &m->q_lock);
+			m->thr_sleeping = 0;
+		}
 		int stop = m->q_n == 0;
 		pthread_mutex_unlock(&m->q_lock);
 		if (stop)
@@ -311,7 +316,8 @@ int async_enqueue(struct pmtx_tx *tx, int kind)
 	    pthread_create(&m->thr, NULL, truncator, tx->r) == 0)
 		m->thr_started = 1;
 	m->q[(m->q_head + m->q_n++) % m->ndesc] = tx->idx;
-	pthread_cond_signal(&m->q_cond);
+	if (m->thr_sleeping) /* a wake-up is a system call: only if needed */
+		pthread_cond_signal(&m->q_cond);
 	int started = m->thr_started && !m->thr_stop;
 	pthread_mutex_unlock(&m->q_lock);
 	return started ? 0 : drain_until(tx->r, tx);

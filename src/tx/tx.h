@@ -116,7 +116,7 @@ struct txm {
 	pthread_cond_t q_cond;
 	unsigned *q;                 /* ring of descriptor indexes */
 	unsigned q_head, q_n;
-	int thr_started, thr_stop;
+	int thr_started, thr_stop, thr_sleeping;
 	pthread_t thr;
 };
 
