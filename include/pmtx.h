@@ -285,12 +285,10 @@ const void *pmtx_cow_peek(pmtx_region *r, pmtx_off wrapper);
 	pmtx_write((tx), &(obj)->field, (srcp), sizeof((obj)->field))
 /* Typed field form: PMTX_TXN_SET(tx, obj, field, value). */
 #define PMTX_TXN_SET(tx, obj, field, value)                                  \
-	pmtx_write((tx), &(obj)->field,                                      \
-	           &(__typeof__((obj)->field)){ (value) },                   \
-	           sizeof((obj)->field))
+	PMTX_SET(tx, (obj)->field, value)
 /* Any lvalue in the region: PMTX_SET(tx, a[i], value). */
 #define PMTX_SET(tx, lvalue, value)                                          \
-	pmtx_write((tx), &(lvalue), &(__typeof__(lvalue)){ (value) },        \
+	pmtx_write((tx), &(lvalue), (__typeof__(lvalue)[1]){ [0] = (value) }, \
 	           sizeof(lvalue))
 #define PMTX_TXN_COMMIT(tx) pmtx_commit(tx)
 #define PMTX_TXN_ABORT(tx) pmtx_abort(tx)

@@ -1,0 +1,206 @@
+/*
+ * test_mixed.c - one region, every runtime at once: recovery after a crash
+ * that leaves in-flight transactions of undo, redo, redo-async and
+ * copy-on-write, some committed and some not, rolls each one back or
+ * forward correctly; and runtimes can follow each other on the same data.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "region/layout.h"
+#include "testutil.h"
+
+struct thing {
+	uint64_t v[8];
+};
+PMTX_DEFINE_PM_TYPE(thing)
+
+struct root {
+	uint64_t undo_open[8], redo_open[8], async_done[8], undo_done[8];
+	uint64_t redo_done[8];
+	pm_thing cow_open, cow_done;
+};
+
+static pmtx_region *R;
+static pthread_barrier_t ready;
+
+static void fill(pmtx_tx *tx, uint64_t *dst, uint64_t v)
+{
+	uint64_t buf[8];
+	for (int i = 0; i < 8; i++)
+		buf[i] = v + (uint64_t)i;
+	assert_int_equal(pmtx_write(tx, dst, buf, sizeof(buf)), 0);
+}
+
+/* Start a transaction of runtime rt, write, and stop there. */
+static void *open_and_hang(void *arg)
+{
+	pmtx_runtime rt = (pmtx_runtime)(intptr_t)arg;
+	struct root *root = pmtx_root(R, NULL);
+	pmtx_tx *tx;
+	pmtx_off extra;
+	assert_int_equal(pmtx_begin(R, rt, &tx), 0);
+	assert_int_equal(pmtx_alloc(tx, 100, &extra), 0); /* must not leak */
+	if (rt == PMTX_RT_COW) {
+		struct thing *t;
+		assert_int_equal(pm_thing_open(tx, root->cow_open, PMTX_COW_WRITE,
+		                               NULL, &t), 0);
+		for (int i = 0; i < 8; i++)
+			t->v[i] = 999;
+	} else {
+		fill(tx, rt == PMTX_RT_UNDO ? root->undo_open : root->redo_open,
+		     999);
+	}
+	pthread_barrier_wait(&ready);
+	for (;;)
+		pause();
+	return NULL;
+}
+
+static void commit_one(pmtx_runtime rt, uint64_t *dst)
+{
+	pmtx_tx *tx;
+	assert_int_equal(pmtx_begin(R, rt, &tx), 0);
+	fill(tx, dst, 500);
+	assert_int_equal(pmtx_commit(tx), 0);
+}
+
+static void child(const char *path)
+{
+	R = tu_open(path);
+	struct root *root = pmtx_root(R, NULL);
+	pthread_t t[3];
+	pthread_barrier_init(&ready, NULL, 4);
+	pthread_create(&t[0], NULL, open_and_hang, (void *)PMTX_RT_UNDO);
+	pthread_create(&t[1], NULL, open_and_hang, (void *)PMTX_RT_REDO);
+	pthread_create(&t[2], NULL, open_and_hang, (void *)PMTX_RT_COW);
+	pthread_barrier_wait(&ready);
+	commit_one(PMTX_RT_REDO_ASYNC, root->async_done);
+	commit_one(PMTX_RT_UNDO, root->undo_done);
+	commit_one(PMTX_RT_REDO, root->redo_done);
+	pmtx_tx *tx;
+	struct thing *th;
+	assert_int_equal(pmtx_begin(R, PMTX_RT_COW, &tx), 0);
+	assert_int_equal(pm_thing_open(tx, root->cow_done, PMTX_COW_WRITE, NULL,
+	                               &th), 0);
+	for (int i = 0; i < 8; i++)
+		th->v[i] = 500 + (uint64_t)i;
+	assert_int_equal(pmtx_commit(tx), 0);
+	_exit(0); /* a crash: nothing closed, three transactions open */
+}
+
+static void check_block(const uint64_t *v, uint64_t base)
+{
+	for (int i = 0; i < 8; i++)
+		assert_int_equal(v[i], base ? base + (uint64_t)i : 0);
+}
+
+static int count(pmtx_off off, size_t n, void *arg)
+{
+	(void)off, (void)n;
+	(*(int *)arg)++;
+	return 0;
+}
+
+static void recovery_handles_every_runtime_in_flight_at_once(void **s)
+{
+	(void)s;
+	for (int round = 0; round < 5; round++) {
+		const char *path;
+		pmtx_region *r = tu_create(&path, 16 << 20, sizeof(struct root),
+		                           PMTX_PDOM1, PMTX_BACKEND_HARDWARE,
+		                           PMTX_RT_UNDO);
+		struct root *root = pmtx_root(r, NULL);
+		pmtx_tx *tx;
+		assert_int_equal(pmtx_begin(r, PMTX_RT_UNDO, &tx), 0);
+		pm_thing a, b;
+		assert_int_equal(pm_thing_new(tx, &a), 0);
+		assert_int_equal(pm_thing_new(tx, &b), 0);
+		assert_int_equal(PMTX_SET(tx, root->cow_open, a), 0);
+		assert_int_equal(PMTX_SET(tx, root->cow_done, b), 0);
+		assert_int_equal(pmtx_commit(tx), 0);
+		pmtx_close(r);
+
+		pid_t pid = fork();
+		if (pid == 0)
+			child(path);
+		int st;
+		waitpid(pid, &st, 0);
+		assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+
+		r = tu_open(path);
+		root = pmtx_root(r, NULL);
+		check_block(root->undo_open, 0);
+		check_block(root->redo_open, 0);
+		check_block(pm_thing_peek(r, root->cow_open)->v, 0);
+		check_block(root->async_done, 500);
+		check_block(root->undo_done, 500);
+		check_block(root->redo_done, 500);
+		check_block(pm_thing_peek(r, root->cow_done)->v, 500);
+		pmtx_heap_stats hs;
+		assert_int_equal(pmtx_heap_check(r, &hs), 0);
+		int blocks = 0;
+		pmtx_heap_walk(r, count, &blocks);
+		assert_int_equal(blocks, 4); /* two wrappers, two payloads */
+		pmtx_close(r);
+		unlink(path);
+	}
+}
+
+/* The same bytes written by each runtime in turn, committed or aborted,
+ * read back right by every other. */
+static void runtimes_take_turns_on_the_same_data(void **s)
+{
+	(void)s;
+	static const pmtx_runtime rts[] = {PMTX_RT_UNDO, PMTX_RT_REDO,
+	                                   PMTX_RT_REDO_ASYNC};
+	const char *path;
+	pmtx_region *r = tu_create(&path, 16 << 20, 4096, PMTX_PDOM1,
+	                           PMTX_BACKEND_HARDWARE, PMTX_RT_UNDO);
+	uint64_t *v = pmtx_root(r, NULL), model[512] = {0};
+	uint64_t seed = 9;
+	for (int i = 0; i < 3000; i++) {
+		pmtx_tx *tx;
+		pmtx_runtime rt = rts[tu_rand(&seed) % 3];
+		int abort_it = tu_rand(&seed) % 4 == 0;
+		uint64_t shadow[512];
+		memcpy(shadow, model, sizeof(model));
+		assert_int_equal(pmtx_begin(r, rt, &tx), 0);
+		for (int k = 0; k < 4; k++) {
+			unsigned at = (unsigned)(tu_rand(&seed) % 500);
+			unsigned n = 1 + (unsigned)(tu_rand(&seed) % 12);
+			uint64_t cur[12];
+			assert_int_equal(pmtx_read(tx, cur, &v[at], n * 8), 0);
+			assert_memory_equal(cur, &shadow[at], n * 8);
+			for (unsigned j = 0; j < n; j++)
+				cur[j] += (uint64_t)i;
+			assert_int_equal(pmtx_write(tx, &v[at], cur, n * 8), 0);
+			memcpy(&shadow[at], cur, n * 8);
+		}
+		if (abort_it) {
+			assert_int_equal(pmtx_abort(tx), 0);
+		} else {
+			assert_int_equal(pmtx_commit(tx), 0);
+			memcpy(model, shadow, sizeof(model));
+		}
+		assert_memory_equal(v, model, sizeof(model));
+	}
+	pmtx_close(r);
+	r = tu_open(path);
+	assert_memory_equal(pmtx_root(r, NULL), model, sizeof(model));
+	pmtx_close(r);
+	unlink(path);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(recovery_handles_every_runtime_in_flight_at_once),
+		cmocka_unit_test(runtimes_take_turns_on_the_same_data),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
