@@ -91,8 +91,8 @@
 static int redo_begin(struct pmtx_tx *tx)
 {
 	logw_reset(tx->r, &tx->log, tx->d->log_head);
-	lineset_clear(&tx->lines);
 	idxmap_clear(&tx->map);
+	tx->last_obj = 0;
 	tx->nents = 0;
 	return 0;
 }
@@ -114,8 +114,11 @@ static int ents_push(struct pmtx_tx *tx, struct redo_ent e)
  * set its writers bit once. */
 static int own_object(struct pmtx_tx *tx, uint64_t base)
 {
-	if (idxmap_get(&tx->map, base) == OBJ_MARK)
+	if (base == tx->last_obj || idxmap_get(&tx->map, base) == OBJ_MARK) {
+		tx->last_obj = base;
 		return 0;
+	}
+	tx->last_obj = base;
 	if (tx->mybit)
 		objbits_set(tx->r, objhdr_at(tx->r, base), tx->mybit);
 	return idxmap_put(&tx->map, base, OBJ_MARK);
@@ -140,10 +143,7 @@ static int append(struct pmtx_tx *tx, uint64_t base, uint64_t off,
 	struct redo_ent e = {rec, off, (uint32_t)len, idxmap_get(&tx->map, key)};
 	if ((rc = ents_push(tx, e)))
 		return rc;
-	rc = idxmap_put(&tx->map, key, (int32_t)(tx->nents - 1));
-	if (!rc)
-		rc = lineset_mark(&tx->lines, region_at(r, off), len);
-	return rc;
+	return idxmap_put(&tx->map, key, (int32_t)(tx->nents - 1));
 }
 
 /* Split [off, off+n) at object and segment boundaries. */
@@ -278,11 +278,23 @@ static void apply_in_place(struct pmtx_tx *tx)
 	}
 }
 
+/* Flush every line the records cover; a line flushed for the previous
+ * record is not flushed again (writes to one line usually come
+ * together). */
 static void flush_written(struct pmtx_tx *tx)
 {
-	for (uint32_t i = 0; i < tx->lines.n; i++)
-		persist_flush(&tx->r->persist,
-		              (const void *)lineset_line(&tx->lines, i), CACHE_LINE);
+	pmtx_region *r = tx->r;
+	uintptr_t last = 0;
+	for (size_t i = 0; i < tx->nents; i++) {
+		const struct redo_ent *e = &tx->ents[i];
+		uintptr_t a = (uintptr_t)region_at(r, e->off);
+		uintptr_t l = ALIGN_DOWN(a, CACHE_LINE);
+		if (l == last)
+			l += CACHE_LINE;
+		if (l < a + e->len)
+			persist_flush(&r->persist, (const void *)l, a + e->len - l);
+		last = ALIGN_DOWN(a + e->len - 1, CACHE_LINE);
+	}
 }
 
 /* Step 3, and what follows it: IDLE, then give back the objects' bits and

@@ -85,6 +85,7 @@ struct pmtx_tx {
 	size_t nrecs, caprecs;
 	/* redo */
 	uint64_t mybit;           /* writers bit, 0 for descriptors >= 64 */
+	uint64_t last_obj;        /* object of the previous write */
 	struct idxmap map;        /* segment -> newest entry; object -> -2 */
 	struct redo_ent *ents;
 	size_t nents, capents;
