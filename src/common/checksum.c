@@ -10,3 +10,21 @@ uint64_t pmtx_checksum(const void *p, size_t n, uint64_t seed)
 {
 	return XXH3_64bits_withSeed(p, n, seed);
 }
+
+_Static_assert(sizeof(XXH3_state_t) <= sizeof(struct pmtx_hasher),
+               "hasher holds an XXH3 state");
+
+void pmtx_hash_init(struct pmtx_hasher *h, uint64_t seed)
+{
+	XXH3_64bits_reset_withSeed((XXH3_state_t *)(void *)h->state, seed);
+}
+
+void pmtx_hash_update(struct pmtx_hasher *h, const void *p, size_t n)
+{
+	XXH3_64bits_update((XXH3_state_t *)(void *)h->state, p, n);
+}
+
+uint64_t pmtx_hash_digest(struct pmtx_hasher *h)
+{
+	return XXH3_64bits_digest((XXH3_state_t *)(void *)h->state);
+}

@@ -37,6 +37,14 @@ static inline uint64_t lines_spanned(const void *p, size_t n)
  * (XXH3-64, from libxxhash). seed distinguishes the kinds of structure. */
 uint64_t pmtx_checksum(const void *p, size_t n, uint64_t seed);
 
+/* Streaming form, for checksums over several pieces (XXH3-64 state). */
+struct pmtx_hasher {
+	_Alignas(64) unsigned char state[640];
+};
+void pmtx_hash_init(struct pmtx_hasher *h, uint64_t seed);
+void pmtx_hash_update(struct pmtx_hasher *h, const void *p, size_t n);
+uint64_t pmtx_hash_digest(struct pmtx_hasher *h);
+
 /* Report an error message for the last failing call in this thread.
  * Open/create set it so that a tool can print more than the code. */
 void pmtx__set_errmsg(const char *fmt, ...)

@@ -138,7 +138,10 @@ _Static_assert(sizeof(struct pmtx_chunk) == 64, "chunk header size");
  * PMTX_CSUM_SEED_REC; flag PMTX_RF_CSUM), or, for records too big to be
  * worth checksumming, a mark (XXH3 of the header alone, seed
  * PMTX_CSUM_SEED_MARK; flag PMTX_RF_MARK) written only after the header
- * and payload are durable. */
+ * and payload are durable, or nothing (PMTX_RF_BATCH): a redo COMMIT
+ * record's payload then holds {CSN, XXH3 of every record before it, each
+ * record's whole 64-byte-aligned span, in log order}, and the records
+ * count only if that checksum matches. */
 #define PMTX_REC_PROLOG 0x474f4c5258544d50ull /* "PMTXRLOG" */
 
 enum pmtx_rec_type {
@@ -150,6 +153,8 @@ enum pmtx_rec_type {
 
 #define PMTX_RF_CSUM 1u
 #define PMTX_RF_MARK 2u
+#define PMTX_RF_BATCH 3u /* check word 0: the COMMIT record's batch checksum
+                          * covers the record (redo) */
 
 struct pmtx_rec {
 	uint64_t prolog;   /* PMTX_REC_PROLOG: the seed's prolog sentinel */

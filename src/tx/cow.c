@@ -214,7 +214,7 @@ static int stage(struct pmtx_tx *tx)
 		if (rc)
 			return rc;
 		log_put(r, &tx->log, rec, PMTX_REC_COW, tx->version, e->wrapper,
-		        NULL, 0, 0);
+		        NULL, 0, LOG_CSUM);
 		if ((rc = heap_free_entry(r->heap, e->old, &fe)) ||
 		    (rc = alog_append(tx, &fe)))
 			return rc;
@@ -268,7 +268,7 @@ static int cow_commit(struct pmtx_tx *tx)
 	logw_reserve(r, &tx->log, sizeof(uint64_t), &rec); /* reserved above */
 	tx->csn = atomic_fetch_add(&r->txm->next_csn, 1);
 	log_put(r, &tx->log, rec, PMTX_REC_COMMIT, tx->version, tx->alog.n,
-	        &tx->csn, sizeof(tx->csn), 0);
+	        &tx->csn, sizeof(tx->csn), LOG_CSUM);
 	rc = persist_barrier(p); /* 2 */
 	swap_payloads(tx);
 	int rc2 = alog_commit_apply(tx); /* 3 and 4 */

@@ -72,7 +72,14 @@ static int grow(struct idxmap *m)
 
 int idxmap_put(struct idxmap *m, uint64_t key, int32_t val)
 {
+	int32_t old;
+	return idxmap_swap(m, key, val, &old);
+}
+
+int idxmap_swap(struct idxmap *m, uint64_t key, int32_t val, int32_t *old)
+{
 	struct idx_slot *s = find(m, key);
+	*old = s->key ? s->val : -1;
 	if (s->key == 0) {
 		if (m->n + 1 > m->cap / 2) {
 			if (grow(m))

@@ -24,6 +24,9 @@ void idxmap_clear(struct idxmap *m);
 int32_t idxmap_get(const struct idxmap *m, uint64_t key);
 /* Set key -> val. 0 or ENOMEM. */
 int idxmap_put(struct idxmap *m, uint64_t key, int32_t val);
+/* Set key -> val and return the previous value (-1 if none) in *old, with
+ * one probe. 0 or ENOMEM. */
+int idxmap_swap(struct idxmap *m, uint64_t key, int32_t val, int32_t *old);
 
 static inline uint64_t idxmap_key(const struct idxmap *m, uint32_t i)
 {

@@ -9,7 +9,10 @@
  *      and length are plausible and its check word matches: the XXH3
  *      checksum of header and payload (PMTX_RF_CSUM), or the mark, an XXH3
  *      of the header alone that is written only after header and payload
- *      are durable (PMTX_RF_MARK).
+ *      are durable (PMTX_RF_MARK). A redo record may carry neither
+ *      (PMTX_RF_BATCH): it is then only structurally valid, and counts
+ *      only under a COMMIT record whose batch checksum covers it (redo.c
+ *      D1), which recovery verifies.
  *  L2. Sequence numbers of one transaction are 0, 1, 2, ... with no gap,
  *      and versions are unique per descriptor, so a stale record (from an
  *      older transaction, or garbage) can never pass as the next record.
@@ -49,11 +52,6 @@ void logw_reset(const pmtx_region *r, struct logw *w, uint64_t head)
 	w->pos = head + sizeof(struct pmtx_chunk);
 	w->end = head + chunk_at(r, head)->size;
 	w->seq = 0;
-}
-
-static size_t rec_span(size_t len)
-{
-	return ALIGN_UP(PMTX_REC_BYTES(len), PMTX_REC_ALIGN);
 }
 
 /* Insert a new chunk of at least need record bytes after cur (L4). */
@@ -100,7 +98,7 @@ int log_chunk_next(pmtx_region *r, uint64_t cur, size_t need,
 
 int logw_reserve(pmtx_region *r, struct logw *w, size_t len, uint64_t *rec)
 {
-	size_t span = rec_span(len);
+	size_t span = log_rec_span(len);
 	while (w->pos + span > w->end) {
 		uint64_t next;
 		int rc = log_chunk_next(r, w->chunk, span, &next);
@@ -126,14 +124,16 @@ static uint64_t *rec_check(const struct pmtx_rec *h)
 
 void log_put(pmtx_region *r, struct logw *w, uint64_t rec, uint16_t type,
              uint64_t version, uint64_t off, const void *payload,
-             size_t len, int mark)
+             size_t len, enum log_check mode)
 {
 	struct pmtx_rec *h = region_at(r, rec);
 	h->prolog = PMTX_REC_PROLOG;
 	h->version = version;
 	h->seq = w->seq++;
 	h->type = type;
-	h->flags = mark ? PMTX_RF_MARK : PMTX_RF_CSUM;
+	static const uint16_t flags[] = {PMTX_RF_CSUM, PMTX_RF_MARK,
+	                                 PMTX_RF_BATCH};
+	h->flags = flags[mode];
 	h->len = (uint32_t)len;
 	h->reserved = 0;
 	h->off = off;
@@ -143,12 +143,13 @@ void log_put(pmtx_region *r, struct logw *w, uint64_t rec, uint16_t type,
 	if (len % 8)
 		memset(body + len, 0, 8 - len % 8);
 	uint64_t *check = rec_check(h);
-	*check = mark ? 0 : pmtx_checksum(h, (size_t)((char *)check - (char *)h),
-	                                  PMTX_CSUM_SEED_REC);
+	*check = mode != LOG_CSUM ? 0
+	         : pmtx_checksum(h, (size_t)((char *)check - (char *)h),
+	                         PMTX_CSUM_SEED_REC);
 	size_t bytes = PMTX_REC_BYTES(len);
 	pmtx__tls_counters.bytes_logged += bytes;
 	persist_flush(&r->persist, h, bytes);
-	w->pos = rec + rec_span(len);
+	w->pos = rec + log_rec_span(len);
 }
 
 void log_put_mark(pmtx_region *r, uint64_t rec)
@@ -187,6 +188,8 @@ static int rec_valid(const struct logr *rd, const struct pmtx_rec *h,
 	if (h->flags == PMTX_RF_CSUM)
 		return check == pmtx_checksum(h, sizeof(*h) + ALIGN_UP(h->len, 8),
 		                              PMTX_CSUM_SEED_REC);
+	if (h->flags == PMTX_RF_BATCH) /* the caller checks the batch */
+		return h->type == PMTX_REC_REDO && check == 0;
 	return h->flags == PMTX_RF_MARK && check == rec_mark(h);
 }
 
@@ -219,7 +222,7 @@ int logr_next(struct logr *rd, const struct pmtx_rec **rec)
 	if (rd->seq == 0)
 		rd->version = h->version;
 	rd->seq++;
-	rd->pos += rec_span(h->len);
+	rd->pos += log_rec_span(h->len);
 	*rec = h;
 	return 0;
 }

@@ -21,14 +21,22 @@ void logw_reset(const pmtx_region *r, struct logw *w, uint64_t head);
  * the next chunk if needed; returns the record's offset in *rec. Growing
  * the chain costs two barriers, once per new chunk. */
 int logw_reserve(pmtx_region *r, struct logw *w, size_t len, uint64_t *rec);
-/* Write the header and payload at rec, and the checksum when mark is 0;
+/* How a record's check word is filled (layout.h, struct pmtx_rec). */
+enum log_check { LOG_CSUM, LOG_MARK, LOG_BATCH };
+/* Write the header and payload at rec, and the checksum for LOG_CSUM;
  * flush it all. No barrier. Advances the writer past the record. */
 void log_put(pmtx_region *r, struct logw *w, uint64_t rec, uint16_t type,
              uint64_t version, uint64_t off, const void *payload,
-             size_t len, int mark);
-/* For a record written with mark=1, once its body is durable: write and
+             size_t len, enum log_check check);
+/* For a record written with LOG_MARK, once its body is durable: write and
  * flush the mark. */
 void log_put_mark(pmtx_region *r, uint64_t rec);
+
+/* Bytes a record with a payload of len bytes spans in the log. */
+static inline size_t log_rec_span(size_t len)
+{
+	return ALIGN_UP(PMTX_REC_BYTES(len), PMTX_REC_ALIGN);
+}
 
 /* Would a reader accept the record at rec as number seq of version?
  * (L1-L2; for assert() in debug builds.) */

@@ -79,6 +79,27 @@ static int desc_ok(pmtx_region *r, unsigned i)
 	       PMTX_SV_STATE(d->statever) <= PMTX_DS_COMMITTED;
 }
 
+/* Records written with PMTX_RF_BATCH count only if the COMMIT record's
+ * second word is the checksum of their spans (redo.c D1). */
+static int batch_ok(const struct found *f)
+{
+	const struct pmtx_rec *last = f->v[f->n - 1];
+	struct pmtx_hasher h;
+	int batch = 0;
+	pmtx_hash_init(&h, PMTX_CSUM_SEED_REC);
+	for (size_t k = 0; k + 1 < f->n; k++) {
+		batch |= f->v[k]->flags == PMTX_RF_BATCH;
+		pmtx_hash_update(&h, f->v[k], log_rec_span(f->v[k]->len));
+	}
+	if (!batch)
+		return 1;
+	uint64_t want;
+	if (last->len < 16)
+		return 0;
+	memcpy(&want, (const char *)rec_payload(last) + 8, 8);
+	return want == pmtx_hash_digest(&h);
+}
+
 /* The COMMIT record, if any, must be last and unique. */
 static int committed_shape(struct found *f)
 {
@@ -90,6 +111,8 @@ static int committed_shape(struct found *f)
 	f->csn = 0;
 	if (f->committed && last->len >= 8)
 		memcpy(&f->csn, rec_payload(last), 8);
+	if (f->committed && !batch_ok(f))
+		f->committed = 0; /* a torn redo record: not committed (D1) */
 	return 0;
 }
 

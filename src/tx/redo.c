@@ -42,9 +42,11 @@
  * one of its objects (tx.c: drain_until).
  *
  * Invariants
- *  D1. A COMMIT record is valid only if every record before it is (L1-L3:
- *      the reader stops at the first invalid record), and all of them are
- *      made durable by the same barrier, so the transaction is durable
+ *  D1. Redo records carry no checksum of their own: the COMMIT record
+ *      holds one checksum over all of them (PMTX_RF_BATCH), computed
+ *      once at commit, and recovery counts a log as committed only if
+ *      the COMMIT is valid and that checksum matches. Records and COMMIT
+ *      are made durable by the same barrier, so the transaction is durable
  *      exactly when its COMMIT is; recovery replays committed logs.
  *  D2. Nothing is stored in place before the COMMIT is durable, so an
  *      uncommitted transaction needs no rollback.
@@ -139,11 +141,13 @@ static int append(struct pmtx_tx *tx, uint64_t base, uint64_t off,
 	int rc = logw_reserve(r, &tx->log, len, &rec);
 	if (rc || (rc = own_object(tx, base)))
 		return rc;
-	log_put(r, &tx->log, rec, PMTX_REC_REDO, tx->version, off, src, len, 0);
-	struct redo_ent e = {rec, off, (uint32_t)len, idxmap_get(&tx->map, key)};
+	log_put(r, &tx->log, rec, PMTX_REC_REDO, tx->version, off, src, len,
+	        LOG_BATCH);
+	struct redo_ent e = {rec, off, (uint32_t)len, -1};
 	if ((rc = ents_push(tx, e)))
 		return rc;
-	return idxmap_put(&tx->map, key, (int32_t)(tx->nents - 1));
+	return idxmap_swap(&tx->map, key, (int32_t)(tx->nents - 1),
+	                   &tx->ents[tx->nents - 1].prev);
 }
 
 /* Split [off, off+n) at object and segment boundaries. */
@@ -247,11 +251,27 @@ static void clear_bits(struct pmtx_tx *tx)
 	}
 }
 
+/* The batch checksum of the records (layout.h, PMTX_RF_BATCH): their
+ * spans in log order, contiguous runs hashed in one piece. */
+static uint64_t batch_checksum(const struct pmtx_tx *tx)
+{
+	const pmtx_region *r = tx->r;
+	struct pmtx_hasher h;
+	pmtx_hash_init(&h, PMTX_CSUM_SEED_REC);
+	for (size_t i = 0; i < tx->nents;) {
+		uint64_t start = tx->ents[i].rec, end = start;
+		for (; i < tx->nents && tx->ents[i].rec == end; i++)
+			end += log_rec_span(tx->ents[i].len);
+		pmtx_hash_update(&h, region_at(r, start), end - start);
+	}
+	return pmtx_hash_digest(&h);
+}
+
 /* Step 1: the transaction becomes durable (D1). */
 static int commit_durable(struct pmtx_tx *tx)
 {
 	pmtx_region *r = tx->r;
-	uint64_t rec, body[1];
+	uint64_t rec, body[2];
 	size_t nalloc = tx->alog.n;
 	int rc = logw_reserve(r, &tx->log, sizeof(body), &rec);
 	if (rc)
@@ -260,8 +280,9 @@ static int commit_durable(struct pmtx_tx *tx)
 	tx_mark_running(tx);
 	tx->csn = atomic_fetch_add(&r->txm->next_csn, 1);
 	body[0] = tx->csn;
+	body[1] = batch_checksum(tx);
 	log_put(r, &tx->log, rec, PMTX_REC_COMMIT, tx->version, nalloc, body,
-	        sizeof(body), 0);
+	        sizeof(body), LOG_CSUM);
 	alog_flush(tx);
 	rc = persist_barrier(&r->persist);
 	retire_cover_end(tx);
@@ -338,7 +359,7 @@ static int redo_commit(struct pmtx_tx *tx)
 		return tx->unfenced ? persist_barrier(&r->persist) : 0;
 	}
 	uint64_t rec;
-	int rc = logw_reserve(r, &tx->log, sizeof(uint64_t), &rec);
+	int rc = logw_reserve(r, &tx->log, 2 * sizeof(uint64_t), &rec);
 	if (rc) {
 		tx->rt->abort(tx);
 		alog_unreserve(tx);

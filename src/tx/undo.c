@@ -105,7 +105,8 @@ static int append_durable(struct pmtx_tx *tx, uint16_t type, uint64_t off,
 	if (rc)
 		return rc;
 	tx_mark_running(tx);
-	log_put(r, &tx->log, rec, type, tx->version, off, payload, len, mark);
+	log_put(r, &tx->log, rec, type, tx->version, off, payload, len,
+	        mark ? LOG_MARK : LOG_CSUM);
 	if ((rc = persist_barrier(p)))
 		return rc;
 	if (mark) {
