@@ -11,7 +11,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "region/layout.h"
+#include "persist/persist.h"
+#include "region/region.h"
 #include "testutil.h"
 
 struct thing {
@@ -196,11 +197,86 @@ static void runtimes_take_turns_on_the_same_data(void **s)
 	unlink(path);
 }
 
+/* ---- D1: a torn redo record voids the COMMIT that follows it ---- */
+
+static const persist_ops *real;
+static persist_ops tear_ops;
+static int tear_byte; /* -1: crash without tearing */
+static pmtx_region *tear_r;
+
+static void tear_flush(struct persist *p, const void *a, size_t n)
+{
+	real->flush(p, a, n);
+}
+
+static void tear_copy(struct persist *p, void *d, const void *s, size_t n)
+{
+	real->copy_nt(p, d, s, n);
+}
+
+/* The redo commit's first barrier: the records and the COMMIT are in
+ * place. Damage one byte of the first record, as a power loss that kept
+ * the COMMIT's line but not all of the record's would, and die. */
+static int tear_barrier(struct persist *p)
+{
+	if (tear_byte >= 0) {
+		const struct pmtx_desc *d = region_desc(tear_r, 0);
+		char *rec = (char *)tear_r->base + d->log_head + 64;
+		rec[tear_byte] ^= 0x5a;
+	}
+	_exit(0);
+	return real->barrier(p);
+}
+
+static void a_torn_redo_record_voids_the_commit(void **s)
+{
+	(void)s;
+	static const int bytes[] = {-1, 0, 20, 40, 44};
+	for (unsigned k = 0; k < sizeof(bytes) / sizeof(*bytes); k++) {
+		const char *path;
+		pmtx_options o;
+		pmtx_options_init(&o);
+		o.root_size = 4096;
+		o.ndesc = 1;
+		path = tu_path();
+		pmtx_region *r;
+		assert_int_equal(pmtx_create(path, 8 << 20, &o, &r), 0);
+		pmtx_close(r);
+		pid_t pid = fork();
+		if (pid == 0) {
+			real = persist_default_ops(PMTX_PDOM1, PMTX_BACKEND_HARDWARE);
+			tear_ops = (persist_ops){"tear", tear_flush, tear_barrier,
+			                         tear_copy};
+			tear_byte = bytes[k];
+			tear_r = tu_open(path);
+			persist_set_ops(&tear_r->persist, &tear_ops, NULL);
+			uint64_t *v = pmtx_root(tear_r, NULL);
+			pmtx_tx *tx;
+			pmtx_begin(tear_r, PMTX_RT_REDO, &tx);
+			for (int i = 0; i < 4; i++)
+				PMTX_SET(tx, v[i * 8], 77);
+			pmtx_commit(tx);
+			_exit(3);
+		}
+		int st;
+		waitpid(pid, &st, 0);
+		assert_int_equal(WEXITSTATUS(st), 0);
+		r = tu_open(path);
+		uint64_t *v = pmtx_root(r, NULL);
+		uint64_t want = bytes[k] < 0 ? 77 : 0; /* torn: not committed */
+		for (int i = 0; i < 4; i++)
+			assert_int_equal(v[i * 8], want);
+		pmtx_close(r);
+		unlink(path);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(recovery_handles_every_runtime_in_flight_at_once),
 		cmocka_unit_test(runtimes_take_turns_on_the_same_data),
+		cmocka_unit_test(a_torn_redo_record_voids_the_commit),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -111,8 +111,10 @@ static int committed_shape(struct found *f)
 	f->csn = 0;
 	if (f->committed && last->len >= 8)
 		memcpy(&f->csn, rec_payload(last), 8);
-	if (f->committed && !batch_ok(f))
+	if (f->committed && !batch_ok(f)) {
 		f->committed = 0; /* a torn redo record: not committed (D1) */
+		f->n--;
+	}
 	return 0;
 }
 
