@@ -7,7 +7,10 @@
  * system alike).
  *
  * Systems: pmtx-undo, pmtx-redo, pmtx-redo-async (any domain and
- * backend) and pmdk (libpmemobj's
+ * backend); pmtx-cow, where the `writes` ranges are 8 bytes in as many
+ * distinct 64-byte objects opened for writing (copy-on-write works only
+ * through wrappers); pmtx-cltx, for 0-3 writes of 8-byte fields of one
+ * cache-line object and no allocation; and pmdk (libpmemobj's
  * TX_BEGIN / pmemobj_tx_add_range / pmemobj_tx_alloc, written as a PMDK
  * user would, on a pool in --dir with PMEM_IS_PMEM_FORCE=1).
  */
@@ -18,10 +21,13 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "pmtx_cltx.h"
 
 #define LINES 4096u
 #define RING 1024u
 #define POOL_SIZE (256u << 20)
+/* Cache-line transactions are an object kind, not a pmtx_runtime. */
+#define RT_CLTX ((pmtx_runtime)100)
 
 struct txn_params {
 	long writes, allocs;
@@ -43,13 +49,65 @@ static inline unsigned line_of(uint64_t iter, long w)
 	return (unsigned)((iter * 7 + (uint64_t)w * 61) % LINES);
 }
 
+struct obj64 {
+	uint64_t v[8];
+};
+PMTX_DEFINE_PM_TYPE(obj64)
+
+struct fields {
+	uint64_t f[3];
+};
+PMTX_CLTX_DECLARE(line3, struct fields)
+
+/* For pmtx-cow: the root holds LINES wrapper offsets instead of data. */
+static int cow_setup(pmtx_region *r)
+{
+	pm_obj64 *objs = pmtx_root(r, NULL);
+	for (unsigned i = 0; i < LINES; i += 256) {
+		pmtx_tx *tx;
+		int rc = pmtx_begin(r, PMTX_RT_UNDO, &tx);
+		for (unsigned k = i; !rc && k < i + 256; k++) {
+			pm_obj64 o;
+			rc = pm_obj64_new(tx, &o);
+			if (!rc)
+				rc = PMTX_SET(tx, objs[k], o);
+		}
+		if (rc) {
+			pmtx_abort(tx);
+			return rc;
+		}
+		if ((rc = pmtx_commit(tx)))
+			return rc;
+	}
+	return 0;
+}
+
+static int cow_writes(pmtx_tx *tx, pm_obj64 *objs, uint64_t iter, long n)
+{
+	for (long w = 0; w < n; w++) {
+		struct obj64 *p;
+		int rc = pm_obj64_open(tx, objs[line_of(iter, w)], PMTX_COW_WRITE,
+		                       NULL, &p);
+		if (rc)
+			return rc;
+		p->v[0]++;
+	}
+	return 0;
+}
+
+static int cltx_run(void *vctx, uint64_t n);
+
 static int pmtx_run(void *vctx, uint64_t n)
 {
 	struct pmtx_ctx *c = vctx;
 	for (uint64_t i = 0; i < n; i++, c->iter++) {
 		pmtx_tx *tx;
 		int rc = pmtx_begin(c->r, c->rt, &tx);
-		for (long w = 0; !rc && w < c->p.writes; w++) {
+		if (!rc && c->rt == PMTX_RT_COW)
+			rc = cow_writes(tx, (pm_obj64 *)(void *)c->lines, c->iter,
+			                c->p.writes);
+		for (long w = 0; !rc && c->rt != PMTX_RT_COW && w < c->p.writes;
+		     w++) {
 			uint64_t *dst = &c->lines[line_of(c->iter, w) * 8];
 			uint64_t v = *dst + 1;
 			rc = pmtx_write(tx, dst, &v, sizeof(v));
@@ -103,6 +161,29 @@ static int pmtx_runner(struct runner *r, const struct bench_opts *o,
 	snprintf(r->system, sizeof(r->system), "pmtx-%s", pmtx_runtime_name(rt));
 	snprintf(r->domain, sizeof(r->domain), "%s", pmtx_domain_name(d));
 	snprintf(r->backend, sizeof(r->backend), "%s", pmtx_backend_name(b));
+	if (rt == PMTX_RT_COW && (rc = cow_setup(c->r)))
+		pmtx_destroy(c);
+	if (rt == RT_CLTX) {
+		r->run = cltx_run;
+		snprintf(r->system, sizeof(r->system), "pmtx-cltx");
+	}
+	return rc;
+}
+
+/* pmtx-cltx: one cache-line transaction per operation on a line in the
+ * root, writing `writes` (0-3) of its three 8-byte fields. */
+static int cltx_run(void *vctx, uint64_t n)
+{
+	struct pmtx_ctx *c = vctx;
+	struct line3 *l = pmtx_cltx_align(c->lines); /* root: 16 + 64k */
+	for (uint64_t i = 0; i < n; i++, c->iter++) {
+		struct fields *f = line3_begin(l);
+		for (long w = 0; w < c->p.writes; w++)
+			f->f[w]++;
+		int rc = line3_commit(c->r, l);
+		if (rc)
+			return rc;
+	}
 	return 0;
 }
 
@@ -190,7 +271,16 @@ static int want(const char *sel, const char *name)
 }
 
 static const pmtx_runtime runtimes[] = {PMTX_RT_UNDO, PMTX_RT_REDO,
-                                        PMTX_RT_REDO_ASYNC};
+                                        PMTX_RT_REDO_ASYNC, PMTX_RT_COW,
+                                        RT_CLTX};
+#define NRUNTIMES (sizeof(runtimes) / sizeof(*runtimes))
+
+static const char *system_name(pmtx_runtime rt, char *buf, size_t n)
+{
+	snprintf(buf, n, "pmtx-%s",
+	         rt == RT_CLTX ? "cltx" : pmtx_runtime_name(rt));
+	return buf;
+}
 
 static int pmtx_runners(struct runner *rs, int *n, const struct bench_opts *o,
                         struct txn_params p)
@@ -206,11 +296,12 @@ static int pmtx_runners(struct runner *rs, int *n, const struct bench_opts *o,
 		for (int d = 0; d < 3; d++) {
 			if (!want(o->domain, pmtx_domain_name((pmtx_domain)d)))
 				continue;
-			for (unsigned k = 0; k < 3; k++) {
+			for (unsigned k = 0; k < NRUNTIMES; k++) {
 				char sys[32];
-				snprintf(sys, sizeof(sys), "pmtx-%s",
-				         pmtx_runtime_name(runtimes[k]));
-				if (!want(o->system, sys))
+				if (!want(o->system, system_name(runtimes[k], sys,
+				                                 sizeof(sys))) ||
+				    (runtimes[k] == RT_CLTX &&
+				     (p.writes > 3 || p.allocs)))
 					continue;
 				int rc = pmtx_runner(&rs[*n], o, runtimes[k],
 				                     (pmtx_domain)d, backends[b], p);
@@ -249,15 +340,17 @@ static int txn_point(const struct bench_opts *o, struct txn_params p)
 
 int wl_txn(const struct bench_opts *o)
 {
-	static const long sweep[] = {0, 1, 4, 16, 32};
+	static const long sweep[] = {0, 1, 2, 3, 4, 16, 32};
 	static const char *const systems[] = {"pmtx-undo", "pmtx-redo",
-	                                      "pmtx-redo-async", "pmdk"};
+	                                      "pmtx-redo-async", "pmtx-cow",
+	                                      "pmtx-cltx", "pmdk"};
 	int known = !o->system;
 	for (size_t i = 0; i < sizeof(systems) / sizeof(*systems); i++)
 		known |= o->system && !strcmp(o->system, systems[i]);
 	if (!known) {
 		fprintf(stderr, "txn: unknown --system %s (pmtx-undo, "
-		                "pmtx-redo, pmtx-redo-async, pmdk)\n", o->system);
+		                "pmtx-redo, pmtx-redo-async, pmtx-cow, pmtx-cltx, "
+		                "pmdk)\n", o->system);
 		return PMTX_E_INVAL;
 	}
 	if (o->writes >= 0 || o->allocs >= 0) {
