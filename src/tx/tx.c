@@ -16,6 +16,11 @@
  *  T3. Deferred operations run once, in registration order, after the
  *      outermost transaction has committed or aborted (so a deferred lock
  *      release never exposes data that could still be rolled back).
+ *  T4. A redo transaction queued for truncation is held by two parties:
+ *      the thread that committed it, until it has run the deferred
+ *      operations, and the truncation. The descriptor (with its DRAM
+ *      state: deferred list, write set) returns to the pool only when both
+ *      are done, whichever finishes last.
  *  R3. Retire cover. A redo log marked IDLE with a store and a flush but
  *      no barrier of its own (redo.c, step 3) is recorded in pend_seq.
  *      Every commit flushes the descriptor line of each such descriptor
@@ -155,6 +160,14 @@ static void release(struct txm *m, struct pmtx_tx *tx)
 	atomic_fetch_and(&m->busy[tx->idx / 64], ~(1ull << (tx->idx % 64)));
 }
 
+/* T4: the last of the committing thread and the truncation gives the
+ * descriptor back. */
+static void unhold(struct txm *m, struct pmtx_tx *tx)
+{
+	if (atomic_fetch_sub(&tx->holds, 1) == 1)
+		release(m, tx);
+}
+
 /* ---- retire cover (R3) ---- */
 
 void retire_note(pmtx_region *r, unsigned idx)
@@ -268,7 +281,7 @@ static int process_head(struct txm *m)
 	/* In this order: lease() retries while async_pending says a
 	 * descriptor is about to come back. */
 	atomic_store(&tx->trunc_pending, TRUNC_NONE);
-	release(m, tx);
+	unhold(m, tx);
 	atomic_fetch_sub(&m->async_pending, 1);
 	return rc;
 }
@@ -309,6 +322,7 @@ static void *truncator(void *arg)
 int async_enqueue(struct pmtx_tx *tx, int kind)
 {
 	struct txm *m = tx->r->txm;
+	atomic_fetch_add(&tx->holds, 1);
 	atomic_store(&tx->trunc_pending, kind);
 	atomic_fetch_add(&m->async_pending, 1);
 	pthread_mutex_lock(&m->q_lock);
@@ -388,8 +402,7 @@ static void tx_end(struct pmtx_tx *tx)
 	for (size_t i = 0; i < tx->ndefer; i++)
 		tx->defer[i].fn(tx->defer[i].arg);
 	tx->ndefer = 0;
-	if (!atomic_load(&tx->trunc_pending))
-		release(m, tx);
+	unhold(m, tx);
 	atomic_fetch_sub(&m->running, 1);
 }
 
@@ -416,6 +429,7 @@ int pmtx_begin(pmtx_region *r, pmtx_runtime kind, pmtx_tx **out)
 	if (!tx)
 		return PMTX_E_BUSY;
 	atomic_fetch_add(&r->txm->running, 1);
+	atomic_store(&tx->holds, 1);
 	tx->rt = rt;
 	tx->kind = kind;
 	tx->version = ++tx->last_version;

@@ -97,6 +97,7 @@ struct pmtx_tx {
 	size_t nws, capws;
 	/* redo: the descriptor stays leased until its log is retired */
 	atomic_int trunc_pending;  /* TRUNC_NONE, TRUNC_FULL, TRUNC_RETIRE */
+	atomic_int holds;          /* T4: parties still using the descriptor */
 };
 
 /* Per-region transaction manager. */
