@@ -149,6 +149,14 @@ int pmtx_close(pmtx_region *r)
 	return 0;
 }
 
+int pmtx_heap_check(pmtx_region *r, pmtx_heap_stats *st)
+{
+	/* Frees of queued redo transactions reach the DRAM free lists only
+	 * when they are retired (redo.c D5): finish them first. */
+	async_quiesce(r);
+	return heap_check(r, st);
+}
+
 void *pmtx_root(pmtx_region *r, size_t *size)
 {
 	if (size)

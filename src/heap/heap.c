@@ -783,7 +783,7 @@ static void check_small(struct heap *h, uint64_t s, pmtx_heap_stats *st)
 	st->free_bytes += (uint64_t)(n - used) * class_size[cls];
 }
 
-int pmtx_heap_check(pmtx_region *r, pmtx_heap_stats *st)
+int heap_check(pmtx_region *r, pmtx_heap_stats *st)
 {
 	struct heap *h = r->heap;
 	memset(st, 0, sizeof(*st));

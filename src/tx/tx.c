@@ -31,6 +31,7 @@
  *      recovery would replay over it is not yet retired.
  */
 #include <errno.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -143,15 +144,22 @@ static struct pmtx_tx *try_lease(struct txm *m)
 	return NULL;
 }
 
-/* A free descriptor; if all are leased and some only wait for their
- * truncation (redo-async), truncate one here rather than fail. */
+/* A free descriptor. If all are leased, fail only if each one belongs to
+ * a running transaction: those that only wait for their truncation are
+ * truncated here, and those whose thread is finishing its commit (T4)
+ * come back in a moment. */
 static struct pmtx_tx *lease(struct txm *m)
 {
 	for (;;) {
 		struct pmtx_tx *tx = try_lease(m);
-		if (tx || atomic_load(&m->async_pending) == 0)
+		if (tx)
 			return tx;
-		drain_until(m->txs[0].r, NULL); /* one item */
+		if (atomic_load(&m->async_pending) > 0)
+			drain_until(m->txs[0].r, NULL); /* one item */
+		else if ((unsigned)atomic_load(&m->running) < m->ndesc)
+			sched_yield();
+		else
+			return NULL;
 	}
 }
 
@@ -335,6 +343,17 @@ int async_enqueue(struct pmtx_tx *tx, int kind)
 	int started = m->thr_started && !m->thr_stop;
 	pthread_mutex_unlock(&m->q_lock);
 	return started ? 0 : drain_until(tx->r, tx);
+}
+
+void async_quiesce(pmtx_region *r)
+{
+	struct txm *m = r->txm;
+	pthread_mutex_lock(&m->trunc_mutex);
+	while (process_head(m) != 1)
+		;
+	pthread_mutex_unlock(&m->trunc_mutex);
+	while (atomic_load(&m->async_pending) > 0) /* one still in hand */
+		sched_yield();
 }
 
 void async_drain(pmtx_region *r)

@@ -190,6 +190,8 @@ int async_enqueue(struct pmtx_tx *tx, int kind);
 /* Process the queue, in order, until tx is no longer pending (tx NULL:
  * process one). */
 int drain_until(pmtx_region *r, struct pmtx_tx *tx);
+/* Process the whole queue now (the thread keeps running). */
+void async_quiesce(pmtx_region *r);
 /* Stop the truncation thread and process the whole queue. */
 void async_drain(pmtx_region *r);
 /* Flush the allocation-log entries not yet flushed. */
