@@ -1,36 +1,44 @@
 /*
- * idxmap.h - a DRAM hash map from nonzero 64-bit keys to 32-bit values
- * (linear probing, load factor at most 1/2, clearing in O(entries)). The
- * redo runtime maps object and segment offsets to its newest record.
+ * idxmap.h - object and segment offsets to redo entry indexes (redo.c):
+ * a view of u64map with int32 values, -1 meaning absent.
  */
 #ifndef PMTX_IDXMAP_H
 #define PMTX_IDXMAP_H
 
-#include <stdint.h>
+#include <errno.h>
 
-struct idxmap {
-	struct idx_slot {
-		uint64_t key; /* 0 = empty */
-		int32_t val;
-	} *slot;
-	uint32_t cap, n;
-	uint32_t *used;
-};
+#include "u64map.h"
 
-int idxmap_init(struct idxmap *m);
-void idxmap_free(struct idxmap *m);
-void idxmap_clear(struct idxmap *m);
-/* Value for key, or -1. */
-int32_t idxmap_get(const struct idxmap *m, uint64_t key);
-/* Set key -> val. 0 or ENOMEM. */
-int idxmap_put(struct idxmap *m, uint64_t key, int32_t val);
+#define idxmap u64map
+#define idxmap_init u64map_init
+#define idxmap_free u64map_free
+#define idxmap_clear u64map_clear
+#define idxmap_key u64map_key
+
+static inline int32_t idxmap_get(const struct u64map *m, uint64_t key)
+{
+	const uint64_t *v = u64map_find(m, key);
+	return v ? (int32_t)*v : -1;
+}
+
 /* Set key -> val and return the previous value (-1 if none) in *old, with
  * one probe. 0 or ENOMEM. */
-int idxmap_swap(struct idxmap *m, uint64_t key, int32_t val, int32_t *old);
-
-static inline uint64_t idxmap_key(const struct idxmap *m, uint32_t i)
+static inline int idxmap_swap(struct u64map *m, uint64_t key, int32_t val,
+                              int32_t *old)
 {
-	return m->slot[m->used[i]].key;
+	int fresh;
+	uint64_t *v = u64map_insert(m, key, &fresh);
+	if (!v)
+		return ENOMEM;
+	*old = fresh ? -1 : (int32_t)*v;
+	*v = (uint64_t)(int64_t)val;
+	return 0;
+}
+
+static inline int idxmap_put(struct u64map *m, uint64_t key, int32_t val)
+{
+	int32_t old;
+	return idxmap_swap(m, key, val, &old);
 }
 
 #endif

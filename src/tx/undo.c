@@ -152,7 +152,7 @@ static int undo_read(struct pmtx_tx *tx, void *dst, const void *src,
 static void flush_written(struct pmtx_tx *tx)
 {
 	struct persist *p = &tx->r->persist;
-	for (uint32_t i = 0; i < tx->lines.n; i++)
+	for (uint32_t i = 0; i < lineset_count(&tx->lines); i++)
 		persist_flush(p, (const void *)lineset_line(&tx->lines, i),
 		              CACHE_LINE);
 }

@@ -1,26 +1,28 @@
 /*
- * idxmap.c - see idxmap.h.
+ * u64map.c - see u64map.h.
  */
 #include <errno.h>
 #include <stdlib.h>
 
-#include "idxmap.h"
+#include "u64map.h"
+
+#define INIT_CAP 64u
 
 static inline uint32_t slot_of(uint64_t key, uint32_t cap)
 {
 	return (uint32_t)((key * 0x9e3779b97f4a7c15ull) >> 32) & (cap - 1);
 }
 
-int idxmap_init(struct idxmap *m)
+int u64map_init(struct u64map *m)
 {
-	m->cap = 64;
+	m->cap = INIT_CAP;
 	m->n = 0;
 	m->slot = calloc(m->cap, sizeof(*m->slot));
 	m->used = malloc(m->cap / 2 * sizeof(*m->used));
 	return m->slot && m->used ? 0 : ENOMEM;
 }
 
-void idxmap_free(struct idxmap *m)
+void u64map_free(struct u64map *m)
 {
 	free(m->slot);
 	free(m->used);
@@ -29,29 +31,29 @@ void idxmap_free(struct idxmap *m)
 	m->cap = m->n = 0;
 }
 
-void idxmap_clear(struct idxmap *m)
+void u64map_clear(struct u64map *m)
 {
 	for (uint32_t i = 0; i < m->n; i++)
-		m->slot[m->used[i]].key = 0;
+		m->slot[m->used[i]] = (struct u64_slot){0, 0};
 	m->n = 0;
 }
 
-static struct idx_slot *find(const struct idxmap *m, uint64_t key)
+static struct u64_slot *probe(const struct u64map *m, uint64_t key)
 {
 	for (uint32_t i = slot_of(key, m->cap);; i = (i + 1) & (m->cap - 1))
 		if (m->slot[i].key == key || m->slot[i].key == 0)
 			return &m->slot[i];
 }
 
-int32_t idxmap_get(const struct idxmap *m, uint64_t key)
+uint64_t *u64map_find(const struct u64map *m, uint64_t key)
 {
-	const struct idx_slot *s = find(m, key);
-	return s->key ? s->val : -1;
+	struct u64_slot *s = probe(m, key);
+	return s->key ? &s->val : NULL;
 }
 
-static int grow(struct idxmap *m)
+static int grow(struct u64map *m)
 {
-	struct idxmap g = {.cap = m->cap * 2};
+	struct u64map g = {.cap = m->cap * 2};
 	g.slot = calloc(g.cap, sizeof(*g.slot));
 	g.used = malloc(g.cap / 2 * sizeof(*g.used));
 	if (!g.slot || !g.used) {
@@ -60,7 +62,7 @@ static int grow(struct idxmap *m)
 		return ENOMEM;
 	}
 	for (uint32_t i = 0; i < m->n; i++) {
-		struct idx_slot *o = &m->slot[m->used[i]], *d = find(&g, o->key);
+		struct u64_slot *o = &m->slot[m->used[i]], *d = probe(&g, o->key);
 		*d = *o;
 		g.used[g.n++] = (uint32_t)(d - g.slot);
 	}
@@ -70,25 +72,19 @@ static int grow(struct idxmap *m)
 	return 0;
 }
 
-int idxmap_put(struct idxmap *m, uint64_t key, int32_t val)
+uint64_t *u64map_insert(struct u64map *m, uint64_t key, int *fresh)
 {
-	int32_t old;
-	return idxmap_swap(m, key, val, &old);
-}
-
-int idxmap_swap(struct idxmap *m, uint64_t key, int32_t val, int32_t *old)
-{
-	struct idx_slot *s = find(m, key);
-	*old = s->key ? s->val : -1;
-	if (s->key == 0) {
+	struct u64_slot *s = probe(m, key);
+	*fresh = s->key == 0;
+	if (*fresh) {
 		if (m->n + 1 > m->cap / 2) {
 			if (grow(m))
-				return ENOMEM;
-			s = find(m, key);
+				return NULL;
+			s = probe(m, key);
 		}
 		s->key = key;
+		s->val = 0;
 		m->used[m->n++] = (uint32_t)(s - m->slot);
 	}
-	s->val = val;
-	return 0;
+	return &s->val;
 }
