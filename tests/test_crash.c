@@ -48,7 +48,8 @@
 
 #include "testutil.h"
 
-static const pmtx_runtime runtimes[] = {PMTX_RT_UNDO};
+static const pmtx_runtime runtimes[] = {PMTX_RT_UNDO, PMTX_RT_REDO,
+                                        PMTX_RT_REDO_ASYNC, PMTX_RT_COW};
 
 #define NACC 64
 #define INIT_BAL 1000000ull
