@@ -145,8 +145,9 @@ int pmtx_close(pmtx_region *r)
 		return PMTX_E_TX_STATE;
 	}
 	async_drain(r);
+	int rc = async_take_error(r);
 	teardown(r);
-	return 0;
+	return rc;
 }
 
 int pmtx_heap_check(pmtx_region *r, pmtx_heap_stats *st)

@@ -7,9 +7,14 @@
  *   S == IDLE            nothing to do (the transaction Vs finished);
  *   no valid record      nothing to do (nothing was logged durably, so by
  *                        U1 nothing was stored in place);
- *   Vl <  Vs             the log belongs to an older transaction, which
- *                        finished before Vs began: nothing to do;
- *   Vl >  Vs             impossible (T2): PMTX_E_CORRUPT;
+ *   Vl != Vs             nothing to do: the log belongs either to an older
+ *                        transaction, which finished before Vs began, or
+ *                        to a newer one that never reached its commit
+ *                        barrier (the barrier that makes a redo or
+ *                        copy-on-write COMMIT durable also makes its
+ *                        statever durable, and undo writes statever
+ *                        before its first record: T2), so a redo or
+ *                        copy-on-write transaction with nothing in place;
  *   Vl == Vs, committed  the runtime rolls forward (redo) or does nothing
  *                        (undo); the allocation log is replayed;
  *   Vl == Vs, otherwise  the runtime rolls back (undo) or discards (redo).
@@ -133,9 +138,11 @@ static int examine(pmtx_region *r, unsigned i, struct found *f)
 		return PMTX_E_CORRUPT;
 	}
 	int rc = collect(r, d->log_head, f);
-	if (rc || f->n == 0 || f->v[0]->version < f->vs)
+	/* T2: a log of another version than statever's is either older
+	 * (finished) or newer and never committed (redo, copy-on-write). */
+	if (rc || f->n == 0 || f->v[0]->version != f->vs)
 		return rc;
-	if (f->v[0]->version > f->vs || committed_shape(f)) {
+	if (committed_shape(f)) {
 		pmtx__set_errmsg("descriptor %u: log does not match its state", i);
 		return PMTX_E_CORRUPT;
 	}

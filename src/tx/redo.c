@@ -75,6 +75,9 @@
  *      commit has begun, the transaction may be durable whatever a barrier
  *      returns: a failed barrier (PMTX_E_IO) does not stop the commit,
  *      which completes in memory and returns the error (as undo.c U5).
+ *  D8. A truncation whose barrier fails (PMTX_E_IO) completes in memory,
+ *      as a commit does (D7), and its error is reported by the region's
+ *      next pmtx_commit, or by pmtx_close.
  *  D6. Truncations run one at a time, in queue (= commit) order, and each
  *      one issues a barrier before its IDLE mark, so IDLE marks become
  *      durable in commit order even when one of them is written by a
@@ -340,8 +343,7 @@ int redo_truncate_one(struct pmtx_tx *tx)
 	}
 	/* D6: the barrier also orders this IDLE after the previous one. */
 	int rc = persist_barrier(&tx->r->persist);
-	if (!rc)
-		retire(tx);
+	retire(tx); /* D8 */
 	return rc;
 }
 

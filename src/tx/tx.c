@@ -9,10 +9,13 @@
  *      the transaction's lifetime; the descriptor returns to the pool only
  *      after the outermost commit or abort has finished every persist step
  *      and run the deferred operations.
- *  T2. Versions of a descriptor increase by one per transaction, starting
- *      after the version recovery found; (version, runtime, RUNNING) is
- *      written and flushed before the transaction's first barrier, so a
- *      durable record always carries a version <= the durable statever's.
+ *  T2. Versions are unique: each open starts every descriptor at a random
+ *      56-bit version and adds one per transaction, so no record left in a
+ *      log by any earlier transaction (even one that died before its
+ *      version reached statever) can pass as a record of the running one.
+ *      Versions are only ever compared for equality. (version, runtime,
+ *      RUNNING) is written and flushed before the transaction's first
+ *      barrier.
  *  T3. Deferred operations run once, in registration order, after the
  *      outermost transaction has committed or aborted (so a deferred lock
  *      release never exposes data that could still be rolled back).
@@ -66,7 +69,8 @@ static int tx_init(pmtx_region *r, struct pmtx_tx *tx, unsigned i)
 	tx->r = r;
 	tx->idx = i;
 	tx->d = region_desc(r, i);
-	tx->last_version = PMTX_SV_VERSION(tx->d->statever);
+	uint64_t seed[2] = {r->gen, i};
+	tx->last_version = pmtx_checksum(seed, sizeof(seed), 7) >> 8; /* T2 */
 	tx->mybit = i < 64 ? 1ull << i : 0;
 	tx->cov = calloc(r->hdr->ndesc, sizeof(*tx->cov));
 	if (!tx->cov || lineset_init(&tx->lines) || idxmap_init(&tx->map))
@@ -285,7 +289,9 @@ static int process_head(struct txm *m)
 	m->q_head = (m->q_head + 1) % m->ndesc;
 	m->q_n--;
 	pthread_mutex_unlock(&m->q_lock);
-	int rc = redo_truncate_one(tx);
+	int rc = redo_truncate_one(tx), zero = 0;
+	if (rc)
+		atomic_compare_exchange_strong(&m->async_rc, &zero, rc);
 	/* In this order: lease() retries while async_pending says a
 	 * descriptor is about to come back. */
 	atomic_store(&tx->trunc_pending, TRUNC_NONE);
@@ -343,6 +349,11 @@ int async_enqueue(struct pmtx_tx *tx, int kind)
 	int started = m->thr_started && !m->thr_stop;
 	pthread_mutex_unlock(&m->q_lock);
 	return started ? 0 : drain_until(tx->r, tx);
+}
+
+int async_take_error(pmtx_region *r)
+{
+	return r->txm ? atomic_exchange(&r->txm->async_rc, 0) : 0;
 }
 
 void async_quiesce(pmtx_region *r)
@@ -451,7 +462,9 @@ int pmtx_begin(pmtx_region *r, pmtx_runtime kind, pmtx_tx **out)
 	atomic_store(&tx->holds, 1);
 	tx->rt = rt;
 	tx->kind = kind;
-	tx->version = ++tx->last_version;
+	tx->version = ++tx->last_version & (~0ull >> 8);
+	if (tx->version == 0) /* 0 is never a valid record version */
+		tx->version = ++tx->last_version & (~0ull >> 8);
 	tx->depth = 1;
 	tx->state = TX_RUNNING;
 	tx->sv_written = 0;
@@ -486,7 +499,9 @@ int pmtx_commit(pmtx_tx *tx)
 		return tx->state == TX_ABORTED ? PMTX_E_ABORTED : 0;
 	int rc = tx->state == TX_ABORTED ? PMTX_E_ABORTED : tx->rt->commit(tx);
 	tx_end(tx);
-	return rc;
+	/* A background truncation that failed (redo.c D8) is reported here. */
+	int arc = rc ? 0 : async_take_error(tx->r);
+	return rc ? rc : arc;
 }
 
 int pmtx_abort(pmtx_tx *tx)

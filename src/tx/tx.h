@@ -113,6 +113,8 @@ struct txm {
 	_Atomic uint64_t *done_seq;  /* ... of which known durable */
 	/* redo truncation queue, in commit order (redo.c D6) */
 	atomic_int async_pending;    /* queued transactions */
+	atomic_int async_rc;         /* first failed truncation, not yet
+	                              * reported (sticky until reported) */
 	pthread_mutex_t trunc_mutex; /* held while one is processed */
 	pthread_mutex_t q_lock;
 	pthread_cond_t q_cond;
@@ -190,6 +192,9 @@ int async_enqueue(struct pmtx_tx *tx, int kind);
 /* Process the queue, in order, until tx is no longer pending (tx NULL:
  * process one). */
 int drain_until(pmtx_region *r, struct pmtx_tx *tx);
+/* The first error a background truncation met since the last call, or
+ * 0; reported by the next pmtx_commit and by pmtx_close. */
+int async_take_error(pmtx_region *r);
 /* Process the whole queue now (the thread keeps running). */
 void async_quiesce(pmtx_region *r);
 /* Stop the truncation thread and process the whole queue. */
