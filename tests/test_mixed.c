@@ -271,12 +271,74 @@ static void a_torn_redo_record_voids_the_commit(void **s)
 	}
 }
 
+/* ---- redo-async: a crash after commit returned, before the background
+ * truncation made the log's effects durable and retired it ---- */
+
+static int async_barriers;
+
+static int count_then_die(struct persist *p)
+{
+	/* barrier 1 is the commit's; the next one is the truncation's */
+	if (++async_barriers == 2)
+		_exit(0);
+	return real->barrier(p);
+}
+
+static void redo_async_crash_between_commit_and_truncation_loses_nothing(
+	void **s)
+{
+	(void)s;
+	for (int round = 0; round < 3; round++) {
+		pmtx_options o;
+		pmtx_options_init(&o);
+		o.root_size = 4096;
+		const char *path = tu_path();
+		pmtx_region *r;
+		assert_int_equal(pmtx_create(path, 8 << 20, &o, &r), 0);
+		pmtx_close(r);
+		pid_t pid = fork();
+		if (pid == 0) {
+			real = persist_default_ops(PMTX_PDOM1, PMTX_BACKEND_HARDWARE);
+			tear_ops = (persist_ops){"die", tear_flush, count_then_die,
+			                         tear_copy};
+			persist_override_ops(&tear_ops, NULL);
+			r = tu_open(path);
+			uint64_t *v = pmtx_root(r, NULL);
+			pmtx_tx *tx;
+			pmtx_off off;
+			pmtx_begin(r, PMTX_RT_REDO_ASYNC, &tx);
+			for (int i = 0; i < 4; i++)
+				PMTX_SET(tx, v[i * 8], 55 + (uint64_t)i);
+			pmtx_alloc(tx, 200, &off);
+			PMTX_SET(tx, v[40], off);
+			if (pmtx_commit(tx) != 0)
+				_exit(4);
+			for (;;) /* the truncation thread dies at its barrier */
+				pause();
+		}
+		int st;
+		waitpid(pid, &st, 0);
+		assert_int_equal(WEXITSTATUS(st), 0);
+		r = tu_open(path);
+		uint64_t *v = pmtx_root(r, NULL);
+		for (int i = 0; i < 4; i++)
+			assert_int_equal(v[i * 8], 55 + (uint64_t)i);
+		assert_true(pmtx_usable_size(r, v[40]) >= 200);
+		pmtx_heap_stats hs;
+		assert_int_equal(pmtx_heap_check(r, &hs), 0);
+		assert_int_equal(hs.allocated_blocks - hs.internal_blocks, 1);
+		pmtx_close(r);
+		unlink(path);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(recovery_handles_every_runtime_in_flight_at_once),
 		cmocka_unit_test(runtimes_take_turns_on_the_same_data),
 		cmocka_unit_test(a_torn_redo_record_voids_the_commit),
+		cmocka_unit_test(redo_async_crash_between_commit_and_truncation_loses_nothing),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -373,6 +373,147 @@ static void every_domain_and_backend_commits_and_aborts(void **s)
 		}
 }
 
+/* Redo: reads inside the transaction see exactly the bytes last written,
+ * across byte-granular, partially overlapping writes of any length,
+ * checked against a plain DRAM model; after commit (or abort) memory is
+ * the model (or the old state). */
+static void redo_read_after_write_matches_a_model(void **s)
+{
+	(void)s;
+	static const pmtx_runtime rts[] = {PMTX_RT_REDO, PMTX_RT_REDO_ASYNC};
+	for (size_t k = 0; k < 2; k++) {
+		struct fixture f = make(rts[k]);
+		static unsigned char model[ROOT], shadow[ROOT], buf[9000];
+		uint64_t seed = 77 + k;
+		fill_pattern(f.root, ROOT, 5);
+		pmtx_persist(f.r, f.root, ROOT);
+		memcpy(model, f.root, ROOT);
+		for (int t = 0; t < 300; t++) {
+			pmtx_tx *tx;
+			memcpy(shadow, model, ROOT);
+			assert_int_equal(pmtx_begin(f.r, rts[k], &tx), 0);
+			int nops = 1 + (int)(tu_rand(&seed) % 60);
+			for (int i = 0; i < nops; i++) {
+				/* small ranges near each other, and a few big ones
+				 * that cross 4 KiB segments */
+				size_t n = tu_rand(&seed) % 8 == 0
+				                   ? 1 + tu_rand(&seed) % 9000
+				                   : 1 + tu_rand(&seed) % 40;
+				size_t off = (tu_rand(&seed) % 8 == 0
+				                      ? tu_rand(&seed) % (ROOT - n)
+				                      : 30000 + tu_rand(&seed) % 300);
+				if (tu_rand(&seed) % 3 == 0) {
+					assert_int_equal(pmtx_read(tx, buf, f.root + off, n),
+					                 0);
+					assert_memory_equal(buf, shadow + off, n);
+				} else {
+					for (size_t j = 0; j < n; j++)
+						buf[j] = (unsigned char)tu_rand(&seed);
+					assert_int_equal(pmtx_write(tx, f.root + off, buf, n),
+					                 0);
+					memcpy(shadow + off, buf, n);
+				}
+			}
+			/* a redo transaction stores nothing in place before commit */
+			assert_memory_equal(f.root, model, ROOT);
+			assert_int_equal(pmtx_read(tx, buf, f.root + 29000, 4000), 0);
+			assert_memory_equal(buf, shadow + 29000, 4000);
+			if (tu_rand(&seed) % 5 == 0) {
+				assert_int_equal(pmtx_abort(tx), 0);
+			} else {
+				assert_int_equal(pmtx_commit(tx), 0);
+				memcpy(model, shadow, ROOT);
+			}
+			assert_memory_equal(f.root, model, ROOT);
+		}
+		reopen(&f);
+		assert_memory_equal(f.root, model, ROOT);
+		drop(&f);
+	}
+}
+
+/* More concurrent redo transactions than writers-bitmap bits: the ones
+ * beyond 64 consult their log on every read, and still read their own
+ * writes and nobody else's. */
+#define NTHR 72
+static pthread_barrier_t all_running;
+static pmtx_region *many_r;
+static int many_ok[NTHR];
+
+static void *many_main(void *arg)
+{
+	unsigned t = (unsigned)(uintptr_t)arg;
+	uint64_t *slot = (uint64_t *)pmtx_root(many_r, NULL);
+	pmtx_tx *tx;
+	uint64_t v = 1000 + t, got, other;
+	int ok = pmtx_begin(many_r, PMTX_RT_REDO, &tx) == 0 &&
+	         pmtx_write(tx, &slot[t * 8], &v, 8) == 0;
+	pthread_barrier_wait(&all_running); /* NTHR transactions running */
+	ok = ok && pmtx_read(tx, &got, &slot[t * 8], 8) == 0 && got == v &&
+	     pmtx_read(tx, &other, &slot[((t + 1) % NTHR) * 8], 8) == 0 &&
+	     other == 0;
+	pthread_barrier_wait(&all_running);
+	ok = ok && pmtx_commit(tx) == 0;
+	many_ok[t] = ok;
+	return NULL;
+}
+
+static void more_than_64_concurrent_redo_transactions_read_their_writes(
+	void **s)
+{
+	(void)s;
+	pmtx_options o;
+	pmtx_options_init(&o);
+	o.root_size = NTHR * 64;
+	o.ndesc = NTHR;
+	const char *path = tu_path();
+	assert_int_equal(pmtx_create(path, 32 << 20, &o, &many_r), 0);
+	pthread_t th[NTHR];
+	pthread_barrier_init(&all_running, NULL, NTHR);
+	for (unsigned t = 0; t < NTHR; t++)
+		pthread_create(&th[t], NULL, many_main, (void *)(uintptr_t)t);
+	for (unsigned t = 0; t < NTHR; t++)
+		pthread_join(th[t], NULL);
+	pthread_barrier_destroy(&all_running);
+	uint64_t *slot = pmtx_root(many_r, NULL);
+	for (unsigned t = 0; t < NTHR; t++) {
+		assert_true(many_ok[t]);
+		assert_int_equal(slot[t * 8], 1000 + t);
+	}
+	assert_int_equal(pmtx_close(many_r), 0);
+	unlink(path);
+}
+
+/* The allocator issues no barrier inside alloc and free, whatever the
+ * runtime. */
+static void alloc_and_free_cost_no_barrier_in_any_runtime(void **s)
+{
+	(void)s;
+	static const pmtx_runtime rts[] = {PMTX_RT_UNDO, PMTX_RT_REDO,
+	                                   PMTX_RT_REDO_ASYNC, PMTX_RT_COW};
+	for (size_t k = 0; k < 4; k++) {
+		struct fixture f = make(rts[k]);
+		pmtx_tx *tx;
+		pmtx_off offs[50];
+		assert_int_equal(pmtx_begin(f.r, rts[k], &tx), 0);
+		pmtx_counters c;
+		tu_count_start();
+		for (int i = 0; i < 50; i++)
+			assert_int_equal(pmtx_alloc(tx, 1 + (size_t)i * 97, &offs[i]), 0);
+		c = tu_count();
+		assert_int_equal(c.barriers, 0);
+		assert_int_equal(pmtx_commit(tx), 0);
+		assert_int_equal(pmtx_begin(f.r, rts[k], &tx), 0);
+		tu_count_start();
+		for (int i = 0; i < 50; i++)
+			assert_int_equal(pmtx_free(tx, offs[i]), 0);
+		c = tu_count();
+		assert_int_equal(c.barriers, 0);
+		assert_int_equal(pmtx_commit(tx), 0);
+		drop(&f);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -387,6 +528,9 @@ int main(void)
 		cmocka_unit_test(figure3_counter_increment),
 		cmocka_unit_test(big_transactions_grow_the_log_and_roll_back),
 		cmocka_unit_test(every_domain_and_backend_commits_and_aborts),
+		cmocka_unit_test(redo_read_after_write_matches_a_model),
+		cmocka_unit_test(more_than_64_concurrent_redo_transactions_read_their_writes),
+		cmocka_unit_test(alloc_and_free_cost_no_barrier_in_any_runtime),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
