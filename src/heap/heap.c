@@ -110,19 +110,6 @@ static inline uint32_t blocks_per_sb(unsigned cls)
 	return PMTX_SB_SIZE / class_size[cls];
 }
 
-unsigned heap_nclasses(void);
-unsigned heap_nclasses(void)
-{
-	pthread_once(&classes_once, classes_init);
-	return nclasses;
-}
-
-uint32_t heap_class_size(unsigned c);
-uint32_t heap_class_size(unsigned c)
-{
-	return class_size[c];
-}
-
 /* ---- small helpers ---- */
 
 static _Atomic unsigned next_local;

@@ -306,11 +306,11 @@ int drain_until(pmtx_region *r, struct pmtx_tx *tx)
 	int rc = 0;
 	pthread_mutex_lock(&m->trunc_mutex);
 	if (!tx)
-		rc = process_head(m) == 1 ? 0 : 0;
+		rc = process_head(m);
 	while (tx && atomic_load(&tx->trunc_pending) && rc == 0)
 		rc = process_head(m);
 	pthread_mutex_unlock(&m->trunc_mutex);
-	return rc == 1 ? 0 : rc;
+	return rc == 1 ? 0 : rc; /* 1: the queue was empty */
 }
 
 static void *truncator(void *arg)
