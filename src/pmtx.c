@@ -66,7 +66,8 @@ static uint64_t new_generation(pmtx_region *r)
 	uint64_t seed[3] = {(uint64_t)ts.tv_nsec ^ (uint64_t)ts.tv_sec << 30,
 	                    (uint64_t)getpid(), (uint64_t)(uintptr_t)r};
 	uint64_t g = pmtx_checksum(seed, sizeof(seed), r->hdr->create_time);
-	return g > 1 ? g : 2; /* 0: never set; 1: OBJ_GEN_BUSY */
+	g &= ~(1ull << 63); /* g and its busy marker differ in bit 63 */
+	return g ? g : 1;   /* 0: a header never set */
 }
 
 static int finish_open(pmtx_region *r)

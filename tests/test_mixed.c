@@ -14,6 +14,7 @@
 #include "persist/persist.h"
 #include "region/region.h"
 #include "testutil.h"
+#include "tx/objbits.h"
 
 struct thing {
 	uint64_t v[8];
@@ -332,6 +333,42 @@ static void redo_async_crash_between_commit_and_truncation_loses_nothing(
 	}
 }
 
+/* A process killed while it reset an object's writers bitmap leaves the
+ * header's busy marker behind; the next open must treat it as stale, not
+ * wait for it forever (objbits.h W2). */
+static void a_stale_busy_marker_does_not_block_writers(void **s)
+{
+	(void)s;
+	const char *path;
+	pmtx_region *r = tu_create(&path, 8 << 20, 4096, PMTX_PDOM1,
+	                           PMTX_BACKEND_HARDWARE, PMTX_RT_REDO);
+	struct pmtx_objhdr *h = (struct pmtx_objhdr *)pmtx_root(r, NULL) - 1;
+	pmtx_tx *tx;
+	uint64_t *v = pmtx_root(r, NULL);
+	assert_int_equal(pmtx_begin(r, PMTX_RT_REDO, &tx), 0);
+	assert_int_equal(PMTX_SET(tx, v[0], 1), 0); /* sets this open's gen */
+	assert_int_equal(pmtx_commit(tx), 0);
+	/* what a kill between the two stores of a reset leaves */
+	h->gen = obj_gen_busy(r);
+	h->writers = ~0ull;
+	pmtx_close(r);
+	r = tu_open(path);
+	v = pmtx_root(r, NULL);
+	alarm(20); /* a hang fails the test */
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(pmtx_begin(r, PMTX_RT_REDO, &tx), 0);
+		assert_int_equal(PMTX_SET(tx, v[0], 2 + (uint64_t)i), 0);
+		uint64_t got;
+		assert_int_equal(pmtx_read(tx, &got, &v[0], 8), 0);
+		assert_int_equal(got, 2 + (uint64_t)i);
+		assert_int_equal(pmtx_commit(tx), 0);
+	}
+	alarm(0);
+	assert_int_equal(v[0], 4);
+	pmtx_close(r);
+	unlink(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -339,6 +376,7 @@ int main(void)
 		cmocka_unit_test(runtimes_take_turns_on_the_same_data),
 		cmocka_unit_test(a_torn_redo_record_voids_the_commit),
 		cmocka_unit_test(redo_async_crash_between_commit_and_truncation_loses_nothing),
+		cmocka_unit_test(a_stale_busy_marker_does_not_block_writers),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

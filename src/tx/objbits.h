@@ -14,15 +14,21 @@
  *      written the object and has not finished: for redo-async, until its
  *      log has been truncated.
  *  W2. The first setter after an open resets the bitmap under a
- *      per-header busy marker (gen == OBJ_GEN_BUSY), so a reset never
- *      erases a bit set for the current generation.
+ *      per-header busy marker of this generation (obj_gen_busy), so a
+ *      reset never erases a bit set for the current generation, and a
+ *      marker left by a crash during a reset is stale like any other.
  */
 #ifndef PMTX_OBJBITS_H
 #define PMTX_OBJBITS_H
 
 #include "../region/region.h"
 
-#define OBJ_GEN_BUSY 1ull
+/* The busy marker of the current generation: a marker left by an earlier
+ * open (a process killed mid-reset) reads as just another stale value. */
+static inline uint64_t obj_gen_busy(const pmtx_region *r)
+{
+	return r->gen ^ (1ull << 63);
+}
 
 static inline struct pmtx_objhdr *objhdr_at(const pmtx_region *r,
                                             uint64_t base)
@@ -47,8 +53,8 @@ static inline void objbits_set(const pmtx_region *r, struct pmtx_objhdr *h,
 			__atomic_fetch_or(&h->writers, bit, __ATOMIC_ACQ_REL);
 			return;
 		}
-		if (g != OBJ_GEN_BUSY &&
-		    __atomic_compare_exchange_n(&h->gen, &g, OBJ_GEN_BUSY, 0,
+		if (g != obj_gen_busy(r) &&
+		    __atomic_compare_exchange_n(&h->gen, &g, obj_gen_busy(r), 0,
 		                                __ATOMIC_ACQ_REL,
 		                                __ATOMIC_ACQUIRE)) {
 			__atomic_store_n(&h->writers, 0, __ATOMIC_RELAXED);
