@@ -423,24 +423,13 @@ static int redo_recover(pmtx_region *r, unsigned i,
 	return 0;
 }
 
-const struct tx_runtime redo_runtime = {
-	.kind = PMTX_RT_REDO,
-	.begin = redo_begin,
-	.add_range = redo_add_range,
-	.write = redo_write,
-	.read = redo_read,
-	.commit = redo_commit,
-	.abort = redo_abort,
-	.recover = redo_recover,
-};
+/* The two modes share every function; commit reads tx->kind. */
+#define REDO_TABLE(k)                                                         \
+	{                                                                     \
+		.kind = (k), .begin = redo_begin, .add_range = redo_add_range, \
+		.write = redo_write, .read = redo_read, .commit = redo_commit, \
+		.abort = redo_abort, .recover = redo_recover,                  \
+	}
 
-const struct tx_runtime redo_async_runtime = {
-	.kind = PMTX_RT_REDO_ASYNC,
-	.begin = redo_begin,
-	.add_range = redo_add_range,
-	.write = redo_write,
-	.read = redo_read,
-	.commit = redo_commit,
-	.abort = redo_abort,
-	.recover = redo_recover,
-};
+const struct tx_runtime redo_runtime = REDO_TABLE(PMTX_RT_REDO);
+const struct tx_runtime redo_async_runtime = REDO_TABLE(PMTX_RT_REDO_ASYNC);
