@@ -100,6 +100,7 @@ int pmtx_create(const char *path, size_t size, const pmtx_options *o,
 	int rc = region_create(path, size, o, &r);
 	if (rc)
 		return rc;
+	trace_region(r->base, r->size, r->hdr->uuid);
 	format_descriptors(r);
 	heap_format(r);
 	rc = region_seal_header(r);
@@ -128,6 +129,7 @@ int pmtx_open(const char *path, const pmtx_options *o, pmtx_region **out)
 	int rc = region_open(path, o, &r);
 	if (rc)
 		return rc;
+	trace_region(r->base, r->size, r->hdr->uuid);
 	if ((rc = finish_open(r))) {
 		teardown(r);
 		return rc;

@@ -550,6 +550,7 @@ int heap_apply(pmtx_region *r, const struct pmtx_alog_entry *e)
 		info = op == PMTX_AE_ALLOC ? PMTX_SB_INFO(PMTX_SB_LARGE, 0, run)
 		                           : PMTX_SB_INFO(PMTX_SB_FREE, 0, 0);
 		__atomic_store_n(&m->info, info, __ATOMIC_RELAXED);
+		TRACE_STORE(&r->persist, &m->info, 8);
 		persist_flush(&r->persist, &m->info, 8);
 		return 0;
 	}
@@ -558,8 +559,10 @@ int heap_apply(pmtx_region *r, const struct pmtx_alog_entry *e)
 	 * reached its barrier yet, and ours must not depend on theirs. */
 	info = PMTX_SB_INFO(PMTX_SB_SMALL, PMTX_AE_CLASS(e->info), 0);
 	if (op == PMTX_AE_ALLOC) {
-		if (__atomic_load_n(&m->info, __ATOMIC_RELAXED) != info)
+		if (__atomic_load_n(&m->info, __ATOMIC_RELAXED) != info) {
 			__atomic_store_n(&m->info, info, __ATOMIC_RELAXED);
+			TRACE_STORE(&r->persist, &m->info, 8);
+		}
 		persist_flush(&r->persist, &m->info, 8);
 	}
 	uint64_t *w = &m->bitmap[idx / 64], bit = 1ull << (idx % 64);
@@ -567,6 +570,7 @@ int heap_apply(pmtx_region *r, const struct pmtx_alog_entry *e)
 		__atomic_fetch_or(w, bit, __ATOMIC_RELAXED);
 	else
 		__atomic_fetch_and(w, ~bit, __ATOMIC_RELAXED);
+	TRACE_STORE(&r->persist, w, 8);
 	persist_flush(&r->persist, w, 8);
 	return 0;
 }

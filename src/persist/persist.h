@@ -26,6 +26,7 @@
 
 #include "pmtx.h"
 #include "../common/util.h"
+#include "../trace/trace.h"
 
 struct persist;
 
@@ -77,12 +78,14 @@ static inline void persist_flush(struct persist *p, const void *a, size_t n)
 	if (p->domain == PMTX_PDOM2 || n == 0)
 		return;
 	pmtx__tls_counters.flushes += lines_spanned(a, n);
+	TRACE_FLUSH(p, a, n);
 	p->ops->flush(p, a, n);
 }
 
 static inline int persist_barrier(struct persist *p)
 {
 	pmtx__tls_counters.barriers++;
+	TRACE_BARRIER(p);
 	return p->ops->barrier(p);
 }
 
@@ -90,6 +93,7 @@ static inline void persist_copy_nt(struct persist *p, void *dst,
                                    const void *src, size_t n)
 {
 	pmtx__tls_counters.nt_bytes += n;
+	TRACE_NT(p, dst, src, n);
 	p->ops->copy_nt(p, dst, src, n);
 }
 

@@ -99,6 +99,7 @@ int pmtx_cow_new(pmtx_tx *tx, size_t size, pmtx_off *wrapper)
 		return rc;
 	struct pmtx_cow_wrapper *W = region_at(tx->r, w);
 	*W = (struct pmtx_cow_wrapper){.cur = payload};
+	TRACE_STORE(&tx->r->persist, W, sizeof(*W));
 	pmtx_flush(tx->r, W, sizeof(*W)); /* fresh: durable at commit */
 	*wrapper = w;
 	return 0;
@@ -124,6 +125,7 @@ static int open_write(struct pmtx_tx *tx, pmtx_off w,
 	W->next = fresh;
 	W->old_backup = W->cur;
 	W->writer = writer_id(tx);
+	TRACE_STORE(&tx->r->persist, W, sizeof(*W));
 	return ws_push(tx, (struct cow_ent){w, fresh, W->cur, 0});
 }
 
@@ -230,6 +232,7 @@ static void swap_payloads(struct pmtx_tx *tx)
 			continue;
 		struct pmtx_cow_wrapper *W = region_at(tx->r, tx->ws[i].wrapper);
 		__atomic_store_n(&W->cur, W->next, __ATOMIC_RELAXED);
+		TRACE_STORE(&tx->r->persist, &W->cur, 8);
 		persist_flush(&tx->r->persist, &W->cur, 8);
 	}
 }
@@ -238,8 +241,11 @@ static void clear_writers(struct pmtx_tx *tx)
 {
 	for (size_t i = 0; i < tx->nws; i++) {
 		struct pmtx_cow_wrapper *W = region_at(tx->r, tx->ws[i].wrapper);
-		if (!tx->ws[i].deleted && W->writer == writer_id(tx))
+		if (!tx->ws[i].deleted && W->writer == writer_id(tx)) {
 			W->writer = 0;
+			TRACE_STORE(&tx->r->persist, &W->writer,
+			            sizeof(W->writer));
+		}
 	}
 }
 
@@ -301,6 +307,7 @@ static int cow_recover(pmtx_region *r, unsigned i, const struct pmtx_rec **recs,
 		if (!tx_data_range_ok(r, region_at(r, MIN(W->next, r->size)), 1))
 			return PMTX_E_CORRUPT;
 		W->cur = W->next;
+		TRACE_STORE(&r->persist, &W->cur, 8);
 		persist_flush(&r->persist, &W->cur, 8);
 		*wrote = 1;
 	}

@@ -148,6 +148,7 @@ void log_put(pmtx_region *r, struct logw *w, uint64_t rec, uint16_t type,
 	                         PMTX_CSUM_SEED_REC);
 	size_t bytes = PMTX_REC_BYTES(len);
 	pmtx__tls_counters.bytes_logged += bytes;
+	TRACE_STORE(&r->persist, h, bytes);
 	persist_flush(&r->persist, h, bytes);
 	w->pos = rec + log_rec_span(len);
 }
@@ -157,6 +158,7 @@ void log_put_mark(pmtx_region *r, uint64_t rec)
 	struct pmtx_rec *h = region_at(r, rec);
 	uint64_t *check = rec_check(h);
 	__atomic_store_n(check, rec_mark(h), __ATOMIC_RELAXED);
+	TRACE_STORE(&r->persist, check, 8);
 	persist_flush(&r->persist, check, 8);
 }
 

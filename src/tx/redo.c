@@ -299,6 +299,7 @@ static void apply_in_place(struct pmtx_tx *tx)
 		const struct redo_ent *e = &tx->ents[i];
 		memcpy(region_at(r, e->off), rec_payload(region_at(r, e->rec)),
 		       e->len);
+		TRACE_STORE(&r->persist, region_at(r, e->off), e->len);
 	}
 }
 

@@ -393,6 +393,7 @@ void tx_mark_running(struct pmtx_tx *tx)
 	__atomic_store_n(&tx->d->statever,
 	                 PMTX_SV(tx->version, tx->kind, PMTX_DS_RUNNING),
 	                 __ATOMIC_RELAXED);
+	TRACE_STORE(&tx->r->persist, &tx->d->statever, 8);
 	persist_flush(&tx->r->persist, &tx->d->statever, 8);
 	tx->sv_written = 1;
 }
@@ -402,6 +403,7 @@ void desc_set_idle(pmtx_region *r, struct pmtx_desc *d, uint64_t v,
 {
 	__atomic_store_n(&d->statever, PMTX_SV(v, kind, PMTX_DS_IDLE),
 	                 __ATOMIC_RELAXED);
+	TRACE_STORE(&r->persist, &d->statever, 8);
 	persist_flush(&r->persist, &d->statever, 8);
 }
 
@@ -481,6 +483,7 @@ int pmtx_begin(pmtx_region *r, pmtx_runtime kind, pmtx_tx **out)
 	}
 	tls_tx = tx;
 	*out = tx;
+	TRACE_TX(PMTX_TEV_BEGIN, tx, 0);
 	return 0;
 }
 
@@ -498,6 +501,7 @@ int pmtx_commit(pmtx_tx *tx)
 	if (--tx->depth > 0)
 		return tx->state == TX_ABORTED ? PMTX_E_ABORTED : 0;
 	int rc = tx->state == TX_ABORTED ? PMTX_E_ABORTED : tx->rt->commit(tx);
+	TRACE_TX(PMTX_TEV_COMMIT, tx, rc);
 	tx_end(tx);
 	/* A background truncation that failed (redo.c D8) is reported here. */
 	int arc = rc ? 0 : async_take_error(tx->r);
@@ -513,6 +517,7 @@ int pmtx_abort(pmtx_tx *tx)
 		rc = tx->rt->abort(tx);
 		alog_unreserve(tx);
 		tx->state = TX_ABORTED;
+		TRACE_TX(PMTX_TEV_ABORT, tx, rc);
 	}
 	if (--tx->depth == 0)
 		tx_end(tx);

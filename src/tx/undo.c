@@ -136,9 +136,11 @@ static int undo_write(struct pmtx_tx *tx, void *dst, const void *src,
                       size_t n)
 {
 	int rc = undo_add_range(tx, dst, n);
-	if (!rc)
-		memmove(dst, src, n);
-	return rc;
+	if (rc)
+		return rc;
+	memmove(dst, src, n);
+	TRACE_STORE(&tx->r->persist, dst, n);
+	return 0;
 }
 
 static int undo_read(struct pmtx_tx *tx, void *dst, const void *src,
@@ -192,6 +194,7 @@ static void restore(pmtx_region *r, const struct pmtx_rec *h)
 {
 	void *dst = region_at(r, h->off);
 	memcpy(dst, rec_payload(h), h->len);
+	TRACE_STORE(&r->persist, dst, h->len);
 	persist_flush(&r->persist, dst, h->len);
 }
 
