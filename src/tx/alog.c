@@ -62,6 +62,7 @@ int alog_append(struct pmtx_tx *tx, const struct pmtx_alog_entry *e)
 		a->chunk_end = next + chunk_at(tx->r, next)->size;
 	}
 	memcpy(region_at(tx->r, a->slot), e, ENTRY_SIZE);
+	TRACE_STORE(&tx->r->persist, region_at(tx->r, a->slot), ENTRY_SIZE);
 	a->slot += ENTRY_SIZE;
 	a->e[a->n++] = *e;
 	return 0;
