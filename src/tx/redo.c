@@ -232,9 +232,9 @@ static int redo_read(struct pmtx_tx *tx, void *dst, const void *src,
 	return for_each_piece(tx, region_off(tx->r, src), n, read_piece, dst);
 }
 
-/* The runtime cannot know what a direct store after add_range will be:
- * log the current contents as the new value, and expect the caller to use
- * pmtx_write instead. add_range is for undo-style in-place updates. */
+/* add_range announces a store in place, which redo forbids before commit
+ * (D2): nothing could undo it after a crash. Redo writes go through
+ * pmtx_write; add_range is for the undo runtime. */
 static int redo_add_range(struct pmtx_tx *tx, void *p, size_t n)
 {
 	(void)tx, (void)p, (void)n;
