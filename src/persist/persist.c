@@ -128,15 +128,6 @@ const char *pmtx_flush_instruction(void)
 	return cpu_flush_name;
 }
 
-void persist_spin_ns(uint64_t ns)
-{
-	if (ns == 0)
-		return;
-	uint64_t end = __rdtsc() + ns * tsc_khz / 1000000ull;
-	while (__rdtsc() < end)
-		;
-}
-
 static inline void spin_ticks(uint64_t ticks)
 {
 	if (ticks == 0)

@@ -97,7 +97,5 @@ static inline void persist_copy_nt(struct persist *p, void *dst,
 	p->ops->copy_nt(p, dst, src, n);
 }
 
-/* Spin for about ns nanoseconds (TSC based). */
-void persist_spin_ns(uint64_t ns);
 
 #endif

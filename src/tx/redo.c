@@ -395,7 +395,6 @@ static int redo_abort(struct pmtx_tx *tx)
 
 /* Allocations of a redo-async transaction carry its bit too (D4b), so a
  * later free of the block waits for the allocation to be durable. */
-int redo_own_alloc(struct pmtx_tx *tx, uint64_t user_off);
 int redo_own_alloc(struct pmtx_tx *tx, uint64_t user_off)
 {
 	return own_object(tx, user_off - sizeof(struct pmtx_objhdr));

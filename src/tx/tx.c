@@ -41,7 +41,6 @@
 #include "objbits.h"
 #include "tx.h"
 
-int redo_own_alloc(struct pmtx_tx *tx, uint64_t user_off);
 
 static _Thread_local struct pmtx_tx *tls_tx;
 static _Thread_local unsigned tls_hint;

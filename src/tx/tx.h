@@ -185,6 +185,9 @@ int tx_object_of(const pmtx_region *r, uint64_t off, uint64_t *base);
 /* Before writing or freeing the object at base: finish the truncation of
  * any redo-async transaction that still owns it (W1). */
 int tx_resolve_conflicts(struct pmtx_tx *tx, uint64_t base);
+/* A redo-async transaction allocated the block at user_off: put its
+ * writers bit on it (redo.c D4b). */
+int redo_own_alloc(struct pmtx_tx *tx, uint64_t user_off);
 /* Process one queued transaction (redo.c; trunc_mutex held). */
 int redo_truncate_one(struct pmtx_tx *tx);
 /* Queue a committed redo transaction for truncation (kind TRUNC_*). */
