@@ -22,6 +22,30 @@ static const struct workload {
 	 "--allocs 64-byte blocks (default: sweep 0,1,4,16,32 writes; 1 alloc)"},
 	{"checksum", wl_checksum,
 	 "XXH3 throughput by size (the undo checksum threshold's basis)"},
+	{"array", wl_array,
+	 "seed 000 6.1: 20 random contiguous slots per transaction, one-shot "
+	 "update through a private buffer (--p slots=,slot=,write_pct=)"},
+	{"array-raw", wl_array_raw,
+	 "seed 000 6.1: as array, but increments each integer in place "
+	 "(read-after-write)"},
+	{"alloc", wl_alloc,
+	 "seed 000 6.2: transactions allocating X blocks of 1-512 B, lazy "
+	 "vs eager persist vs PMDK (--p x=)"},
+	{"sps", wl_sps,
+	 "swaps per second: k random swaps per transaction over an array "
+	 "with a sum invariant (--p n=,k=)"},
+	{"single-obj", wl_single_obj,
+	 "seed 004 III-C: one object, entry sizes 128-16384 B, read ratio "
+	 "(--p size=,read_pct=)"},
+	{"multi-obj", wl_multi_obj,
+	 "seed 004 III-C: many objects, entry sizes 128-16384 B, read ratio "
+	 "(--p size=,read_pct=,objects=)"},
+	{"hashmap", wl_hashmap,
+	 "seed 004 hashmap_tx: inserts into a persistent hash map with "
+	 "entries of 128-8192 B (--p entry=)"},
+	{"bbuf", wl_bbuf,
+	 "seed 003 5: the 29-byte bounded buffer, scenarios 1-3 "
+	 "(--p scenario=)"},
 };
 
 static int usage(const char *argv0)
@@ -30,8 +54,13 @@ static int usage(const char *argv0)
 	        "usage: %s --list\n"
 	        "       %s WORKLOAD [--system S] [--domain pdom0|pdom1|pdom2]\n"
 	        "          [--backend hardware|emulated|file] [--writes N]\n"
-	        "          [--allocs N] [--seconds T] [--rounds R] [--dir D]\n",
-	        argv0, argv0);
+	        "          [--allocs N] [--seconds T] [--rounds R] [--dir D]\n"
+	        "          [--p NAME=V1,V2,...]... [--inject-fault]\n"
+	        "       %s --info\n"
+	        "--system takes a comma-separated list; --p sets a workload\n"
+	        "parameter (a list is a sweep); --inject-fault corrupts the data\n"
+	        "before the workload's validator runs, which must then fail.\n",
+	        argv0, argv0, argv0);
 	return 2;
 }
 
@@ -44,6 +73,11 @@ int main(int argc, char **argv)
 			printf("%-10s %s\n", workloads[i].name, workloads[i].help);
 		return 0;
 	}
+	if (argc >= 2 && !strcmp(argv[1], "--info")) {
+		printf("{\"flush_instruction\":\"%s\",\"pmtx_version\":\"%s\"}\n",
+		       pmtx_flush_instruction(), pmtx_version(NULL, NULL, NULL));
+		return 0;
+	}
 	if (argc < 2)
 		return usage(argv[0]);
 	const struct workload *w = NULL;
@@ -54,6 +88,10 @@ int main(int argc, char **argv)
 		return usage(argv[0]);
 	for (int i = 2; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		if (!strcmp(a, "--inject-fault")) {
+			o.inject_fault = 1;
+			continue;
+		}
 		if (!v)
 			return usage(argv[0]);
 		if (!strcmp(a, "--system"))
@@ -72,6 +110,9 @@ int main(int argc, char **argv)
 			o.rounds = atoi(v);
 		else if (!strcmp(a, "--dir"))
 			o.dir = v;
+		else if (!strcmp(a, "--p") && strchr(v, '=') &&
+		         o.nparams < BENCH_MAX_PARAMS)
+			o.params[o.nparams++] = v;
 		else
 			return usage(argv[0]);
 		i++;

@@ -270,6 +270,11 @@ static int want(const char *sel, const char *name)
 	return !sel || !strcmp(sel, name);
 }
 
+static int want_system(const struct bench_opts *o, const char *name)
+{
+	return bench_want(o, name);
+}
+
 static const pmtx_runtime runtimes[] = {PMTX_RT_UNDO, PMTX_RT_REDO,
                                         PMTX_RT_REDO_ASYNC, PMTX_RT_COW,
                                         RT_CLTX};
@@ -298,8 +303,8 @@ static int pmtx_runners(struct runner *rs, int *n, const struct bench_opts *o,
 				continue;
 			for (unsigned k = 0; k < NRUNTIMES; k++) {
 				char sys[32];
-				if (!want(o->system, system_name(runtimes[k], sys,
-				                                 sizeof(sys))) ||
+				if (!want_system(o, system_name(runtimes[k], sys,
+				                                   sizeof(sys))) ||
 				    (runtimes[k] == RT_CLTX &&
 				     (p.writes > 3 || p.allocs)))
 					continue;
@@ -320,7 +325,7 @@ static int txn_point(const struct bench_opts *o, struct txn_params p)
 	struct runner rs[32];
 	int n = 0;
 	int rc = pmtx_runners(rs, &n, o, p);
-	if (!rc && want(o->system, "pmdk") && want(o->domain, "pdom1") &&
+	if (!rc && want_system(o, "pmdk") && want(o->domain, "pdom1") &&
 	    want(o->backend, "hardware")) {
 		rc = pmdk_runner(&rs[n], o, p);
 		n += rc == 0;
@@ -343,16 +348,9 @@ int wl_txn(const struct bench_opts *o)
 	static const long sweep[] = {0, 1, 2, 3, 4, 16, 32};
 	static const char *const systems[] = {"pmtx-undo", "pmtx-redo",
 	                                      "pmtx-redo-async", "pmtx-cow",
-	                                      "pmtx-cltx", "pmdk"};
-	int known = !o->system;
-	for (size_t i = 0; i < sizeof(systems) / sizeof(*systems); i++)
-		known |= o->system && !strcmp(o->system, systems[i]);
-	if (!known) {
-		fprintf(stderr, "txn: unknown --system %s (pmtx-undo, "
-		                "pmtx-redo, pmtx-redo-async, pmtx-cow, pmtx-cltx, "
-		                "pmdk)\n", o->system);
+	                                      "pmtx-cltx", "pmdk", NULL};
+	if (bench_check_systems(o, "txn", systems))
 		return PMTX_E_INVAL;
-	}
 	if (o->writes >= 0 || o->allocs >= 0) {
 		struct txn_params p = {o->writes < 0 ? 0 : o->writes,
 		                       o->allocs < 0 ? 0 : o->allocs};
