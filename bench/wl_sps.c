@@ -1,3 +1,441 @@
-/* wl_sps.c - not written yet. */
+/*
+ * wl_sps.c - the `sps` workload: swaps per second (the NV-Heaps, Romulus
+ * and OneFile microbenchmark).
+ *
+ * An array of `n` 64-bit integers holds a[i] = i. Each transaction swaps
+ * `k` random pairs (i, j), drawn independently (i == j is allowed, and a
+ * transaction may touch one element more than once, which exercises redo's
+ * read-after-write path). An op is one transaction; the extra field
+ * "swaps_per_s" is k x ops_per_s.
+ *
+ * Systems
+ *   pmtx-undo, pmtx-redo, pmtx-redo-async  the array is the region's root;
+ *       a swap is two pmtx_read and two pmtx_write of 8 bytes, so redo
+ *       sees this transaction's earlier swaps.
+ *   pmtx-cow  the array is split into ceil(n/8) 64-byte copy-on-write
+ *       objects of 8 integers; the root holds their wrappers. A swap opens
+ *       both objects for writing (one private copy per object per
+ *       transaction) and swaps the two integers in the copies.
+ *   pmdk  libpmemobj: TX_BEGIN, pmemobj_tx_add_range of both 8-byte
+ *       elements, swap with plain stores (a root of n * 8 bytes).
+ *   plain  the same swaps with plain loads and stores and no transaction,
+ *       on a pmtx region's root (the same kind of mapping as the pmtx
+ *       systems, so the floor has the same page size and TLB behaviour).
+ * Every pmtx system runs under each configuration of bench_configs().
+ *
+ * Parameters (--p): n (1000000), k (sweep, "1,2,4,...,1024"), seed (1).
+ * Every runner draws the same pairs from the same seed.
+ *
+ * Setup, outside the measurement: the array is initialised with naked
+ * stores and one pmtx_persist (pmemobj_persist for PMDK), never with one
+ * transaction per element. The COW objects are created in undo
+ * transactions of 256 objects each, then filled through pmtx_cow_peek with
+ * naked stores and persisted.
+ *
+ * Validation (check): a swap preserves the multiset of values, so the
+ * array must be a permutation of 0..n-1 (DRAM bitmap) and sum to
+ * n(n-1)/2. corrupt (--inject-fault) adds 1 to a[0], which breaks both.
+ */
+#include <libpmemobj.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "bench.h"
-int wl_sps(const struct bench_opts *o) { (void)o; return PMTX_E_UNSUPPORTED; }
+
+#define OBJ_WORDS 8u        /* integers per COW object: one cache line */
+#define SETUP_BATCH 256u    /* COW objects created per setup transaction */
+#define SLACK (64ull << 20) /* region bytes beyond the data, for logs */
+
+struct obj64 {
+	uint64_t v[OBJ_WORDS];
+};
+PMTX_DEFINE_PM_TYPE(obj64)
+
+enum sps_kind { SPS_PMTX, SPS_COW, SPS_PMDK, SPS_PLAIN };
+
+struct sps_params {
+	uint64_t n;
+	long k;
+	uint64_t seed;
+};
+
+struct sps_ctx {
+	struct sps_params p;
+	enum sps_kind kind;
+	pmtx_runtime rt;
+	uint64_t rng;
+	pmtx_region *r;
+	PMEMobjpool *pop;
+	PMEMoid root;
+	uint64_t *a;    /* the array (every kind but cow) */
+	pm_obj64 *objs; /* cow: ceil(n / 8) wrappers, in the root */
+	char path[256];
+};
+
+static uint64_t rng_seed(uint64_t seed)
+{
+	return seed ^ 0x9e3779b97f4a7c15ull; /* xorshift needs nonzero */
+}
+
+static uint64_t nobjs(uint64_t n)
+{
+	return (n + OBJ_WORDS - 1) / OBJ_WORDS;
+}
+
+/* Element i, wherever the kind keeps it (cow: the committed payload). */
+static uint64_t *elem(struct sps_ctx *c, uint64_t i)
+{
+	if (c->kind != SPS_COW)
+		return &c->a[i];
+	uint64_t *obj = (uint64_t *)pmtx_cow_peek(c->r, c->objs[i / OBJ_WORDS].w);
+	return &obj[i % OBJ_WORDS];
+}
+
+/* ---- the transactions ---- */
+
+static int pmtx_swap(pmtx_tx *tx, uint64_t *x, uint64_t *y)
+{
+	uint64_t vx, vy;
+	int rc = pmtx_read(tx, &vx, x, sizeof(vx));
+	if (!rc)
+		rc = pmtx_read(tx, &vy, y, sizeof(vy));
+	if (!rc)
+		rc = pmtx_write(tx, x, &vy, sizeof(vy));
+	if (!rc)
+		rc = pmtx_write(tx, y, &vx, sizeof(vx));
+	return rc;
+}
+
+static int cow_swap(pmtx_tx *tx, const pm_obj64 *objs, uint64_t i, uint64_t j)
+{
+	struct obj64 *p, *q;
+	int rc = pm_obj64_open(tx, objs[i / OBJ_WORDS], PMTX_COW_WRITE, NULL, &p);
+	if (!rc)
+		rc = pm_obj64_open(tx, objs[j / OBJ_WORDS], PMTX_COW_WRITE, NULL,
+		                   &q);
+	if (rc)
+		return rc;
+	uint64_t t = p->v[i % OBJ_WORDS];
+	p->v[i % OBJ_WORDS] = q->v[j % OBJ_WORDS];
+	q->v[j % OBJ_WORDS] = t;
+	return 0;
+}
+
+static int pmtx_swaps(struct sps_ctx *c, pmtx_tx *tx)
+{
+	for (long s = 0; s < c->p.k; s++) {
+		uint64_t i = bench_rand(&c->rng) % c->p.n;
+		uint64_t j = bench_rand(&c->rng) % c->p.n;
+		int rc = c->kind == SPS_COW ? cow_swap(tx, c->objs, i, j)
+		                            : pmtx_swap(tx, &c->a[i], &c->a[j]);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+static int pmtx_run(void *vctx, uint64_t n)
+{
+	struct sps_ctx *c = vctx;
+	for (uint64_t t = 0; t < n; t++) {
+		pmtx_tx *tx;
+		int rc = pmtx_begin(c->r, c->rt, &tx);
+		if (rc)
+			return rc;
+		if ((rc = pmtx_swaps(c, tx))) {
+			pmtx_abort(tx);
+			return rc;
+		}
+		if ((rc = pmtx_commit(tx)))
+			return rc;
+	}
+	return 0;
+}
+
+static int pmdk_one(struct sps_ctx *c)
+{
+	volatile int failed = 0; /* PMDK's TX_BEGIN is setjmp-based */
+	TX_BEGIN(c->pop) {
+		for (long s = 0; s < c->p.k; s++) {
+			uint64_t i = bench_rand(&c->rng) % c->p.n;
+			uint64_t j = bench_rand(&c->rng) % c->p.n;
+			pmemobj_tx_add_range(c->root, i * sizeof(uint64_t),
+			                     sizeof(uint64_t));
+			pmemobj_tx_add_range(c->root, j * sizeof(uint64_t),
+			                     sizeof(uint64_t));
+			uint64_t t = c->a[i];
+			c->a[i] = c->a[j];
+			c->a[j] = t;
+		}
+	} TX_ONABORT {
+		failed = 1;
+	} TX_END
+	return failed ? PMTX_E_ABORTED : 0;
+}
+
+static int pmdk_run(void *vctx, uint64_t n)
+{
+	for (uint64_t t = 0; t < n; t++) {
+		int rc = pmdk_one(vctx);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+static int plain_run(void *vctx, uint64_t n)
+{
+	struct sps_ctx *c = vctx;
+	for (uint64_t t = 0; t < n; t++)
+		for (long s = 0; s < c->p.k; s++) {
+			uint64_t i = bench_rand(&c->rng) % c->p.n;
+			uint64_t j = bench_rand(&c->rng) % c->p.n;
+			uint64_t v = c->a[i];
+			c->a[i] = c->a[j];
+			c->a[j] = v;
+		}
+	return 0;
+}
+
+/* ---- validation ---- */
+
+static int sps_check(void *vctx)
+{
+	struct sps_ctx *c = vctx;
+	uint64_t n = c->p.n, sum = 0, bad = n;
+	uint64_t *seen = calloc((n + 63) / 64, sizeof(uint64_t));
+	if (!seen)
+		return PMTX_E_NOMEM;
+	for (uint64_t i = 0; i < n && bad == n; i++) {
+		uint64_t v = *elem(c, i);
+		if (v >= n || (seen[v / 64] >> (v % 64)) & 1)
+			bad = i;
+		else
+			seen[v / 64] |= 1ull << (v % 64);
+		sum += v;
+	}
+	free(seen);
+	if (bad != n || sum != n * (n - 1) / 2) {
+		fprintf(stderr, "sps: not a permutation of 0..%llu (first bad "
+		        "index %llu, sum %llu)\n", (unsigned long long)(n - 1),
+		        (unsigned long long)bad, (unsigned long long)sum);
+		return PMTX_E_CORRUPT;
+	}
+	return 0;
+}
+
+static void sps_corrupt(void *vctx)
+{
+	*elem(vctx, 0) += 1;
+}
+
+static void sps_destroy(void *vctx)
+{
+	struct sps_ctx *c = vctx;
+	if (c->r)
+		bench_region_destroy(c->r, c->path);
+	if (c->pop)
+		bench_pmdk_destroy(c->pop, c->path);
+	free(c);
+}
+
+static void sps_extra(const struct runner *r, char *buf, size_t len)
+{
+	const struct sps_ctx *c = r->ctx;
+	double ops = r->ns ? 1e9 * (double)r->ops / (double)r->ns : 0;
+	snprintf(buf, len, "\"swaps_per_s\":%.1f", ops * (double)c->p.k);
+}
+
+/* ---- setup ---- */
+
+static void fill_identity(uint64_t *a, uint64_t n)
+{
+	for (uint64_t i = 0; i < n; i++)
+		a[i] = i;
+}
+
+/* Create the COW objects (empty), then fill them with naked stores. */
+static int cow_setup(struct sps_ctx *c)
+{
+	uint64_t m = nobjs(c->p.n);
+	for (uint64_t b = 0; b < m; b += SETUP_BATCH) {
+		pmtx_tx *tx;
+		int rc = pmtx_begin(c->r, PMTX_RT_UNDO, &tx);
+		if (rc)
+			return rc;
+		for (uint64_t i = b; !rc && i < b + SETUP_BATCH && i < m; i++) {
+			pm_obj64 obj;
+			if (!(rc = pm_obj64_new(tx, &obj)))
+				rc = PMTX_SET(tx, c->objs[i], obj);
+		}
+		if (rc) {
+			pmtx_abort(tx);
+			return rc;
+		}
+		if ((rc = pmtx_commit(tx)))
+			return rc;
+	}
+	for (uint64_t i = 0; i < c->p.n; i++)
+		*elem(c, i) = i;
+	for (uint64_t o = 0; o < m; o++)
+		pmtx_flush(c->r, pmtx_cow_peek(c->r, c->objs[o].w),
+		           sizeof(struct obj64));
+	return pmtx_barrier(c->r);
+}
+
+static struct sps_ctx *ctx_new(struct sps_params p, enum sps_kind kind,
+                               pmtx_runtime rt)
+{
+	struct sps_ctx *c = calloc(1, sizeof(*c));
+	if (c)
+		*c = (struct sps_ctx){.p = p, .kind = kind, .rt = rt,
+		                      .rng = rng_seed(p.seed)};
+	return c;
+}
+
+static void runner_bind(struct runner *r, struct sps_ctx *c,
+                        int (*run)(void *, uint64_t))
+{
+	r->ctx = c;
+	r->run = run;
+	r->check = sps_check;
+	r->corrupt = sps_corrupt;
+	r->destroy = sps_destroy;
+}
+
+static int pmtx_runner(struct runner *r, const struct bench_opts *o,
+                       pmtx_runtime rt, struct bench_cfg cfg,
+                       struct sps_params p)
+{
+	int cow = rt == PMTX_RT_COW;
+	struct sps_ctx *c = ctx_new(p, cow ? SPS_COW : SPS_PMTX, rt);
+	if (!c)
+		return PMTX_E_NOMEM;
+	size_t root = cow ? nobjs(p.n) * sizeof(pm_obj64) : p.n * 8;
+	size_t data = cow ? nobjs(p.n) * 2 * 256 : p.n * 8 * 2;
+	int rc = bench_region(r, o, rt, cfg, root, data + SLACK, &c->r, c->path);
+	if (rc) {
+		free(c);
+		return rc;
+	}
+	runner_bind(r, c, pmtx_run);
+	if (cow) {
+		c->objs = pmtx_root(c->r, NULL);
+		rc = cow_setup(c);
+	} else {
+		c->a = pmtx_root(c->r, NULL);
+		fill_identity(c->a, p.n);
+		rc = pmtx_persist(c->r, c->a, p.n * 8);
+	}
+	if (rc)
+		sps_destroy(c);
+	return rc;
+}
+
+static int pmdk_runner(struct runner *r, const struct bench_opts *o,
+                       struct sps_params p)
+{
+	struct sps_ctx *c = ctx_new(p, SPS_PMDK, PMTX_RT_DEFAULT);
+	if (!c)
+		return PMTX_E_NOMEM;
+	int rc = bench_pmdk_pool(r, o, p.n * 8, p.n * 8 * 2 + SLACK, &c->pop,
+	                         c->path);
+	if (rc) {
+		free(c);
+		return rc;
+	}
+	runner_bind(r, c, pmdk_run);
+	c->root = pmemobj_root(c->pop, p.n * 8);
+	c->a = pmemobj_direct(c->root);
+	fill_identity(c->a, p.n);
+	pmemobj_persist(c->pop, c->a, p.n * 8);
+	return 0;
+}
+
+static int plain_runner(struct runner *r, const struct bench_opts *o,
+                        struct sps_params p)
+{
+	struct sps_ctx *c = ctx_new(p, SPS_PLAIN, PMTX_RT_DEFAULT);
+	if (!c)
+		return PMTX_E_NOMEM;
+	struct bench_cfg cfg = {PMTX_PDOM1, PMTX_BACKEND_HARDWARE};
+	int rc = bench_region(r, o, PMTX_RT_UNDO, cfg, p.n * 8, p.n * 8 + SLACK,
+	                      &c->r, c->path);
+	if (rc) {
+		free(c);
+		return rc;
+	}
+	bench_plain_names(r);
+	runner_bind(r, c, plain_run);
+	c->a = pmtx_root(c->r, NULL);
+	fill_identity(c->a, p.n);
+	return 0;
+}
+
+/* ---- the sweep ---- */
+
+static const pmtx_runtime runtimes[] = {PMTX_RT_UNDO, PMTX_RT_REDO,
+                                        PMTX_RT_REDO_ASYNC, PMTX_RT_COW};
+#define NRUNTIMES (sizeof(runtimes) / sizeof(*runtimes))
+
+static int pmtx_runners(struct runner *rs, int *n, const struct bench_opts *o,
+                        struct sps_params p)
+{
+	struct bench_cfg cfgs[8];
+	int ncfg = bench_configs(o, cfgs, 8);
+	for (int i = 0; i < ncfg; i++)
+		for (size_t k = 0; k < NRUNTIMES; k++) {
+			if (!bench_want(o, bench_system_name(runtimes[k])))
+				continue;
+			int rc = pmtx_runner(&rs[*n], o, runtimes[k], cfgs[i], p);
+			if (rc)
+				return rc;
+			(*n)++;
+		}
+	return 0;
+}
+
+static int sps_point(const struct bench_opts *o, struct sps_params p)
+{
+	struct runner rs[BENCH_MAX_RUNNERS];
+	int n = 0;
+	int rc = pmtx_runners(rs, &n, o, p);
+	if (!rc && bench_want_pmdk(o) && !(rc = pmdk_runner(&rs[n], o, p)))
+		n++;
+	if (!rc && bench_want_plain(o) && !(rc = plain_runner(&rs[n], o, p)))
+		n++;
+	char params[128];
+	snprintf(params, sizeof(params), "\"n\":%llu,\"k\":%ld,\"seed\":%llu",
+	         (unsigned long long)p.n, p.k, (unsigned long long)p.seed);
+	return bench_point(rs, n, rc, o, "sps", params, sps_extra);
+}
+
+int wl_sps(const struct bench_opts *o)
+{
+	static const char *const systems[] = {"pmtx-undo", "pmtx-redo",
+	                                      "pmtx-redo-async", "pmtx-cow",
+	                                      "pmdk", "plain", NULL};
+	if (bench_check_systems(o, "sps", systems))
+		return PMTX_E_INVAL;
+	long ks[32];
+	int nk = bench_param(o, "k", "1,2,4,8,16,32,64,128,256,512,1024", ks, 32);
+	long n = bench_param1(o, "n", 1000000);
+	if (n < 2) {
+		fprintf(stderr, "sps: n must be at least 2\n");
+		return PMTX_E_INVAL;
+	}
+	struct sps_params p = {.n = (uint64_t)n,
+	                       .seed = (uint64_t)bench_param1(o, "seed", 1)};
+	for (int i = 0; i < nk; i++) {
+		if (ks[i] < 1) {
+			fprintf(stderr, "sps: k must be at least 1\n");
+			return PMTX_E_INVAL;
+		}
+		p.k = ks[i];
+		int rc = sps_point(o, p);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}

@@ -114,6 +114,16 @@
 extern "C" {
 #endif
 
+/* The persistence trace and the crash simulator see a cache-line
+ * transaction's stores through this (one predictable branch when off). */
+extern int pmtx__trace_on;
+void pmtx__note_store(pmtx_region *r, const void *p, size_t n);
+#define PMTX__CLTX_NOTE(r, p, n)                                             \
+	do {                                                                 \
+		if (__builtin_expect(pmtx__trace_on, 0))                     \
+			pmtx__note_store((r), (p), (n));                     \
+	} while (0)
+
 /* Round p up to the next 64-byte boundary. */
 static inline void *pmtx_cltx_align(void *p)
 {
@@ -151,6 +161,8 @@ static inline int pmtx__cltx_commit(pmtx_region *r, unsigned char *line,
                                     size_t ioff, size_t tsize)
 {
 	unsigned v = __atomic_load_n(line + ioff, __ATOMIC_RELAXED);
+	/* The working half's stores were made by the caller: report them. */
+	PMTX__CLTX_NOTE(r, line + ((v & 1u) ^ 1u) * PMTX_CLTX_HALF, tsize);
 #if PMTX_CLTX_BARRIERS == 2
 	pmtx_flush(r, line + ((v & 1u) ^ 1u) * PMTX_CLTX_HALF, tsize);
 	int rc = pmtx_barrier(r);
@@ -165,6 +177,7 @@ static inline int pmtx__cltx_commit(pmtx_region *r, unsigned char *line,
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	__atomic_store_n(line + ioff, (unsigned char)(v ^ 1u),
 	                 __ATOMIC_RELEASE);
+	PMTX__CLTX_NOTE(r, line + ioff, 1);
 	pmtx_flush(r, line, PMTX_CLTX_LINE);
 	return pmtx_barrier(r);
 }
@@ -180,6 +193,7 @@ static inline int pmtx__cltx_init(pmtx_region *r, unsigned char *line,
 	assert(((uintptr_t)line & (PMTX_CLTX_LINE - 1)) == 0);
 	memcpy(line, initial, tsize);
 	line[ioff] = 0;
+	PMTX__CLTX_NOTE(r, line, PMTX_CLTX_LINE);
 	pmtx_flush(r, line, PMTX_CLTX_LINE);
 	pmtx_tx *tx = pmtx_tx_current();
 	if (tx && pmtx_tx_region(tx) == r)

@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "pmtx_cltx.h"
 #include "heap/heap.h"
 #include "region/region.h"
 #include "tx/tx.h"
@@ -206,4 +207,9 @@ pmtx_off pmtx_off_of(const pmtx_region *r, const void *p)
 	if (c < r->base + PMTX_HDR_SIZE || c >= r->base + r->size)
 		return 0;
 	return (pmtx_off)(c - r->base);
+}
+
+void pmtx__note_store(pmtx_region *r, const void *p, size_t n)
+{
+	TRACE_STORE(&r->persist, p, n);
 }

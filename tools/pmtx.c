@@ -7,6 +7,8 @@
  *                          type, region id, region offset, size, then the
  *                          runtime and status for transaction events and
  *                          the bytes in hex when the trace has them.
+ *   pmtx crashtest [...]   the power-failure crash-state explorer
+ *                          (tools/crashtest/cmd.c).
  *   pmtx help              list the subcommands.
  *
  * Exit status: 0 success, 1 the operation failed, 2 usage error.
@@ -26,11 +28,15 @@ struct subcmd {
 
 static int cmd_help(int argc, char **argv);
 static int cmd_trace_dump(int argc, char **argv);
+int ct_main(int argc, char **argv); /* crashtest/cmd.c */
 
 static const struct subcmd subcmds[] = {
 	{"help", "", "list the subcommands", cmd_help},
 	{"trace dump", "FILE", "print a persistence trace as text",
 	 cmd_trace_dump},
+	{"crashtest", "[OPTIONS]",
+	 "explore power-failure crash states of every runtime (--help)",
+	 ct_main},
 };
 
 #define NSUBCMDS (sizeof(subcmds) / sizeof(subcmds[0]))

@@ -43,6 +43,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/mutant.h"
 #include "heap.h"
 
 #define NLOCAL 8
@@ -551,7 +552,7 @@ int heap_apply(pmtx_region *r, const struct pmtx_alog_entry *e)
 		                           : PMTX_SB_INFO(PMTX_SB_FREE, 0, 0);
 		__atomic_store_n(&m->info, info, __ATOMIC_RELAXED);
 		TRACE_STORE(&r->persist, &m->info, 8);
-		persist_flush(&r->persist, &m->info, 8);
+		MUT_FLUSH(MUT_HEAP_LARGE_FLUSH, &r->persist, &m->info, 8);
 		return 0;
 	}
 	/* The info word is flushed by every ALLOC, even when it already
@@ -563,7 +564,7 @@ int heap_apply(pmtx_region *r, const struct pmtx_alog_entry *e)
 			__atomic_store_n(&m->info, info, __ATOMIC_RELAXED);
 			TRACE_STORE(&r->persist, &m->info, 8);
 		}
-		persist_flush(&r->persist, &m->info, 8);
+		MUT_FLUSH(MUT_HEAP_INFO_FLUSH, &r->persist, &m->info, 8);
 	}
 	uint64_t *w = &m->bitmap[idx / 64], bit = 1ull << (idx % 64);
 	if (op == PMTX_AE_ALLOC)
@@ -571,7 +572,7 @@ int heap_apply(pmtx_region *r, const struct pmtx_alog_entry *e)
 	else
 		__atomic_fetch_and(w, ~bit, __ATOMIC_RELAXED);
 	TRACE_STORE(&r->persist, w, 8);
-	persist_flush(&r->persist, w, 8);
+	MUT_FLUSH(MUT_HEAP_BITMAP_FLUSH, &r->persist, w, 8);
 	return 0;
 }
 
@@ -583,9 +584,10 @@ void heap_flush_entry(pmtx_region *r, const struct pmtx_alog_entry *e)
 		return;
 	struct pmtx_sb_meta *m =
 		(struct pmtx_sb_meta *)(r->base + r->hdr->meta_off) + s;
-	persist_flush(&r->persist, &m->info, 8);
+	MUT_FLUSH(MUT_HEAP_REFLUSH_INFO, &r->persist, &m->info, 8);
 	if (!PMTX_AE_RUN(e->info))
-		persist_flush(&r->persist, &m->bitmap[idx / 64], 8);
+		MUT_FLUSH(MUT_HEAP_REFLUSH_BITMAP, &r->persist,
+		          &m->bitmap[idx / 64], 8);
 }
 
 int heap_adopt_internal(pmtx_region *r, uint64_t off, uint64_t size,

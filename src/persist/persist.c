@@ -197,9 +197,9 @@ static void noop_flush(struct persist *p, const void *a, size_t n)
 }
 
 static const persist_ops hw_ops = {"hardware", hw_flush, hw_barrier,
-                                   hw_copy_nt};
+                                   hw_copy_nt, NULL};
 static const persist_ops hw_pdom2_ops = {"hardware-pdom2", noop_flush,
-                                        hw_pdom2_barrier, copy_plain};
+                                        hw_pdom2_barrier, copy_plain, NULL};
 
 /* ---- emulated backend ---- */
 
@@ -211,7 +211,7 @@ static int emu_barrier(struct persist *p)
 }
 
 static const persist_ops emu_ops = {"emulated", noop_flush, emu_barrier,
-                                    copy_plain};
+                                    copy_plain, NULL};
 
 /* ---- file backend (invariant 2) ---- */
 
@@ -295,7 +295,7 @@ static void file_copy(struct persist *p, void *dst, const void *src,
 }
 
 static const persist_ops file_ops = {"file", file_flush, file_barrier,
-                                     file_copy};
+                                     file_copy, NULL};
 
 /* ---- selection ---- */
 
@@ -350,6 +350,8 @@ int persist_init(struct persist *p, pmtx_domain d, pmtx_backend b,
 	p->len = len;
 	if (override_ops)
 		persist_set_ops(p, override_ops, override_ctx);
+	if (p->ops->attach)
+		p->ops->attach(p);
 	return 0;
 }
 

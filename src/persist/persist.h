@@ -41,6 +41,9 @@ typedef struct persist_ops {
 	/* Copy with stores that bypass the cache; durable at next barrier. */
 	void (*copy_nt)(struct persist *p, void *dst, const void *src,
 	                size_t n);
+	/* Optional: called at the end of persist_init, once base/len/ctx are
+	 * set (the crash simulator snapshots the durable image here). */
+	void (*attach)(struct persist *p);
 } persist_ops;
 
 struct persist {

@@ -20,6 +20,9 @@
  *      before the buffers are written out at stop.
  *  T4. The reader trusts nothing in the file: every length is checked
  *      against the bytes that remain before it is used.
+ *  T5. A sink (trace_set_sink: the crash simulator) receives every event,
+ *      synchronously and in the emitting thread, while it is set;
+ *      pmtx__trace_on is then on whether or not a file is written.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -40,6 +43,10 @@
 #define MAX_REGIONS 64
 
 int pmtx__trace_on;
+/* T5: a sink sees every event while set, trace file or not. */
+static trace_sink_fn sink_fn;
+static void *sink_arg;
+static int file_on; /* a trace file is being written */
 
 struct tbuf {
 	pthread_mutex_t lock;
@@ -231,6 +238,10 @@ static void append(struct pmtx_trace_rec *rec, const void *data)
 void trace_emit(unsigned type, const char *base, const void *a, uint64_t n,
                 const void *data, uint32_t arg, int32_t status)
 {
+	if (sink_fn)
+		sink_fn(sink_arg, type, base, a, n, arg, status);
+	if (!__atomic_load_n(&file_on, __ATOMIC_ACQUIRE))
+		return;
 	struct pmtx_trace_rec rec = {.type = (uint16_t)type,
 	                             .region = region_id(base),
 	                             .size = n, .arg = arg, .status = status};
@@ -246,10 +257,25 @@ void trace_emit(unsigned type, const char *base, const void *a, uint64_t n,
 void trace_tx(unsigned type, const char *base, unsigned idx, unsigned kind,
               int32_t status)
 {
+	if (sink_fn)
+		sink_fn(sink_arg, type, base, NULL, idx, kind, status);
+	if (!__atomic_load_n(&file_on, __ATOMIC_ACQUIRE))
+		return;
 	struct pmtx_trace_rec rec = {.type = (uint16_t)type,
 	                             .region = region_id(base), .off = idx,
 	                             .arg = kind, .status = status};
 	append(&rec, NULL);
+}
+
+void trace_set_sink(trace_sink_fn fn, void *arg)
+{
+	pthread_mutex_lock(&list_lock);
+	sink_fn = NULL;
+	sink_arg = arg;
+	sink_fn = fn;
+	__atomic_store_n(&pmtx__trace_on, fn != NULL || running,
+	                 __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&list_lock);
 }
 
 uint64_t trace_count(void)
@@ -302,6 +328,7 @@ int pmtx_trace_start(const char *path, unsigned flags)
 		running = 1;
 		if (!atexit_done && atexit(stop_at_exit) == 0)
 			atexit_done = 1;
+		__atomic_store_n(&file_on, 1, __ATOMIC_RELEASE);
 		__atomic_store_n(&pmtx__trace_on, 1, __ATOMIC_RELEASE); /* T3 */
 	}
 	pthread_mutex_unlock(&list_lock);
@@ -315,7 +342,9 @@ int pmtx_trace_stop(void)
 		pthread_mutex_unlock(&list_lock);
 		return 0;
 	}
-	__atomic_store_n(&pmtx__trace_on, 0, __ATOMIC_RELEASE); /* T3 */
+	__atomic_store_n(&file_on, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&pmtx__trace_on, sink_fn != NULL,
+	                 __ATOMIC_RELEASE); /* T3, T5 */
 	uint64_t s = atomic_load(&session);
 	for (struct tbuf *b = buffers; b; b = b->next) {
 		pthread_mutex_lock(&b->lock);

@@ -29,6 +29,13 @@ void trace_tx(unsigned type, const char *base, unsigned idx, unsigned kind,
 /* A region was created or opened: record its id (invariant 3), and read
  * PMTX_TRACE / PMTX_TRACE_BYTES on the first call. */
 void trace_region(const char *base, uint64_t len, const uint8_t uuid[16]);
+/* A sink: called synchronously for every event (T5), with the event's
+ * fields (tx events: a = NULL, n = descriptor index, aux = runtime).
+ * NULL removes it. Set it with no transaction running. */
+typedef void (*trace_sink_fn)(void *arg, unsigned type, const char *base,
+                              const void *a, uint64_t n, uint32_t aux,
+                              int32_t status);
+void trace_set_sink(trace_sink_fn fn, void *arg);
 /* Records emitted by this process since start (for tests). */
 uint64_t trace_count(void);
 

@@ -79,8 +79,8 @@ void alog_flush(struct pmtx_tx *tx)
 		return;
 	if (a->slot - k * ENTRY_SIZE < first)
 		k = (a->slot - first) / ENTRY_SIZE;
-	persist_flush(&tx->r->persist, region_at(tx->r, a->slot - k * ENTRY_SIZE),
-	              k * ENTRY_SIZE);
+	MUT_FLUSH(MUT_ALOG_FLUSH, &tx->r->persist,
+	          region_at(tx->r, a->slot - k * ENTRY_SIZE), k * ENTRY_SIZE);
 	a->flushed = a->n;
 }
 
@@ -92,9 +92,10 @@ int alog_commit_apply(struct pmtx_tx *tx)
 		heap_apply(r, &a->e[i]); /* entries built by the heap: valid */
 	/* Past the commit mark, a failed barrier does not stop the steps
 	 * (undo.c U5): the first error is returned at the end. */
-	int rc = persist_barrier(&r->persist); /* (iii) */
-	desc_set_idle(r, tx->d, tx->version, tx->kind);
-	int rc2 = persist_barrier(&r->persist); /* (iv) */
+	int rc = MUT_BARRIER(MUT_ALOG_APPLY_BARRIER, &r->persist); /* (iii) */
+	desc_set_idle(r, tx->d, tx->version, tx->kind, MUT_ALOG_IDLE_MARK,
+	              MUT_ALOG_IDLE_FLUSH);
+	int rc2 = MUT_BARRIER(MUT_ALOG_IDLE_BARRIER, &r->persist); /* (iv) */
 	for (size_t i = 0; i < a->n; i++)
 		if (PMTX_AE_OP(a->e[i].info) == PMTX_AE_FREE)
 			heap_release(r->heap, &a->e[i]);

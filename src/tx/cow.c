@@ -100,7 +100,8 @@ int pmtx_cow_new(pmtx_tx *tx, size_t size, pmtx_off *wrapper)
 	struct pmtx_cow_wrapper *W = region_at(tx->r, w);
 	*W = (struct pmtx_cow_wrapper){.cur = payload};
 	TRACE_STORE(&tx->r->persist, W, sizeof(*W));
-	pmtx_flush(tx->r, W, sizeof(*W)); /* fresh: durable at commit */
+	if (!MUT_ON(MUT_COW_NEW_FLUSH)) /* fresh: durable at commit */
+		pmtx_flush(tx->r, W, sizeof(*W));
 	*wrapper = w;
 	return 0;
 }
@@ -208,10 +209,12 @@ static int stage(struct pmtx_tx *tx)
 		struct pmtx_alog_entry fe;
 		if (e->deleted)
 			continue;
-		persist_flush(&r->persist, region_at(r, e->fresh),
-		              heap_usable_size(r->heap, e->fresh));
-		persist_flush(&r->persist, region_at(r, e->wrapper),
-		              sizeof(struct pmtx_cow_wrapper));
+		MUT_FLUSH(MUT_COW_PAYLOAD_FLUSH, &r->persist,
+		          region_at(r, e->fresh),
+		          heap_usable_size(r->heap, e->fresh));
+		MUT_FLUSH(MUT_COW_WRAPPER_FLUSH, &r->persist,
+		          region_at(r, e->wrapper),
+		          sizeof(struct pmtx_cow_wrapper));
 		int rc = logw_reserve(r, &tx->log, 0, &rec);
 		if (rc)
 			return rc;
@@ -233,7 +236,7 @@ static void swap_payloads(struct pmtx_tx *tx)
 		struct pmtx_cow_wrapper *W = region_at(tx->r, tx->ws[i].wrapper);
 		__atomic_store_n(&W->cur, W->next, __ATOMIC_RELAXED);
 		TRACE_STORE(&tx->r->persist, &W->cur, 8);
-		persist_flush(&tx->r->persist, &W->cur, 8);
+		MUT_FLUSH(MUT_COW_SWAP_FLUSH, &tx->r->persist, &W->cur, 8);
 	}
 }
 
@@ -254,13 +257,13 @@ static int cow_commit(struct pmtx_tx *tx)
 	pmtx_region *r = tx->r;
 	struct persist *p = &r->persist;
 	if (tx->nws == 0 && tx->alog.n == 0)
-		return tx->unfenced ? persist_barrier(p) : 0;
+		return tx->unfenced ? MUT_BARRIER(MUT_COW_NAKED_BARRIER, p) : 0;
 	int rc = stage(tx);
 	if (!rc) {
 		alog_flush(tx);
 		retire_cover_begin(tx);
 		tx_mark_running(tx);
-		rc = persist_barrier(p); /* 1 */
+		rc = MUT_BARRIER(MUT_COW_STAGE_BARRIER, p); /* 1 */
 	}
 	if (rc) {
 		tx->rt->abort(tx);
@@ -275,7 +278,7 @@ static int cow_commit(struct pmtx_tx *tx)
 	tx->csn = atomic_fetch_add(&r->txm->next_csn, 1);
 	log_put(r, &tx->log, rec, PMTX_REC_COMMIT, tx->version, tx->alog.n,
 	        &tx->csn, sizeof(tx->csn), LOG_CSUM);
-	rc = persist_barrier(p); /* 2 */
+	rc = MUT_BARRIER(MUT_COW_COMMIT_BARRIER, p); /* 2 */
 	swap_payloads(tx);
 	int rc2 = alog_commit_apply(tx); /* 3 and 4 */
 	clear_writers(tx);
@@ -308,7 +311,7 @@ static int cow_recover(pmtx_region *r, unsigned i, const struct pmtx_rec **recs,
 			return PMTX_E_CORRUPT;
 		W->cur = W->next;
 		TRACE_STORE(&r->persist, &W->cur, 8);
-		persist_flush(&r->persist, &W->cur, 8);
+		MUT_FLUSH(MUT_COW_RECOVER_FLUSH, &r->persist, &W->cur, 8);
 		*wrote = 1;
 	}
 	return 0;

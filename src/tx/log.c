@@ -17,9 +17,11 @@
  *      and versions are unique per descriptor, so a stale record (from an
  *      older transaction, or garbage) can never pass as the next record.
  *  L3. A record that does not fit in the rest of a chunk goes to the start
- *      of the next one. The reader, at an invalid record, therefore looks
- *      at the first record of the next chunk: by L2 it continues the log
- *      only if its sequence number is the one expected.
+ *      of the next chunk large enough for it: the writer skips a linked
+ *      chunk that is too small. The reader, at an invalid record,
+ *      therefore looks at the first record of each later chunk in turn:
+ *      by L2 it continues the log only where the sequence number is the
+ *      one expected.
  *  L4. A new chunk is initialised and made durable before the link to it
  *      is written, and the link is durable before the heap marks the chunk
  *      allocated; recovery re-marks every linked chunk (heap_adopt), so a
@@ -27,6 +29,7 @@
  */
 #include <string.h>
 
+#include "../common/mutant.h"
 #include "../heap/heap.h"
 #include "log.h"
 
@@ -70,16 +73,16 @@ static int grow(pmtx_region *r, uint64_t cur_off, size_t need)
 	c->magic = PMTX_CHUNK_MAGIC;
 	c->next = cur->next;
 	c->size = size;
-	persist_flush(p, c, sizeof(*c));
-	if ((rc = persist_barrier(p)))
+	MUT_FLUSH(MUT_LOG_GROW_CHUNK_FLUSH, p, c, sizeof(*c));
+	if ((rc = MUT_BARRIER(MUT_LOG_GROW_CHUNK_BARRIER, p)))
 		return rc;
 	__atomic_store_n(&cur->next, off, __ATOMIC_RELEASE);
-	persist_flush(p, &cur->next, 8);
-	if ((rc = persist_barrier(p)))
+	MUT_FLUSH(MUT_LOG_GROW_LINK_FLUSH, p, &cur->next, 8);
+	if ((rc = MUT_BARRIER(MUT_LOG_GROW_LINK_BARRIER, p)))
 		return rc;
 	if ((rc = heap_apply(r, &e)))
 		return rc;
-	return persist_barrier(p);
+	return MUT_BARRIER(MUT_LOG_GROW_ALLOC_BARRIER, p);
 }
 
 int log_chunk_next(pmtx_region *r, uint64_t cur, size_t need,
@@ -122,6 +125,23 @@ static uint64_t *rec_check(const struct pmtx_rec *h)
 	return (uint64_t *)((char *)(h + 1) + ALIGN_UP(h->len, 8));
 }
 
+/* Mutation sites of a record's check word and flush, by record type: the
+ * type says which runtime wrote it (COMMIT: any of them). */
+static inline unsigned check_site(uint16_t type)
+{
+	return type == PMTX_REC_UNDO  ? MUT_UNDO_REC_CHECK
+	       : type == PMTX_REC_COW ? MUT_COW_REC_CHECK
+	                              : MUT_LOG_COMMIT_CHECK;
+}
+
+static inline unsigned flush_site(uint16_t type)
+{
+	return type == PMTX_REC_UNDO   ? MUT_UNDO_REC_FLUSH
+	       : type == PMTX_REC_REDO ? MUT_REDO_REC_FLUSH
+	       : type == PMTX_REC_COW  ? MUT_COW_REC_FLUSH
+	                               : MUT_LOG_COMMIT_FLUSH;
+}
+
 void log_put(pmtx_region *r, struct logw *w, uint64_t rec, uint16_t type,
              uint64_t version, uint64_t off, const void *payload,
              size_t len, enum log_check mode)
@@ -143,13 +163,15 @@ void log_put(pmtx_region *r, struct logw *w, uint64_t rec, uint16_t type,
 	if (len % 8)
 		memset(body + len, 0, 8 - len % 8);
 	uint64_t *check = rec_check(h);
-	*check = mode != LOG_CSUM ? 0
-	         : pmtx_checksum(h, (size_t)((char *)check - (char *)h),
-	                         PMTX_CSUM_SEED_REC);
+	if (mode != LOG_CSUM)
+		*check = 0;
+	else if (!MUT_SKIP(check_site(type)))
+		*check = pmtx_checksum(h, (size_t)((char *)check - (char *)h),
+		                       PMTX_CSUM_SEED_REC);
 	size_t bytes = PMTX_REC_BYTES(len);
 	pmtx__tls_counters.bytes_logged += bytes;
 	TRACE_STORE(&r->persist, h, bytes);
-	persist_flush(&r->persist, h, bytes);
+	MUT_FLUSH(flush_site(type), &r->persist, h, bytes);
 	w->pos = rec + log_rec_span(len);
 }
 
@@ -157,9 +179,11 @@ void log_put_mark(pmtx_region *r, uint64_t rec)
 {
 	struct pmtx_rec *h = region_at(r, rec);
 	uint64_t *check = rec_check(h);
-	__atomic_store_n(check, rec_mark(h), __ATOMIC_RELAXED);
-	TRACE_STORE(&r->persist, check, 8);
-	persist_flush(&r->persist, check, 8);
+	if (!MUT_SKIP(MUT_UNDO_MARK_STORE)) {
+		__atomic_store_n(check, rec_mark(h), __ATOMIC_RELAXED);
+		TRACE_STORE(&r->persist, check, 8);
+	}
+	MUT_FLUSH(MUT_UNDO_MARK_FLUSH, &r->persist, check, 8);
 }
 
 /* ---- reader ---- */
@@ -208,18 +232,21 @@ int logr_next(struct logr *rd, const struct pmtx_rec **rec)
 	*rec = NULL;
 	const struct pmtx_rec *h = region_at(r, rd->pos);
 	if (!rec_valid(rd, h, rd->pos, rd->end)) {
-		/* L3: the record may have gone to the next chunk. */
-		uint64_t next = chunk_at(r, rd->chunk)->next;
-		if (next == 0)
-			return 0;
-		if (!log_chunk_ok(r, next) || ++rd->hops > r->hdr->nsb + 1)
-			return PMTX_E_CORRUPT;
-		uint64_t pos = next + sizeof(struct pmtx_chunk);
-		uint64_t end = next + chunk_at(r, next)->size;
-		h = region_at(r, pos);
-		if (!rec_valid(rd, h, pos, end))
-			return 0;
-		rd->chunk = next, rd->pos = pos, rd->end = end;
+		/* L3: the record may have gone to a later chunk. */
+		uint64_t c = rd->chunk, pos = 0, end = 0;
+		for (;;) {
+			c = chunk_at(r, c)->next;
+			if (c == 0)
+				return 0;
+			if (!log_chunk_ok(r, c) || ++rd->hops > r->hdr->nsb + 1)
+				return PMTX_E_CORRUPT;
+			pos = c + sizeof(struct pmtx_chunk);
+			end = c + chunk_at(r, c)->size;
+			h = region_at(r, pos);
+			if (rec_valid(rd, h, pos, end))
+				break;
+		}
+		rd->chunk = c, rd->pos = pos, rd->end = end;
 	}
 	if (rd->seq == 0)
 		rd->version = h->version;

@@ -186,13 +186,15 @@ static int recover_found(pmtx_region *r, struct found *fs, unsigned nf)
 	}
 	if (rc || !wrote)
 		return rc;
-	if ((rc = persist_barrier(&r->persist)))
+	if ((rc = MUT_BARRIER(MUT_RECOVERY_DATA_BARRIER, &r->persist)))
 		return rc;
 	for (unsigned k = 0; k < nf; k++)
 		if (fs[k].n)
 			desc_set_idle(r, region_desc(r, fs[k].i), fs[k].vs,
-			              (pmtx_runtime)fs[k].kind);
-	return persist_barrier(&r->persist);
+			              (pmtx_runtime)fs[k].kind,
+			              MUT_RECOVERY_IDLE_MARK,
+			              MUT_RECOVERY_IDLE_FLUSH);
+	return MUT_BARRIER(MUT_RECOVERY_IDLE_BARRIER, &r->persist);
 }
 
 /* Chunks beyond the first of one chain: re-apply their allocation (L4).
@@ -240,6 +242,7 @@ static int for_each_chain(pmtx_region *r, int mark, int *wrote)
 int tx_recover_all(pmtx_region *r)
 {
 	unsigned nd = r->hdr->ndesc, nf = 0;
+	pmtx__mutant_init(); /* PMTX_MUTANT, read once: before any site */
 	struct found *fs = calloc(nd, sizeof(*fs));
 	int rc = fs ? 0 : ENOMEM, wrote = 0;
 	for (unsigned i = 0; i < nd && !rc; i++) {
@@ -262,7 +265,7 @@ int tx_recover_all(pmtx_region *r)
 	if (!rc)
 		rc = for_each_chain(r, 0, &wrote);
 	if (!rc && wrote)
-		rc = persist_barrier(&r->persist);
+		rc = MUT_BARRIER(MUT_RECOVERY_ADOPT_BARRIER, &r->persist);
 	return rc;
 }
 

@@ -283,11 +283,11 @@ static int commit_durable(struct pmtx_tx *tx)
 	tx_mark_running(tx);
 	tx->csn = atomic_fetch_add(&r->txm->next_csn, 1);
 	body[0] = tx->csn;
-	body[1] = batch_checksum(tx);
+	body[1] = MUT_SKIP(MUT_REDO_BATCH_CHECK) ? 0 : batch_checksum(tx);
 	log_put(r, &tx->log, rec, PMTX_REC_COMMIT, tx->version, nalloc, body,
 	        sizeof(body), LOG_CSUM);
 	alog_flush(tx);
-	rc = persist_barrier(&r->persist);
+	rc = MUT_BARRIER(MUT_REDO_COMMIT_BARRIER, &r->persist);
 	retire_cover_end(tx);
 	return rc;
 }
@@ -305,8 +305,8 @@ static void apply_in_place(struct pmtx_tx *tx)
 
 /* Flush every line the records cover; a line flushed for the previous
  * record is not flushed again (writes to one line usually come
- * together). */
-static void flush_written(struct pmtx_tx *tx)
+ * together). site: the mutation site (commit or truncation). */
+static void flush_written(struct pmtx_tx *tx, unsigned site)
 {
 	pmtx_region *r = tx->r;
 	uintptr_t last = 0;
@@ -317,7 +317,8 @@ static void flush_written(struct pmtx_tx *tx)
 		if (l == last)
 			l += CACHE_LINE;
 		if (l < a + e->len)
-			persist_flush(&r->persist, (const void *)l, a + e->len - l);
+			MUT_FLUSH(site, &r->persist, (const void *)l,
+			          a + e->len - l);
 		last = ALIGN_DOWN(a + e->len - 1, CACHE_LINE);
 	}
 }
@@ -327,7 +328,8 @@ static void flush_written(struct pmtx_tx *tx)
 static void retire(struct pmtx_tx *tx)
 {
 	pmtx_region *r = tx->r;
-	desc_set_idle(r, tx->d, tx->version, tx->kind);
+	desc_set_idle(r, tx->d, tx->version, tx->kind, MUT_REDO_IDLE_MARK,
+	              MUT_REDO_IDLE_FLUSH);
 	retire_note(r, tx->idx);
 	clear_bits(tx);
 	for (size_t i = 0; i < tx->alog.n; i++)
@@ -338,12 +340,12 @@ static void retire(struct pmtx_tx *tx)
 int redo_truncate_one(struct pmtx_tx *tx)
 {
 	if (tx->trunc_pending == TRUNC_FULL) {
-		flush_written(tx);
+		flush_written(tx, MUT_REDO_TRUNC_DATA_FLUSH);
 		for (size_t i = 0; i < tx->alog.n; i++)
 			heap_flush_entry(tx->r, &tx->alog.e[i]);
 	}
 	/* D6: the barrier also orders this IDLE after the previous one. */
-	int rc = persist_barrier(&tx->r->persist);
+	int rc = MUT_BARRIER(MUT_REDO_TRUNC_BARRIER, &tx->r->persist);
 	retire(tx); /* D8 */
 	return rc;
 }
@@ -359,7 +361,9 @@ static int redo_commit(struct pmtx_tx *tx)
 	pmtx_region *r = tx->r;
 	if (tx->nents == 0 && tx->alog.n == 0) {
 		clear_bits(tx);
-		return tx->unfenced ? persist_barrier(&r->persist) : 0;
+		return tx->unfenced
+		       ? MUT_BARRIER(MUT_REDO_NAKED_BARRIER, &r->persist)
+		       : 0;
 	}
 	uint64_t rec;
 	int rc = logw_reserve(r, &tx->log, 2 * sizeof(uint64_t), &rec);
@@ -376,8 +380,8 @@ static int redo_commit(struct pmtx_tx *tx)
 		int rc2 = async_enqueue(tx, TRUNC_FULL);
 		return rc ? rc : rc2;
 	}
-	flush_written(tx);
-	int rc2 = persist_barrier(&r->persist);
+	flush_written(tx, MUT_REDO_DATA_FLUSH);
+	int rc2 = MUT_BARRIER(MUT_REDO_APPLY_BARRIER, &r->persist);
 	rc = rc ? rc : rc2;
 	/* D6: behind older truncations, retire in order. */
 	if (atomic_load(&r->txm->async_pending))
@@ -417,7 +421,8 @@ static int redo_recover(pmtx_region *r, unsigned i,
 	for (size_t k = 0; k + 1 < n; k++) {
 		void *dst = region_at(r, recs[k]->off);
 		memcpy(dst, rec_payload(recs[k]), recs[k]->len);
-		persist_flush(&r->persist, dst, recs[k]->len);
+		MUT_FLUSH(MUT_REDO_RECOVER_FLUSH, &r->persist, dst,
+		          recs[k]->len);
 	}
 	*wrote = 1;
 	return 0;

@@ -38,6 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/mutant.h"
 #include "objbits.h"
 #include "tx.h"
 
@@ -199,8 +200,8 @@ void retire_cover_begin(struct pmtx_tx *tx)
 				continue;
 			tx->cov[tx->ncov++] =
 				(struct cover){i, atomic_load(&m->pend_seq[i])};
-			persist_flush(&tx->r->persist, &region_desc(tx->r, i)->statever,
-			              8);
+			MUT_FLUSH(MUT_TX_COVER_FLUSH, &tx->r->persist,
+			          &region_desc(tx->r, i)->statever, 8);
 		}
 }
 
@@ -389,21 +390,13 @@ void tx_mark_running(struct pmtx_tx *tx)
 {
 	if (tx->sv_written)
 		return;
-	__atomic_store_n(&tx->d->statever,
-	                 PMTX_SV(tx->version, tx->kind, PMTX_DS_RUNNING),
-	                 __ATOMIC_RELAXED);
-	TRACE_STORE(&tx->r->persist, &tx->d->statever, 8);
-	persist_flush(&tx->r->persist, &tx->d->statever, 8);
+	if (!MUT_SKIP(MUT_TX_RUNNING_MARK)) {
+		uint64_t sv = PMTX_SV(tx->version, tx->kind, PMTX_DS_RUNNING);
+		__atomic_store_n(&tx->d->statever, sv, __ATOMIC_RELAXED);
+		TRACE_STORE(&tx->r->persist, &tx->d->statever, 8);
+	}
+	MUT_FLUSH(MUT_TX_RUNNING_FLUSH, &tx->r->persist, &tx->d->statever, 8);
 	tx->sv_written = 1;
-}
-
-void desc_set_idle(pmtx_region *r, struct pmtx_desc *d, uint64_t v,
-                   pmtx_runtime kind)
-{
-	__atomic_store_n(&d->statever, PMTX_SV(v, kind, PMTX_DS_IDLE),
-	                 __ATOMIC_RELAXED);
-	TRACE_STORE(&r->persist, &d->statever, 8);
-	persist_flush(&r->persist, &d->statever, 8);
 }
 
 int tx_data_range_ok(const pmtx_region *r, const void *p, size_t n)
@@ -632,7 +625,7 @@ int pmtx_zalloc(pmtx_tx *tx, size_t n, pmtx_off *out)
 		return rc;
 	void *p = region_at(tx->r, *out);
 	memset(p, 0, n);
-	persist_flush(&tx->r->persist, p, n);
+	MUT_FLUSH(MUT_TX_ZALLOC_FLUSH, &tx->r->persist, p, n);
 	tx->unfenced = 1;
 	return 0;
 }
@@ -695,25 +688,25 @@ int pmtx_defer_unlock(pmtx_tx *tx, pthread_mutex_t *m)
 
 void pmtx_flush(pmtx_region *r, const void *p, size_t n)
 {
-	persist_flush(&r->persist, p, n);
+	MUT_FLUSH(MUT_API_FLUSH, &r->persist, p, n);
 	if (tls_tx && tls_tx->r == r)
 		tls_tx->unfenced = 1;
 }
 
 int pmtx_barrier(pmtx_region *r)
 {
-	return persist_barrier(&r->persist);
+	return MUT_BARRIER(MUT_API_BARRIER, &r->persist);
 }
 
 int pmtx_persist(pmtx_region *r, const void *p, size_t n)
 {
-	persist_flush(&r->persist, p, n);
-	return persist_barrier(&r->persist);
+	MUT_FLUSH(MUT_API_PERSIST_FLUSH, &r->persist, p, n);
+	return MUT_BARRIER(MUT_API_PERSIST_BARRIER, &r->persist);
 }
 
 void pmtx_memcpy_nt(pmtx_region *r, void *dst, const void *src, size_t n)
 {
-	persist_copy_nt(&r->persist, dst, src, n);
+	MUT_COPY_NT(MUT_API_COPY_NT, &r->persist, dst, src, n);
 	if (tls_tx && tls_tx->r == r)
 		tls_tx->unfenced = 1;
 }

@@ -14,6 +14,7 @@
 
 #include <pthread.h>
 
+#include "../common/mutant.h"
 #include "../heap/heap.h"
 #include "idxmap.h"
 #include "lineset.h"
@@ -160,9 +161,20 @@ int tx_mark_chunks(pmtx_region *r);
 /* Write and flush (version, runtime, RUNNING) once per transaction, before
  * its first barrier, so that a durable record implies a durable version. */
 void tx_mark_running(struct pmtx_tx *tx);
-/* Durably mark the descriptor IDLE at version v (store + flush only). */
-void desc_set_idle(pmtx_region *r, struct pmtx_desc *d, uint64_t v,
-                   pmtx_runtime kind);
+/* Durably mark the descriptor IDLE at version v (store + flush only).
+ * The callers' orderings differ, so each names its own mutation sites for
+ * the store and the flush (mutant.h). */
+static inline void desc_set_idle(pmtx_region *r, struct pmtx_desc *d,
+                                 uint64_t v, pmtx_runtime kind,
+                                 unsigned mark_site, unsigned flush_site)
+{
+	if (!MUT_SKIP(mark_site)) {
+		__atomic_store_n(&d->statever, PMTX_SV(v, kind, PMTX_DS_IDLE),
+		                 __ATOMIC_RELAXED);
+		TRACE_STORE(&r->persist, &d->statever, 8);
+	}
+	MUT_FLUSH(flush_site, &r->persist, &d->statever, 8);
+}
 /* 0 if tx is this thread's running transaction, else its status. */
 int tx_check(pmtx_tx *tx);
 /* Is [p, p+n) user data (root object or heap)? */

@@ -107,16 +107,24 @@ static int append_durable(struct pmtx_tx *tx, uint16_t type, uint64_t off,
 	tx_mark_running(tx);
 	log_put(r, &tx->log, rec, type, tx->version, off, payload, len,
 	        mark ? LOG_MARK : LOG_CSUM);
-	if ((rc = persist_barrier(p)))
+	/* (ii) of commit is this barrier too: a site of its own. */
+	if ((rc = MUT_BARRIER(type == PMTX_REC_COMMIT ? MUT_UNDO_COMMIT_BARRIER
+	                                              : MUT_UNDO_REC_BARRIER,
+	                      p)))
 		return rc;
 	if (mark) {
 		log_put_mark(r, rec);
-		if ((rc = persist_barrier(p)))
+		if ((rc = MUT_BARRIER(MUT_UNDO_MARK_BARRIER, p)))
 			return rc;
 	}
-	assert(log_rec_check(r, rec, tx->log.seq - 1, tx->version));
+	/* (Mutants that skip the check word make the record invalid.) */
+	assert(MUT_ON(MUT_UNDO_REC_CHECK) || MUT_ON(MUT_UNDO_MARK_STORE) ||
+	       MUT_ON(MUT_LOG_COMMIT_CHECK) ||
+	       log_rec_check(r, rec, tx->log.seq - 1, tx->version));
 	/* U2: the tail follows the barrier; it is flushed only at commit. */
-	__atomic_store_n(&tx->d->log_tail, tx->log.pos, __ATOMIC_RELAXED);
+	if (!MUT_SKIP(MUT_UNDO_TAIL_STORE))
+		__atomic_store_n(&tx->d->log_tail, tx->log.pos,
+		                 __ATOMIC_RELAXED);
 	return recs_push(tx, rec);
 }
 
@@ -155,8 +163,9 @@ static void flush_written(struct pmtx_tx *tx)
 {
 	struct persist *p = &tx->r->persist;
 	for (uint32_t i = 0; i < lineset_count(&tx->lines); i++)
-		persist_flush(p, (const void *)lineset_line(&tx->lines, i),
-		              CACHE_LINE);
+		MUT_FLUSH(MUT_UNDO_DATA_FLUSH, p,
+		          (const void *)lineset_line(&tx->lines, i),
+		          CACHE_LINE);
 }
 
 static int undo_commit(struct pmtx_tx *tx)
@@ -164,7 +173,9 @@ static int undo_commit(struct pmtx_tx *tx)
 	pmtx_region *r = tx->r;
 	size_t nalloc = tx->alog.n;
 	if (tx->nrecs == 0 && nalloc == 0)
-		return tx->unfenced ? persist_barrier(&r->persist) : 0;
+		return tx->unfenced
+		       ? MUT_BARRIER(MUT_UNDO_NAKED_BARRIER, &r->persist)
+		       : 0;
 	/* Room for the COMMIT record first: after (i) nothing may fail
 	 * except a barrier (U5). */
 	uint64_t rec;
@@ -174,8 +185,9 @@ static int undo_commit(struct pmtx_tx *tx)
 		alog_flush(tx);
 		retire_cover_begin(tx);
 		tx_mark_running(tx);
-		persist_flush(&r->persist, &tx->d->log_tail, 8);
-		rc = persist_barrier(&r->persist); /* (i) */
+		MUT_FLUSH(MUT_UNDO_TAIL_FLUSH, &r->persist, &tx->d->log_tail,
+		          8);
+		rc = MUT_BARRIER(MUT_UNDO_DATA_BARRIER, &r->persist); /* (i) */
 	}
 	if (rc) {
 		tx->rt->abort(tx);
@@ -190,12 +202,13 @@ static int undo_commit(struct pmtx_tx *tx)
 	return rc ? rc : rc2;
 }
 
-static void restore(pmtx_region *r, const struct pmtx_rec *h)
+/* site: the mutation site of the flush (abort or recovery). */
+static void restore(pmtx_region *r, const struct pmtx_rec *h, unsigned site)
 {
 	void *dst = region_at(r, h->off);
 	memcpy(dst, rec_payload(h), h->len);
 	TRACE_STORE(&r->persist, dst, h->len);
-	persist_flush(&r->persist, dst, h->len);
+	MUT_FLUSH(site, &r->persist, dst, h->len);
 }
 
 static int undo_abort(struct pmtx_tx *tx)
@@ -204,11 +217,12 @@ static int undo_abort(struct pmtx_tx *tx)
 	if (tx->nrecs == 0)
 		return 0;
 	for (size_t i = tx->nrecs; i-- > 0;)
-		restore(r, region_at(r, tx->recs[i]));
+		restore(r, region_at(r, tx->recs[i]), MUT_UNDO_ABORT_FLUSH);
 	/* Like commit (U5), an abort that has begun restoring completes. */
-	int rc = persist_barrier(&r->persist);
-	desc_set_idle(r, tx->d, tx->version, tx->kind);
-	int rc2 = persist_barrier(&r->persist);
+	int rc = MUT_BARRIER(MUT_UNDO_ABORT_BARRIER, &r->persist);
+	desc_set_idle(r, tx->d, tx->version, tx->kind, MUT_UNDO_ABORT_IDLE_MARK,
+	              MUT_UNDO_ABORT_IDLE_FLUSH);
+	int rc2 = MUT_BARRIER(MUT_UNDO_ABORT_IDLE_BARRIER, &r->persist);
 	return rc ? rc : rc2;
 }
 
@@ -225,7 +239,7 @@ static int undo_recover(pmtx_region *r, unsigned i,
 	if (committed)
 		return 0;
 	for (size_t k = n; k-- > 0;)
-		restore(r, recs[k]);
+		restore(r, recs[k], MUT_UNDO_RECOVER_FLUSH);
 	*wrote = 1;
 	return 0;
 }

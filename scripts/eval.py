@@ -1,0 +1,826 @@
+#!/usr/bin/env python3
+"""Run pmtx's evaluation: every workload of pmtx-bench, then the report.
+
+    scripts/eval.py [--smoke|--quick|--full] [--workloads a,b] [--systems a,b]
+                    [--domains c,d] [--out DIR] [--bench PATH]
+                    [--seconds T] [--rounds R] [--dir D] [--dry-run]
+                    [--no-report]
+
+(scripts/eval.sh installs the packages, builds, and runs this.)
+
+Modes (each covers every workload unless --workloads narrows it):
+  --smoke   tiny sizes, one point per workload, pmtx on PDOM-1 hardware
+            only: a few seconds; the CI test of the harness itself.
+  --quick   reduced sizes and sweeps (array slots=100000 with 7 write
+            percentages, sps n=100000 with k=1,2,8,64,1024, 3 entry sizes
+            x 2 read ratios, ...), all four domain configurations: about
+            2.5-3 minutes on a 2-core machine (plus the build).
+  (none)    the default: the seeds' sweeps at the pmtx-bench default
+            sizes (array slots=1000000, slot 4 and 64, all 11 write
+            percentages, every k, 5 entry sizes x 4 read ratios): about
+            15 minutes.
+  --full    the seeds' sizes and every sweep point (array slots=10M,
+            slot 1..64, entry sizes 128..16384 B, ...), plus the `txn`
+            table: about an hour or more. Each point measures 0.6 s per
+            runner in 3 rounds (seed 000 ran 3 x 10 s; --seconds brings
+            it closer, at a proportional cost). Array sizes are capped so
+            that every runner of a parameter point fits in half the
+            available memory (10M slots of 64 integers are 5 GiB per
+            runner): on 24 GiB, slot 16 gets 9.5M slots, 32 gets 4.7M and
+            64 gets 2.3M. The caps are printed, kept in meta.json and the
+            report, and visible in each row's params.
+
+Domain configurations (--domains, comma-separated): pdom1-hw (PDOM-1 on
+the hardware backend: clwb + sfence, the like-for-like comparison with
+PMDK), pdom0-emu, pdom1-emu, pdom2-emu (emulated barrier latencies of
+500 / 100 / 0 ns); shortcuts: hardware, emulated, pdom0, pdom2 (their
+emulated configuration), pdom1 (both). PMDK and the uninstrumented `plain`
+floor always run on PDOM-1 hardware, so they run only when pdom1-hw is
+selected.
+
+Output, in --out (default results/<timestamp>, with results/latest
+pointing at it):
+  results.jsonl  every JSON line pmtx-bench printed (schema in
+                 bench/bench.h), with the run's metadata added to each:
+                 run, mode, date (ISO 8601), cpu_model, host_cores,
+                 flush_instruction, pmtx_version.
+  meta.json      the run: metadata, command line, the steps, their
+                 times, and any step that failed.
+  bench.log      pmtx-bench's stderr, per step.
+  report.md, *.png   from scripts/report.py.
+
+Progress and an estimated time remaining go to stderr: a bar when stderr
+is a terminal, otherwise a line per finished step (and every 30 s during
+a long one). The estimate starts from a cost model (runners x (seconds +
+set-up) per step) and is corrected by the rate measured so far.
+
+Exit status: 0 if every step succeeded, 1 if any failed (a validator
+failure makes its step fail), 2 on bad arguments, 130 on interruption.
+"""
+import argparse
+import datetime
+import glob
+import itertools
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# ---- what pmtx-bench offers ----
+
+CONFIGS = {  # label -> (domain, backend), in report order
+    "pdom1-hw": ("pdom1", "hardware"),
+    "pdom0-emu": ("pdom0", "emulated"),
+    "pdom1-emu": ("pdom1", "emulated"),
+    "pdom2-emu": ("pdom2", "emulated"),
+}
+CONFIG_ALIASES = {
+    "hardware": ["pdom1-hw"], "hw": ["pdom1-hw"],
+    "emulated": ["pdom0-emu", "pdom1-emu", "pdom2-emu"],
+    "pdom0": ["pdom0-emu"], "pdom2": ["pdom2-emu"],
+    "pdom1": ["pdom1-hw", "pdom1-emu"],
+}
+HW = "pdom1-hw"
+PMTX4 = ["pmtx-undo", "pmtx-redo", "pmtx-redo-async", "pmtx-cow"]
+FLOORS = ["pmdk", "plain"]  # run on PDOM-1 hardware only
+SYSTEMS = {
+    "array": PMTX4 + FLOORS,
+    "array-raw": PMTX4 + FLOORS,
+    "alloc": PMTX4 + ["pmtx-undo-eager"] + FLOORS,
+    "sps": PMTX4 + FLOORS,
+    "single-obj": PMTX4 + FLOORS,
+    "multi-obj": PMTX4 + FLOORS,
+    "hashmap": PMTX4 + FLOORS,
+    "bbuf": ["pmtx-cltx"] + PMTX4 + FLOORS,
+    "txn": PMTX4 + ["pmtx-cltx", "pmdk"],
+}
+WORKLOADS = ["array", "array-raw", "alloc", "sps", "single-obj",
+             "multi-obj", "hashmap", "bbuf"]
+EXTRA_WORKLOADS = ["txn"]  # full mode, or when asked for by name
+
+# ---- the modes: per workload, parameter lists (a list is a sweep) ----
+
+WPCT_ALL = [0, 10, 20, 30, 40, 50, 60, 70, 80, 90, 100]
+POW2_1K = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]
+SIZES_ALL = [128, 256, 512, 1024, 2048, 4096, 8192, 16384]
+
+MODES = {
+    "smoke": {
+        "_run": {"seconds": 0.02, "rounds": 1, "configs": [HW]},
+        "array": {"slots": [1000], "slot": [4], "write_pct": [50]},
+        "array-raw": {"slots": [1000], "slot": [4], "write_pct": [50]},
+        "alloc": {"x": [4]},
+        "sps": {"n": [1000], "k": [8]},
+        "single-obj": {"size": [256], "read_pct": [10]},
+        "multi-obj": {"size": [256], "read_pct": [10]},
+        "hashmap": {"entry": [256], "cap": [1000], "buckets": [1024]},
+        "bbuf": {"scenario": [2]},
+        "txn": {"writes": [4], "allocs": [0]},
+    },
+    "quick": {
+        "_run": {"seconds": 0.1, "rounds": 2},
+        "array": {"slots": [100000], "slot": [4, 64],
+                  "write_pct": [0, 10, 20, 30, 50, 70, 100]},
+        "array-raw": {"slots": [100000], "slot": [4, 64],
+                      "write_pct": [0, 10, 30, 50, 100]},
+        "alloc": {"x": [1, 4, 16, 32]},
+        "sps": {"n": [100000], "k": [1, 2, 8, 64, 1024]},
+        "single-obj": {"size": [128, 1024, 16384], "read_pct": [0, 50]},
+        "multi-obj": {"size": [128, 1024, 16384], "read_pct": [0, 50]},
+        "hashmap": {"entry": [128, 1024, 8192]},
+        "bbuf": {"scenario": [1, 2, 3]},
+        "txn": {"writes": [0, 1, 4, 32], "allocs": [0]},
+    },
+    "default": {
+        "_run": {"seconds": 0.3, "rounds": 3},
+        "array": {"slots": [1000000], "slot": [4, 64],
+                  "write_pct": WPCT_ALL},
+        "array-raw": {"slots": [1000000], "slot": [4, 64],
+                      "write_pct": WPCT_ALL},
+        "alloc": {"x": [1, 2, 4, 8, 16, 32]},
+        "sps": {"n": [1000000], "k": POW2_1K},
+        "single-obj": {"size": [128, 512, 2048, 8192, 16384],
+                       "read_pct": [0, 10, 30, 50]},
+        "multi-obj": {"size": [128, 512, 2048, 8192, 16384],
+                      "read_pct": [0, 10, 30, 50]},
+        "hashmap": {"entry": [128, 256, 512, 1024, 2048, 4096, 8192]},
+        "bbuf": {"scenario": [1, 2, 3]},
+        "txn": {"writes": [0, 1, 2, 3, 4, 16, 32], "allocs": [0]},
+    },
+    "full": {
+        "_run": {"seconds": 0.6, "rounds": 3},
+        "array": {"slots": [10000000], "slot": [1, 2, 4, 8, 16, 32, 64],
+                  "write_pct": WPCT_ALL},
+        "array-raw": {"slots": [10000000],
+                      "slot": [1, 2, 4, 8, 16, 32, 64],
+                      "write_pct": WPCT_ALL},
+        "alloc": {"x": [1, 2, 4, 8, 16, 32]},
+        "sps": {"n": [1000000], "k": POW2_1K},
+        "single-obj": {"size": SIZES_ALL, "read_pct": [0, 10, 30, 50]},
+        "multi-obj": {"size": SIZES_ALL, "read_pct": [0, 10, 30, 50]},
+        "hashmap": {"entry": [128, 256, 512, 1024, 2048, 4096, 8192]},
+        "bbuf": {"scenario": [1, 2, 3]},
+        "txn": {"writes": [0, 1, 2, 3, 4, 16, 32], "allocs": [0]},
+    },
+}
+
+
+# Parameters swept inside one invocation: pmtx-bench array builds its
+# runners once per slot size and measures every write_pct on them.
+INNER = {"array": ["write_pct"], "array-raw": ["write_pct"]}
+
+
+def mode_workloads(mode):
+    """The workloads a mode runs when --workloads is not given."""
+    return WORKLOADS + (EXTRA_WORKLOADS if mode == "full" else [])
+
+
+# ---- steps: one pmtx-bench invocation each ----
+
+class Step:
+    """One pmtx-bench invocation: one parameter point of one workload (or
+    an inner sweep, a list value), on one domain configuration or (cfg
+    None) on all of them at once."""
+
+    def __init__(self, workload, params, systems, cfg, seconds, rounds,
+                 runners):
+        self.workload, self.params = workload, params
+        self.systems, self.cfg = systems, cfg
+        self.seconds, self.rounds, self.runners = seconds, rounds, runners
+        self.npoints = 1
+        for v in params.values():
+            self.npoints *= len(v) if isinstance(v, list) else 1
+        self.expected_lines = runners * self.npoints
+        self.est = estimate_cost(self)
+        self.actual = None
+        self.rc = None
+        self.lines = 0
+
+    def label(self):
+        p = " ".join(f"{k}={fmt_value(v)}" for k, v in self.params.items())
+        return f"{self.workload} {p}" + (f" [{self.cfg}]" if self.cfg else "")
+
+    def argv(self, bench, pool_dir):
+        a = [bench, self.workload, "--seconds", f"{self.seconds:g}",
+             "--rounds", str(self.rounds), "--dir", pool_dir]
+        if self.systems:
+            a += ["--system", ",".join(self.systems)]
+        if self.cfg:
+            d, b = CONFIGS[self.cfg]
+            a += ["--domain", d, "--backend", b]
+        for k, v in self.params.items():
+            v = ",".join(map(str, v)) if isinstance(v, list) else str(v)
+            a += [f"--{k}", v] if self.workload == "txn" else \
+                ["--p", f"{k}={v}"]
+        return a
+
+
+def fmt_value(v):
+    """A parameter value for a label: a list shows as first..last."""
+    if isinstance(v, list):
+        return f"{v[0]}..{v[-1]}" if len(v) > 2 else ",".join(map(str, v))
+    return str(v)
+
+
+def data_bytes(workload, params):
+    """Persistent data one runner sets up (a guess used for estimates and
+    the memory cap); small workloads count as 0."""
+    if workload in ("array", "array-raw"):
+        return int(params.get("slots", 0)) * int(params.get("slot", 0)) * 8
+    if workload == "sps":
+        return int(params.get("n", 0)) * 8
+    if workload in ("single-obj", "multi-obj"):  # objects or log bytes
+        return int(params.get("size", 0)) * 1000
+    if workload == "hashmap":  # the map is filled to cap entries
+        return int(params.get("cap", 20000)) * int(params.get("entry", 0))
+    return 0
+
+
+# Set-up seconds per runner beyond region creation, per byte of data
+# (array: zeroing, filling, and COW's one object per slot).
+SETUP_PER_BYTE = {"array": 4e-9, "array-raw": 4e-9, "sps": 3e-9,
+                  "single-obj": 4e-9, "multi-obj": 5e-9, "hashmap": 3e-9}
+SETUP_BASE = {"single-obj": 0.02, "multi-obj": 0.02, "hashmap": 0.1,
+              "txn": 0.12}
+
+
+def estimate_cost(step):
+    """Seconds one step should take: each runner is set up once (region
+    creation, data fill), then at each point warms up for a quarter of a
+    round and runs `seconds`; plus the process start."""
+    per_point = step.seconds * (1 + 0.25 / max(step.rounds, 1))
+    data = data_bytes(step.workload, step.params)
+    setup = SETUP_BASE.get(step.workload, 0.06) + \
+        data * SETUP_PER_BYTE.get(step.workload, 0.0)
+    return 0.05 + step.runners * (setup + step.npoints * per_point)
+
+
+def count_runners(workload, systems, cfgs):
+    """How many runners pmtx-bench sets up for these systems on cfgs."""
+    pmtx = [s for s in systems if s.startswith("pmtx-")]
+    floors = [s for s in systems if s in FLOORS]
+    n = len(pmtx) * len(cfgs) + (len(floors) if HW in cfgs else 0)
+    if workload == "txn" and len(cfgs) == len(CONFIGS):
+        n += 2 * len(pmtx)  # txn also runs hardware PDOM-0 and PDOM-2
+    return max(n, 1)
+
+
+def mem_budget(pool_dir="/dev/shm"):
+    """Bytes the pools of one step may take: half the available memory
+    (pools in /dev/shm are RAM), and no more than 80 % of the free space
+    of the pool directory."""
+    budget = 4 << 30
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    budget = int(line.split()[1]) * 1024 // 2
+    except OSError:
+        pass
+    try:
+        st = os.statvfs(pool_dir)
+        budget = min(budget, int(st.f_bavail * st.f_frsize * 0.8))
+    except OSError:
+        pass
+    return budget
+
+
+SLACK = 64 << 20  # region bytes beyond the data (logs), per runner
+
+
+def mem_need(workload, point, runners):
+    """Bytes of pools a step sets up: per runner, the data 1.5 times over
+    (heap, COW's private copies; at least 48 bytes per array slot for
+    COW's object headers and wrappers) plus the log slack."""
+    data = data_bytes(workload, point)
+    if workload in ("array", "array-raw"):
+        data = max(data, int(point.get("slots", 0)) * 48)
+    return runners * (1.5 * data + SLACK)
+
+
+def cap_point(workload, point, runners, budget, notes):
+    """Shrink an array point's slot count to fit the memory budget."""
+    if workload not in ("array", "array-raw"):
+        return point
+    need = mem_need(workload, point, runners)
+    if need <= budget:
+        return point
+    per_slot = (need - runners * SLACK) / point["slots"]
+    slots = int((budget - runners * SLACK) / per_slot) // 100000 * 100000
+    slots = max(slots, 100000)
+    notes.add(f"{workload}: slot={point['slot']}: slots capped from "
+              f"{point['slots']} to {slots} (memory)")
+    return dict(point, slots=slots)
+
+
+def expand(spec, inner=()):
+    """The steps' parameter points of a spec {name: [values]}, in order:
+    every combination of the outer parameters, each inner one whole."""
+    names = [n for n in spec if n not in inner]
+    for vals in itertools.product(*(spec[n] for n in names)):
+        point = dict(zip(names, vals))
+        point.update({n: list(spec[n]) for n in spec if n in inner})
+        yield {n: point[n] for n in spec}
+
+
+def pick_systems(workload, wanted):
+    """The systems of a workload that --systems selects (None: all)."""
+    known = SYSTEMS.get(workload, PMTX4 + FLOORS)
+    return list(known) if not wanted else [s for s in known if s in wanted]
+
+
+def config_groups(workload, cfgs, point, systems, budget):
+    """Run all configurations in one invocation (interleaved, the best
+    comparison) unless memory requires one invocation per config."""
+    if len(cfgs) == len(CONFIGS):
+        n = count_runners(workload, systems, cfgs)
+        if mem_need(workload, point, n) <= budget:
+            return [None]
+    return list(cfgs)
+
+
+def plan(mode, workloads, systems_wanted, cfgs, seconds, rounds, notes,
+         pool_dir="/dev/shm"):
+    """The list of steps of a run."""
+    spec = MODES[mode]
+    run = spec["_run"]
+    seconds = seconds or run["seconds"]
+    rounds = rounds or run["rounds"]
+    cfgs = [c for c in cfgs if c in (run.get("configs") or CONFIGS)]
+    budget = mem_budget(pool_dir)
+    steps = []
+    for w in workloads:
+        systems = pick_systems(w, systems_wanted)
+        if systems and cfgs:
+            steps += workload_steps(w, spec[w], systems, systems_wanted,
+                                    cfgs, (seconds, rounds, budget), notes)
+    return steps
+
+
+def workload_steps(w, wspec, systems, systems_wanted, cfgs, how, notes):
+    """The steps of one workload: each point, on all configs at once when
+    it fits in memory, else on one config per step."""
+    seconds, rounds, budget = how
+    sysarg = systems if systems_wanted else None
+    steps = []
+    for point in expand(wspec, INNER.get(w, ())):
+        groups = config_groups(w, cfgs, point, systems, budget)
+        if not any(s.startswith("pmtx-") for s in systems):
+            groups = [g for g in groups if g in (None, HW)]
+        counts = [count_runners(w, systems, cfgs if g is None else [g])
+                  for g in groups]
+        # One cap for every config of a point, so that they compare.
+        p = cap_point(w, point, max(counts, default=1), budget, notes)
+        steps += [Step(w, p, sysarg, g, seconds, rounds, n)
+                  for g, n in zip(groups, counts)]
+    return steps
+
+
+# ---- metadata ----
+
+def cpu_model():
+    """The CPU's model name from /proc/cpuinfo."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return "unknown"
+
+
+def bench_info(bench):
+    """pmtx-bench --info: flush instruction and pmtx version."""
+    out = subprocess.run([bench, "--info"], capture_output=True, text=True,
+                         check=True).stdout
+    return json.loads(out)
+
+
+def run_metadata(bench, mode, run_id):
+    """The fields added to every result line."""
+    info = bench_info(bench)
+    return {
+        "run": run_id,
+        "mode": mode,
+        "date": datetime.datetime.now().astimezone().isoformat(
+            timespec="seconds"),
+        "cpu_model": cpu_model(),
+        "host_cores": os.cpu_count(),
+        "flush_instruction": info.get("flush_instruction"),
+        "pmtx_version": info.get("pmtx_version"),
+    }
+
+
+# ---- progress ----
+
+def fmt_time(s):
+    """Seconds as m:ss or h:mm:ss."""
+    s = int(max(s, 0) + 0.5)
+    h, m = s // 3600, s // 60 % 60
+    return f"{h}:{m:02d}:{s % 60:02d}" if h else f"{m}:{s % 60:02d}"
+
+
+class Progress:
+    """A progress bar with an ETA on stderr, corrected by measured rates:
+    each workload's estimate is scaled by actual/estimated time of its
+    finished steps (or of all finished steps, before it has any)."""
+
+    PRIOR = 5.0  # seconds of estimate assumed exact, to damp early noise
+
+    def __init__(self, steps, stream=sys.stderr, period=None):
+        self.steps, self.stream = steps, stream
+        self.tty = stream.isatty()
+        self.period = period or (0.5 if self.tty else 30.0)
+        self.t0 = time.monotonic()
+        self.cur, self.cur_t0 = None, None
+        self.last_line = 0.0
+        self.lock = threading.Lock()
+        self.stop_ev = threading.Event()
+        self.thread = threading.Thread(target=self._tick, daemon=True)
+
+    def factor(self, workload=None):
+        done = [s for s in self.steps if s.actual is not None and
+                (workload is None or s.workload == workload)]
+        if workload is not None and not done:
+            return self.factor()
+        est = sum(s.est for s in done)
+        act = sum(s.actual for s in done)
+        return (act + self.PRIOR) / (est + self.PRIOR)
+
+    def remaining(self):
+        """Estimated seconds left: pending steps, scaled, plus what is
+        left of the running one."""
+        left = sum(s.est * self.factor(s.workload) for s in self.steps
+                   if s.actual is None and s is not self.cur)
+        if self.cur is not None:
+            left += self.current_left()
+        return left
+
+    def current_left(self):
+        """What is left of the running step: its scaled estimate less the
+        time spent, but no less than the share of its result lines still
+        to come (a step that overruns its estimate)."""
+        s = self.cur
+        est = s.est * self.factor(s.workload)
+        run = time.monotonic() - self.cur_t0
+        done = min(s.lines / s.expected_lines, 1.0) if s.expected_lines \
+            else 0.0
+        by_lines = run / done - run if done > 0 else est * 0.1
+        return max(est - run, min(by_lines, est * (1 - done)), 0.0)
+
+    def status(self):
+        """(fraction done, elapsed, eta, steps done, text)."""
+        elapsed = time.monotonic() - self.t0
+        eta = self.remaining()
+        frac = elapsed / (elapsed + eta) if elapsed + eta > 0 else 1.0
+        ndone = sum(s.actual is not None for s in self.steps)
+        what = self.cur.label() if self.cur else ""
+        return frac, elapsed, eta, ndone, what
+
+    def render(self, final=False):
+        """The bar, redrawn in place (terminal only)."""
+        frac, elapsed, eta, ndone, what = self.status()
+        width = shutil.get_terminal_size((100, 20)).columns
+        bar_w = 24
+        fill = int(frac * bar_w)
+        bar = "=" * fill + (">" if fill < bar_w else "") + \
+            " " * max(bar_w - fill - 1, 0)
+        text = (f"eval [{bar}] {frac * 100:3.0f}% {ndone}/{len(self.steps)}"
+                f" {fmt_time(elapsed)} elapsed, ETA {fmt_time(eta)}  {what}")
+        self.stream.write("\r" + text[:width - 1].ljust(width - 1) +
+                          ("\n" if final else ""))
+        self.stream.flush()
+
+    def line(self, what):
+        """One progress line (not a terminal): counts, ETA, and what."""
+        frac, elapsed, eta, ndone, _ = self.status()
+        self.stream.write(f"eval: [{ndone}/{len(self.steps)}] "
+                          f"{frac * 100:3.0f}%, {fmt_time(elapsed)} elapsed, "
+                          f"ETA {fmt_time(eta)}: {what}\n")
+        self.stream.flush()
+        self.last_line = time.monotonic()
+
+    def _tick(self):
+        while not self.stop_ev.wait(min(self.period, 1.0)):
+            with self.lock:
+                if self.tty:
+                    self.render()
+                elif self.cur is not None and \
+                        time.monotonic() - self.last_line >= self.period:
+                    run = time.monotonic() - self.cur_t0
+                    self.line(f"running {self.cur.label()} "
+                              f"({fmt_time(run)})")
+
+    def start(self):
+        with self.lock:
+            if self.tty:
+                self.render()
+            else:
+                self.line("starting")
+        self.thread.start()
+
+    def begin(self, step):
+        with self.lock:
+            self.cur, self.cur_t0 = step, time.monotonic()
+            if self.tty:
+                self.render()
+
+    def end(self, step):
+        with self.lock:
+            step.actual = time.monotonic() - self.cur_t0
+            self.cur = None
+            what = (f"{step.label()}: {step.lines} lines in "
+                    f"{step.actual:.1f} s (est. {step.est:.1f} s)" +
+                    (f", FAILED (exit {step.rc})" if step.rc else ""))
+            if self.tty:
+                if step.rc:
+                    self.note(what)
+                self.render()
+            else:
+                self.line(what)
+
+    def note(self, msg):
+        """A message line that does not break the bar."""
+        if self.tty:
+            self.stream.write("\r\033[K")
+        self.stream.write(msg + "\n")
+        self.stream.flush()
+
+    def finish(self):
+        self.stop_ev.set()
+        self.thread.join(timeout=2)
+        if self.tty:
+            with self.lock:
+                self.render(final=True)
+
+
+# ---- running ----
+
+def remove_pools(pool_dir, pid):
+    """Delete pool files an interrupted pmtx-bench left behind."""
+    for p in glob.glob(os.path.join(pool_dir, f"pmtx-bench-{pid}-*")):
+        try:
+            os.unlink(p)
+        except OSError:
+            pass
+
+
+def run_step(step, bench, pool_dir, meta, out, log):
+    """Run one step; append its JSON lines (with meta) to out and its
+    stderr to log. Sets step.rc and step.lines."""
+    argv = step.argv(bench, pool_dir)
+    log.write(f"== {step.label()}\n$ {' '.join(argv)}\n")
+    log.flush()
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=log,
+                            text=True)
+    log.write(f"pid {proc.pid}\n")
+    log.flush()
+    try:
+        for line in proc.stdout:
+            record_line(line, step, meta, out, log)
+        step.rc = proc.wait()
+    except BaseException:
+        proc.kill()
+        proc.wait()
+        remove_pools(pool_dir, proc.pid)
+        raise
+    log.write(f"== exit {step.rc}\n")
+    log.flush()
+
+
+def record_line(line, step, meta, out, log):
+    """One line of pmtx-bench's stdout: a result, or noise for the log."""
+    line = line.strip()
+    if not line:
+        return
+    try:
+        obj = json.loads(line)
+    except ValueError:
+        log.write(f"stdout: {line}\n")
+        return
+    if not isinstance(obj, dict):
+        log.write(f"stdout: {line}\n")
+        return
+    obj.update(meta)
+    out.write(json.dumps(obj, sort_keys=False) + "\n")
+    out.flush()
+    step.lines += 1
+
+
+def run_all(steps, bench, pool_dir, meta, out_dir):
+    """Run every step with progress; returns the failed steps."""
+    prog = Progress(steps)
+    prog.start()
+    failed = []
+    with open(os.path.join(out_dir, "results.jsonl"), "a") as out, \
+            open(os.path.join(out_dir, "bench.log"), "a") as log:
+        try:
+            for s in steps:
+                prog.begin(s)
+                run_step(s, bench, pool_dir, meta, out, log)
+                if s.rc:
+                    failed.append(s)
+                prog.end(s)
+        finally:
+            prog.finish()
+    return failed
+
+
+# ---- arguments and the run directory ----
+
+def parse_list(text):
+    return [x.strip() for x in text.split(",") if x.strip()] if text else []
+
+
+def parse_configs(text):
+    """--domains: labels and shortcuts to config labels, in order."""
+    if not text:
+        return list(CONFIGS)
+    chosen = set()
+    for tok in parse_list(text):
+        if tok in CONFIGS:
+            chosen.add(tok)
+        elif tok in CONFIG_ALIASES:
+            chosen.update(CONFIG_ALIASES[tok])
+        else:
+            raise SystemExit(f"eval: unknown domain configuration {tok!r}; "
+                             f"known: {', '.join(CONFIGS)}, "
+                             f"{', '.join(CONFIG_ALIASES)}")
+    return [c for c in CONFIGS if c in chosen]
+
+
+def default_bench():
+    """$PMTX_BENCH, else build/bench/pmtx-bench in the source tree."""
+    return os.environ.get("PMTX_BENCH") or \
+        os.path.join(ROOT, "build", "bench", "pmtx-bench")
+
+
+def parse_args(argv):
+    ap = argparse.ArgumentParser(
+        description="Run pmtx-bench's workloads and write a report.")
+    m = ap.add_mutually_exclusive_group()
+    for name in ("smoke", "quick", "full"):
+        m.add_argument(f"--{name}", dest="mode", action="store_const",
+                       const=name)
+    ap.add_argument("--workloads", help="comma-separated subset")
+    ap.add_argument("--systems", help="comma-separated subset")
+    ap.add_argument("--domains", help="configs: pdom1-hw,pdom0-emu,...")
+    ap.add_argument("--out", help="run directory (results/<timestamp>)")
+    ap.add_argument("--bench", default=default_bench(),
+                    help="pmtx-bench binary")
+    ap.add_argument("--seconds", type=float,
+                    help="per measurement (overrides the mode's)")
+    ap.add_argument("--rounds", type=int, help="overrides the mode's")
+    ap.add_argument("--dir", default="/dev/shm",
+                    help="where pools go (default /dev/shm)")
+    ap.add_argument("--dry-run", action="store_true",
+                    help="print the steps and the estimate, run nothing")
+    ap.add_argument("--no-report", action="store_true")
+    a = ap.parse_args(argv)
+    a.mode = a.mode or "default"
+    return a
+
+
+def check_workloads(names, mode):
+    """--workloads, checked against what the modes know."""
+    if not names:
+        return mode_workloads(mode)
+    known = WORKLOADS + EXTRA_WORKLOADS
+    bad = [w for w in names if w not in known]
+    if bad:
+        raise SystemExit(f"eval: unknown workload(s) {', '.join(bad)}; "
+                         f"known: {', '.join(known)}")
+    return names
+
+
+def make_out_dir(out):
+    """The run directory; a fresh results/<timestamp> by default, and
+    results/latest pointing at it when it is under results/."""
+    results = os.path.join(ROOT, "results")
+    if not out:
+        stamp = datetime.datetime.now().strftime("%Y-%m-%dT%H-%M-%S")
+        out = os.path.join(results, stamp)
+    out = os.path.abspath(out)
+    os.makedirs(out, exist_ok=True)
+    if os.path.dirname(out) == results:
+        link = os.path.join(results, "latest")
+        if os.path.islink(link) or not os.path.exists(link):
+            tmp = link + ".tmp"
+            if os.path.lexists(tmp):
+                os.unlink(tmp)
+            os.symlink(os.path.basename(out), tmp)
+            os.replace(tmp, link)
+    return out
+
+
+def print_plan(steps, notes, stream=sys.stderr):
+    est = sum(s.est for s in steps)
+    by_w = {}
+    for s in steps:
+        n, e = by_w.get(s.workload, (0, 0.0))
+        by_w[s.workload] = (n + 1, e + s.est)
+    stream.write(f"eval: {len(steps)} steps, estimated {fmt_time(est)}\n")
+    for w, (n, e) in by_w.items():
+        stream.write(f"  {w:11s} {n:4d} steps  ~{fmt_time(e)}\n")
+    for n in sorted(notes):
+        stream.write(f"  note: {n}\n")
+
+
+def write_meta(out_dir, meta, args, steps, notes, failed, wall):
+    doc = dict(meta)
+    doc.update({
+        "argv": sys.argv,
+        "bench": os.path.abspath(args.bench),
+        "wall_s": round(wall, 1),
+        "notes": sorted(notes),
+        "steps": [{"label": s.label(), "est_s": round(s.est, 2),
+                   "actual_s": None if s.actual is None else
+                   round(s.actual, 2), "exit": s.rc, "lines": s.lines}
+                  for s in steps],
+        "failed": [s.label() for s in failed],
+    })
+    with open(os.path.join(out_dir, "meta.json"), "w") as f:
+        json.dump(doc, f, indent=1)
+        f.write("\n")
+
+
+def build_steps(args, notes):
+    workloads = check_workloads(parse_list(args.workloads), args.mode)
+    cfgs = parse_configs(args.domains)
+    wanted = parse_list(args.systems) or None
+    return plan(args.mode, workloads, wanted, cfgs, args.seconds,
+                args.rounds, notes, args.dir)
+
+
+def ensure_matplotlib():
+    """Re-run under Debian's python3 when this one lacks matplotlib (e.g.
+    a pyenv python3 ahead of /usr/bin in PATH)."""
+    try:
+        import matplotlib  # noqa: F401
+        return
+    except ImportError:
+        pass
+    syspy = "/usr/bin/python3"
+    if os.path.exists(syspy) and os.path.realpath(sys.executable) != \
+            os.path.realpath(syspy) and not os.environ.get("PMTX_EVAL_REEXEC"):
+        os.environ["PMTX_EVAL_REEXEC"] = "1"
+        os.execv(syspy, [syspy] + sys.argv)
+
+
+def on_sigterm(_signum, _frame):
+    """SIGTERM ends a run as Ctrl-C does: kill the step, clean up, report."""
+    raise KeyboardInterrupt
+
+
+def main(argv=None):
+    signal.signal(signal.SIGTERM, on_sigterm)
+    args = parse_args(argv)
+    if not args.no_report and not args.dry_run:
+        ensure_matplotlib()
+    notes = set()
+    steps = build_steps(args, notes)
+    if not steps:
+        sys.stderr.write("eval: nothing to run\n")
+        return 2
+    print_plan(steps, notes)
+    if args.dry_run:
+        for s in steps:
+            print(f"{s.est:7.2f}s  {' '.join(s.argv(args.bench, args.dir))}")
+        return 0
+    if not os.access(args.bench, os.X_OK):
+        sys.stderr.write(f"eval: no pmtx-bench at {args.bench} "
+                         "(build it: scripts/build.sh build)\n")
+        return 2
+    out_dir = make_out_dir(args.out)
+    meta = run_metadata(args.bench, args.mode, os.path.basename(out_dir))
+    sys.stderr.write(f"eval: writing {out_dir}\n")
+    t0 = time.monotonic()
+    failed, rc = [], 0
+    try:
+        failed = run_all(steps, args.bench, args.dir, meta, out_dir)
+    except KeyboardInterrupt:
+        sys.stderr.write("\neval: interrupted; reporting what was run\n")
+        rc = 130
+    write_meta(out_dir, meta, args, steps, notes, failed,
+               time.monotonic() - t0)
+    for s in failed:
+        sys.stderr.write(f"eval: FAILED: {s.label()} (exit {s.rc}; "
+                         f"see bench.log)\n")
+    if not args.no_report:
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import report
+        path = report.make_report(out_dir)
+        sys.stderr.write(f"eval: report: {path}\n")
+    sys.stderr.write(f"eval: done in {fmt_time(time.monotonic() - t0)}\n")
+    return rc or (1 if failed else 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

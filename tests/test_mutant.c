@@ -1,0 +1,842 @@
+/*
+ * test_mutant.c - every mutation site (src/common/mutant.h) is live: the
+ * site is reached, and disabling it removes exactly what it issues.
+ *
+ * Linked with pmtx_mut (PMTX_MUTATION). For each site, a small fixed
+ * workload that reaches it runs twice, on a fresh region each time: with
+ * no site disabled, then with that site disabled. The difference must be
+ *   flush site    exactly the lines it flushes fewer, nothing else;
+ *   barrier site  exactly the barriers it issues fewer, nothing else;
+ *   nt-copy site  exactly the bytes it copies fewer non-temporal bytes;
+ *   store site    the same counters, but the persistent value it writes
+ *                 (a descriptor state, the number of valid log records,
+ *                 the log tail, a batch checksum) differs.
+ * Counters are this thread's (pmtx_counters_get), so every workload runs
+ * its persist steps in this thread (redo-async truncation included). For
+ * flush and barrier sites, the probed persistent values must also be
+ * equal: the mutant changes what is persisted, not what is stored.
+ *
+ * Sites that only recovery reaches run on a crash image: the region file
+ * (in /dev/shm, so it holds every store made) copied in the middle of a
+ * transaction, at a chosen barrier. The image is made with no site
+ * disabled; only opening it runs with the mutant.
+ *
+ * The table has one case per site, and the test fails if a site has no
+ * case (so a site cannot be added without showing that it is live), or if
+ * its workload does not change what the case expects.
+ *
+ * The same file, linked with pmtx (test_mutant_release), checks the other
+ * side: there no site can be disabled, by the API or the environment, and
+ * every case's two runs are alike.
+ */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "testutil.h"
+
+#include "common/mutant.h"
+#include "persist/persist.h"
+#include "region/region.h"
+#include "tx/tx.h"
+
+#ifdef PMTX_MUTATION
+#define MUTATION_BUILD 1
+#else
+#define MUTATION_BUILD 0
+#endif
+/* What pmtx__mutant_set returns in this build. */
+#define SET_OK (MUTATION_BUILD ? 0 : PMTX_E_UNSUPPORTED)
+
+#define REGION_SIZE (8u << 20)
+#define ROOT_SIZE (64u << 10)
+
+/* What a run observed: counters over the workload, persistent values. */
+enum probe { P_NONE = -1, P_STATE, P_NREC, P_TAIL, P_BATCH, NPROBE };
+static const char *const probe_names[] = {"descriptor state",
+                                          "valid log records", "log tail",
+                                          "batch checksum set"};
+
+struct obs {
+	pmtx_counters c;
+	uint64_t p[NPROBE];
+};
+
+static unsigned g_mutant; /* the site this run disables (0: none) */
+static unsigned g_idx;    /* descriptor of the last transaction begun */
+
+/* ---- helpers ---- */
+
+/* Start measuring, with the site of this run disabled. */
+static void arm(void)
+{
+	assert_int_equal(pmtx__mutant_set(g_mutant), SET_OK);
+	tu_count_start();
+}
+
+static void disarm(struct obs *o)
+{
+	o->c = tu_count();
+	assert_int_equal(pmtx__mutant_set(MUT_NONE), SET_OK);
+}
+
+static pmtx_region *make(const char **path)
+{
+	return tu_create(path, REGION_SIZE, ROOT_SIZE, PMTX_PDOM1,
+	                 PMTX_BACKEND_HARDWARE, PMTX_RT_UNDO);
+}
+
+static void drop(pmtx_region *r, const char *path)
+{
+	assert_int_equal(pmtx_close(r), 0);
+	unlink(path);
+}
+
+static pmtx_tx *begin(pmtx_region *r, pmtx_runtime rt)
+{
+	pmtx_tx *tx;
+	assert_int_equal(pmtx_begin(r, rt, &tx), 0);
+	g_idx = tx->idx;
+	return tx;
+}
+
+/* Write 8 bytes at root + off (off a multiple of 64: one line each). */
+static void put(pmtx_tx *tx, pmtx_region *r, size_t off)
+{
+	uint64_t v = off + 1;
+	assert_int_equal(pmtx_write(tx, (char *)pmtx_root(r, NULL) + off, &v,
+	                            sizeof(v)), 0);
+}
+
+static pmtx_off alloc(pmtx_tx *tx, size_t n)
+{
+	pmtx_off off;
+	assert_int_equal(pmtx_alloc(tx, n, &off), 0);
+	return off;
+}
+
+/* The persistent values of descriptor g_idx. */
+static void probe(pmtx_region *r, struct obs *o)
+{
+	const struct pmtx_desc *d = region_desc(r, g_idx);
+	const struct pmtx_rec *h, *last = NULL;
+	struct logr rd;
+	uint64_t n = 0, batch[2] = {0, 0};
+	o->p[P_STATE] = PMTX_SV_STATE(d->statever);
+	o->p[P_TAIL] = d->log_tail - d->log_head;
+	assert_int_equal(logr_init(r, &rd, d->log_head), 0);
+	while (logr_next(&rd, &h) == 0 && h) {
+		n++;
+		last = h;
+	}
+	o->p[P_NREC] = n;
+	if (last && last->type == PMTX_REC_COMMIT && last->len >= 16)
+		memcpy(batch, rec_payload(last), 16);
+	o->p[P_BATCH] = batch[1] != 0;
+}
+
+static int copy_file(const char *src, const char *dst)
+{
+	static char buf[1 << 16];
+	int in = open(src, O_RDONLY), out, rc = 0;
+	unlink(dst);
+	out = open(dst, O_WRONLY | O_CREAT | O_EXCL, 0600);
+	if (in < 0 || out < 0)
+		rc = -1;
+	ssize_t k;
+	while (rc == 0 && (k = read(in, buf, sizeof(buf))) != 0)
+		if (k < 0 || write(out, buf, (size_t)k) != k)
+			rc = -1;
+	if (in >= 0)
+		close(in);
+	if (out >= 0)
+		close(out);
+	return rc;
+}
+
+/* ---- crash images: copy the region file at the at-th barrier ---- */
+
+static struct snap {
+	int armed, taken;
+	uint64_t count, at;
+	const char *src, *dst;
+} snap;
+
+static void snap_flush(struct persist *p, const void *a, size_t n)
+{
+	persist_default_ops(p->domain, p->backend)->flush(p, a, n);
+}
+
+/* Runs before the barrier: the image has every store made before it,
+ * none of the ones after (a crash right before the barrier). */
+static int snap_barrier(struct persist *p)
+{
+	if (snap.armed && ++snap.count == snap.at)
+		snap.taken = copy_file(snap.src, snap.dst) == 0;
+	return persist_default_ops(p->domain, p->backend)->barrier(p);
+}
+
+static void snap_copy_nt(struct persist *p, void *dst, const void *src,
+                         size_t n)
+{
+	persist_default_ops(p->domain, p->backend)->copy_nt(p, dst, src, n);
+}
+
+static const persist_ops snap_ops = {.name = "snapshot",
+                                     .flush = snap_flush,
+                                     .barrier = snap_barrier,
+                                     .copy_nt = snap_copy_nt};
+
+/* A region whose at-th barrier after snap_at() copies it to image. */
+static pmtx_region *make_snap(const char **path, const char *image)
+{
+	memset(&snap, 0, sizeof(snap));
+	persist_override_ops(&snap_ops, NULL);
+	pmtx_region *r = make(path);
+	persist_override_ops(NULL, NULL);
+	snap.src = *path;
+	snap.dst = image;
+	return r;
+}
+
+static void snap_at(uint64_t at)
+{
+	snap.count = 0;
+	snap.at = at;
+	snap.armed = 1;
+}
+
+/* Open the crash image with the mutant: the measured part. */
+static void recover_image(const char *image, struct obs *o)
+{
+	assert_true(snap.taken);
+	arm();
+	pmtx_region *r = tu_open(image);
+	probe(r, o);
+	drop(r, image);
+	disarm(o);
+}
+
+/* ---- workloads ---- */
+
+/* An undo transaction writes two lines and commits: 2 records, commit
+ * (i) and (ii), no allocation (the descriptor stays RUNNING). */
+static void wl_undo_commit(struct obs *o)
+{
+	const char *path;
+	arm();
+	pmtx_region *r = make(&path);
+	pmtx_tx *tx = begin(r, PMTX_RT_UNDO);
+	put(tx, r, 0);
+	put(tx, r, 64);
+	assert_int_equal(pmtx_commit(tx), 0);
+	probe(r, o);
+	drop(r, path);
+	disarm(o);
+}
+
+/* Undo transactions that allocate (a 100-byte block, a large block and a
+ * zeroed 64-byte block: three superblocks) and then free two of them:
+ * two commits through the allocation log, (iii) and (iv) each. */
+static void wl_undo_alloc_free(struct obs *o)
+{
+	const char *path;
+	arm();
+	pmtx_region *r = make(&path);
+	pmtx_tx *tx = begin(r, PMTX_RT_UNDO);
+	pmtx_off small = alloc(tx, 100), large = alloc(tx, 40000), z;
+	assert_int_equal(pmtx_zalloc(tx, 64, &z), 0);
+	put(tx, r, 0);
+	assert_int_equal(pmtx_commit(tx), 0);
+	tx = begin(r, PMTX_RT_UNDO);
+	assert_int_equal(pmtx_free(tx, small), 0);
+	assert_int_equal(pmtx_free(tx, large), 0);
+	assert_int_equal(pmtx_commit(tx), 0);
+	probe(r, o);
+	drop(r, path);
+	disarm(o);
+}
+
+/* An undo record above the checksum threshold (4 KiB under PDOM-1) is
+ * marked: body, barrier, mark, barrier. */
+static void wl_undo_marked(struct obs *o)
+{
+	static char big[5000];
+	const char *path;
+	arm();
+	pmtx_region *r = make(&path);
+	pmtx_tx *tx = begin(r, PMTX_RT_UNDO);
+	assert_int_equal(pmtx_write(tx, pmtx_root(r, NULL), big, sizeof(big)),
+	                 0);
+	assert_int_equal(pmtx_commit(tx), 0);
+	probe(r, o);
+	drop(r, path);
+	disarm(o);
+}
+
+/* An undo transaction writes two lines and aborts. */
+static void wl_undo_abort(struct obs *o)
+{
+	const char *path;
+	arm();
+	pmtx_region *r = make(&path);
+	pmtx_tx *tx = begin(r, PMTX_RT_UNDO);
+	put(tx, r, 0);
+	put(tx, r, 64);
+	assert_int_equal(pmtx_abort(tx), 0);
+	probe(r, o);
+	drop(r, path);
+	disarm(o);
+}
+
+/* A record larger than the first log chunk (16 KiB) grows the log. */
+static void wl_log_grow(struct obs *o)
+{
+	static char big[20000];
+	const char *path;
+	arm();
+	pmtx_region *r = make(&path);
+	pmtx_tx *tx = begin(r, PMTX_RT_UNDO);
+	assert_int_equal(pmtx_write(tx, pmtx_root(r, NULL), big, sizeof(big)),
+	                 0);
+	assert_int_equal(pmtx_commit(tx), 0);
+	probe(r, o);
+	drop(r, path);
+	disarm(o);
+}
+
+/* One transaction per runtime that only flushes a line (naked). */
+static void wl_naked(struct obs *o)
+{
+	static const pmtx_runtime rts[] = {PMTX_RT_UNDO, PMTX_RT_REDO,
+	                                   PMTX_RT_COW};
+	const char *path;
+	arm();
+	pmtx_region *r = make(&path);
+	for (size_t k = 0; k < ARRAY_SIZE(rts); k++) {
+		pmtx_tx *tx = begin(r, rts[k]);
+		pmtx_flush(r, pmtx_root(r, NULL), 8);
+		assert_int_equal(pmtx_commit(tx), 0);
+	}
+	probe(r, o);
+	drop(r, path);
+	disarm(o);
+}
+
+/* The naked-persistence API outside a transaction. */
+static void wl_api(struct obs *o)
+{
+	static const char bytes[64] = "non-temporal";
+	const char *path;
+	arm();
+	pmtx_region *r = make(&path);
+	char *root = pmtx_root(r, NULL);
+	root[0] = 1;
+	pmtx_flush(r, root, 8);
+	assert_int_equal(pmtx_barrier(r), 0);
+	root[64] = 1;
+	assert_int_equal(pmtx_persist(r, root + 64, 8), 0);
+	pmtx_memcpy_nt(r, root + 128, bytes, sizeof(bytes));
+	assert_memory_equal(root + 128, bytes, sizeof(bytes));
+	probe(r, o);
+	drop(r, path);
+	disarm(o);
+}
+
+/* A redo transaction's writes: two lines and a 100-byte block. */
+static pmtx_off redo_writes(pmtx_tx *tx, pmtx_region *r)
+{
+	put(tx, r, 0);
+	put(tx, r, 64);
+	return alloc(tx, 100);
+}
+
+/* A redo transaction writes and allocates; a second one frees the block
+ * (no write: its commit applies only the allocation log). */
+static void wl_redo(struct obs *o)
+{
+	const char *path;
+	arm();
+	pmtx_region *r = make(&path);
+	pmtx_tx *tx = begin(r, PMTX_RT_REDO);
+	pmtx_off b = redo_writes(tx, r);
+	assert_int_equal(pmtx_commit(tx), 0);
+	tx = begin(r, PMTX_RT_REDO);
+	assert_int_equal(pmtx_free(tx, b), 0);
+	assert_int_equal(pmtx_commit(tx), 0);
+	probe(r, o);
+	drop(r, path);
+	disarm(o);
+}
+
+/* redo-async. Its truncation normally runs in the region's truncation
+ * thread, whose counters this thread cannot read: with the thread marked
+ * as stopping before it ever starts, async_enqueue truncates inline, in
+ * the committing thread (what pmtx_close does with a stopped thread). */
+static void wl_redo_async(struct obs *o)
+{
+	const char *path;
+	arm();
+	pmtx_region *r = make(&path);
+	pthread_mutex_lock(&r->txm->q_lock);
+	r->txm->thr_stop = 1;
+	pthread_mutex_unlock(&r->txm->q_lock);
+	pmtx_tx *tx = begin(r, PMTX_RT_REDO_ASYNC);
+	(void)redo_writes(tx, r);
+	assert_int_equal(pmtx_commit(tx), 0);
+	probe(r, o);
+	drop(r, path);
+	disarm(o);
+}
+
+/* Copy-on-write: a new object committed, then opened for writing,
+ * changed and committed (which frees its old payload). */
+static pmtx_off cow_new_object(pmtx_region *r)
+{
+	pmtx_off w;
+	pmtx_tx *tx = begin(r, PMTX_RT_COW);
+	assert_int_equal(pmtx_cow_new(tx, 64, &w), 0);
+	assert_int_equal(pmtx_commit(tx), 0);
+	return w;
+}
+
+static pmtx_tx *cow_change(pmtx_region *r, pmtx_off w)
+{
+	uint64_t *p;
+	pmtx_tx *tx = begin(r, PMTX_RT_COW);
+	assert_int_equal(pmtx_cow_open(tx, w, PMTX_COW_WRITE, NULL,
+	                               (void **)&p), 0);
+	p[0] = 42;
+	return tx;
+}
+
+static void wl_cow(struct obs *o)
+{
+	const char *path;
+	arm();
+	pmtx_region *r = make(&path);
+	pmtx_off w = cow_new_object(r);
+	assert_int_equal(pmtx_commit(cow_change(r, w)), 0);
+	probe(r, o);
+	drop(r, path);
+	disarm(o);
+}
+
+/* Retire cover: another thread's redo log is retired (IDLE stored and
+ * flushed, no barrier) while this thread's undo transaction runs; this
+ * thread's commit flushes that descriptor's line before its barrier. */
+static void *redo_elsewhere(void *arg)
+{
+	pmtx_region *r = arg;
+	pmtx_tx *tx;
+	uint64_t v = 7;
+	if (pmtx_begin(r, PMTX_RT_REDO, &tx) ||
+	    pmtx_write(tx, (char *)pmtx_root(r, NULL) + 128, &v, 8) ||
+	    pmtx_commit(tx))
+		return arg;
+	return NULL;
+}
+
+static void wl_cover(struct obs *o)
+{
+	const char *path;
+	pthread_t t;
+	void *failed;
+	arm();
+	pmtx_region *r = make(&path);
+	pmtx_tx *tx = begin(r, PMTX_RT_UNDO); /* holds its descriptor */
+	assert_int_equal(pthread_create(&t, NULL, redo_elsewhere, r), 0);
+	assert_int_equal(pthread_join(t, &failed), 0);
+	assert_null(failed);
+	put(tx, r, 0);
+	assert_int_equal(pmtx_commit(tx), 0);
+	probe(r, o);
+	drop(r, path);
+	disarm(o);
+}
+
+/* Recovery rolls back an undo transaction caught after two records. */
+static void wl_recover_undo(struct obs *o)
+{
+	const char *path, *image = tu_path();
+	pmtx_region *r = make(&path);
+	pmtx_tx *tx = begin(r, PMTX_RT_UNDO);
+	put(tx, r, 0);
+	put(tx, r, 64);
+	snap.taken = copy_file(path, image) == 0;
+	assert_int_equal(pmtx_abort(tx), 0);
+	drop(r, path);
+	recover_image(image, o);
+}
+
+/* Recovery rolls a redo transaction forward: caught at its second
+ * barrier (durable, applied in memory, not retired). */
+static void wl_recover_redo(struct obs *o)
+{
+	const char *path, *image = tu_path();
+	pmtx_region *r = make_snap(&path, image);
+	pmtx_tx *tx = begin(r, PMTX_RT_REDO);
+	(void)redo_writes(tx, r);
+	snap_at(2);
+	assert_int_equal(pmtx_commit(tx), 0);
+	drop(r, path);
+	recover_image(image, o);
+}
+
+/* Recovery completes a copy-on-write commit caught at its second barrier
+ * (COMMIT written, cur not swapped yet). */
+static void wl_recover_cow(struct obs *o)
+{
+	const char *path, *image = tu_path();
+	pmtx_region *r = make_snap(&path, image);
+	pmtx_off w = cow_new_object(r);
+	pmtx_tx *tx = cow_change(r, w);
+	snap_at(2);
+	assert_int_equal(pmtx_commit(tx), 0);
+	drop(r, path);
+	recover_image(image, o);
+}
+
+/* Recovery re-adopts a log chunk caught linked but not yet marked
+ * allocated (growth's second barrier). */
+static void wl_recover_adopt(struct obs *o)
+{
+	static char big[20000];
+	const char *path, *image = tu_path();
+	pmtx_region *r = make_snap(&path, image);
+	pmtx_tx *tx = begin(r, PMTX_RT_UNDO);
+	snap_at(2);
+	assert_int_equal(pmtx_write(tx, pmtx_root(r, NULL), big, sizeof(big)),
+	                 0);
+	assert_int_equal(pmtx_commit(tx), 0);
+	drop(r, path);
+	recover_image(image, o);
+}
+
+/* ---- the cases: one per site ---- */
+
+struct site_case {
+	unsigned id;
+	void (*run)(struct obs *o);
+	/* expected (mutant) - (no mutant) */
+	int64_t barriers, flushes, nt_bytes;
+	int probe; /* store site: the value that must differ; else P_NONE */
+};
+
+#define BARRIER(id, wl, n) {id, wl, -(n), 0, 0, P_NONE}
+#define FLUSH(id, wl, lines) {id, wl, 0, -(lines), 0, P_NONE}
+#define STORE(id, wl, probe) {id, wl, 0, 0, 0, probe}
+
+static const struct site_case cases[] = {
+	/* tx.c */
+	STORE(MUT_TX_RUNNING_MARK, wl_undo_commit, P_STATE),
+	FLUSH(MUT_TX_RUNNING_FLUSH, wl_undo_commit, 1),
+	FLUSH(MUT_TX_COVER_FLUSH, wl_cover, 1),
+	FLUSH(MUT_TX_ZALLOC_FLUSH, wl_undo_alloc_free, 2), /* 64 B at +16 */
+	FLUSH(MUT_API_FLUSH, wl_api, 1),
+	BARRIER(MUT_API_BARRIER, wl_api, 1),
+	FLUSH(MUT_API_PERSIST_FLUSH, wl_api, 1),
+	BARRIER(MUT_API_PERSIST_BARRIER, wl_api, 1),
+	{MUT_API_COPY_NT, wl_api, 0, 0, -64, P_NONE},
+	/* log.c: growth */
+	FLUSH(MUT_LOG_GROW_CHUNK_FLUSH, wl_log_grow, 1),
+	BARRIER(MUT_LOG_GROW_CHUNK_BARRIER, wl_log_grow, 1),
+	FLUSH(MUT_LOG_GROW_LINK_FLUSH, wl_log_grow, 1),
+	BARRIER(MUT_LOG_GROW_LINK_BARRIER, wl_log_grow, 1),
+	BARRIER(MUT_LOG_GROW_ALLOC_BARRIER, wl_log_grow, 1),
+	/* log.c: records (each record of these fits one line) */
+	STORE(MUT_UNDO_REC_CHECK, wl_undo_commit, P_NREC),
+	FLUSH(MUT_UNDO_REC_FLUSH, wl_undo_commit, 2),
+	STORE(MUT_UNDO_MARK_STORE, wl_undo_marked, P_NREC),
+	FLUSH(MUT_UNDO_MARK_FLUSH, wl_undo_marked, 1),
+	FLUSH(MUT_REDO_REC_FLUSH, wl_redo, 2),
+	STORE(MUT_COW_REC_CHECK, wl_cow, P_NREC),
+	FLUSH(MUT_COW_REC_FLUSH, wl_cow, 1),
+	STORE(MUT_LOG_COMMIT_CHECK, wl_undo_commit, P_NREC),
+	FLUSH(MUT_LOG_COMMIT_FLUSH, wl_undo_commit, 1),
+	/* alog.c: two commits with allocation-log entries */
+	FLUSH(MUT_ALOG_FLUSH, wl_undo_alloc_free, 2),
+	BARRIER(MUT_ALOG_APPLY_BARRIER, wl_undo_alloc_free, 2),
+	STORE(MUT_ALOG_IDLE_MARK, wl_undo_alloc_free, P_STATE),
+	FLUSH(MUT_ALOG_IDLE_FLUSH, wl_undo_alloc_free, 2),
+	BARRIER(MUT_ALOG_IDLE_BARRIER, wl_undo_alloc_free, 2),
+	/* undo.c */
+	BARRIER(MUT_UNDO_REC_BARRIER, wl_undo_commit, 2),
+	BARRIER(MUT_UNDO_MARK_BARRIER, wl_undo_marked, 1),
+	STORE(MUT_UNDO_TAIL_STORE, wl_undo_commit, P_TAIL),
+	FLUSH(MUT_UNDO_DATA_FLUSH, wl_undo_commit, 2),
+	FLUSH(MUT_UNDO_TAIL_FLUSH, wl_undo_commit, 1),
+	BARRIER(MUT_UNDO_DATA_BARRIER, wl_undo_commit, 1),
+	BARRIER(MUT_UNDO_COMMIT_BARRIER, wl_undo_commit, 1),
+	BARRIER(MUT_UNDO_NAKED_BARRIER, wl_naked, 1),
+	FLUSH(MUT_UNDO_ABORT_FLUSH, wl_undo_abort, 2),
+	BARRIER(MUT_UNDO_ABORT_BARRIER, wl_undo_abort, 1),
+	STORE(MUT_UNDO_ABORT_IDLE_MARK, wl_undo_abort, P_STATE),
+	FLUSH(MUT_UNDO_ABORT_IDLE_FLUSH, wl_undo_abort, 1),
+	BARRIER(MUT_UNDO_ABORT_IDLE_BARRIER, wl_undo_abort, 1),
+	FLUSH(MUT_UNDO_RECOVER_FLUSH, wl_recover_undo, 2),
+	/* redo.c: two commits, the second one only frees */
+	STORE(MUT_REDO_BATCH_CHECK, wl_redo, P_BATCH),
+	BARRIER(MUT_REDO_COMMIT_BARRIER, wl_redo, 2),
+	FLUSH(MUT_REDO_DATA_FLUSH, wl_redo, 2),
+	BARRIER(MUT_REDO_APPLY_BARRIER, wl_redo, 2),
+	BARRIER(MUT_REDO_NAKED_BARRIER, wl_naked, 1),
+	STORE(MUT_REDO_IDLE_MARK, wl_redo, P_STATE),
+	FLUSH(MUT_REDO_IDLE_FLUSH, wl_redo, 2),
+	FLUSH(MUT_REDO_TRUNC_DATA_FLUSH, wl_redo_async, 2),
+	BARRIER(MUT_REDO_TRUNC_BARRIER, wl_redo_async, 1),
+	FLUSH(MUT_REDO_RECOVER_FLUSH, wl_recover_redo, 2),
+	/* cow.c: two commits (new object, changed object) */
+	FLUSH(MUT_COW_NEW_FLUSH, wl_cow, 1),
+	FLUSH(MUT_COW_PAYLOAD_FLUSH, wl_cow, 2), /* 64 B at +96 */
+	FLUSH(MUT_COW_WRAPPER_FLUSH, wl_cow, 1),
+	BARRIER(MUT_COW_STAGE_BARRIER, wl_cow, 2),
+	BARRIER(MUT_COW_COMMIT_BARRIER, wl_cow, 2),
+	FLUSH(MUT_COW_SWAP_FLUSH, wl_cow, 1),
+	BARRIER(MUT_COW_NAKED_BARRIER, wl_naked, 1),
+	FLUSH(MUT_COW_RECOVER_FLUSH, wl_recover_cow, 1),
+	/* recovery.c */
+	BARRIER(MUT_RECOVERY_DATA_BARRIER, wl_recover_undo, 1),
+	STORE(MUT_RECOVERY_IDLE_MARK, wl_recover_undo, P_STATE),
+	FLUSH(MUT_RECOVERY_IDLE_FLUSH, wl_recover_undo, 1),
+	BARRIER(MUT_RECOVERY_IDLE_BARRIER, wl_recover_undo, 1),
+	BARRIER(MUT_RECOVERY_ADOPT_BARRIER, wl_recover_adopt, 1),
+	/* heap.c: two small classes, one large run, allocated then freed */
+	FLUSH(MUT_HEAP_LARGE_FLUSH, wl_undo_alloc_free, 2),
+	FLUSH(MUT_HEAP_INFO_FLUSH, wl_undo_alloc_free, 2),
+	FLUSH(MUT_HEAP_BITMAP_FLUSH, wl_undo_alloc_free, 3),
+	FLUSH(MUT_HEAP_REFLUSH_INFO, wl_redo_async, 1),
+	FLUSH(MUT_HEAP_REFLUSH_BITMAP, wl_redo_async, 1),
+};
+
+static int64_t diff(uint64_t on, uint64_t off)
+{
+	return (int64_t)(on - off);
+}
+
+/* 0 if the case holds; else prints why. */
+static int check_case(const struct site_case *c)
+{
+	struct obs off, on;
+	const char *name = pmtx__mutant_name(c->id);
+	memset(&off, 0, sizeof(off));
+	memset(&on, 0, sizeof(on));
+	g_mutant = MUT_NONE;
+	c->run(&off);
+	g_mutant = c->id;
+	c->run(&on);
+	g_mutant = MUT_NONE;
+	/* Without PMTX_MUTATION, nothing may change. */
+	int64_t eb = MUTATION_BUILD ? c->barriers : 0;
+	int64_t ef = MUTATION_BUILD ? c->flushes : 0;
+	int64_t en = MUTATION_BUILD ? c->nt_bytes : 0;
+	int ep = MUTATION_BUILD ? c->probe : P_NONE;
+	int64_t db = diff(on.c.barriers, off.c.barriers);
+	int64_t df = diff(on.c.flushes, off.c.flushes);
+	int64_t dn = diff(on.c.nt_bytes, off.c.nt_bytes);
+	int bad = db != eb || df != ef || dn != en ||
+	          on.c.bytes_logged != off.c.bytes_logged;
+	if (bad)
+		print_error("%s: barriers %+lld flushes %+lld nt %+lld "
+		            "logged %+lld, expected %+lld %+lld %+lld 0\n",
+		            name, (long long)db, (long long)df, (long long)dn,
+		            (long long)diff(on.c.bytes_logged,
+		                            off.c.bytes_logged),
+		            (long long)eb, (long long)ef, (long long)en);
+	for (int k = 0; k < NPROBE; k++) {
+		int differs = on.p[k] != off.p[k];
+		if (differs == (k == ep))
+			continue;
+		print_error("%s: %s %llu without, %llu with the mutant (%s)\n",
+		            name, probe_names[k], (unsigned long long)off.p[k],
+		            (unsigned long long)on.p[k],
+		            differs ? "must be equal" : "must differ");
+		bad = 1;
+	}
+	return bad;
+}
+
+static int cleanup(void **state)
+{
+	(void)state;
+	pmtx__mutant_set(MUT_NONE);
+	persist_override_ops(NULL, NULL);
+	snap.armed = 0;
+	return 0;
+}
+
+/* ---- tests ---- */
+
+static void every_site_has_exactly_one_case(void **state)
+{
+	(void)state;
+	unsigned n = pmtx__mutant_count(), seen[MUT_END_] = {0};
+	assert_int_equal(n, MUT_NSITES);
+	assert_int_equal(ARRAY_SIZE(cases), n);
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		assert_true(cases[i].id >= 1 && cases[i].id <= n);
+		seen[cases[i].id]++;
+	}
+	for (unsigned id = 1; id <= n; id++) {
+		if (seen[id] != 1)
+			print_error("%s has %u cases\n", pmtx__mutant_name(id),
+			            seen[id]);
+		assert_int_equal(seen[id], 1);
+	}
+}
+
+static void every_site_is_live_and_removes_only_what_it_issues(void **state)
+{
+	(void)state;
+	int failed = 0;
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++)
+		failed += check_case(&cases[i]);
+	assert_int_equal(failed, 0);
+}
+
+static void sites_have_unique_names_and_descriptions(void **state)
+{
+	(void)state;
+	unsigned n = pmtx__mutant_count();
+	assert_string_equal(pmtx__mutant_name(0), "none");
+	assert_null(pmtx__mutant_name(n + 1));
+	assert_null(pmtx__mutant_desc(n + 1));
+	for (unsigned i = 1; i <= n; i++) {
+		const char *a = pmtx__mutant_name(i), *d = pmtx__mutant_desc(i);
+		assert_non_null(a);
+		assert_non_null(d);
+		assert_non_null(strchr(a, '.'));
+		assert_true(strlen(d) > 20);
+		for (unsigned j = 1; j < i; j++)
+			assert_string_not_equal(a, pmtx__mutant_name(j));
+	}
+}
+
+static void lookup_accepts_names_symbols_and_numbers(void **state)
+{
+	(void)state;
+	unsigned n = pmtx__mutant_count();
+	char num[16];
+	for (unsigned i = 0; i <= n; i++) {
+		snprintf(num, sizeof(num), "%u", i);
+		assert_int_equal(pmtx__mutant_lookup(pmtx__mutant_name(i)), i);
+		assert_int_equal(pmtx__mutant_lookup(num), i);
+	}
+	assert_int_equal(pmtx__mutant_lookup("MUT_UNDO_REC_FLUSH"),
+	                 MUT_UNDO_REC_FLUSH);
+	assert_int_equal(pmtx__mutant_lookup("undo.rec_flush"),
+	                 MUT_UNDO_REC_FLUSH);
+	assert_int_equal(pmtx__mutant_lookup(""), MUT_NONE);
+	assert_int_equal(pmtx__mutant_lookup(NULL), MUT_NONE);
+	snprintf(num, sizeof(num), "%u", n + 1);
+	assert_int_equal(pmtx__mutant_lookup(num), MUT_INVALID);
+	assert_int_equal(pmtx__mutant_lookup("undo.no_such_site"), MUT_INVALID);
+	assert_int_equal(pmtx__mutant_lookup("99999999999"), MUT_INVALID);
+	assert_int_equal(pmtx__mutant_lookup("-1"), MUT_INVALID);
+}
+
+static void set_rejects_unknown_sites_and_keeps_the_last_one(void **state)
+{
+	(void)state;
+	unsigned n = pmtx__mutant_count();
+	if (!MUTATION_BUILD) {
+		assert_int_equal(pmtx__mutant_set(MUT_UNDO_DATA_FLUSH),
+		                 PMTX_E_UNSUPPORTED);
+		assert_int_equal(pmtx__mutant_set(MUT_NONE),
+		                 PMTX_E_UNSUPPORTED);
+		assert_int_equal(pmtx__mutant_active(), MUT_NONE);
+		return;
+	}
+	assert_int_equal(pmtx__mutant_set(MUT_UNDO_DATA_FLUSH), 0);
+	assert_int_equal(pmtx__mutant_active(), MUT_UNDO_DATA_FLUSH);
+	assert_int_equal(pmtx__mutant_set(n + 1), PMTX_E_INVAL);
+	assert_int_equal(pmtx__mutant_set(MUT_INVALID), PMTX_E_INVAL);
+	assert_int_equal(pmtx__mutant_active(), MUT_UNDO_DATA_FLUSH);
+	assert_int_equal(pmtx__mutant_set(MUT_NONE), 0);
+	assert_int_equal(pmtx__mutant_active(), MUT_NONE);
+}
+
+/* The child (main, --env-child): the first create reads PMTX_MUTANT;
+ * exit with the disabled site's id as seen by the sites themselves. */
+static int env_child(void)
+{
+	const char *path = tu_path();
+	pmtx_options o;
+	pmtx_region *r;
+	pmtx_options_init(&o);
+	o.root_size = 4096;
+	o.ndesc = 2;
+	if (pmtx_create(path, 2u << 20, &o, &r))
+		return 255;
+#ifdef PMTX_MUTATION
+	unsigned seen = __atomic_load_n(&pmtx__mutant, __ATOMIC_RELAXED);
+#else
+	unsigned seen = pmtx__mutant_active();
+#endif
+	pmtx_close(r);
+	unlink(path);
+	return (int)seen;
+}
+
+/* Runs this program as an env child; returns its wait status. */
+static int run_env_child(const char *value)
+{
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int null = open("/dev/null", O_WRONLY);
+		if (null >= 0)
+			dup2(null, 2); /* the expected complaint */
+		setenv("PMTX_MUTANT", value, 1);
+		execl("/proc/self/exe", "test_mutant", "--env-child",
+		      (char *)NULL);
+		_exit(254);
+	}
+	int st;
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	return st;
+}
+
+static void env_variable_is_read_at_the_first_create(void **state)
+{
+	(void)state;
+	static const char *const vals[] = {"undo.commit_barrier",
+	                                   "MUT_HEAP_BITMAP_FLUSH", "3", "none",
+	                                   "0"};
+	for (size_t i = 0; i < ARRAY_SIZE(vals); i++) {
+		int st = run_env_child(vals[i]);
+		assert_true(WIFEXITED(st));
+		assert_int_equal(WEXITSTATUS(st), MUTATION_BUILD
+		                 ? pmtx__mutant_lookup(vals[i]) : MUT_NONE);
+	}
+	/* A name that matches no site must not run the unmutated code; a
+	 * build without sites ignores the variable (with a warning). */
+	int st = run_env_child("undo.no_such_site");
+	if (MUTATION_BUILD)
+		assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT);
+	else
+		assert_true(WIFEXITED(st) && WEXITSTATUS(st) == MUT_NONE);
+}
+
+#define T(f) cmocka_unit_test_teardown(f, cleanup)
+
+int main(int argc, char **argv)
+{
+	if (argc == 2 && strcmp(argv[1], "--env-child") == 0)
+		return env_child();
+	const struct CMUnitTest tests[] = {
+		T(every_site_has_exactly_one_case),
+		T(sites_have_unique_names_and_descriptions),
+		T(lookup_accepts_names_symbols_and_numbers),
+		T(set_rejects_unknown_sites_and_keeps_the_last_one),
+		T(env_variable_is_read_at_the_first_create),
+		T(every_site_is_live_and_removes_only_what_it_issues),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

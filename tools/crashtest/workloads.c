@@ -1,0 +1,811 @@
+/*
+ * workloads.c - the crash explorer's workloads (ct.h).
+ *
+ * Every workload is deterministic from the seed: transaction i of thread t
+ * draws its choices from rnd(seed, t, i) alone, so the model can replay
+ * the first k transactions on a DRAM copy and say exactly what the region
+ * must hold after them.
+ *
+ * Cell workloads (sps, bank, abort, mt) work on NCELLS 64-bit cells. Where
+ * the cells live depends on the runtime:
+ *   undo, redo, redo-async  an array in the root, written with pmtx_write;
+ *   cow                     NCELLS/8 copy-on-write objects of 8 cells,
+ *                           their wrappers in the root;
+ *   cltx                    NCELLS/3 cache-line transactional lines of 3
+ *                           cells in the root; a transaction then touches
+ *                           one line only, so its cells are drawn from one
+ *                           line.
+ * The list workload allocates and frees: a singly linked list with inserts
+ * at random positions (nodes initialised with naked stores and pmtx_flush,
+ * the documented pattern) and deletes; under cow the nodes are objects.
+ *
+ * Invariants
+ *  W1. run() and model() draw the same choices for the same (t, i).
+ *  W2. A thread's data is disjoint from every other thread's (mt), so each
+ *      thread's prefix is checked on its own.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "ct.h"
+#include "pmtx_cltx.h"
+#include "common/util.h"
+
+#define NCELLS 48u
+#define PER_OBJ 8u
+#define PER_LINE 3u
+#define NOBJS (NCELLS / PER_OBJ)
+#define NLINES (NCELLS / PER_LINE)
+#define MAXLIST 64u
+
+struct cells3 {
+	uint64_t v[PER_LINE];
+};
+PMTX_CLTX_DECLARE(cl3, struct cells3)
+
+struct obj8 {
+	uint64_t v[PER_OBJ];
+};
+
+static uint64_t mix(uint64_t x)
+{
+	x += 0x9e3779b97f4a7c15ull;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
+
+static uint64_t rnd(const struct ct_env *e, unsigned t, uint64_t i,
+                    unsigned k)
+{
+	return mix(e->seed ^ mix(((uint64_t)t << 56) ^ (i << 8) ^ k));
+}
+
+/* ---- cell operations (W1) ---- */
+
+enum { OP_SWAP, OP_MOVE };
+struct op {
+	int kind;
+	unsigned a, b;
+	uint64_t amt;
+};
+
+/* The cells thread t owns: [lo, hi). */
+static void range_of(const struct ct_workload *w, unsigned t, unsigned *lo,
+                     unsigned *hi)
+{
+	unsigned per = NCELLS / w->nthreads;
+	*lo = t * per;
+	*hi = *lo + per;
+}
+
+/* Two distinct cells of [lo, hi), in one line under cltx. */
+static void pick2(const struct ct_env *e, unsigned lo, unsigned hi,
+                  uint64_t r, unsigned *a, unsigned *b)
+{
+	if (e->rt == CT_RT_CLTX) {
+		unsigned nl = (hi - lo) / PER_LINE;
+		unsigned line = lo / PER_LINE + (unsigned)(r % nl);
+		*a = line * PER_LINE + (unsigned)((r >> 16) % PER_LINE);
+		*b = line * PER_LINE +
+		     (*a % PER_LINE + 1 + (unsigned)((r >> 24) % 2)) % PER_LINE;
+		return;
+	}
+	*a = lo + (unsigned)(r % (hi - lo));
+	*b = lo + (unsigned)((*a - lo + 1 + (r >> 20) % (hi - lo - 1)) %
+	                     (hi - lo));
+}
+
+/* The operations of transaction i of thread t; returns how many. Under
+ * cltx every operation of a transaction is in the first one's line. */
+static unsigned ops_of(const struct ct_workload *w, const struct ct_env *e,
+                       unsigned t, uint64_t i, struct op *ops)
+{
+	unsigned lo, hi, n = 0;
+	range_of(w, t, &lo, &hi);
+	int bank = !strcmp(w->name, "bank");
+	unsigned nops = bank || e->rt == CT_RT_CLTX ? 1 : 2;
+	for (unsigned k = 0; k < nops; k++) {
+		uint64_t r = rnd(e, t, i, k);
+		struct op o = {bank ? OP_MOVE : OP_SWAP, 0, 0, (r >> 40) % 300};
+		pick2(e, lo, hi, r, &o.a, &o.b);
+		ops[n++] = o;
+	}
+	return n;
+}
+
+static int aborts(const struct ct_workload *w, uint64_t i)
+{
+	return !strcmp(w->name, "abort") && i % 3 == 1;
+}
+
+static void apply_ops(uint64_t *c, const struct op *ops, unsigned n)
+{
+	for (unsigned k = 0; k < n; k++) {
+		uint64_t *a = &c[ops[k].a], *b = &c[ops[k].b];
+		if (ops[k].kind == OP_SWAP) {
+			uint64_t x = *a;
+			*a = *b;
+			*b = x;
+		} else if (*a >= ops[k].amt) {
+			*a -= ops[k].amt;
+			*b += ops[k].amt;
+		}
+	}
+}
+
+static uint64_t initial_cell(const struct ct_workload *w, unsigned i)
+{
+	return !strcmp(w->name, "bank") ? 1000 : i;
+}
+
+/* ---- cells in the region ---- */
+
+struct cellx {
+	pmtx_region *r;
+	pmtx_tx *tx;
+	pmtx_runtime rt;
+	uint64_t *obj[NOBJS]; /* cow: this transaction's copies */
+};
+
+static int cells_runtime_ok(pmtx_runtime rt)
+{
+	return rt == PMTX_RT_UNDO || rt == PMTX_RT_REDO ||
+	       rt == PMTX_RT_REDO_ASYNC || rt == PMTX_RT_COW ||
+	       rt == CT_RT_CLTX;
+}
+
+static uint64_t *cell_addr(struct cellx *x, unsigned i)
+{
+	return (uint64_t *)pmtx_root(x->r, NULL) + i;
+}
+
+static int cow_obj(struct cellx *x, unsigned i, uint64_t **out)
+{
+	unsigned o = i / PER_OBJ;
+	if (!x->obj[o]) {
+		pmtx_off *w = pmtx_root(x->r, NULL);
+		int rc = pmtx_cow_open(x->tx, w[o], PMTX_COW_WRITE, NULL,
+		                       (void **)&x->obj[o]);
+		if (rc)
+			return rc;
+	}
+	*out = &x->obj[o][i % PER_OBJ];
+	return 0;
+}
+
+static int cell_get(struct cellx *x, unsigned i, uint64_t *v)
+{
+	uint64_t *p;
+	if (x->rt != PMTX_RT_COW)
+		return pmtx_read(x->tx, v, cell_addr(x, i), sizeof(*v));
+	int rc = cow_obj(x, i, &p);
+	if (!rc)
+		*v = *p;
+	return rc;
+}
+
+static int cell_set(struct cellx *x, unsigned i, uint64_t v)
+{
+	uint64_t *p;
+	if (x->rt != PMTX_RT_COW)
+		return pmtx_write(x->tx, cell_addr(x, i), &v, sizeof(v));
+	int rc = cow_obj(x, i, &p);
+	if (!rc)
+		*p = v;
+	return rc;
+}
+
+static int tx_ops(struct cellx *x, const struct op *ops, unsigned n)
+{
+	for (unsigned k = 0; k < n; k++) {
+		uint64_t a, b;
+		int rc = cell_get(x, ops[k].a, &a);
+		if (!rc)
+			rc = cell_get(x, ops[k].b, &b);
+		if (rc)
+			return rc;
+		if (ops[k].kind == OP_SWAP) {
+			rc = cell_set(x, ops[k].a, b);
+			if (!rc)
+				rc = cell_set(x, ops[k].b, a);
+		} else if (a >= ops[k].amt) {
+			rc = cell_set(x, ops[k].a, a - ops[k].amt);
+			if (!rc)
+				rc = cell_set(x, ops[k].b, b + ops[k].amt);
+		}
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+static struct cl3 *cltx_lines(pmtx_region *r)
+{
+	return pmtx_cltx_align(pmtx_root(r, NULL));
+}
+
+static int cells_setup_cow(const struct ct_workload *w, pmtx_region *r)
+{
+	pmtx_tx *tx;
+	pmtx_off *wr = pmtx_root(r, NULL);
+	int rc = pmtx_begin(r, PMTX_RT_UNDO, &tx);
+	for (unsigned o = 0; !rc && o < NOBJS; o++) {
+		pmtx_off off;
+		rc = pmtx_cow_new(tx, sizeof(struct obj8), &off);
+		if (rc)
+			break;
+		/* A fresh object: naked stores, flushed, durable at commit. */
+		struct obj8 *p = (struct obj8 *)pmtx_cow_peek(r, off);
+		for (unsigned k = 0; k < PER_OBJ; k++)
+			p->v[k] = initial_cell(w, o * PER_OBJ + k);
+		pmtx_flush(r, p, sizeof(*p));
+		rc = PMTX_SET(tx, wr[o], off);
+	}
+	if (rc) {
+		pmtx_abort(tx);
+		return rc;
+	}
+	return pmtx_commit(tx);
+}
+
+static int cells_setup(const struct ct_workload *w, const struct ct_env *e,
+                       pmtx_region *r)
+{
+	if (e->rt == PMTX_RT_COW)
+		return cells_setup_cow(w, r);
+	if (e->rt == CT_RT_CLTX) {
+		for (unsigned l = 0; l < NLINES; l++) {
+			struct cells3 c;
+			for (unsigned k = 0; k < PER_LINE; k++)
+				c.v[k] = initial_cell(w, l * PER_LINE + k);
+			int rc = cl3_init(r, &cltx_lines(r)[l], &c);
+			if (rc)
+				return rc;
+		}
+		return 0;
+	}
+	uint64_t *a = pmtx_root(r, NULL);
+	for (unsigned i = 0; i < NCELLS; i++)
+		a[i] = initial_cell(w, i);
+	return pmtx_persist(r, a, NCELLS * sizeof(*a));
+}
+
+static int cells_run_cltx(const struct op *ops, unsigned n, pmtx_region *r)
+{
+	struct cl3 *l = &cltx_lines(r)[ops[0].a / PER_LINE];
+	struct cells3 *c = cl3_begin(l);
+	uint64_t tmp[NCELLS];
+	unsigned base = ops[0].a / PER_LINE * PER_LINE;
+	memset(tmp, 0, sizeof(tmp));
+	memcpy(&tmp[base], c->v, sizeof(c->v));
+	apply_ops(tmp, ops, n);
+	memcpy(c->v, &tmp[base], sizeof(c->v));
+	return cl3_commit(r, l);
+}
+
+static int cells_run(const struct ct_workload *w, const struct ct_env *e,
+                     pmtx_region *r, unsigned t, uint64_t i)
+{
+	struct op ops[4];
+	unsigned n = ops_of(w, e, t, i, ops);
+	if (e->rt == CT_RT_CLTX)
+		return cells_run_cltx(ops, n, r);
+	struct cellx x = {.r = r, .rt = e->rt};
+	int rc = pmtx_begin(r, e->rt, &x.tx);
+	if (rc)
+		return rc;
+	rc = tx_ops(&x, ops, n);
+	if (!rc && aborts(w, i)) {
+		/* An aborted transaction may also allocate: nothing leaks. */
+		pmtx_off off;
+		if (e->rt != PMTX_RT_COW)
+			rc = pmtx_alloc(x.tx, 200, &off);
+		int arc = pmtx_abort(x.tx); /* ends the transaction */
+		return rc ? rc : arc;
+	}
+	if (rc) {
+		pmtx_abort(x.tx);
+		return rc;
+	}
+	return pmtx_commit(x.tx);
+}
+
+static size_t cells_model(const struct ct_workload *w, const struct ct_env *e,
+                          unsigned t, uint64_t k, uint64_t *out, size_t max)
+{
+	uint64_t c[NCELLS];
+	unsigned lo, hi;
+	for (unsigned i = 0; i < NCELLS; i++)
+		c[i] = initial_cell(w, i);
+	for (uint64_t i = 0; i < k; i++) {
+		struct op ops[4];
+		unsigned n = ops_of(w, e, t, i, ops);
+		if (!aborts(w, i))
+			apply_ops(c, ops, n);
+	}
+	range_of(w, t, &lo, &hi);
+	size_t n = MIN(max, hi - lo);
+	memcpy(out, &c[lo], n * sizeof(*out));
+	return n;
+}
+
+static size_t cells_observe(const struct ct_workload *w,
+                            const struct ct_env *e, pmtx_region *r,
+                            unsigned t, uint64_t *out, size_t max, char *msg,
+                            size_t len)
+{
+	unsigned lo, hi;
+	range_of(w, t, &lo, &hi);
+	for (unsigned i = lo; i < hi && i - lo < max; i++) {
+		if (e->rt == CT_RT_CLTX) {
+			const struct cells3 *c =
+				cl3_valid(&cltx_lines(r)[i / PER_LINE]);
+			out[i - lo] = c->v[i % PER_LINE];
+		} else if (e->rt == PMTX_RT_COW) {
+			const pmtx_off *wr = pmtx_root(r, NULL);
+			const struct obj8 *o = pmtx_cow_peek(r, wr[i / PER_OBJ]);
+			if (!o) {
+				snprintf(msg, len, "object %u: bad wrapper",
+				         i / PER_OBJ);
+				return (size_t)-1;
+			}
+			out[i - lo] = o->v[i % PER_OBJ];
+		} else {
+			out[i - lo] = ((const uint64_t *)pmtx_root(r, NULL))[i];
+		}
+	}
+	return MIN(max, hi - lo);
+}
+
+/* cow: wrappers and payloads of the cell objects. */
+static int cells_walk(const struct ct_env *e, pmtx_region *r,
+                      int (*fn)(pmtx_off off, void *arg), void *arg)
+{
+	if (e->rt != PMTX_RT_COW)
+		return 0;
+	const pmtx_off *wr = pmtx_root(r, NULL);
+	for (unsigned o = 0; o < NOBJS; o++) {
+		const void *p = pmtx_cow_peek(r, wr[o]);
+		int rc = fn(wr[o], arg);
+		if (!rc && p)
+			rc = fn(pmtx_off_of(r, p), arg);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/* ---- the cell workloads ---- */
+
+#define CELL_WORKLOAD(var, wname, nthr, applies_fn, whelp)                               \
+	extern const struct ct_workload var;                                 \
+	static int var##_setup(const struct ct_env *e, pmtx_region *r)       \
+	{                                                                    \
+		return cells_setup(&var, e, r);                              \
+	}                                                                    \
+	static int var##_run(const struct ct_env *e, pmtx_region *r,         \
+	                     unsigned t, uint64_t i)                         \
+	{                                                                    \
+		return cells_run(&var, e, r, t, i);                          \
+	}                                                                    \
+	static size_t var##_observe(const struct ct_env *e, pmtx_region *r,  \
+	                            unsigned t, uint64_t *out, size_t max,   \
+	                            char *msg, size_t len)                   \
+	{                                                                    \
+		return cells_observe(&var, e, r, t, out, max, msg, len);     \
+	}                                                                    \
+	static size_t var##_model(const struct ct_env *e, unsigned t,        \
+	                          uint64_t k, uint64_t *out, size_t max)     \
+	{                                                                    \
+		return cells_model(&var, e, t, k, out, max);                 \
+	}                                                                    \
+	const struct ct_workload var = {                                     \
+		wname, whelp, nthr, PMTX_CLTX_ROOM(NLINES),                  \
+		applies_fn, var##_setup, var##_run, var##_observe,           \
+		var##_model, cells_walk}
+
+static int no_cltx(pmtx_runtime rt)
+{
+	return rt != CT_RT_CLTX && cells_runtime_ok(rt);
+}
+
+CELL_WORKLOAD(wl_sps, "sps", 1, cells_runtime_ok,
+              "swaps of random pairs over 48 cells (sum invariant)");
+CELL_WORKLOAD(wl_bank, "bank", 1, cells_runtime_ok,
+              "transfers between 48 accounts (balance never negative)");
+CELL_WORKLOAD(wl_abort, "abort", 1, no_cltx,
+              "swaps; every third transaction allocates, then aborts");
+CELL_WORKLOAD(wl_mt, "mt", 2, cells_runtime_ok,
+              "two threads swapping on disjoint halves of the cells");
+
+/* ---- the list workload ---- */
+
+struct lnode {
+	uint64_t value;
+	pmtx_off next; /* node (cow: wrapper) */
+};
+struct lroot {
+	pmtx_off head;  /* cow: the wrapper of a struct lroot object */
+	uint64_t count;
+};
+
+
+/* Insert (1) or delete (0), and the position, of transaction i. */
+static int list_choice(const struct ct_env *e, uint64_t i, uint64_t len,
+                       uint64_t *pos)
+{
+	uint64_t r = rnd(e, 0, i, 0);
+	int ins = len < 3 || r % 3 != 0 || len >= MAXLIST - 1;
+	*pos = (r >> 8) % (ins ? len + 1 : len);
+	return ins;
+}
+
+static int list_setup(const struct ct_env *e, pmtx_region *r)
+{
+	if (e->rt != PMTX_RT_COW)
+		return 0; /* a zeroed root is the empty list */
+	pmtx_tx *tx;
+	pmtx_off w;
+	struct lroot *root = pmtx_root(r, NULL);
+	int rc = pmtx_begin(r, PMTX_RT_UNDO, &tx);
+	if (!rc)
+		rc = pmtx_cow_new(tx, sizeof(struct lroot), &w);
+	if (!rc)
+		rc = PMTX_SET(tx, root->head, w);
+	if (rc) {
+		pmtx_abort(tx);
+		return rc;
+	}
+	return pmtx_commit(tx);
+}
+
+static struct lnode *node_at(pmtx_region *r, pmtx_off off)
+{
+	return PMTX_PTR(r, off, struct lnode);
+}
+
+/* undo/redo: the link that points at position pos. */
+static pmtx_off *link_at(pmtx_region *r, uint64_t pos)
+{
+	pmtx_off *link = &((struct lroot *)pmtx_root(r, NULL))->head;
+	for (uint64_t p = 0; p < pos; p++)
+		link = &node_at(r, *link)->next;
+	return link;
+}
+
+static int list_tx(pmtx_tx *tx, pmtx_region *r, uint64_t i,
+                   const struct ct_env *e)
+{
+	struct lroot *root = pmtx_root(r, NULL);
+	uint64_t pos;
+	int ins = list_choice(e, i, root->count, &pos), rc;
+	pmtx_off *link = link_at(r, pos), off;
+	if (ins) {
+		if ((rc = pmtx_alloc(tx, sizeof(struct lnode), &off)))
+			return rc;
+		struct lnode *n = node_at(r, off);
+		n->value = i + 1; /* a fresh node: naked stores, then flush */
+		n->next = *link;
+		pmtx_flush(r, n, sizeof(*n));
+		rc = PMTX_SET(tx, *link, off);
+	} else {
+		off = *link;
+		rc = PMTX_SET(tx, *link, node_at(r, off)->next);
+		if (!rc)
+			rc = pmtx_free(tx, off);
+	}
+	return rc ? rc : PMTX_SET(tx, root->count, root->count + (ins ? 1 : -1));
+}
+
+/* cow: open for writing the object whose `next` (or `head`) is position
+ * pos's link; *link then points into the private copy. */
+static int cow_link_at(pmtx_tx *tx, pmtx_region *r, struct lroot *h,
+                       uint64_t pos, pmtx_off **link)
+{
+	*link = &h->head;
+	pmtx_off cur = h->head;
+	for (uint64_t p = 1; p < pos; p++)
+		cur = ((const struct lnode *)pmtx_cow_peek(r, cur))->next;
+	if (pos == 0)
+		return 0;
+	struct lnode *n;
+	int rc = pmtx_cow_open(tx, cur, PMTX_COW_WRITE, NULL, (void **)&n);
+	if (!rc)
+		*link = &n->next;
+	return rc;
+}
+
+static int list_tx_cow(pmtx_tx *tx, pmtx_region *r, uint64_t i,
+                       const struct ct_env *e)
+{
+	struct lroot *h, *root = pmtx_root(r, NULL);
+	int rc = pmtx_cow_open(tx, root->head, PMTX_COW_WRITE, NULL,
+	                       (void **)&h);
+	if (rc)
+		return rc;
+	uint64_t pos;
+	int ins = list_choice(e, i, h->count, &pos);
+	pmtx_off *link, w;
+	if ((rc = cow_link_at(tx, r, h, pos, &link)))
+		return rc;
+	if (ins) {
+		struct lnode *n;
+		rc = pmtx_cow_new(tx, sizeof(*n), &w);
+		if (!rc)
+			rc = pmtx_cow_open(tx, w, PMTX_COW_WRITE, NULL,
+			                   (void **)&n);
+		if (rc)
+			return rc;
+		n->value = i + 1;
+		n->next = *link;
+		*link = w;
+	} else {
+		w = *link;
+		*link = ((const struct lnode *)pmtx_cow_peek(r, w))->next;
+		rc = pmtx_cow_delete(tx, w);
+	}
+	h->count += ins ? 1 : (uint64_t)-1;
+	return rc;
+}
+
+static int list_run(const struct ct_env *e, pmtx_region *r, unsigned t,
+                    uint64_t i)
+{
+	pmtx_tx *tx;
+	int rc = pmtx_begin(r, e->rt, &tx);
+	if (rc)
+		return rc;
+	rc = e->rt == PMTX_RT_COW ? list_tx_cow(tx, r, i, e)
+	                          : list_tx(tx, r, i, e);
+	if (rc) {
+		pmtx_abort(tx);
+		return rc;
+	}
+	return pmtx_commit(tx);
+}
+
+static size_t list_model(const struct ct_env *e, unsigned t, uint64_t k,
+                         uint64_t *out, size_t max)
+{
+	uint64_t v[MAXLIST], len = 0, pos;
+	for (uint64_t i = 0; i < k; i++) {
+		if (list_choice(e, i, len, &pos)) {
+			memmove(&v[pos + 1], &v[pos], (len - pos) * sizeof(*v));
+			v[pos] = i + 1;
+			len++;
+		} else {
+			memmove(&v[pos], &v[pos + 1],
+			        (len - pos - 1) * sizeof(*v));
+			len--;
+		}
+	}
+	out[0] = len;
+	memcpy(out + 1, v, MIN(len, max - 1) * sizeof(*v));
+	return 1 + MIN(len, max - 1);
+}
+
+/* Follow the list; every offset is checked before it is used. */
+static size_t list_follow(const struct ct_env *e, pmtx_region *r,
+                          pmtx_off first, uint64_t *out, size_t max,
+                          char *msg, size_t len,
+                          int (*fn)(pmtx_off, void *), void *arg)
+{
+	size_t n = 1;
+	for (pmtx_off off = first; off; n++) {
+		const struct lnode *nd = e->rt == PMTX_RT_COW
+		                                 ? pmtx_cow_peek(r, off)
+		                                 : node_at(r, off);
+		if (!nd || n >= max || n > MAXLIST) {
+			snprintf(msg, len, "list: bad link 0x%llx at %zu",
+			         (unsigned long long)off, n - 1);
+			return (size_t)-1;
+		}
+		if (fn && (fn(off, arg) || (e->rt == PMTX_RT_COW &&
+		                            fn(pmtx_off_of(r, nd), arg))))
+			return (size_t)-1;
+		out[n] = nd->value;
+		off = nd->next;
+	}
+	return n;
+}
+
+static const struct lroot *list_head(const struct ct_env *e, pmtx_region *r)
+{
+	const struct lroot *root = pmtx_root(r, NULL);
+	return e->rt == PMTX_RT_COW ? pmtx_cow_peek(r, root->head) : root;
+}
+
+static size_t list_observe(const struct ct_env *e, pmtx_region *r,
+                           unsigned t, uint64_t *out, size_t max, char *msg,
+                           size_t len)
+{
+	const struct lroot *h = list_head(e, r);
+	if (!h) {
+		snprintf(msg, len, "list: bad head wrapper");
+		return (size_t)-1;
+	}
+	size_t n = list_follow(e, r, h->head, out, max, msg, len, NULL, NULL);
+	if (n != (size_t)-1 && h->count != n - 1) {
+		snprintf(msg, len, "list: count %llu but %zu nodes",
+		         (unsigned long long)h->count, n - 1);
+		return (size_t)-1;
+	}
+	if (n != (size_t)-1)
+		out[0] = h->count;
+	return n;
+}
+
+static int list_walk(const struct ct_env *e, pmtx_region *r,
+                     int (*fn)(pmtx_off off, void *arg), void *arg)
+{
+	uint64_t buf[MAXLIST + 2];
+	char msg[8];
+	const struct lroot *h = list_head(e, r);
+	if (e->rt == PMTX_RT_COW) {
+		pmtx_off w = ((const struct lroot *)pmtx_root(r, NULL))->head;
+		if (!h || fn(w, arg) || fn(pmtx_off_of(r, h), arg))
+			return 1;
+	}
+	return list_follow(e, r, h->head, buf, MAXLIST + 2, msg, sizeof(msg),
+	                   fn, arg) == (size_t)-1;
+}
+
+static const struct ct_workload wl_list = {
+	"list", "inserts and deletes in a linked list (allocates and frees)",
+	1, sizeof(struct lroot), no_cltx, list_setup, list_run,
+	list_observe, list_model, list_walk};
+
+/* ---- the big workload: large ranges, log growth ---- */
+
+#define BIG_WORDS 4096u
+#define BIG_PER_OBJ 512u /* cow: 8 objects of 4 KiB */
+#define BIG_NOBJS (BIG_WORDS / BIG_PER_OBJ)
+
+/* Range k of transaction i: [*start, *start + *len) words. */
+static void big_range(const struct ct_env *e, uint64_t i, unsigned k,
+                      unsigned *start, unsigned *len)
+{
+	uint64_t r = rnd(e, 0, i, k);
+	*len = 1024 + (unsigned)((r >> 16) % 1536);
+	*start = (unsigned)(r % (BIG_WORDS - *len));
+}
+
+static uint64_t big_value(uint64_t i, unsigned j)
+{
+	return (i + 1) << 32 | j;
+}
+
+static int big_setup(const struct ct_env *e, pmtx_region *r)
+{
+	uint64_t *a = pmtx_root(r, NULL);
+	if (e->rt != PMTX_RT_COW) {
+		for (unsigned j = 0; j < BIG_WORDS; j++)
+			a[j] = j;
+		return pmtx_persist(r, a, BIG_WORDS * sizeof(*a));
+	}
+	pmtx_tx *tx;
+	int rc = pmtx_begin(r, PMTX_RT_UNDO, &tx);
+	for (unsigned o = 0; !rc && o < BIG_NOBJS; o++) {
+		pmtx_off off;
+		if ((rc = pmtx_cow_new(tx, BIG_PER_OBJ * 8, &off)))
+			break;
+		uint64_t *p = (uint64_t *)pmtx_cow_peek(r, off);
+		for (unsigned k = 0; k < BIG_PER_OBJ; k++)
+			p[k] = o * BIG_PER_OBJ + k;
+		pmtx_flush(r, p, BIG_PER_OBJ * 8);
+		rc = PMTX_SET(tx, a[o], off);
+	}
+	if (rc) {
+		pmtx_abort(tx);
+		return rc;
+	}
+	return pmtx_commit(tx);
+}
+
+static int big_write_cow(pmtx_tx *tx, pmtx_region *r, unsigned start,
+                         unsigned len, uint64_t i)
+{
+	const pmtx_off *wr = pmtx_root(r, NULL);
+	for (unsigned j = start; j < start + len; j++) {
+		uint64_t *p;
+		int rc = pmtx_cow_open(tx, wr[j / BIG_PER_OBJ], PMTX_COW_WRITE,
+		                       NULL, (void **)&p);
+		if (rc)
+			return rc;
+		p[j % BIG_PER_OBJ] = big_value(i, j);
+	}
+	return 0;
+}
+
+static int big_run(const struct ct_env *e, pmtx_region *r, unsigned t,
+                   uint64_t i)
+{
+	static uint64_t buf[BIG_WORDS];
+	pmtx_tx *tx;
+	int rc = pmtx_begin(r, e->rt, &tx);
+	for (unsigned k = 0; !rc && k < 2; k++) {
+		unsigned start, len;
+		big_range(e, i, k, &start, &len);
+		if (e->rt == PMTX_RT_COW) {
+			rc = big_write_cow(tx, r, start, len, i);
+			continue;
+		}
+		for (unsigned j = 0; j < len; j++)
+			buf[j] = big_value(i, start + j);
+		rc = pmtx_write(tx, (uint64_t *)pmtx_root(r, NULL) + start, buf,
+		                len * sizeof(*buf));
+	}
+	if (rc) {
+		pmtx_abort(tx);
+		return rc;
+	}
+	return pmtx_commit(tx);
+}
+
+static size_t big_model(const struct ct_env *e, unsigned t, uint64_t k,
+                        uint64_t *out, size_t max)
+{
+	if (max < BIG_WORDS)
+		return 0;
+	for (unsigned j = 0; j < BIG_WORDS; j++)
+		out[j] = j;
+	for (uint64_t i = 0; i < k; i++)
+		for (unsigned q = 0; q < 2; q++) {
+			unsigned start, len;
+			big_range(e, i, q, &start, &len);
+			for (unsigned j = start; j < start + len; j++)
+				out[j] = big_value(i, j);
+		}
+	return BIG_WORDS;
+}
+
+static size_t big_observe(const struct ct_env *e, pmtx_region *r, unsigned t,
+                          uint64_t *out, size_t max, char *msg, size_t len)
+{
+	const uint64_t *a = pmtx_root(r, NULL);
+	if (max < BIG_WORDS)
+		return 0;
+	for (unsigned o = 0; o < BIG_NOBJS; o++) {
+		const uint64_t *p = e->rt == PMTX_RT_COW
+		                            ? pmtx_cow_peek(r, a[o])
+		                            : a + o * BIG_PER_OBJ;
+		if (!p) {
+			snprintf(msg, len, "big: object %u: bad wrapper", o);
+			return (size_t)-1;
+		}
+		memcpy(out + o * BIG_PER_OBJ, p, BIG_PER_OBJ * 8);
+	}
+	return BIG_WORDS;
+}
+
+static int big_walk(const struct ct_env *e, pmtx_region *r,
+                    int (*fn)(pmtx_off off, void *arg), void *arg)
+{
+	if (e->rt != PMTX_RT_COW)
+		return 0;
+	const pmtx_off *wr = pmtx_root(r, NULL);
+	for (unsigned o = 0; o < BIG_NOBJS; o++) {
+		const void *p = pmtx_cow_peek(r, wr[o]);
+		if (fn(wr[o], arg) || (p && fn(pmtx_off_of(r, p), arg)))
+			return 1;
+	}
+	return 0;
+}
+
+static const struct ct_workload wl_big = {
+	"big", "two ranges of 8-20 KiB per transaction: large records, log "
+	"growth", 1, BIG_WORDS * 8, no_cltx, big_setup, big_run, big_observe,
+	big_model, big_walk};
+
+const struct ct_workload *const ct_workloads[] = {&wl_sps, &wl_bank,
+                                                  &wl_list, &wl_abort,
+                                                  &wl_mt, &wl_big, NULL};
+
+const struct ct_workload *ct_workload_find(const char *name)
+{
+	for (unsigned i = 0; ct_workloads[i]; i++)
+		if (!strcmp(ct_workloads[i]->name, name))
+			return ct_workloads[i];
+	return NULL;
+}
