@@ -347,9 +347,9 @@ static int bb_check_model(const struct bb_ctx *c, const struct bbuf *b)
 	}
 	for (uint64_t k = a - BBUF_SIZE; k < a; k++)
 		if (b->buf[k % BBUF_SIZE] != bb_val(k)) {
+			unsigned s = (unsigned)(k % BBUF_SIZE);
 			fprintf(stderr, "bbuf: slot %u holds %u, expected %u\n",
-			        (unsigned)(k % BBUF_SIZE), b->buf[k % BBUF_SIZE],
-			        bb_val(k));
+			        s, b->buf[s], bb_val(k));
 			return PMTX_E_CORRUPT;
 		}
 	return 0;
@@ -363,9 +363,11 @@ static int bb_check(void *vctx)
 		        (unsigned long long)c->bad);
 		return PMTX_E_CORRUPT;
 	}
-	if (c->adds < BBUF_SIZE || c->gets != (c->scenario == 1 ? 0 : c->adds)) {
+	uint64_t gets = c->scenario == 1 ? 0 : c->adds;
+	if (c->adds < BBUF_SIZE || c->gets != gets) {
 		fprintf(stderr, "bbuf: %llu adds and %llu gets\n",
-		        (unsigned long long)c->adds, (unsigned long long)c->gets);
+		        (unsigned long long)c->adds,
+		        (unsigned long long)c->gets);
 		return PMTX_E_CORRUPT;
 	}
 	return bb_check_model(c, bb_view(c));

@@ -20,11 +20,11 @@
  * Bounded memory. The seed inserts 1000 entries into an empty map. To
  * measure a steady state that does not depend on how long a system ran,
  * the map is first filled to `cap` (20000) entries, untimed (inserts
- * batched 32 to a transaction, small enough for every log to stay in its
- * first chunk), and then every insert transaction first
- * removes the oldest entry (unlink, free, count--) and then inserts a new
- * one: the map always holds `cap` entries. op = one such transaction.
- * Emitted params: entry, buckets, cap.
+ * batched 32 to a transaction, which keeps every log small), and then
+ * every insert transaction first removes the oldest entry (unlink, free,
+ * count--) and then inserts a new one: the map always holds `cap`
+ * entries. op = one such transaction. Emitted params: entry, buckets,
+ * cap.
  *
  * Systems:
  *   pmtx-undo, pmtx-redo, pmtx-redo-async
@@ -38,7 +38,7 @@
  *       is an object: the heads in groups of 64 buckets (a 512-byte object
  *       per group: an insert copies one group, not the whole array), each
  *       entry (links are entry wrappers; unlinking an entry that is not a
- *       chain head copies its predecessor) and the count (a 16-byte
+ *       chain head copies its predecessor) and the count (an 8-byte
  *       object). New entries come from pmtx_cow_new (zeroed) and are
  *       initialised by naked stores, as they are not reachable yet.
  *   pmdk
@@ -66,7 +66,7 @@
 #include "bench.h"
 
 #define HM_GROUP 64          /* buckets per copy-on-write head object */
-#define HM_PREFILL_BATCH 32 /* inserts per prefill transaction */
+#define HM_PREFILL_BATCH 32  /* inserts per prefill transaction */
 #define HM_TYPE_ENTRY 1      /* PMDK type numbers */
 #define HM_TYPE_BUCKETS 2
 
@@ -161,7 +161,8 @@ static int hm_value_ok(const struct hm_ctx *c, const unsigned char *v,
 {
 	uint64_t k = ~key;
 	size_t w = c->vlen < 8 ? c->vlen : 8;
-	return !memcmp(v, &k, w) && !memcmp(v + w, c->pl->tmpl + w, c->vlen - w);
+	return !memcmp(v, &k, w) &&
+	       !memcmp(v + w, c->pl->tmpl + w, c->vlen - w);
 }
 
 static int hm_fail(const char *what, uint64_t key)
@@ -596,7 +597,8 @@ static int walk_bucket(struct hm_ctx *c, struct hm_audit *a, long b)
 			o = e->next;
 		}
 	} else if (c->kind == HM_COW) {
-		const struct hm_group *g = pmtx_cow_peek(c->r, c->groups[b / HM_GROUP]);
+		const struct hm_group *g =
+			pmtx_cow_peek(c->r, c->groups[b / HM_GROUP]);
 		for (pmtx_off w = g->head[b % HM_GROUP]; w && !rc;) {
 			const struct hm_ent *e = pmtx_cow_peek(c->r, w);
 			v.key = e->key, v.value = e->value;
@@ -611,7 +613,8 @@ static int walk_bucket(struct hm_ctx *c, struct hm_audit *a, long b)
 			rc = audit_entry(c, a, &v);
 		}
 	} else {
-		for (const struct pl_ent *e = c->lheads[b]; e && !rc; e = e->next) {
+		for (const struct pl_ent *e = c->lheads[b]; e && !rc;
+		     e = e->next) {
 			v.key = e->key, v.value = e->value;
 			rc = audit_entry(c, a, &v);
 		}
@@ -636,11 +639,12 @@ static int audit_fixed_blocks(struct hm_ctx *c, struct hm_audit *a)
 
 static uint64_t hm_persistent_count(const struct hm_ctx *c)
 {
+	const struct hm_meta *m;
 	switch (c->kind) {
 	case HM_LOG: return c->root->count;
 	case HM_COW:
-		return ((const struct hm_meta *)pmtx_cow_peek(c->r, c->root->meta))
-		        ->count;
+		m = pmtx_cow_peek(c->r, c->root->meta);
+		return m->count;
 	case HM_PMDK: return c->proot->count;
 	default: return c->lcount;
 	}
@@ -695,8 +699,8 @@ static int audit_map(struct hm_ctx *c, struct hm_audit *a)
 		rc = walk_bucket(c, a, b);
 	if (!rc && (a->entries != c->live ||
 	            hm_persistent_count(c) != (uint64_t)c->live)) {
-		fprintf(stderr, "hashmap: %ld entries in the chains, count %llu, "
-		        "%ld live keys\n", a->entries,
+		fprintf(stderr, "hashmap: %ld entries in the chains, "
+		        "count %llu, %ld live keys\n", a->entries,
 		        (unsigned long long)hm_persistent_count(c), c->live);
 		rc = PMTX_E_CORRUPT;
 	}
@@ -728,23 +732,29 @@ static int hm_check(void *vctx)
 	return rc;
 }
 
+/* pmtx-cow: the head slot of bucket b in the committed group. */
+static pmtx_off *cow_head(struct hm_ctx *c, long b)
+{
+	struct hm_group *g =
+		(struct hm_group *)pmtx_cow_peek(c->r, c->groups[b / HM_GROUP]);
+	return &g->head[b % HM_GROUP];
+}
+
 /* Unlink the head of the first non-empty bucket with a naked store. */
 static void hm_corrupt(void *vctx)
 {
 	struct hm_ctx *c = vctx;
 	for (long b = 0; b < c->pl->nbuckets; b++) {
 		if (c->kind == HM_LOG && c->heads[b]) {
-			c->heads[b] = PMTX_PTR(c->r, c->heads[b], struct hm_ent)->next;
+			struct hm_ent *e = pmtx_ptr(c->r, c->heads[b]);
+			c->heads[b] = e->next;
 			return;
 		}
-		if (c->kind == HM_COW) {
-			struct hm_group *g = (struct hm_group *)pmtx_cow_peek(
-				c->r, c->groups[b / HM_GROUP]);
-			pmtx_off *h = &g->head[b % HM_GROUP];
-			if (*h) {
-				*h = ((const struct hm_ent *)pmtx_cow_peek(c->r, *h))->next;
-				return;
-			}
+		if (c->kind == HM_COW && *cow_head(c, b)) {
+			const struct hm_ent *e =
+				pmtx_cow_peek(c->r, *cow_head(c, b));
+			*cow_head(c, b) = e->next;
+			return;
 		}
 		if (c->kind == HM_PMDK && !OID_IS_NULL(c->pheads[b])) {
 			c->pheads[b] = pd_ent(c->pheads[b])->next;
@@ -809,7 +819,8 @@ static void hm_hooks(struct runner *r, struct hm_ctx *c)
 static int log_setup(struct hm_ctx *c, pmtx_tx *tx)
 {
 	pmtx_off b;
-	int rc = pmtx_zalloc(tx, (size_t)c->pl->nbuckets * sizeof(pmtx_off), &b);
+	size_t sz = (size_t)c->pl->nbuckets * sizeof(pmtx_off);
+	int rc = pmtx_zalloc(tx, sz, &b);
 	if (!rc)
 		rc = PMTX_SET(tx, c->root->buckets, b);
 	return rc;
@@ -924,7 +935,8 @@ static int hm_pmdk_runner(struct runner *r, const struct bench_opts *o,
 	struct hm_ctx *c = hm_ctx_new(pl, HM_PMDK, seed);
 	if (!c)
 		return ENOMEM;
-	size_t pool = ((size_t)pl->cap + 128) * ((size_t)pl->entry + 64) * 3 / 2 +
+	size_t per = ((size_t)pl->entry + 64) * 3 / 2;
+	size_t pool = ((size_t)pl->cap + 128) * per +
 	              (size_t)pl->nbuckets * sizeof(PMEMoid) + (32u << 20);
 	int rc = bench_pmdk_pool(r, o, sizeof(struct pd_root), pool, &c->pop,
 	                         c->path);
@@ -964,23 +976,27 @@ static int hm_plain_runner(struct runner *r, const struct hm_plan *pl,
 static const pmtx_runtime hm_runtimes[] = {
 	PMTX_RT_UNDO, PMTX_RT_REDO, PMTX_RT_REDO_ASYNC, PMTX_RT_COW,
 };
+#define HM_NRUNTIMES (sizeof(hm_runtimes) / sizeof(*hm_runtimes))
 
 static int hm_runners(struct runner *rs, int *n, const struct bench_opts *o,
                       const struct hm_plan *pl, uint64_t seed)
 {
 	struct bench_cfg cfgs[8];
 	int ncfg = bench_configs(o, cfgs, 8), rc = 0;
-	for (size_t k = 0; k < sizeof(hm_runtimes) / sizeof(*hm_runtimes); k++) {
-		if (!bench_want(o, bench_system_name(hm_runtimes[k])))
+	for (size_t k = 0; k < HM_NRUNTIMES; k++) {
+		pmtx_runtime rt = hm_runtimes[k];
+		if (!bench_want(o, bench_system_name(rt)))
 			continue;
 		for (int i = 0; !rc && i < ncfg; i++)
-			if (!(rc = hm_pmtx_runner(&rs[*n], o, pl, hm_runtimes[k],
-			                          cfgs[i], seed)))
+			if (!(rc = hm_pmtx_runner(&rs[*n], o, pl, rt, cfgs[i],
+			                          seed)))
 				(*n)++;
 	}
-	if (!rc && bench_want_pmdk(o) && !(rc = hm_pmdk_runner(&rs[*n], o, pl, seed)))
+	if (!rc && bench_want_pmdk(o) &&
+	    !(rc = hm_pmdk_runner(&rs[*n], o, pl, seed)))
 		(*n)++;
-	if (!rc && bench_want_plain(o) && !(rc = hm_plain_runner(&rs[*n], pl, seed)))
+	if (!rc && bench_want_plain(o) &&
+	    !(rc = hm_plain_runner(&rs[*n], pl, seed)))
 		(*n)++;
 	return rc;
 }

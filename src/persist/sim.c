@@ -44,7 +44,9 @@
  *  S7. A naked store is ordered at the moment it is found, after every
  *      store the sim saw before it. This is the one approximation: the
  *      true order of a naked store among the library's own stores to the
- *      same line is unknown.
+ *      same line is unknown. Under PDOM-2, where nothing is flushed, the
+ *      whole region is searched for naked stores before each tracked
+ *      store, so they keep their order relative to the library's.
  *
  * Checks (sim_set_checks, the pmemcheck-like mode)
  *  - a transaction that commits while one of its tracked stores has not
@@ -280,12 +282,18 @@ static uint8_t range_mask(const struct sim *s, size_t l, uintptr_t a,
 	return m;
 }
 
+static void collect_naked(struct sim *s);
+
 /* A tracked store to [a, a+n) (after it happened). */
 static void store_range(struct sim *s, const void *a, uint64_t n)
 {
 	uintptr_t p = (uintptr_t)a, base = (uintptr_t)s->base;
 	if (n == 0 || p < base || p + n > base + s->len)
 		return;
+	/* S7 under PDOM-2: no flush ever shows a naked store, so look for
+	 * them before every tracked store, which keeps them in order. */
+	if (s->domain == PMTX_PDOM2)
+		collect_naked(s);
 	for (size_t l = (p - base) / 64; l <= (p + n - 1 - base) / 64; l++) {
 		uint8_t m = range_mask(s, l, p, n);
 		uint8_t nk = naked_mask(s, l) & (uint8_t)~m;

@@ -205,7 +205,7 @@ static int rec_valid(const struct logr *rd, const struct pmtx_rec *h,
 {
 	if (pos + sizeof(*h) + 8 > end || h->prolog != PMTX_REC_PROLOG ||
 	    h->seq != rd->seq || h->version == 0 ||
-	    (rd->seq && h->version != rd->version) ||
+	    (rd->version && h->version != rd->version) ||
 	    h->type < PMTX_REC_UNDO || h->type > PMTX_REC_COW ||
 	    h->len > end - pos - sizeof(*h) - 8 ||
 	    pos + PMTX_REC_BYTES(h->len) > end)

@@ -58,6 +58,11 @@ static int collect(pmtx_region *r, uint64_t head, struct found *f)
 {
 	struct logr rd;
 	int rc = logr_init(r, &rd, head);
+	/* L2: only records of statever's version belong to this log. The
+	 * first record may have gone to a later chunk (L3), leaving an older
+	 * transaction's first record, of the same sequence number 0, at the
+	 * head: without the version it would pass for this log's start. */
+	rd.version = f->vs;
 	f->n = 0;
 	while (!rc) {
 		const struct pmtx_rec *h;

@@ -446,10 +446,18 @@ static int check_atomic(const struct ct_config *c, const struct shm_hdr *h,
 			ok = m == n && !memcmp(got, want, n * sizeof(*got));
 		}
 		if (!ok) {
+			size_t m = c->wl->model(&c->env, t, h->done[t], want,
+			                        MAX_VEC), j = 0;
+			while (j < n && j < m && got[j] == want[j])
+				j++;
 			snprintf(msg, len, "not atomic: thread %u's data is no "
-			         "state after %llu..%llu transactions", t,
+			         "state after %llu..%llu transactions (word %zu "
+			         "is 0x%llx, 0x%llx after %llu)", t,
 			         (unsigned long long)h->done[t],
-			         (unsigned long long)h->started[t]);
+			         (unsigned long long)h->started[t], j,
+			         (unsigned long long)(j < n ? got[j] : 0),
+			         (unsigned long long)(j < m ? want[j] : 0),
+			         (unsigned long long)h->done[t]);
 			return 1;
 		}
 	}

@@ -659,6 +659,8 @@ static const struct ct_workload wl_list = {
 /* ---- the big workload: large ranges, log growth ---- */
 
 #define BIG_WORDS 4096u
+#define BIGK 2 /* ranges per transaction */
+
 #define BIG_PER_OBJ 512u /* cow: 8 objects of 4 KiB */
 #define BIG_NOBJS (BIG_WORDS / BIG_PER_OBJ)
 
@@ -724,7 +726,7 @@ static int big_run(const struct ct_env *e, pmtx_region *r, unsigned t,
 	static uint64_t buf[BIG_WORDS];
 	pmtx_tx *tx;
 	int rc = pmtx_begin(r, e->rt, &tx);
-	for (unsigned k = 0; !rc && k < 2; k++) {
+	for (unsigned k = 0; !rc && k < BIGK; k++) {
 		unsigned start, len;
 		big_range(e, i, k, &start, &len);
 		if (e->rt == PMTX_RT_COW) {
@@ -751,7 +753,7 @@ static size_t big_model(const struct ct_env *e, unsigned t, uint64_t k,
 	for (unsigned j = 0; j < BIG_WORDS; j++)
 		out[j] = j;
 	for (uint64_t i = 0; i < k; i++)
-		for (unsigned q = 0; q < 2; q++) {
+		for (unsigned q = 0; q < BIGK; q++) {
 			unsigned start, len;
 			big_range(e, i, q, &start, &len);
 			for (unsigned j = start; j < start + len; j++)
