@@ -52,7 +52,7 @@ static const char *why_justified(const char *site)
  * are named as open bugs). Under PDOM-2 every pair is explored. */
 static const char pdom1_pairs[] =
 	"sps:undo bank:undo list:undo abort:undo mt:undo sps:redo bank:redo "
-	"abort:redo mt:redo sps:cow bank:cow list:cow abort:cow mt:cow "
+	"abort:redo sps:cow bank:cow list:cow abort:cow mt:cow "
 	"big:cow sps:cltx bank:cltx mt:cltx";
 
 struct combo {
