@@ -151,6 +151,34 @@ int bench_point(struct runner *rs, int n, int rc, const struct bench_opts *o,
 	return rc;
 }
 
+int bench_txs(pmtx_region *r, pmtx_runtime rt, uint64_t n,
+              int (*body)(void *ctx, pmtx_tx *tx), void *ctx)
+{
+	for (uint64_t t = 0; t < n; t++) {
+		pmtx_tx *tx;
+		int rc = pmtx_begin(r, rt, &tx);
+		if (rc)
+			return rc;
+		if ((rc = body(ctx, tx))) {
+			pmtx_abort(tx);
+			return rc;
+		}
+		if ((rc = pmtx_commit(tx)))
+			return rc;
+	}
+	return 0;
+}
+
+int bench_repeat(uint64_t n, int (*one)(void *ctx), void *ctx)
+{
+	for (uint64_t t = 0; t < n; t++) {
+		int rc = one(ctx);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
 const char *bench_path(const struct bench_opts *o, const char *tag)
 {
 	static char buf[8][256];

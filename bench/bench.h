@@ -81,6 +81,14 @@ int bench_point(struct runner *rs, int n, int rc, const struct bench_opts *o,
                 void (*extra_fn)(const struct runner *r, char *buf,
                                  size_t len));
 
+/* n transactions of runtime rt in r, each running body(ctx, tx): a body
+ * failure aborts its transaction and is returned. The run() of a pmtx
+ * runner is usually just this. */
+int bench_txs(pmtx_region *r, pmtx_runtime rt, uint64_t n,
+              int (*body)(void *ctx, pmtx_tx *tx), void *ctx);
+/* Call one(ctx) n times; stop at, and return, the first failure. */
+int bench_repeat(uint64_t n, int (*one)(void *ctx), void *ctx);
+
 /* A fresh region file path in o->dir. */
 const char *bench_path(const struct bench_opts *o, const char *tag);
 

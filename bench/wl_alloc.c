@@ -113,28 +113,25 @@ static int pmtx_one(struct alloc_ctx *c, pmtx_tx *tx)
 	return rc;
 }
 
+/* One transaction's x allocations (each freeing an older block). */
+static int pmtx_allocs(void *vctx, pmtx_tx *tx)
+{
+	struct alloc_ctx *c = vctx;
+	int rc = 0;
+	for (long a = 0; !rc && a < c->p.x; a++)
+		rc = pmtx_one(c, tx);
+	return rc;
+}
+
 static int pmtx_run(void *vctx, uint64_t n)
 {
 	struct alloc_ctx *c = vctx;
-	for (uint64_t t = 0; t < n; t++) {
-		pmtx_tx *tx;
-		int rc = pmtx_begin(c->r, c->rt, &tx);
-		if (rc)
-			return rc;
-		for (long a = 0; !rc && a < c->p.x; a++)
-			rc = pmtx_one(c, tx);
-		if (rc) {
-			pmtx_abort(tx);
-			return rc;
-		}
-		if ((rc = pmtx_commit(tx)))
-			return rc;
-	}
-	return 0;
+	return bench_txs(c->r, c->rt, n, pmtx_allocs, c);
 }
 
-static int pmdk_one(struct alloc_ctx *c)
+static int pmdk_one(void *vctx)
 {
+	struct alloc_ctx *c = vctx;
 	volatile int failed = 0; /* PMDK's TX_BEGIN is setjmp-based */
 	TX_BEGIN(c->pop) {
 		for (long a = 0; a < c->p.x; a++) {
@@ -151,12 +148,7 @@ static int pmdk_one(struct alloc_ctx *c)
 
 static int pmdk_run(void *vctx, uint64_t n)
 {
-	for (uint64_t t = 0; t < n; t++) {
-		int rc = pmdk_one(vctx);
-		if (rc)
-			return rc;
-	}
-	return 0;
+	return bench_repeat(n, pmdk_one, vctx);
 }
 
 static int plain_run(void *vctx, uint64_t n)

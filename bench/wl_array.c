@@ -225,8 +225,9 @@ static int coin(struct arr_ctx *c, uint64_t s)
 	return write;
 }
 
-static int pmtx_body(struct arr_ctx *c, pmtx_tx *tx)
+static int pmtx_body(void *vctx, pmtx_tx *tx)
 {
+	struct arr_ctx *c = vctx;
 	uint64_t s0 = tx_start(c);
 	for (uint64_t s = s0; s < s0 + (uint64_t)c->p.per_tx; s++) {
 		int write = coin(c, s);
@@ -241,23 +242,12 @@ static int pmtx_body(struct arr_ctx *c, pmtx_tx *tx)
 static int pmtx_run(void *vctx, uint64_t n)
 {
 	struct arr_ctx *c = vctx;
-	for (uint64_t t = 0; t < n; t++) {
-		pmtx_tx *tx;
-		int rc = pmtx_begin(c->r, c->rt, &tx);
-		if (rc)
-			return rc;
-		if ((rc = pmtx_body(c, tx))) {
-			pmtx_abort(tx);
-			return rc;
-		}
-		if ((rc = pmtx_commit(tx)))
-			return rc;
-	}
-	return 0;
+	return bench_txs(c->r, c->rt, n, pmtx_body, c);
 }
 
-static int pmdk_one(struct arr_ctx *c)
+static int pmdk_one(void *vctx)
 {
+	struct arr_ctx *c = vctx;
 	volatile int failed = 0; /* PMDK's TX_BEGIN is setjmp-based */
 	TX_BEGIN(c->pop) {
 		uint64_t s0 = tx_start(c);
@@ -271,12 +261,7 @@ static int pmdk_one(struct arr_ctx *c)
 
 static int pmdk_run(void *vctx, uint64_t n)
 {
-	for (uint64_t t = 0; t < n; t++) {
-		int rc = pmdk_one(vctx);
-		if (rc)
-			return rc;
-	}
-	return 0;
+	return bench_repeat(n, pmdk_one, vctx);
 }
 
 static int plain_run(void *vctx, uint64_t n)

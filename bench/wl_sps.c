@@ -122,8 +122,9 @@ static int cow_swap(pmtx_tx *tx, const pm_obj64 *objs, uint64_t i, uint64_t j)
 	return 0;
 }
 
-static int pmtx_swaps(struct sps_ctx *c, pmtx_tx *tx)
+static int pmtx_swaps(void *vctx, pmtx_tx *tx)
 {
+	struct sps_ctx *c = vctx;
 	for (long s = 0; s < c->p.k; s++) {
 		uint64_t i = bench_rand(&c->rng) % c->p.n;
 		uint64_t j = bench_rand(&c->rng) % c->p.n;
@@ -138,23 +139,12 @@ static int pmtx_swaps(struct sps_ctx *c, pmtx_tx *tx)
 static int pmtx_run(void *vctx, uint64_t n)
 {
 	struct sps_ctx *c = vctx;
-	for (uint64_t t = 0; t < n; t++) {
-		pmtx_tx *tx;
-		int rc = pmtx_begin(c->r, c->rt, &tx);
-		if (rc)
-			return rc;
-		if ((rc = pmtx_swaps(c, tx))) {
-			pmtx_abort(tx);
-			return rc;
-		}
-		if ((rc = pmtx_commit(tx)))
-			return rc;
-	}
-	return 0;
+	return bench_txs(c->r, c->rt, n, pmtx_swaps, c);
 }
 
-static int pmdk_one(struct sps_ctx *c)
+static int pmdk_one(void *vctx)
 {
+	struct sps_ctx *c = vctx;
 	volatile int failed = 0; /* PMDK's TX_BEGIN is setjmp-based */
 	TX_BEGIN(c->pop) {
 		for (long s = 0; s < c->p.k; s++) {
@@ -176,12 +166,7 @@ static int pmdk_one(struct sps_ctx *c)
 
 static int pmdk_run(void *vctx, uint64_t n)
 {
-	for (uint64_t t = 0; t < n; t++) {
-		int rc = pmdk_one(vctx);
-		if (rc)
-			return rc;
-	}
-	return 0;
+	return bench_repeat(n, pmdk_one, vctx);
 }
 
 static int plain_run(void *vctx, uint64_t n)

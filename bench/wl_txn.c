@@ -200,8 +200,9 @@ struct pmdk_ctx {
 	unsigned ring_pos;
 };
 
-static int pmdk_one(struct pmdk_ctx *c)
+static int pmdk_one(void *vctx)
 {
+	struct pmdk_ctx *c = vctx;
 	volatile int failed = 0; /* PMDK's TX_BEGIN is setjmp-based */
 	TX_BEGIN(c->pop) {
 		for (long w = 0; w < c->p.writes; w++) {
@@ -224,12 +225,7 @@ static int pmdk_one(struct pmdk_ctx *c)
 
 static int pmdk_run(void *vctx, uint64_t n)
 {
-	for (uint64_t i = 0; i < n; i++) {
-		int rc = pmdk_one(vctx);
-		if (rc)
-			return rc;
-	}
-	return 0;
+	return bench_repeat(n, pmdk_one, vctx);
 }
 
 static void pmdk_destroy(void *vctx)
@@ -270,11 +266,6 @@ static int want(const char *sel, const char *name)
 	return !sel || !strcmp(sel, name);
 }
 
-static int want_system(const struct bench_opts *o, const char *name)
-{
-	return bench_want(o, name);
-}
-
 static const pmtx_runtime runtimes[] = {PMTX_RT_UNDO, PMTX_RT_REDO,
                                         PMTX_RT_REDO_ASYNC, PMTX_RT_COW,
                                         RT_CLTX};
@@ -303,7 +294,7 @@ static int pmtx_runners(struct runner *rs, int *n, const struct bench_opts *o,
 				continue;
 			for (unsigned k = 0; k < NRUNTIMES; k++) {
 				char sys[32];
-				if (!want_system(o, system_name(runtimes[k], sys,
+				if (!bench_want(o, system_name(runtimes[k], sys,
 				                                   sizeof(sys))) ||
 				    (runtimes[k] == RT_CLTX &&
 				     (p.writes > 3 || p.allocs)))
@@ -325,7 +316,7 @@ static int txn_point(const struct bench_opts *o, struct txn_params p)
 	struct runner rs[32];
 	int n = 0;
 	int rc = pmtx_runners(rs, &n, o, p);
-	if (!rc && want_system(o, "pmdk") && want(o->domain, "pdom1") &&
+	if (!rc && bench_want(o, "pmdk") && want(o->domain, "pdom1") &&
 	    want(o->backend, "hardware")) {
 		rc = pmdk_runner(&rs[n], o, p);
 		n += rc == 0;

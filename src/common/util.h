@@ -24,6 +24,15 @@
 #define PMTX_DEBUG 1
 #endif
 
+/* splitmix64's finaliser: a well-mixed 64-bit hash of x. */
+static inline uint64_t pmtx_mix64(uint64_t x)
+{
+	x += 0x9e3779b97f4a7c15ull;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
+
 /* Number of cache lines touched by [p, p+n). */
 static inline uint64_t lines_spanned(const void *p, size_t n)
 {

@@ -171,11 +171,6 @@ void sim_set_checks(struct sim *s, int on)
 	s->checks = on;
 }
 
-const uint8_t *sim_durable(const struct sim *s)
-{
-	return s->durable;
-}
-
 uint64_t sim_barriers(const struct sim *s)
 {
 	return s->barriers;
@@ -677,19 +672,11 @@ static void apply_option(uint64_t *d, const struct sim_store *st, uint32_t n,
 	}
 }
 
-static uint64_t mix(uint64_t x)
-{
-	x += 0x9e3779b97f4a7c15ull;
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-	return x ^ (x >> 31);
-}
-
 static void image_pdom2(const struct sim_snap *snap, uint64_t id, int sample,
                         uint64_t seed, uint8_t *out)
 {
 	const struct sim_gstore *g = (const void *)(snap + 1);
-	uint64_t k = sample ? mix(seed ^ mix(id)) % (snap->nstores + 1) : id;
+	uint64_t k = sample ? pmtx_mix64(seed ^ pmtx_mix64(id)) % (snap->nstores + 1) : id;
 	for (uint64_t j = 0; j < k && j < snap->nstores; j++)
 		((uint64_t *)(void *)(out + (size_t)g[j].line * 64))[g[j].word] =
 			g[j].v;
@@ -703,15 +690,15 @@ void sim_image(const struct sim_snap *snap, const uint8_t *durable,
 		image_pdom2(snap, id, sample, seed, out);
 		return;
 	}
-	uint64_t rng = mix(seed ^ mix(id ^ 0x5157ull));
+	uint64_t rng = pmtx_mix64(seed ^ pmtx_mix64(id ^ 0x5157ull));
 	int focus_mode = sample && (rng & 1);
-	uint64_t focus = sample && snap->nlines ? mix(rng) % snap->nlines : 0;
+	uint64_t focus = sample && snap->nlines ? pmtx_mix64(rng) % snap->nlines : 0;
 	uint64_t idx = 0, rest = id;
 	const struct sim_line_hdr *lh;
 	const struct sim_store *st;
 	SNAP_FOR_LINES(snap, lh, st) {
 		uint64_t opts = line_options(st, lh->nstores), o;
-		uint64_t r = mix(rng + ++idx);
+		uint64_t r = pmtx_mix64(rng + ++idx);
 		if (!sample) {
 			o = rest % opts;
 			rest /= opts;

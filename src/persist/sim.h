@@ -65,7 +65,6 @@ void sim_free(struct sim *s);
 void sim_set_point_fn(struct sim *s, sim_point_fn fn, void *arg);
 /* pmemcheck-like checking (sim.c "Checks"): reports on stderr. */
 void sim_set_checks(struct sim *s, int on);
-const uint8_t *sim_durable(const struct sim *s);
 /* Barriers seen so far. */
 uint64_t sim_barriers(const struct sim *s);
 /* Snapshot the current crash state into buf (cap bytes): returns the size

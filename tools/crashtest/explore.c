@@ -95,14 +95,6 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static uint64_t mix(uint64_t x)
-{
-	x += 0x9e3779b97f4a7c15ull;
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-	return x ^ (x >> 31);
-}
-
 const char *ct_runtime_name(pmtx_runtime rt)
 {
 	return rt == CT_RT_CLTX ? "cltx" : pmtx_runtime_name(rt);
@@ -621,7 +613,7 @@ static void explore_point(struct explorer *x, struct chan *ch, int level,
 {
 	const struct ct_config *c = x->c;
 	const struct sim_snap *snap = (const void *)ch->snap;
-	uint64_t here = ch->h->point, seed = mix(c->env.seed ^ mix(here));
+	uint64_t here = ch->h->point, seed = pmtx_mix64(c->env.seed ^ pmtx_mix64(here));
 	int sample;
 	uint64_t n = plan(sim_image_count(snap),
 	                  level ? c->d2images : c->images, &sample);

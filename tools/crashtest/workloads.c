@@ -47,18 +47,10 @@ struct obj8 {
 	uint64_t v[PER_OBJ];
 };
 
-static uint64_t mix(uint64_t x)
-{
-	x += 0x9e3779b97f4a7c15ull;
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-	return x ^ (x >> 31);
-}
-
 static uint64_t rnd(const struct ct_env *e, unsigned t, uint64_t i,
                     unsigned k)
 {
-	return mix(e->seed ^ mix(((uint64_t)t << 56) ^ (i << 8) ^ k));
+	return pmtx_mix64(e->seed ^ pmtx_mix64(((uint64_t)t << 56) ^ (i << 8) ^ k));
 }
 
 /* ---- cell operations (W1) ---- */
