@@ -125,6 +125,17 @@ typedef uint64_t pmtx_off;
 
 #define PMTX_LAYOUT_MAX 63
 
+/* Who runs the deferred truncations of redo-async transactions.
+ * THREAD: a background thread per region, started at the first one.
+ * LAZY: no thread; a truncation waits until its descriptor or one of its
+ * objects is needed by another transaction, or the region is closed.
+ * Deterministic (the crash-state explorer uses it), and for machines
+ * where a second thread would compete with the application. */
+typedef enum pmtx_truncation {
+	PMTX_TRUNC_THREAD = 0,
+	PMTX_TRUNC_LAZY = 1,
+} pmtx_truncation;
+
 typedef struct pmtx_options {
 	const char *layout;     /* layout name, checked on open; NULL = "" */
 	size_t root_size;       /* create: bytes of the root object */
@@ -133,6 +144,7 @@ typedef struct pmtx_options {
 	int64_t barrier_ns;     /* extra barrier latency; -1 = domain default */
 	pmtx_runtime runtime;   /* create: default runtime (undo) */
 	unsigned ndesc;         /* create: transaction descriptors (64) */
+	pmtx_truncation truncation; /* redo-async: who truncates */
 } pmtx_options;
 
 /* Fill *o with the defaults. Always call before setting fields. */
@@ -147,6 +159,11 @@ int pmtx_open(const char *path, const pmtx_options *o, pmtx_region **out);
 /* Unmap and unlock. Fails with PMTX_E_TX_STATE if a transaction of this
  * region is still running in some thread. */
 int pmtx_close(pmtx_region *r);
+/* Run every deferred redo-async truncation now, in this thread; returns
+ * the first error a truncation met since the last report (PMTX_E_IO), or
+ * 0. Committed transactions are durable without it: it only retires
+ * their logs and gives their descriptors and freed blocks back. */
+int pmtx_drain(pmtx_region *r);
 
 /* The root object and its size (as given at creation). */
 void *pmtx_root(pmtx_region *r, size_t *size);

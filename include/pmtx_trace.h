@@ -54,6 +54,11 @@
  * Field use by type
  *   REGION  region=id, size=region length
  *   STORE   off, size[, bytes]
+ *   VSTORE  off, size[, bytes]: a store to a field with DRAM semantics
+ *           that lives in the region (an object's writers bitmap, a
+ *           copy-on-write wrapper's writer): never flushed, and stale
+ *           after a crash by design (the generation or version it is
+ *           checked against has changed). Minor 1.
  *   FLUSH   off, size, arg=cache lines flushed
  *   BARRIER (none)
  *   NT      off=destination, size[, bytes]
@@ -73,7 +78,7 @@ extern "C" {
 /* "PMTXTRC1" read as a little-endian word. */
 #define PMTX_TRACE_MAGIC 0x3143525458544d50ull
 #define PMTX_TRACE_MAJOR 1
-#define PMTX_TRACE_MINOR 0
+#define PMTX_TRACE_MINOR 1
 
 /* Recording flags (file header flags and pmtx_trace_start). */
 #define PMTX_TRACE_BYTES 1u
@@ -91,6 +96,7 @@ enum pmtx_trace_type {
 	PMTX_TEV_BEGIN = 6,
 	PMTX_TEV_COMMIT = 7,
 	PMTX_TEV_ABORT = 8,
+	PMTX_TEV_VSTORE = 9, /* minor 1 */
 };
 
 struct pmtx_trace_file_hdr {

@@ -102,6 +102,7 @@ int pmtx_create(const char *path, size_t size, const pmtx_options *o,
 	if (rc)
 		return rc;
 	trace_region(r->base, r->size, r->hdr->uuid);
+	r->trunc_lazy = o->truncation == PMTX_TRUNC_LAZY;
 	format_descriptors(r);
 	heap_format(r);
 	rc = region_seal_header(r);
@@ -131,6 +132,7 @@ int pmtx_open(const char *path, const pmtx_options *o, pmtx_region **out)
 	if (rc)
 		return rc;
 	trace_region(r->base, r->size, r->hdr->uuid);
+	r->trunc_lazy = o->truncation == PMTX_TRUNC_LAZY;
 	if ((rc = finish_open(r))) {
 		teardown(r);
 		return rc;
@@ -152,6 +154,14 @@ int pmtx_close(pmtx_region *r)
 	int rc = async_take_error(r);
 	teardown(r);
 	return rc;
+}
+
+int pmtx_drain(pmtx_region *r)
+{
+	if (!r)
+		return PMTX_E_INVAL;
+	async_quiesce(r);
+	return async_take_error(r);
 }
 
 int pmtx_heap_check(pmtx_region *r, pmtx_heap_stats *st)

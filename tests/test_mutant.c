@@ -58,9 +58,9 @@
 #define ROOT_SIZE (64u << 10)
 
 /* What a run observed: counters over the workload, persistent values. */
-enum probe { P_NONE = -1, P_STATE, P_NREC, P_TAIL, P_BATCH, NPROBE };
+enum probe { P_NONE = -1, P_STATE, P_NREC, P_BATCH, NPROBE };
 static const char *const probe_names[] = {"descriptor state",
-                                          "valid log records", "log tail",
+                                          "valid log records",
                                           "batch checksum set"};
 
 struct obs {
@@ -129,7 +129,6 @@ static void probe(pmtx_region *r, struct obs *o)
 	struct logr rd;
 	uint64_t n = 0, batch[2] = {0, 0};
 	o->p[P_STATE] = PMTX_SV_STATE(d->statever);
-	o->p[P_TAIL] = d->log_tail - d->log_head;
 	assert_int_equal(logr_init(r, &rd, d->log_head), 0);
 	while (logr_next(&rd, &h) == 0 && h) {
 		n++;
@@ -241,6 +240,20 @@ static void wl_undo_commit(struct obs *o)
 	disarm(o);
 }
 
+/* An undo transaction seen after its first record, then aborted. */
+static void wl_undo_running(struct obs *o)
+{
+	const char *path;
+	arm();
+	pmtx_region *r = make(&path);
+	pmtx_tx *tx = begin(r, PMTX_RT_UNDO);
+	put(tx, r, 0);
+	o->p[P_STATE] = PMTX_SV_STATE(region_desc(r, g_idx)->statever);
+	assert_int_equal(pmtx_abort(tx), 0);
+	drop(r, path);
+	disarm(o);
+}
+
 /* Undo transactions that allocate (a 100-byte block, a large block and a
  * zeroed 64-byte block: three superblocks) and then free two of them:
  * two commits through the allocation log, (iii) and (iv) each. */
@@ -324,6 +337,12 @@ static void wl_naked(struct obs *o)
 		pmtx_flush(r, pmtx_root(r, NULL), 8);
 		assert_int_equal(pmtx_commit(tx), 0);
 	}
+	/* a redo transaction that writes and flushes (D10) */
+	pmtx_tx *tx = begin(r, PMTX_RT_REDO);
+	uint64_t *root = pmtx_root(r, NULL);
+	pmtx_flush(r, root + 1, 8);
+	assert_int_equal(PMTX_SET(tx, *root, 7), 0);
+	assert_int_equal(pmtx_commit(tx), 0);
 	probe(r, o);
 	drop(r, path);
 	disarm(o);
@@ -535,7 +554,7 @@ struct site_case {
 
 static const struct site_case cases[] = {
 	/* tx.c */
-	STORE(MUT_TX_RUNNING_MARK, wl_undo_commit, P_STATE),
+	STORE(MUT_TX_RUNNING_MARK, wl_undo_running, P_STATE),
 	FLUSH(MUT_TX_RUNNING_FLUSH, wl_undo_commit, 1),
 	FLUSH(MUT_TX_COVER_FLUSH, wl_cover, 1),
 	FLUSH(MUT_TX_ZALLOC_FLUSH, wl_undo_alloc_free, 2), /* 64 B at +16 */
@@ -549,7 +568,6 @@ static const struct site_case cases[] = {
 	BARRIER(MUT_LOG_GROW_CHUNK_BARRIER, wl_log_grow, 1),
 	FLUSH(MUT_LOG_GROW_LINK_FLUSH, wl_log_grow, 1),
 	BARRIER(MUT_LOG_GROW_LINK_BARRIER, wl_log_grow, 1),
-	BARRIER(MUT_LOG_GROW_ALLOC_BARRIER, wl_log_grow, 1),
 	/* log.c: records (each record of these fits one line) */
 	STORE(MUT_UNDO_REC_CHECK, wl_undo_commit, P_NREC),
 	FLUSH(MUT_UNDO_REC_FLUSH, wl_undo_commit, 2),
@@ -569,11 +587,11 @@ static const struct site_case cases[] = {
 	/* undo.c */
 	BARRIER(MUT_UNDO_REC_BARRIER, wl_undo_commit, 2),
 	BARRIER(MUT_UNDO_MARK_BARRIER, wl_undo_marked, 1),
-	STORE(MUT_UNDO_TAIL_STORE, wl_undo_commit, P_TAIL),
 	FLUSH(MUT_UNDO_DATA_FLUSH, wl_undo_commit, 2),
-	FLUSH(MUT_UNDO_TAIL_FLUSH, wl_undo_commit, 1),
 	BARRIER(MUT_UNDO_DATA_BARRIER, wl_undo_commit, 1),
 	BARRIER(MUT_UNDO_COMMIT_BARRIER, wl_undo_commit, 1),
+	STORE(MUT_UNDO_COMMITTED_MARK, wl_undo_commit, P_STATE),
+	FLUSH(MUT_UNDO_COMMITTED_FLUSH, wl_undo_commit, 1),
 	BARRIER(MUT_UNDO_NAKED_BARRIER, wl_naked, 1),
 	FLUSH(MUT_UNDO_ABORT_FLUSH, wl_undo_abort, 2),
 	BARRIER(MUT_UNDO_ABORT_BARRIER, wl_undo_abort, 1),
@@ -587,6 +605,7 @@ static const struct site_case cases[] = {
 	FLUSH(MUT_REDO_DATA_FLUSH, wl_redo, 2),
 	BARRIER(MUT_REDO_APPLY_BARRIER, wl_redo, 2),
 	BARRIER(MUT_REDO_NAKED_BARRIER, wl_naked, 1),
+	BARRIER(MUT_REDO_NAKED_ORDER_BARRIER, wl_naked, 1),
 	STORE(MUT_REDO_IDLE_MARK, wl_redo, P_STATE),
 	FLUSH(MUT_REDO_IDLE_FLUSH, wl_redo, 2),
 	FLUSH(MUT_REDO_TRUNC_DATA_FLUSH, wl_redo_async, 2),

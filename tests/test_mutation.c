@@ -30,12 +30,8 @@ struct justified {
 
 /* Sites that no crash image can reveal, and why. */
 static const struct justified justified[] = {
-	{"undo.tail_store", "recovery finds the end of an undo log from "
-	                    "sequence numbers and checksums, never the tail"},
-	{"undo.tail_flush", "the same tail: never read by recovery"},
-	{"log.grow_alloc_barrier", "recovery re-marks every linked chunk as "
-	                           "allocated (log.c L4), so the chunk's heap "
-	                           "bit need not be durable"},
+	/* none: the sites that recovery never needed (the undo log tail,
+	 * the barrier after a log chunk's heap mark) were removed */
 	{NULL, NULL},
 };
 
@@ -47,14 +43,6 @@ static const char *why_justified(const char *site)
 	return NULL;
 }
 
-/* The (workload, runtime) pairs explored under PDOM-1: those with no
- * violation today (tests/CMakeLists.txt PMTX_CT_PDOM1, where the others
- * are named as open bugs). Under PDOM-2 every pair is explored. */
-static const char pdom1_pairs[] =
-	"sps:undo bank:undo list:undo abort:undo mt:undo sps:redo bank:redo "
-	"abort:redo sps:cow bank:cow list:cow abort:cow mt:cow "
-	"big:cow sps:cltx bank:cltx mt:cltx";
-
 struct combo {
 	const struct ct_workload *w;
 	pmtx_runtime rt;
@@ -63,16 +51,6 @@ struct combo {
 
 static struct combo combos[128];
 static unsigned ncombos;
-
-static int in_pdom1(const char *w, pmtx_runtime rt)
-{
-	char pair[64];
-	snprintf(pair, sizeof(pair), "%s:%s", w, ct_runtime_name(rt));
-	const char *p = strstr(pdom1_pairs, pair);
-	size_t n = strlen(pair);
-	return p && (p == pdom1_pairs || p[-1] == ' ') &&
-	       (p[n] == ' ' || p[n] == 0);
-}
 
 static void make_combos(void)
 {
@@ -83,8 +61,7 @@ static void make_combos(void)
 		for (unsigned k = 0; k < sizeof(rts) / sizeof(*rts); k++)
 			for (unsigned i = 0; ct_workloads[i]; i++) {
 				const struct ct_workload *w = ct_workloads[i];
-				if (!w->applies(rts[k]) ||
-				    (d == PMTX_PDOM1 && !in_pdom1(w->name, rts[k])))
+				if (!w->applies(rts[k]))
 					continue;
 				combos[ncombos++] = (struct combo){
 					w, rts[k], (pmtx_domain)d};
@@ -115,8 +92,8 @@ static int explore(const struct combo *cb, uint64_t images,
 	c.domain = cb->d;
 	c.env.ntx = 8;
 	c.images = images;
-	c.depth2 = 2;
-	c.d2images = 8;
+	c.depth2 = 4;
+	c.d2images = 16;
 	c.stop_after = 1;
 	c.quiet = 1;
 	return ct_run(&c, res);
@@ -173,7 +150,7 @@ int main(void)
 		printf("skipped: run with PMTX_LONG_TESTS=1\n");
 		return 77;
 	}
-	uint64_t images = 24;
+	uint64_t images = 64;
 	unsigned n = pmtx__mutant_count(), caught = 0, failures = 0, just = 0;
 	if (pmtx__mutant_set(0)) {
 		printf("not a mutation build\n");

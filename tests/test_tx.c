@@ -514,6 +514,45 @@ static void alloc_and_free_cost_no_barrier_in_any_runtime(void **s)
 	}
 }
 
+/* PMTX_TRUNC_LAZY: a redo-async commit costs its one barrier, and its
+ * truncation (one barrier) waits until a descriptor is needed again or
+ * pmtx_drain runs it, in the calling thread, so the counts are exact. */
+static void lazy_truncation_waits_for_a_descriptor_or_drain(void **s)
+{
+	(void)s;
+	const char *path = tu_path();
+	pmtx_options o;
+	pmtx_region *r;
+	pmtx_options_init(&o);
+	o.root_size = ROOT;
+	o.ndesc = 4;
+	o.truncation = PMTX_TRUNC_LAZY;
+	assert_int_equal(pmtx_create(path, 32 << 20, &o, &r), 0);
+	uint64_t *root = pmtx_root(r, NULL);
+	tu_count_start();
+	for (uint64_t i = 0; i < 10; i++) {
+		pmtx_tx *tx;
+		assert_int_equal(pmtx_begin(r, PMTX_RT_REDO_ASYNC, &tx), 0);
+		assert_int_equal(PMTX_SET(tx, root[i * 8], i + 1), 0);
+		assert_int_equal(pmtx_commit(tx), 0);
+		assert_int_equal(root[i * 8], i + 1); /* applied in memory */
+	}
+	/* 10 commits; transactions 5..10 each waited for one truncation */
+	assert_int_equal(tu_count().barriers, 10 + 6);
+	assert_int_equal(pmtx_drain(r), 0);
+	assert_int_equal(tu_count().barriers, 10 + 10);
+	assert_int_equal(pmtx_drain(r), 0); /* nothing left */
+	assert_int_equal(tu_count().barriers, 20);
+	assert_int_equal(pmtx_close(r), 0);
+	r = tu_open(path);
+	root = pmtx_root(r, NULL);
+	for (uint64_t i = 0; i < 10; i++)
+		assert_int_equal(root[i * 8], i + 1);
+	assert_int_equal(pmtx_close(r), 0);
+	assert_int_equal(pmtx_drain(NULL), PMTX_E_INVAL);
+	unlink(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -531,6 +570,7 @@ int main(void)
 		cmocka_unit_test(redo_read_after_write_matches_a_model),
 		cmocka_unit_test(more_than_64_concurrent_redo_transactions_read_their_writes),
 		cmocka_unit_test(alloc_and_free_cost_no_barrier_in_any_runtime),
+		cmocka_unit_test(lazy_truncation_waits_for_a_descriptor_or_drain),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -89,9 +89,6 @@
 	X(MUT_LOG_GROW_LINK_BARRIER, "log.grow_link_barrier",                \
 	  "orders the link before the chunk's heap bit and its records; "    \
 	  "else records in the chunk may be unreachable after a crash")       \
-	X(MUT_LOG_GROW_ALLOC_BARRIER, "log.grow_alloc_barrier",              \
-	  "makes the chunk's heap metadata durable; recovery re-adopts "     \
-	  "linked chunks (L4), so expect nothing to break")                   \
 	/* ---- log.c: records (log_put, log_put_mark) ---- */                \
 	X(MUT_UNDO_REC_CHECK, "undo.rec_check",                              \
 	  "checksum word of an undo record; else the record never "          \
@@ -143,21 +140,20 @@
 	X(MUT_UNDO_MARK_BARRIER, "undo.mark_barrier",                        \
 	  "a large record's mark durable before the store in place; else a " \
 	  "crash may leave the range torn with no valid record")              \
-	X(MUT_UNDO_TAIL_STORE, "undo.tail_store",                            \
-	  "log_tail := end of the last record (U2); recovery does not read " \
-	  "it, so expect nothing to break")                                   \
 	X(MUT_UNDO_DATA_FLUSH, "undo.data_flush",                            \
 	  "flush of every written line before commit (i) (U3); else a "      \
 	  "durable COMMIT may cover data that is not durable")                \
-	X(MUT_UNDO_TAIL_FLUSH, "undo.tail_flush",                            \
-	  "flush of log_tail at commit (U2; statever's line too); recovery " \
-	  "does not read the tail, so expect nothing to break")               \
 	X(MUT_UNDO_DATA_BARRIER, "undo.data_barrier",                        \
 	  "commit (i): written data durable before the COMMIT record (U3); " \
 	  "else a durable COMMIT may cover torn data")                        \
 	X(MUT_UNDO_COMMIT_BARRIER, "undo.commit_barrier",                    \
 	  "commit (ii): COMMIT durable before commit returns; else a crash " \
 	  "after pmtx_commit rolls the transaction back")                     \
+	X(MUT_UNDO_COMMITTED_MARK, "undo.committed_mark",                    \
+	  "commit (ii) without allocations: store COMMITTED (U6); else the " \
+	  "next transaction's records may hide this one's COMMIT")           \
+	X(MUT_UNDO_COMMITTED_FLUSH, "undo.committed_flush",                  \
+	  "flush of the COMMITTED mark (U6)")                                \
 	X(MUT_UNDO_NAKED_BARRIER, "undo.naked_barrier",                      \
 	  "commit of an undo transaction that only made naked flushes; "     \
 	  "else they are not durable when commit returns")                    \
@@ -195,6 +191,9 @@
 	X(MUT_REDO_NAKED_BARRIER, "redo.naked_barrier",                      \
 	  "commit of a redo transaction that only made naked flushes; else " \
 	  "they are not durable when commit returns")                         \
+	X(MUT_REDO_NAKED_ORDER_BARRIER, "redo.naked_order_barrier",          \
+	  "naked flushes of a redo transaction durable before its COMMIT "  \
+	  "(D10); else a COMMIT may persist without a block's contents")     \
 	X(MUT_REDO_IDLE_MARK, "redo.idle_mark",                              \
 	  "store IDLE when a redo log is retired (sync commit and async "    \
 	  "truncation); else recovery replays it over newer data")            \

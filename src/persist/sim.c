@@ -47,6 +47,10 @@
  *      same line is unknown. Under PDOM-2, where nothing is flushed, the
  *      whole region is searched for naked stores before each tracked
  *      store, so they keep their order relative to the library's.
+ *  S8. A store the library reports as volatile (PMTX_TEV_VSTORE: the
+ *      writers bitmap in object headers, a copy-on-write wrapper's writer)
+ *      is taken as known and durable at once: it is never naked, never
+ *      pending and never reported, since recovery ignores its value.
  *
  * Checks (sim_set_checks, the pmemcheck-like mode)
  *  - a transaction that commits while one of its tracked stores has not
@@ -298,6 +302,24 @@ static void store_range(struct sim *s, const void *a, uint64_t n)
 	}
 }
 
+/* A store with DRAM semantics (PMTX_TEV_VSTORE): never flushed, and any
+ * value is fine after a crash, so the model just takes the new value as
+ * known and durable; it is then neither naked nor pending (S8). */
+static void volatile_range(struct sim *s, const void *a, uint64_t n)
+{
+	uintptr_t p = (uintptr_t)a, base = (uintptr_t)s->base;
+	if (n == 0 || p < base || p + n > base + s->len)
+		return;
+	for (size_t l = (p - base) / 64; l <= (p + n - 1 - base) / 64; l++) {
+		uint8_t m = range_mask(s, l, p, n);
+		const uint64_t *w = wline(s, l);
+		uint64_t *sh = sline(s, l), *d = dline(s, l);
+		for (unsigned i = 0; i < 8; i++)
+			if (m >> i & 1)
+				sh[i] = d[i] = w[i];
+	}
+}
+
 static uint64_t line_seq(const struct sim_line *ln)
 {
 	return ln->base_seq + ln->n;
@@ -516,6 +538,9 @@ void sim_trace_sink(void *arg, unsigned type, const char *base,
 		store_range(s, a, n);
 		if (s->checks)
 			note_tx_store(s, a, n);
+		break;
+	case PMTX_TEV_VSTORE:
+		volatile_range(s, a, n);
 		break;
 	case PMTX_TEV_BEGIN:
 		tls.in_tx = 1;

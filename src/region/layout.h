@@ -106,8 +106,8 @@ enum pmtx_desc_state {
 
 struct pmtx_desc {
 	uint64_t statever;   /* PMTX_SV(version, runtime, state) */
-	uint64_t log_tail;   /* offset just past the last record known
-	                      * durable; at most one record behind the end */
+	uint64_t log_tail;   /* set at format, not maintained: recovery
+	                      * finds a log's end from its records */
 	uint64_t log_head;   /* first log chunk (== this desc's log0) */
 	uint64_t alog_head;  /* first alloc-log chunk (== this desc's alog0) */
 	uint64_t reserved[28];
@@ -140,8 +140,9 @@ _Static_assert(sizeof(struct pmtx_chunk) == 64, "chunk header size");
  * PMTX_CSUM_SEED_MARK; flag PMTX_RF_MARK) written only after the header
  * and payload are durable, or nothing (PMTX_RF_BATCH): a redo COMMIT
  * record's payload then holds {CSN, XXH3 of every record before it, each
- * record's whole 64-byte-aligned span, in log order}, and the records
- * count only if that checksum matches. */
+ * record's whole 64-byte-aligned span, in log order, followed by the
+ * transaction's allocation-log entries}, and the records count only if
+ * that checksum matches. */
 #define PMTX_REC_PROLOG 0x474f4c5258544d50ull /* "PMTXRLOG" */
 
 enum pmtx_rec_type {

@@ -28,6 +28,7 @@ struct pmtx_region {
 	struct heap *heap;
 	struct txm *txm;
 	atomic_int closing;
+	int trunc_lazy;        /* pmtx_options.truncation == PMTX_TRUNC_LAZY */
 };
 
 /* Where each area goes, derived from the create-time parameters. The same

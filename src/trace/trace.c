@@ -404,6 +404,7 @@ static const char *const type_names[] = {
 	[PMTX_TEV_FLUSH] = "FLUSH",   [PMTX_TEV_BARRIER] = "BARRIER",
 	[PMTX_TEV_NT] = "NT",         [PMTX_TEV_BEGIN] = "BEGIN",
 	[PMTX_TEV_COMMIT] = "COMMIT", [PMTX_TEV_ABORT] = "ABORT",
+	[PMTX_TEV_VSTORE] = "VSTORE",
 };
 
 const char *pmtx_trace_type_name(unsigned type)

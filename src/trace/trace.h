@@ -47,6 +47,8 @@ uint64_t trace_count(void);
 	} while (0)
 
 #define TRACE_STORE(p, a, n) TRACE_EV_(PMTX_TEV_STORE, p, a, n, a, 0, 0)
+/* A store with DRAM semantics to a field in the region (pmtx_trace.h). */
+#define TRACE_VSTORE(p, a, n) TRACE_EV_(PMTX_TEV_VSTORE, p, a, n, a, 0, 0)
 #define TRACE_FLUSH(p, a, n)                                                 \
 	TRACE_EV_(PMTX_TEV_FLUSH, p, a, n, NULL,                             \
 	          (uint32_t)lines_spanned((a), (n)), 0)

@@ -93,7 +93,7 @@ int alog_commit_apply(struct pmtx_tx *tx)
 	/* Past the commit mark, a failed barrier does not stop the steps
 	 * (undo.c U5): the first error is returned at the end. */
 	int rc = MUT_BARRIER(MUT_ALOG_APPLY_BARRIER, &r->persist); /* (iii) */
-	desc_set_idle(r, tx->d, tx->version, tx->kind, MUT_ALOG_IDLE_MARK,
+	desc_set_state(r, tx->d, tx->version, tx->kind, PMTX_DS_IDLE, MUT_ALOG_IDLE_MARK,
 	              MUT_ALOG_IDLE_FLUSH);
 	int rc2 = MUT_BARRIER(MUT_ALOG_IDLE_BARRIER, &r->persist); /* (iv) */
 	for (size_t i = 0; i < a->n; i++)
@@ -122,22 +122,55 @@ int alog_frees(const struct pmtx_tx *tx, uint64_t boff)
 	return 0;
 }
 
-int alog_replay(pmtx_region *r, unsigned i, uint64_t nentries)
+/* Call fn on each of the first n entries of descriptor i's allocation
+ * log; stop at the first error. */
+static int alog_walk(pmtx_region *r, unsigned i, uint64_t n,
+                     int (*fn)(pmtx_region *, const struct pmtx_alog_entry *,
+                               uint64_t, void *),
+                     void *arg)
 {
 	uint64_t chunk = region_desc(r, i)->alog_head, hops = 0;
-	while (nentries > 0) {
+	while (n > 0) {
 		if (!log_chunk_ok(r, chunk) || hops++ > r->hdr->nsb + 1)
 			return PMTX_E_CORRUPT;
 		const struct pmtx_chunk *c = chunk_at(r, chunk);
-		uint64_t cap = (c->size - sizeof(*c)) / ENTRY_SIZE;
-		const struct pmtx_alog_entry *e =
-			region_at(r, chunk + sizeof(*c));
-		for (uint64_t k = 0; k < cap && nentries > 0; k++, nentries--) {
-			int rc = heap_apply(r, &e[k]);
-			if (rc)
-				return rc;
-		}
+		uint64_t k = MIN((c->size - sizeof(*c)) / ENTRY_SIZE, n);
+		int rc = fn(r, region_at(r, chunk + sizeof(*c)), k, arg);
+		if (rc)
+			return rc;
+		n -= k;
 		chunk = c->next;
 	}
 	return 0;
+}
+
+static int apply_run(pmtx_region *r, const struct pmtx_alog_entry *e,
+                     uint64_t k, void *arg)
+{
+	(void)arg;
+	for (uint64_t j = 0; j < k; j++) {
+		int rc = heap_apply(r, &e[j]);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+static int hash_run(pmtx_region *r, const struct pmtx_alog_entry *e,
+                    uint64_t k, void *arg)
+{
+	(void)r;
+	pmtx_hash_update(arg, e, k * ENTRY_SIZE);
+	return 0;
+}
+
+int alog_replay(pmtx_region *r, unsigned i, uint64_t nentries)
+{
+	return alog_walk(r, i, nentries, apply_run, NULL);
+}
+
+int alog_hash(pmtx_region *r, unsigned i, uint64_t nentries,
+              struct pmtx_hasher *h)
+{
+	return alog_walk(r, i, nentries, hash_run, h);
 }

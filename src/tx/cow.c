@@ -126,7 +126,8 @@ static int open_write(struct pmtx_tx *tx, pmtx_off w,
 	W->next = fresh;
 	W->old_backup = W->cur;
 	W->writer = writer_id(tx);
-	TRACE_STORE(&tx->r->persist, W, sizeof(*W));
+	TRACE_STORE(&tx->r->persist, &W->next, 16);
+	TRACE_VSTORE(&tx->r->persist, &W->writer, sizeof(W->writer));
 	return ws_push(tx, (struct cow_ent){w, fresh, W->cur, 0});
 }
 
@@ -246,8 +247,8 @@ static void clear_writers(struct pmtx_tx *tx)
 		struct pmtx_cow_wrapper *W = region_at(tx->r, tx->ws[i].wrapper);
 		if (!tx->ws[i].deleted && W->writer == writer_id(tx)) {
 			W->writer = 0;
-			TRACE_STORE(&tx->r->persist, &W->writer,
-			            sizeof(W->writer));
+			TRACE_VSTORE(&tx->r->persist, &W->writer,
+			             sizeof(W->writer));
 		}
 	}
 }

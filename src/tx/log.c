@@ -24,8 +24,10 @@
  *      one expected.
  *  L4. A new chunk is initialised and made durable before the link to it
  *      is written, and the link is durable before the heap marks the chunk
- *      allocated; recovery re-marks every linked chunk (heap_adopt), so a
- *      crash anywhere leaks nothing and never follows a dangling link.
+ *      allocated. Recovery re-marks every linked chunk (heap_adopt), so
+ *      the mark needs no barrier of its own (a later barrier carries it),
+ *      and a crash anywhere leaks nothing and never follows a dangling
+ *      link.
  */
 #include <string.h>
 
@@ -80,9 +82,7 @@ static int grow(pmtx_region *r, uint64_t cur_off, size_t need)
 	MUT_FLUSH(MUT_LOG_GROW_LINK_FLUSH, p, &cur->next, 8);
 	if ((rc = MUT_BARRIER(MUT_LOG_GROW_LINK_BARRIER, p)))
 		return rc;
-	if ((rc = heap_apply(r, &e)))
-		return rc;
-	return MUT_BARRIER(MUT_LOG_GROW_ALLOC_BARRIER, p);
+	return heap_apply(r, &e); /* no barrier of its own: L4 */
 }
 
 int log_chunk_next(pmtx_region *r, uint64_t cur, size_t need,

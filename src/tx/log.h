@@ -59,7 +59,7 @@ int logr_init(const pmtx_region *r, struct logr *rd, uint64_t head);
 int logr_next(struct logr *rd, const struct pmtx_rec **rec);
 
 /* The chunk after cur, with at least need bytes of records; inserted
- * after cur if the existing one is missing or too small (3 barriers). */
+ * after cur if the existing one is missing or too small (2 barriers). */
 int log_chunk_next(pmtx_region *r, uint64_t cur, size_t need,
                    uint64_t *next);
 /* Validate a chunk at off (magic, alignment, bounds). */

@@ -51,6 +51,7 @@ static inline void objbits_set(const pmtx_region *r, struct pmtx_objhdr *h,
 		uint64_t g = __atomic_load_n(&h->gen, __ATOMIC_ACQUIRE);
 		if (g == r->gen) {
 			__atomic_fetch_or(&h->writers, bit, __ATOMIC_ACQ_REL);
+			TRACE_VSTORE(&r->persist, &h->writers, 8);
 			return;
 		}
 		if (g != obj_gen_busy(r) &&
@@ -59,13 +60,16 @@ static inline void objbits_set(const pmtx_region *r, struct pmtx_objhdr *h,
 		                                __ATOMIC_ACQUIRE)) {
 			__atomic_store_n(&h->writers, 0, __ATOMIC_RELAXED);
 			__atomic_store_n(&h->gen, r->gen, __ATOMIC_RELEASE);
+			TRACE_VSTORE(&r->persist, h, 16);
 		}
 	}
 }
 
-static inline void objbits_clear(struct pmtx_objhdr *h, uint64_t bit)
+static inline void objbits_clear(const pmtx_region *r, struct pmtx_objhdr *h,
+                                 uint64_t bit)
 {
 	__atomic_fetch_and(&h->writers, ~bit, __ATOMIC_ACQ_REL);
+	TRACE_VSTORE(&r->persist, &h->writers, 8);
 }
 
 #endif

@@ -5,6 +5,7 @@
  * For each descriptor, with Vs and S the version and state in statever,
  * and Vl the version of the records at the head of its log:
  *   S == IDLE            nothing to do (the transaction Vs finished);
+ *   S == COMMITTED       (undo only, undo.c U6) nothing to do;
  *   no valid record      nothing to do (nothing was logged durably, so by
  *                        U1 nothing was stored in place);
  *   Vl != Vs             nothing to do: the log belongs either to an older
@@ -21,7 +22,8 @@
  * Uncommitted transactions are handled first; committed ones are then
  * rolled forward in commit-sequence order (D3), so that of two unretired
  * redo logs the newer one's bytes win. Whenever that wrote anything: one
- * barrier, the descriptors written are marked IDLE, one barrier.
+ * barrier, then the descriptors written are marked IDLE, each with a
+ * barrier of its own (R3).
  *
  * Then every log chunk linked from a descriptor beyond its first is
  * marked allocated in the heap (L4), and the DRAM heap is rebuilt.
@@ -36,6 +38,11 @@
  *  R2. A region with nothing to recover is not written at all, and costs a
  *      look at each descriptor's first record plus the heap metadata scan:
  *      O(heap metadata), not O(data).
+ *  R3. The IDLE marks are made durable one at a time, in commit order,
+ *      as redo retirements are (redo.c D4a, D6): were a newer log retired
+ *      and an older one not when recovery itself crashes, the next
+ *      recovery would replay the older log alone, over the newer data.
+ *      Rolled-back and discarded logs come first (their CSN is 0).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -89,29 +96,26 @@ static int desc_ok(pmtx_region *r, unsigned i)
 	       PMTX_SV_STATE(d->statever) <= PMTX_DS_COMMITTED;
 }
 
-/* Records written with PMTX_RF_BATCH count only if the COMMIT record's
- * second word is the checksum of their spans (redo.c D1). */
-static int batch_ok(const struct found *f)
+/* A redo COMMIT counts only if its second word is the checksum of the
+ * records' spans and the allocation-log entries (redo.c D1, D9). */
+static int batch_ok(pmtx_region *r, const struct found *f)
 {
 	const struct pmtx_rec *last = f->v[f->n - 1];
 	struct pmtx_hasher h;
-	int batch = 0;
-	pmtx_hash_init(&h, PMTX_CSUM_SEED_REC);
-	for (size_t k = 0; k + 1 < f->n; k++) {
-		batch |= f->v[k]->flags == PMTX_RF_BATCH;
-		pmtx_hash_update(&h, f->v[k], log_rec_span(f->v[k]->len));
-	}
-	if (!batch)
+	if (f->kind != PMTX_RT_REDO && f->kind != PMTX_RT_REDO_ASYNC)
 		return 1;
+	pmtx_hash_init(&h, PMTX_CSUM_SEED_REC);
+	for (size_t k = 0; k + 1 < f->n; k++)
+		pmtx_hash_update(&h, f->v[k], log_rec_span(f->v[k]->len));
 	uint64_t want;
-	if (last->len < 16)
+	if (last->len < 16 || alog_hash(r, f->i, last->off, &h))
 		return 0;
 	memcpy(&want, (const char *)rec_payload(last) + 8, 8);
 	return want == pmtx_hash_digest(&h);
 }
 
 /* The COMMIT record, if any, must be last and unique. */
-static int committed_shape(struct found *f)
+static int committed_shape(pmtx_region *r, struct found *f)
 {
 	const struct pmtx_rec *last = f->v[f->n - 1];
 	for (size_t k = 0; k + 1 < f->n; k++)
@@ -121,8 +125,10 @@ static int committed_shape(struct found *f)
 	f->csn = 0;
 	if (f->committed && last->len >= 8)
 		memcpy(&f->csn, rec_payload(last), 8);
-	if (f->committed && !batch_ok(f)) {
-		f->committed = 0; /* a torn redo record: not committed (D1) */
+	if (f->committed && !batch_ok(r, f)) {
+		/* a torn record (D1), or overwritten by the next transaction
+		 * (D9): not to be replayed */
+		f->committed = 0;
 		f->n--;
 	}
 	return 0;
@@ -138,6 +144,9 @@ static int examine(pmtx_region *r, unsigned i, struct found *f)
 	f->kind = PMTX_SV_RUNTIME(sv);
 	if (PMTX_SV_STATE(sv) == PMTX_DS_IDLE)
 		return 0;
+	if (PMTX_SV_STATE(sv) == PMTX_DS_COMMITTED &&
+	    f->kind == PMTX_RT_UNDO)
+		return 0; /* undo.c U6: committed, and nothing to replay */
 	if (!tx_runtime_of((pmtx_runtime)f->kind)) {
 		pmtx__set_errmsg("descriptor %u: unknown runtime %u", i, f->kind);
 		return PMTX_E_CORRUPT;
@@ -147,7 +156,7 @@ static int examine(pmtx_region *r, unsigned i, struct found *f)
 	 * (finished) or newer and never committed (redo, copy-on-write). */
 	if (rc || f->n == 0 || f->v[0]->version != f->vs)
 		return rc;
-	if (committed_shape(f)) {
+	if (committed_shape(r, f)) {
 		pmtx__set_errmsg("descriptor %u: log does not match its state", i);
 		return PMTX_E_CORRUPT;
 	}
@@ -176,7 +185,8 @@ static int by_csn(const void *a, const void *b)
 }
 
 /* Uncommitted logs first (rolled back), then committed ones in commit
- * order (rolled forward), then one barrier, the IDLE marks, a barrier. */
+ * order (rolled forward), then one barrier, then each IDLE mark with a
+ * barrier (R3). */
 static int recover_found(pmtx_region *r, struct found *fs, unsigned nf)
 {
 	int rc = 0, wrote = 0;
@@ -193,13 +203,17 @@ static int recover_found(pmtx_region *r, struct found *fs, unsigned nf)
 		return rc;
 	if ((rc = MUT_BARRIER(MUT_RECOVERY_DATA_BARRIER, &r->persist)))
 		return rc;
-	for (unsigned k = 0; k < nf; k++)
-		if (fs[k].n)
-			desc_set_idle(r, region_desc(r, fs[k].i), fs[k].vs,
-			              (pmtx_runtime)fs[k].kind,
-			              MUT_RECOVERY_IDLE_MARK,
-			              MUT_RECOVERY_IDLE_FLUSH);
-	return MUT_BARRIER(MUT_RECOVERY_IDLE_BARRIER, &r->persist);
+	/* R3: one at a time, in commit order (fs is sorted by CSN). */
+	for (unsigned k = 0; k < nf && !rc; k++)
+		if (fs[k].n) {
+			desc_set_state(r, region_desc(r, fs[k].i), fs[k].vs,
+			               (pmtx_runtime)fs[k].kind, PMTX_DS_IDLE,
+			               MUT_RECOVERY_IDLE_MARK,
+			               MUT_RECOVERY_IDLE_FLUSH);
+			rc = MUT_BARRIER(MUT_RECOVERY_IDLE_BARRIER,
+			                 &r->persist);
+		}
+	return rc;
 }
 
 /* Chunks beyond the first of one chain: re-apply their allocation (L4).

@@ -32,7 +32,9 @@
  *           3.  descriptor IDLE: store + flush, no barrier (R3 below)
  *   abort       drop the log: nothing was written in place   -> 0 barriers
  *   So 2 barriers per commit, whatever the number of writes and
- *   allocations; none for a transaction that wrote and allocated nothing.
+ *   allocations, plus 1 before step 1 if the transaction made naked
+ *   flushes (D10); none for a transaction that wrote and allocated
+ *   nothing.
  *
  * `redo-async`: step 1, then the records and the allocation log are
  * applied in place with plain stores before commit returns, so every
@@ -78,10 +80,25 @@
  *  D8. A truncation whose barrier fails (PMTX_E_IO) completes in memory,
  *      as a commit does (D7), and its error is reported by the region's
  *      next pmtx_commit, or by pmtx_close.
+ *  D9. The IDLE mark of a retired log is durable only at the next commit
+ *      barrier (R3), and the next transaction on the descriptor reuses
+ *      the log and the allocation log before that. So the batch checksum
+ *      covers the allocation-log entries as well as the records: a
+ *      COMMIT whose records or entries have been partly overwritten by
+ *      the next transaction fails it, and is not replayed. That is safe,
+ *      because the next transaction began only after this one's data and
+ *      allocations were durable (step 2). Without it, recovery would
+ *      apply the next transaction's entries with this one's count.
  *  D6. Truncations run one at a time, in queue (= commit) order, and each
  *      one issues a barrier before its IDLE mark, so IDLE marks become
  *      durable in commit order even when one of them is written by a
  *      different thread than the one before.
+ *  D10. Lines the transaction flushed itself (pmtx_flush, pmtx_zalloc,
+ *      pmtx_memcpy_nt: a fresh block initialised with plain stores) are
+ *      made durable by a barrier of their own before the COMMIT record is
+ *      written. In the same epoch as the COMMIT, the COMMIT could persist
+ *      without them, and recovery would link a block whose contents were
+ *      lost.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -250,12 +267,13 @@ static void clear_bits(struct pmtx_tx *tx)
 	for (uint32_t i = 0; i < tx->map.n; i++) {
 		uint64_t key = idxmap_key(&tx->map, i);
 		if (idxmap_get(&tx->map, key) == OBJ_MARK)
-			objbits_clear(objhdr_at(tx->r, key), tx->mybit);
+			objbits_clear(tx->r, objhdr_at(tx->r, key), tx->mybit);
 	}
 }
 
-/* The batch checksum of the records (layout.h, PMTX_RF_BATCH): their
- * spans in log order, contiguous runs hashed in one piece. */
+/* The batch checksum (layout.h, PMTX_RF_BATCH; D1, D9): the records'
+ * spans in log order, contiguous runs hashed in one piece, then the
+ * allocation-log entries. */
 static uint64_t batch_checksum(const struct pmtx_tx *tx)
 {
 	const pmtx_region *r = tx->r;
@@ -267,6 +285,9 @@ static uint64_t batch_checksum(const struct pmtx_tx *tx)
 			end += log_rec_span(tx->ents[i].len);
 		pmtx_hash_update(&h, region_at(r, start), end - start);
 	}
+	if (tx->alog.n)
+		pmtx_hash_update(&h, tx->alog.e,
+		                 tx->alog.n * sizeof(*tx->alog.e));
 	return pmtx_hash_digest(&h);
 }
 
@@ -328,7 +349,7 @@ static void flush_written(struct pmtx_tx *tx, unsigned site)
 static void retire(struct pmtx_tx *tx)
 {
 	pmtx_region *r = tx->r;
-	desc_set_idle(r, tx->d, tx->version, tx->kind, MUT_REDO_IDLE_MARK,
+	desc_set_state(r, tx->d, tx->version, tx->kind, PMTX_DS_IDLE, MUT_REDO_IDLE_MARK,
 	              MUT_REDO_IDLE_FLUSH);
 	retire_note(r, tx->idx);
 	clear_bits(tx);
@@ -367,6 +388,8 @@ static int redo_commit(struct pmtx_tx *tx)
 	}
 	uint64_t rec;
 	int rc = logw_reserve(r, &tx->log, 2 * sizeof(uint64_t), &rec);
+	if (!rc && tx->unfenced) /* D10 */
+		rc = MUT_BARRIER(MUT_REDO_NAKED_ORDER_BARRIER, &r->persist);
 	if (rc) {
 		tx->rt->abort(tx);
 		alog_unreserve(tx);
@@ -411,13 +434,16 @@ static int redo_recover(pmtx_region *r, unsigned i,
                         int committed, int *wrote)
 {
 	(void)i;
-	for (size_t k = 0; k + committed < n; k++)
+	/* D2: nothing was written in place. The records of an uncommitted
+	 * log are not validated: without a matching batch checksum (D1) any
+	 * of their words may be torn. */
+	if (!committed)
+		return 0;
+	for (size_t k = 0; k + 1 < n; k++)
 		if (recs[k]->type != PMTX_REC_REDO || recs[k]->off > r->size ||
 		    !tx_data_range_ok(r, region_at(r, recs[k]->off),
 		                      recs[k]->len))
 			return PMTX_E_CORRUPT;
-	if (!committed)
-		return 0; /* D2: nothing was written in place */
 	for (size_t k = 0; k + 1 < n; k++) {
 		void *dst = region_at(r, recs[k]->off);
 		memcpy(dst, rec_payload(recs[k]), recs[k]->len);

@@ -340,13 +340,14 @@ int async_enqueue(struct pmtx_tx *tx, int kind)
 	atomic_store(&tx->trunc_pending, kind);
 	atomic_fetch_add(&m->async_pending, 1);
 	pthread_mutex_lock(&m->q_lock);
-	if (!m->thr_started && !m->thr_stop &&
+	int lazy = tx->r->trunc_lazy;
+	if (!lazy && !m->thr_started && !m->thr_stop &&
 	    pthread_create(&m->thr, NULL, truncator, tx->r) == 0)
 		m->thr_started = 1;
 	m->q[(m->q_head + m->q_n++) % m->ndesc] = tx->idx;
 	if (m->thr_sleeping) /* a wake-up is a system call: only if needed */
 		pthread_cond_signal(&m->q_cond);
-	int started = m->thr_started && !m->thr_stop;
+	int started = lazy || (m->thr_started && !m->thr_stop);
 	pthread_mutex_unlock(&m->q_lock);
 	return started ? 0 : drain_until(tx->r, tx);
 }

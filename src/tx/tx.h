@@ -159,17 +159,19 @@ int tx_mark_chunks(pmtx_region *r);
 /* ---- helpers shared by the runtimes (tx.c) ---- */
 
 /* Write and flush (version, runtime, RUNNING) once per transaction, before
- * its first barrier, so that a durable record implies a durable version. */
+ * its first barrier, so that once a record is durable (its barrier has
+ * returned) the version is too. Before that barrier either may persist
+ * without the other. */
 void tx_mark_running(struct pmtx_tx *tx);
-/* Durably mark the descriptor IDLE at version v (store + flush only).
- * The callers' orderings differ, so each names its own mutation sites for
- * the store and the flush (mutant.h). */
-static inline void desc_set_idle(pmtx_region *r, struct pmtx_desc *d,
-                                 uint64_t v, pmtx_runtime kind,
-                                 unsigned mark_site, unsigned flush_site)
+/* Durably mark the descriptor (version v, runtime kind, state st): store
+ * + flush only. The callers' orderings differ, so each names its own
+ * mutation sites for the store and the flush (mutant.h). */
+static inline void desc_set_state(pmtx_region *r, struct pmtx_desc *d,
+                                  uint64_t v, pmtx_runtime kind, unsigned st,
+                                  unsigned mark_site, unsigned flush_site)
 {
 	if (!MUT_SKIP(mark_site)) {
-		__atomic_store_n(&d->statever, PMTX_SV(v, kind, PMTX_DS_IDLE),
+		__atomic_store_n(&d->statever, PMTX_SV(v, kind, st),
 		                 __ATOMIC_RELAXED);
 		TRACE_STORE(&r->persist, &d->statever, 8);
 	}
@@ -221,5 +223,9 @@ void alog_flush(struct pmtx_tx *tx);
 int alog_commit_apply(struct pmtx_tx *tx);
 /* Replay a committed transaction's allocation log (recovery). */
 int alog_replay(pmtx_region *r, unsigned i, uint64_t nentries);
+/* Feed the first nentries entries of descriptor i's allocation log to h
+ * (redo.c D9). PMTX_E_CORRUPT on a bad chunk link. */
+int alog_hash(pmtx_region *r, unsigned i, uint64_t nentries,
+              struct pmtx_hasher *h);
 
 #endif

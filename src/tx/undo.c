@@ -6,11 +6,12 @@
  *
  * Barrier sequence of a transaction that writes N distinct ranges:
  *   per range  record (prolog, version, seq, old bytes, checksum)  -> 1 barrier
- *              then tail := end of record (a store; see U2)
  *   commit (i)   flush every written line, the allocation log and any
  *                naked flushes                                     -> 1 barrier
  *          (ii)  COMMIT record: allocation count, commit sequence
- *                number (CSN, the order recovery replays logs in)  -> 1 barrier
+ *                number (CSN, the order recovery replays logs in);
+ *                without allocations, also the descriptor
+ *                COMMITTED (U6)                                    -> 1 barrier
  *          (iii) only with allocations: apply them to the heap     -> 1 barrier
  *          (iv)  only with allocations: descriptor IDLE            -> 1 barrier
  *   total N + 2, or N + 4 with allocations; 0 for a transaction that
@@ -34,16 +35,13 @@
  *      contents (or an earlier record of the same transaction covers it:
  *      the lineset). Hence rolling the records back newest first restores
  *      exactly the state before the transaction.
- *  U2. The tail is updated right after each record's barrier, and made
- *      durable by the commit's first barrier, so the durable tail never
- *      points past the last durable record and is exact once a transaction
- *      has committed. Recovery does not read it: sequence numbers and
- *      checksums (L1-L3) find the true end of the log whatever the tail
- *      says. This departs from the seed, whose recovery starts from a tail
- *      at most one record behind and so must flush it after every record;
- *      that flush costs a second written-back line in every record's
- *      barrier (measured: 4 writes took 1.52 us with it, 1.32 us without,
- *      `pmtx-bench txn --writes 4 --domain pdom1 --backend hardware`).
+ *  U2. No tail pointer is kept: recovery finds the end of the log from
+ *      sequence numbers, versions and check words (log.c L1-L3). This
+ *      departs from the seed, whose recovery starts from a tail it must
+ *      flush after every record, a second written-back line in every
+ *      record's barrier (measured: 4 writes took 1.52 us with it, 1.32 us
+ *      without, `pmtx-bench txn --writes 4 --domain pdom1 --backend
+ *      hardware`). The descriptor's log_tail field is left as formatted.
  *  U3. The COMMIT record is written only after every written line is
  *      durable (i), so a durable COMMIT means the new data is durable.
  *      Barrier (i) also covers the IDLE marks of retired redo logs (tx.c
@@ -55,6 +53,15 @@
  *      memory (allocation log applied, frees released) and PMTX_E_IO is
  *      returned: the transaction is visible, and survives a crash only if
  *      a later barrier succeeds.
+ *  U6. The next transaction on the descriptor reuses the log, and its
+ *      first records may persist before its RUNNING mark does (they share
+ *      an epoch). If the descriptor still said RUNNING for this one, a
+ *      crash could keep this log's first records but lose later ones or
+ *      the COMMIT under the newcomer's bytes, and recovery would roll a
+ *      committed transaction back. So commit leaves the descriptor
+ *      durably COMMITTED (no allocations: barrier (ii)) or IDLE (with
+ *      allocations: barrier (iv)), and recovery does nothing for an undo
+ *      descriptor in either state.
  *  U4. After an abort, the restored data is durable before the descriptor
  *      is IDLE, and IDLE is durable before abort returns: recovery cannot
  *      roll the aborted transaction back a second time over data another
@@ -121,10 +128,6 @@ static int append_durable(struct pmtx_tx *tx, uint16_t type, uint64_t off,
 	assert(MUT_ON(MUT_UNDO_REC_CHECK) || MUT_ON(MUT_UNDO_MARK_STORE) ||
 	       MUT_ON(MUT_LOG_COMMIT_CHECK) ||
 	       log_rec_check(r, rec, tx->log.seq - 1, tx->version));
-	/* U2: the tail follows the barrier; it is flushed only at commit. */
-	if (!MUT_SKIP(MUT_UNDO_TAIL_STORE))
-		__atomic_store_n(&tx->d->log_tail, tx->log.pos,
-		                 __ATOMIC_RELAXED);
 	return recs_push(tx, rec);
 }
 
@@ -185,8 +188,6 @@ static int undo_commit(struct pmtx_tx *tx)
 		alog_flush(tx);
 		retire_cover_begin(tx);
 		tx_mark_running(tx);
-		MUT_FLUSH(MUT_UNDO_TAIL_FLUSH, &r->persist, &tx->d->log_tail,
-		          8);
 		rc = MUT_BARRIER(MUT_UNDO_DATA_BARRIER, &r->persist); /* (i) */
 	}
 	if (rc) {
@@ -196,6 +197,10 @@ static int undo_commit(struct pmtx_tx *tx)
 	}
 	retire_cover_end(tx);
 	tx->csn = atomic_fetch_add(&r->txm->next_csn, 1);
+	if (nalloc == 0) /* U6 */
+		desc_set_state(r, tx->d, tx->version, tx->kind,
+		               PMTX_DS_COMMITTED, MUT_UNDO_COMMITTED_MARK,
+		               MUT_UNDO_COMMITTED_FLUSH);
 	rc = append_durable(tx, PMTX_REC_COMMIT, nalloc, &tx->csn,
 	                    sizeof(tx->csn)); /* (ii) */
 	int rc2 = nalloc ? alog_commit_apply(tx) : 0; /* (iii), (iv) */
@@ -220,7 +225,7 @@ static int undo_abort(struct pmtx_tx *tx)
 		restore(r, region_at(r, tx->recs[i]), MUT_UNDO_ABORT_FLUSH);
 	/* Like commit (U5), an abort that has begun restoring completes. */
 	int rc = MUT_BARRIER(MUT_UNDO_ABORT_BARRIER, &r->persist);
-	desc_set_idle(r, tx->d, tx->version, tx->kind, MUT_UNDO_ABORT_IDLE_MARK,
+	desc_set_state(r, tx->d, tx->version, tx->kind, PMTX_DS_IDLE, MUT_UNDO_ABORT_IDLE_MARK,
 	              MUT_UNDO_ABORT_IDLE_FLUSH);
 	int rc2 = MUT_BARRIER(MUT_UNDO_ABORT_IDLE_BARRIER, &r->persist);
 	return rc ? rc : rc2;

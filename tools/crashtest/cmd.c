@@ -5,7 +5,8 @@
  *                  [--points all|N] [--images N] [--seed S] [--ntx N]
  *                  [--depth2 N] [--d2images N] [--checks] [--json]
  *                  [--stop-after N] [--no-progress] [--quiet]
- *                  [--point P --image I [--rpoint Q --rimage J]]
+ *                  [--point P --image I [--rpoint Q --rimage J]
+ *                   [--save FILE]]
  *
  * With no --workload (or --runtime) every workload runs under every
  * runtime it applies to. --images 0 means: every image when a point has
@@ -35,7 +36,8 @@ static int usage(void)
 	        "         [--points all|N] [--images N] [--seed S] [--ntx N]\n"
 	        "         [--depth2 N] [--d2images N] [--checks] [--json]\n"
 	        "         [--stop-after N] [--no-progress] [--quiet]\n"
-	        "         [--point P --image I [--rpoint Q --rimage J]]\n"
+	        "         [--point P --image I [--rpoint Q --rimage J]"
+	        " [--save FILE]]\n"
 	        "workloads:");
 	for (unsigned i = 0; ct_workloads[i]; i++)
 		fprintf(stderr, " %s", ct_workloads[i]->name);
@@ -71,6 +73,8 @@ static int parse_opt(struct args *a, const char *o, const char *v)
 		a->runtime = v;
 	else if (!strcmp(o, "--domain"))
 		return pmtx_domain_parse(v, &c->domain) ? -1 : 0;
+	else if (!strcmp(o, "--save"))
+		c->save = v;
 	else if (!strcmp(o, "--points"))
 		c->points = !strcmp(v, "all") ? -1
 		            : parse_u64(v, &n) ? -2 : (long)n;

@@ -71,6 +71,7 @@ struct ct_config {
 	int quiet;          /* no violation lines */
 	/* replay one image: point > 0 */
 	uint64_t rep_point, rep_image, rep_rpoint, rep_rimage;
+	const char *save;   /* replay: copy the image here before recovery */
 };
 
 struct ct_result {

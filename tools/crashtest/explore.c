@@ -33,6 +33,11 @@
  *      one-line reproducer.
  *  E4. Images are enumerated when the count allows (ct.h), otherwise
  *      sampled with a seed derived from (seed, point).
+ *  E5. The workload's region truncates redo-async logs lazily
+ *      (PMTX_TRUNC_LAZY): with no truncation thread, a single-threaded
+ *      workload reaches the same barriers in the same order on every run,
+ *      which E3 needs. Truncations are then as late as they can be:
+ *      retired only when a descriptor or an object is needed again.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -176,6 +181,7 @@ static int make_region(struct explorer *x)
 	o.domain = c->domain;
 	o.backend = PMTX_BACKEND_EMULATED;
 	o.barrier_ns = 0;
+	o.truncation = PMTX_TRUNC_LAZY; /* E5: deterministic crash points */
 	unlink(x->region);
 	int rc = pmtx_create(x->region, REGION_SIZE, &o, &r);
 	if (rc)
@@ -255,6 +261,7 @@ static pmtx_region *child_open(const struct ct_config *c, struct chan *ch,
 	o.domain = c->domain;
 	o.backend = PMTX_BACKEND_EMULATED;
 	o.barrier_ns = 0;
+	o.truncation = PMTX_TRUNC_LAZY;
 	int rc = pmtx_open(path, &o, &r);
 	if (rc) {
 		ch->h->status = rc;
@@ -281,6 +288,9 @@ static void child_workload(const struct ct_config *c, struct chan *ch,
 	}
 	for (unsigned t = 0; c->wl->nthreads > 1 && t < c->wl->nthreads; t++)
 		pthread_join(th[t], NULL);
+	/* The truncations still waiting (E5) are crash points too. */
+	if (pmtx_drain(r))
+		_exit(3);
 	sim_final(s);
 	ch->h->barriers = sim_barriers(s);
 	sim_check_stats(s, &ch->h->cs);
@@ -456,6 +466,24 @@ static int check_atomic(const struct ct_config *c, const struct shm_hdr *h,
 	return 0;
 }
 
+/* Replay: keep a copy of the crash image, before recovery changes it. */
+static void save_image(const char *from, const char *to)
+{
+	FILE *in = fopen(from, "rb"), *out = in ? fopen(to, "wb") : NULL;
+	char buf[65536];
+	size_t n;
+	while (out && (n = fread(buf, 1, sizeof(buf), in)) > 0)
+		if (fwrite(buf, 1, n, out) != n)
+			break;
+	if (!out || ferror(in) || fclose(out))
+		fprintf(stderr, "pmtx crashtest: cannot save the image to %s\n",
+		        to);
+	else
+		fprintf(stderr, "image saved to %s\n", to);
+	if (in)
+		fclose(in);
+}
+
 /* 0 if the image at path passes every check, else 1 with msg. */
 static int check_image(const struct ct_config *c, const struct shm_hdr *h,
                        const char *path, char *msg, size_t len)
@@ -624,6 +652,8 @@ static void explore_point(struct explorer *x, struct chan *ch, int level,
 		sim_image(snap, ch->durable, id, sample, seed, x->imgmap[level]);
 		if (replay)
 			describe(snap, ch->durable, x->imgmap[level]);
+		if (replay && c->save && (!c->rep_rpoint || level))
+			save_image(x->img[level], c->save);
 		if (check_image(c, bounds, x->img[level], msg, sizeof(msg)))
 			violation(x, msg, level ? point : here,
 			          level ? image : id, level ? here : 0,
@@ -636,8 +666,13 @@ static void explore_point(struct explorer *x, struct chan *ch, int level,
 			x->res->images++;
 			int pick = replay ? c->rep_rpoint != 0
 			                  : d2_pick(id, n, c->depth2);
-			if (pick && !x->stop)
+			if (pick && !x->stop) {
+				/* check_image recovered the file: crash
+				 * recovery from the image itself */
+				sim_image(snap, ch->durable, id, sample, seed,
+				          x->imgmap[level]);
 				explore_d2(x, bounds, here, id);
+			}
 		}
 		progress(x, 0);
 		if (replay)

@@ -16,14 +16,31 @@
  *                           one line only, so its cells are drawn from one
  *                           line.
  * The list workload allocates and frees: a singly linked list with inserts
- * at random positions (nodes initialised with naked stores and pmtx_flush,
- * the documented pattern) and deletes; under cow the nodes are objects.
+ * at random positions (nodes initialised as W3 says) and deletes; under
+ * cow the nodes are objects.
  *
  * Invariants
  *  W1. run() and model() draw the same choices for the same (t, i).
  *  W2. A thread's data is disjoint from every other thread's (mt), so each
  *      thread's prefix is checked on its own.
+ *  W3. list nodes are initialised four ways, so that every
+ *      naked-persistence call has a user whose loss shows: by turns, naked
+ *      stores with pmtx_flush, with pmtx_persist, or pmtx_memcpy_nt; and
+ *      right after a delete (when the freed block is likely to be reused)
+ *      pmtx_zalloc with the fields written through the transaction. A
+ *      node's tag is ~value, or 0 when it came from pmtx_zalloc; anything
+ *      else is a block whose initialisation was lost (a reused block
+ *      keeps an older node's tag).
+ *  W4. handoff runs its odd transactions in a second thread, strictly in
+ *      turn with the first, on the same cells, each thread on a
+ *      descriptor of its own: the workload where one descriptor's end (a
+ *      redo retirement, tx.c R3; an undo abort's IDLE, undo.c U4) must be
+ *      durable before another descriptor's commit over the same data.
+ *      Some transactions abort, and some commit only a naked store (one
+ *      word). The turns make it as deterministic as a single thread.
  */
+#include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -416,6 +433,7 @@ CELL_WORKLOAD(wl_mt, "mt", 2, cells_runtime_ok,
 struct lnode {
 	uint64_t value;
 	pmtx_off next; /* node (cow: wrapper) */
+	uint64_t tag;  /* ~value, or 0 in a node made by pmtx_zalloc (W3) */
 };
 struct lroot {
 	pmtx_off head;  /* cow: the wrapper of a struct lroot object */
@@ -466,6 +484,38 @@ static pmtx_off *link_at(pmtx_region *r, uint64_t pos)
 	return link;
 }
 
+/* Set by a delete: the next insert likely reuses the freed block (W3). */
+static int list_freed;
+
+/* A new node for transaction i, initialised one of four ways (W3). */
+static int list_new_node(pmtx_tx *tx, pmtx_region *r, uint64_t i,
+                         pmtx_off next, pmtx_off *off)
+{
+	struct lnode v = {i + 1, next, ~(i + 1)}, *n;
+	unsigned how = list_freed ? 3 : (unsigned)(i % 3);
+	int rc = how == 3 ? pmtx_zalloc(tx, sizeof(v), off)
+	                  : pmtx_alloc(tx, sizeof(v), off);
+	if (rc)
+		return rc;
+	list_freed = 0;
+	n = node_at(r, *off);
+	switch (how) {
+	case 0: /* naked stores, then pmtx_flush: durable at commit */
+		*n = v;
+		pmtx_flush(r, n, sizeof(*n));
+		return 0;
+	case 1: /* naked stores made durable at once */
+		*n = v;
+		return pmtx_persist(r, n, sizeof(*n));
+	case 2: /* non-temporal copy: durable at commit */
+		pmtx_memcpy_nt(r, n, &v, sizeof(v));
+		return 0;
+	default: /* zeroed, then written through the transaction */
+		rc = PMTX_SET(tx, n->value, v.value);
+		return rc ? rc : PMTX_SET(tx, n->next, next);
+	}
+}
+
 static int list_tx(pmtx_tx *tx, pmtx_region *r, uint64_t i,
                    const struct ct_env *e)
 {
@@ -474,18 +524,15 @@ static int list_tx(pmtx_tx *tx, pmtx_region *r, uint64_t i,
 	int ins = list_choice(e, i, root->count, &pos), rc;
 	pmtx_off *link = link_at(r, pos), off;
 	if (ins) {
-		if ((rc = pmtx_alloc(tx, sizeof(struct lnode), &off)))
+		if ((rc = list_new_node(tx, r, i, *link, &off)))
 			return rc;
-		struct lnode *n = node_at(r, off);
-		n->value = i + 1; /* a fresh node: naked stores, then flush */
-		n->next = *link;
-		pmtx_flush(r, n, sizeof(*n));
 		rc = PMTX_SET(tx, *link, off);
 	} else {
 		off = *link;
 		rc = PMTX_SET(tx, *link, node_at(r, off)->next);
 		if (!rc)
 			rc = pmtx_free(tx, off);
+		list_freed = 1;
 	}
 	return rc ? rc : PMTX_SET(tx, root->count, root->count + (ins ? 1 : -1));
 }
@@ -531,6 +578,7 @@ static int list_tx_cow(pmtx_tx *tx, pmtx_region *r, uint64_t i,
 			return rc;
 		n->value = i + 1;
 		n->next = *link;
+		n->tag = ~n->value;
 		*link = w;
 	} else {
 		w = *link;
@@ -591,6 +639,14 @@ static size_t list_follow(const struct ct_env *e, pmtx_region *r,
 		if (!nd || n >= max || n > MAXLIST) {
 			snprintf(msg, len, "list: bad link 0x%llx at %zu",
 			         (unsigned long long)off, n - 1);
+			return (size_t)-1;
+		}
+		if (nd->tag != 0 && nd->tag != ~nd->value) {
+			snprintf(msg, len, "list: node 0x%llx: tag 0x%llx fits "
+			         "neither 0 nor its value 0x%llx (lost "
+			         "initialisation)", (unsigned long long)off,
+			         (unsigned long long)nd->tag,
+			         (unsigned long long)nd->value);
 			return (size_t)-1;
 		}
 		if (fn && (fn(off, arg) || (e->rt == PMTX_RT_COW &&
@@ -792,9 +848,158 @@ static const struct ct_workload wl_big = {
 	"growth", 1, BIG_WORDS * 8, no_cltx, big_setup, big_run, big_observe,
 	big_model, big_walk};
 
-const struct ct_workload *const ct_workloads[] = {&wl_sps, &wl_bank,
-                                                  &wl_list, &wl_abort,
-                                                  &wl_mt, &wl_big, NULL};
+/* ---- the handoff workload: two threads in turn on shared cells (W4) ---- */
+
+#define HCELLS 16u /* the cells, then one word only naked stores write */
+
+enum { H_WRITE, H_ABORT, H_NAKED };
+
+/* What transaction i does: by turns, the abort and the naked-only
+ * transaction each followed by the other thread's (W4). */
+static int handoff_kind(uint64_t i)
+{
+	return i % 4 == 2 ? H_ABORT : i % 8 == 5 ? H_NAKED : H_WRITE;
+}
+
+static uint64_t handoff_value(uint64_t i, unsigned j)
+{
+	return (i + 1) << 8 | j;
+}
+
+static int handoff_applies(pmtx_runtime rt)
+{
+	return rt == PMTX_RT_UNDO || rt == PMTX_RT_REDO ||
+	       rt == PMTX_RT_REDO_ASYNC;
+}
+
+static int handoff_setup(const struct ct_env *e, pmtx_region *r)
+{
+	(void)e, (void)r;
+	return 0; /* zeroed cells: the state after no transaction */
+}
+
+static int handoff_tx(const struct ct_env *e, pmtx_region *r, uint64_t i)
+{
+	uint64_t v[HCELLS], *cells = pmtx_root(r, NULL);
+	pmtx_tx *tx;
+	int kind = handoff_kind(i), rc = pmtx_begin(r, e->rt, &tx);
+	if (rc)
+		return rc;
+	if (kind == H_NAKED) {
+		cells[HCELLS] = i + 1; /* one word: atomic */
+		pmtx_flush(r, &cells[HCELLS], 8);
+		return pmtx_commit(tx);
+	}
+	for (unsigned j = 0; j < HCELLS; j++)
+		v[j] = handoff_value(i, j);
+	rc = pmtx_write(tx, cells, v, sizeof(v));
+	if (rc || kind == H_ABORT) {
+		pmtx_abort(tx);
+		return rc;
+	}
+	return pmtx_commit(tx);
+}
+
+/* The second thread: runs one transaction per turn. */
+static struct {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	int started, turn; /* turn: 1 = the helper's */
+	const struct ct_env *e;
+	pmtx_region *r;
+	uint64_t i;
+	int rc;
+} helper = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0,
+              NULL, NULL, 0, 0};
+
+static void *helper_main(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&helper.lock);
+	for (;;) {
+		while (helper.turn != 1)
+			pthread_cond_wait(&helper.cond, &helper.lock);
+		pthread_mutex_unlock(&helper.lock);
+		int rc = handoff_tx(helper.e, helper.r, helper.i);
+		pthread_mutex_lock(&helper.lock);
+		helper.rc = rc;
+		helper.turn = 0;
+		pthread_cond_broadcast(&helper.cond);
+	}
+	return NULL;
+}
+
+/* Run transaction i in the helper and wait for it. The first time, the
+ * caller holds a descriptor while the helper leases its own, which the
+ * helper then keeps using (W4). */
+static int helper_run(const struct ct_env *e, pmtx_region *r, uint64_t i)
+{
+	pmtx_tx *hold = NULL;
+	if (!helper.started) {
+		pthread_t th;
+		int rc = pmtx_begin(r, e->rt, &hold);
+		if (rc)
+			return rc;
+		if (pthread_create(&th, NULL, helper_main, NULL))
+			return EAGAIN;
+		helper.started = 1;
+	}
+	pthread_mutex_lock(&helper.lock);
+	helper.e = e, helper.r = r, helper.i = i, helper.turn = 1;
+	pthread_cond_broadcast(&helper.cond);
+	while (helper.turn != 0)
+		pthread_cond_wait(&helper.cond, &helper.lock);
+	int rc = helper.rc;
+	pthread_mutex_unlock(&helper.lock);
+	if (hold)
+		pmtx_abort(hold); /* wrote nothing: no barrier */
+	return rc;
+}
+
+static int handoff_run(const struct ct_env *e, pmtx_region *r, unsigned t,
+                       uint64_t i)
+{
+	(void)t;
+	return i % 2 ? helper_run(e, r, i) : handoff_tx(e, r, i);
+}
+
+static size_t handoff_observe(const struct ct_env *e, pmtx_region *r,
+                              unsigned t, uint64_t *out, size_t max,
+                              char *msg, size_t len)
+{
+	(void)e, (void)t, (void)msg, (void)len;
+	if (max < HCELLS + 1)
+		return 0;
+	memcpy(out, pmtx_root(r, NULL), (HCELLS + 1) * sizeof(*out));
+	return HCELLS + 1;
+}
+
+static size_t handoff_model(const struct ct_env *e, unsigned t, uint64_t k,
+                            uint64_t *out, size_t max)
+{
+	(void)e, (void)t;
+	if (max < HCELLS + 1)
+		return 0;
+	memset(out, 0, (HCELLS + 1) * sizeof(*out));
+	for (uint64_t i = 0; i < k; i++) {
+		int kind = handoff_kind(i);
+		for (unsigned j = 0; kind == H_WRITE && j < HCELLS; j++)
+			out[j] = handoff_value(i, j);
+		if (kind == H_NAKED)
+			out[HCELLS] = i + 1;
+	}
+	return HCELLS + 1;
+}
+
+static const struct ct_workload wl_handoff = {
+	"handoff", "two threads in turn on the same cells, each on its own "
+	"descriptor; aborts, naked-only commits", 1, (HCELLS + 1) * 8,
+	handoff_applies, handoff_setup,
+	handoff_run, handoff_observe, handoff_model, NULL};
+
+const struct ct_workload *const ct_workloads[] = {
+	&wl_sps, &wl_bank, &wl_list, &wl_abort, &wl_mt, &wl_big, &wl_handoff,
+	NULL};
 
 const struct ct_workload *ct_workload_find(const char *name)
 {
