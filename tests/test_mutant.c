@@ -522,22 +522,6 @@ static void wl_recover_cow(struct obs *o)
 	recover_image(image, o);
 }
 
-/* Recovery re-adopts a log chunk caught linked but not yet marked
- * allocated (growth's second barrier). */
-static void wl_recover_adopt(struct obs *o)
-{
-	static char big[20000];
-	const char *path, *image = tu_path();
-	pmtx_region *r = make_snap(&path, image);
-	pmtx_tx *tx = begin(r, PMTX_RT_UNDO);
-	snap_at(2);
-	assert_int_equal(pmtx_write(tx, pmtx_root(r, NULL), big, sizeof(big)),
-	                 0);
-	assert_int_equal(pmtx_commit(tx), 0);
-	drop(r, path);
-	recover_image(image, o);
-}
-
 /* ---- the cases: one per site ---- */
 
 struct site_case {
@@ -607,7 +591,6 @@ static const struct site_case cases[] = {
 	BARRIER(MUT_REDO_NAKED_BARRIER, wl_naked, 1),
 	BARRIER(MUT_REDO_NAKED_ORDER_BARRIER, wl_naked, 1),
 	STORE(MUT_REDO_IDLE_MARK, wl_redo, P_STATE),
-	FLUSH(MUT_REDO_IDLE_FLUSH, wl_redo, 2),
 	FLUSH(MUT_REDO_TRUNC_DATA_FLUSH, wl_redo_async, 2),
 	BARRIER(MUT_REDO_TRUNC_BARRIER, wl_redo_async, 1),
 	FLUSH(MUT_REDO_RECOVER_FLUSH, wl_recover_redo, 2),
@@ -625,7 +608,6 @@ static const struct site_case cases[] = {
 	STORE(MUT_RECOVERY_IDLE_MARK, wl_recover_undo, P_STATE),
 	FLUSH(MUT_RECOVERY_IDLE_FLUSH, wl_recover_undo, 1),
 	BARRIER(MUT_RECOVERY_IDLE_BARRIER, wl_recover_undo, 1),
-	BARRIER(MUT_RECOVERY_ADOPT_BARRIER, wl_recover_adopt, 1),
 	/* heap.c: two small classes, one large run, allocated then freed */
 	FLUSH(MUT_HEAP_LARGE_FLUSH, wl_undo_alloc_free, 2),
 	FLUSH(MUT_HEAP_INFO_FLUSH, wl_undo_alloc_free, 2),

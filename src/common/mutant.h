@@ -197,9 +197,6 @@
 	X(MUT_REDO_IDLE_MARK, "redo.idle_mark",                              \
 	  "store IDLE when a redo log is retired (sync commit and async "    \
 	  "truncation); else recovery replays it over newer data")            \
-	X(MUT_REDO_IDLE_FLUSH, "redo.idle_flush",                            \
-	  "flush of IDLE at retirement; the next truncation's barrier "      \
-	  "needs it for D6 (retire marks durable in commit order)")           \
 	X(MUT_REDO_TRUNC_DATA_FLUSH, "redo.trunc_data_flush",                \
 	  "redo-async truncation: flush of the lines applied at commit; "    \
 	  "else IDLE may be durable before the data")                         \
@@ -247,9 +244,6 @@
 	X(MUT_RECOVERY_IDLE_BARRIER, "recovery.idle_barrier",                \
 	  "recovery: IDLE durable before open returns; else a later crash "  \
 	  "repairs again, over data written since")                           \
-	X(MUT_RECOVERY_ADOPT_BARRIER, "recovery.adopt_barrier",              \
-	  "recovery: re-adopted log chunks' heap bits durable before open "  \
-	  "returns (L4); every open re-adopts, so expect nothing to break")   \
 	/* ---- heap.c: heap_apply, reached by every allocation path ---- */  \
 	X(MUT_HEAP_LARGE_FLUSH, "heap.large_flush",                          \
 	  "flush of a large run's info word (alloc log apply and replay, "   \

@@ -281,11 +281,8 @@ int tx_recover_all(pmtx_region *r)
 	for (unsigned i = 0; fs && i < nd; i++)
 		free(fs[i].v);
 	free(fs);
-	if (!rc)
-		rc = for_each_chain(r, 0, &wrote);
-	if (!rc && wrote)
-		rc = MUT_BARRIER(MUT_RECOVERY_ADOPT_BARRIER, &r->persist);
-	return rc;
+	/* No barrier after: every open adopts again (L4). */
+	return rc ? rc : for_each_chain(r, 0, &wrote);
 }
 
 int tx_mark_chunks(pmtx_region *r)

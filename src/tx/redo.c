@@ -29,7 +29,7 @@
  *               (the transaction is durable here)
  *           2.  apply every record in place in log order, apply the
  *               allocation log to the heap, flush            -> 1 barrier
- *           3.  descriptor IDLE: store + flush, no barrier (R3 below)
+ *           3.  descriptor IDLE: a store, no flush, no barrier (tx.c R3)
  *   abort       drop the log: nothing was written in place   -> 0 barriers
  *   So 2 barriers per commit, whatever the number of writes and
  *   allocations, plus 1 before step 1 if the transaction made naked
@@ -91,8 +91,11 @@
  *      apply the next transaction's entries with this one's count.
  *  D6. Truncations run one at a time, in queue (= commit) order, and each
  *      one issues a barrier before its IDLE mark, so IDLE marks become
- *      durable in commit order even when one of them is written by a
- *      different thread than the one before.
+ *      durable in commit order. A barrier orders only its own thread's
+ *      flushes, and the previous IDLE may have been written by another
+ *      thread (the truncation thread, or one that drained the queue), so
+ *      the truncating thread flushes the lines of every retirement not yet
+ *      covered before its barrier (the retire cover, tx.c R3).
  *  D10. Lines the transaction flushed itself (pmtx_flush, pmtx_zalloc,
  *      pmtx_memcpy_nt: a fresh block initialised with plain stores) are
  *      made durable by a barrier of their own before the COMMIT record is
@@ -349,8 +352,10 @@ static void flush_written(struct pmtx_tx *tx, unsigned site)
 static void retire(struct pmtx_tx *tx)
 {
 	pmtx_region *r = tx->r;
-	desc_set_state(r, tx->d, tx->version, tx->kind, PMTX_DS_IDLE, MUT_REDO_IDLE_MARK,
-	              MUT_REDO_IDLE_FLUSH);
+	/* No flush: the next commit or truncation, in whatever thread,
+	 * flushes it before its barrier (the retire cover, tx.c R3). */
+	desc_store_state(r, tx->d, tx->version, tx->kind, PMTX_DS_IDLE,
+	                 MUT_REDO_IDLE_MARK);
 	retire_note(r, tx->idx);
 	clear_bits(tx);
 	for (size_t i = 0; i < tx->alog.n; i++)
@@ -365,8 +370,11 @@ int redo_truncate_one(struct pmtx_tx *tx)
 		for (size_t i = 0; i < tx->alog.n; i++)
 			heap_flush_entry(tx->r, &tx->alog.e[i]);
 	}
-	/* D6: the barrier also orders this IDLE after the previous one. */
+	/* D6: the barrier also orders this IDLE after the previous ones,
+	 * whichever thread wrote them (the retire cover, tx.c R3). */
+	retire_cover_begin(tx);
 	int rc = MUT_BARRIER(MUT_REDO_TRUNC_BARRIER, &tx->r->persist);
+	retire_cover_end(tx);
 	retire(tx); /* D8 */
 	return rc;
 }

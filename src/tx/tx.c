@@ -24,14 +24,17 @@
  *      operations, and the truncation. The descriptor (with its DRAM
  *      state: deferred list, write set) returns to the pool only when both
  *      are done, whichever finishes last.
- *  R3. Retire cover. A redo log marked IDLE with a store and a flush but
- *      no barrier of its own (redo.c, step 3) is recorded in pend_seq.
- *      Every commit flushes the descriptor line of each such descriptor
- *      before its first barrier, and records them as durable after it.
- *      So a retirement is durable no later than the commit barrier of any
- *      transaction that began after it, which is what D4(a) needs: no
- *      later transaction's commit can be durable while an older log that
- *      recovery would replay over it is not yet retired.
+ *  R3. Retire cover. A redo log marked IDLE with a store, but no flush
+ *      and no barrier of its own (redo.c, step 3), is recorded in
+ *      pend_seq. Every commit, and every truncation (redo.c D6), flushes
+ *      the descriptor line of each such descriptor before its barrier, and
+ *      records them as durable after it. The flush must be the barrier's
+ *      own thread's: a barrier does not wait for another thread's
+ *      flushes. So a retirement is durable no later than the first
+ *      barrier of any commit or truncation that began after it, which is
+ *      what D4(a) needs: no later transaction's commit can be durable
+ *      while an older log that recovery would replay over it is not yet
+ *      retired.
  */
 #include <errno.h>
 #include <sched.h>

@@ -163,18 +163,25 @@ int tx_mark_chunks(pmtx_region *r);
  * returned) the version is too. Before that barrier either may persist
  * without the other. */
 void tx_mark_running(struct pmtx_tx *tx);
-/* Durably mark the descriptor (version v, runtime kind, state st): store
- * + flush only. The callers' orderings differ, so each names its own
- * mutation sites for the store and the flush (mutant.h). */
-static inline void desc_set_state(pmtx_region *r, struct pmtx_desc *d,
-                                  uint64_t v, pmtx_runtime kind, unsigned st,
-                                  unsigned mark_site, unsigned flush_site)
+/* Store the descriptor's (version v, runtime kind, state st), mark_site
+ * its mutation site (mutant.h); no flush. */
+static inline void desc_store_state(pmtx_region *r, struct pmtx_desc *d,
+                                    uint64_t v, pmtx_runtime kind,
+                                    unsigned st, unsigned mark_site)
 {
 	if (!MUT_SKIP(mark_site)) {
 		__atomic_store_n(&d->statever, PMTX_SV(v, kind, st),
 		                 __ATOMIC_RELAXED);
 		TRACE_STORE(&r->persist, &d->statever, 8);
 	}
+}
+/* The same, then flush it. The callers' orderings differ, so each names
+ * its own mutation sites for the store and the flush. */
+static inline void desc_set_state(pmtx_region *r, struct pmtx_desc *d,
+                                  uint64_t v, pmtx_runtime kind, unsigned st,
+                                  unsigned mark_site, unsigned flush_site)
+{
+	desc_store_state(r, d, v, kind, st, mark_site);
 	MUT_FLUSH(flush_site, &r->persist, &d->statever, 8);
 }
 /* 0 if tx is this thread's running transaction, else its status. */

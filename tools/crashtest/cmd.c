@@ -4,7 +4,7 @@
  *   pmtx crashtest [--workload W] [--runtime R] [--domain D]
  *                  [--points all|N] [--images N] [--seed S] [--ntx N]
  *                  [--depth2 N] [--d2images N] [--checks] [--json]
- *                  [--stop-after N] [--no-progress] [--quiet]
+ *                  [--stop-after N] [--min-images N] [--no-progress] [--quiet]
  *                  [--point P --image I [--rpoint Q --rimage J]
  *                   [--save FILE]]
  *
@@ -35,7 +35,8 @@ static int usage(void)
 	        "[--domain D]\n"
 	        "         [--points all|N] [--images N] [--seed S] [--ntx N]\n"
 	        "         [--depth2 N] [--d2images N] [--checks] [--json]\n"
-	        "         [--stop-after N] [--no-progress] [--quiet]\n"
+	        "         [--stop-after N] [--min-images N] [--no-progress]"
+	        " [--quiet]\n"
 	        "         [--point P --image I [--rpoint Q --rimage J]"
 	        " [--save FILE]]\n"
 	        "workloads:");
@@ -50,6 +51,7 @@ struct args {
 	struct ct_config c;
 	const char *workload, *runtime;
 	int json;
+	uint64_t min_images; /* fail if fewer images were explored */
 };
 
 static int parse_u64(const char *v, uint64_t *out)
@@ -90,6 +92,8 @@ static int parse_opt(struct args *a, const char *o, const char *v)
 		c->depth2 = (unsigned)n;
 	else if (!strcmp(o, "--d2images"))
 		c->d2images = n;
+	else if (!strcmp(o, "--min-images"))
+		a->min_images = n;
 	else if (!strcmp(o, "--stop-after"))
 		c->stop_after = (long)n;
 	else if (!strcmp(o, "--point"))
@@ -239,5 +243,12 @@ int ct_main(int argc, char **argv)
 		                                 tot.seconds
 		                       : 0,
 		       (unsigned long long)tot.violations);
+	uint64_t all = tot.images + tot.d2images;
+	if (all < a.min_images) {
+		fprintf(stderr, "pmtx crashtest: %llu images explored, fewer "
+		        "than --min-images %llu\n", (unsigned long long)all,
+		        (unsigned long long)a.min_images);
+		failed = 1;
+	}
 	return failed ? 3 : tot.violations ? 1 : 0;
 }

@@ -30,7 +30,9 @@
  *      pmtx_zalloc with the fields written through the transaction. A
  *      node's tag is ~value, or 0 when it came from pmtx_zalloc; anything
  *      else is a block whose initialisation was lost (a reused block
- *      keeps an older node's tag).
+ *      keeps an older node's tag). Under cow, every other new node is
+ *      written through pmtx_cow_peek with naked stores and pmtx_flush
+ *      instead of being opened for writing.
  *  W4. handoff runs its odd transactions in a second thread, strictly in
  *      turn with the first, on the same cells, each thread on a
  *      descriptor of its own: the workload where one descriptor's end (a
@@ -571,7 +573,9 @@ static int list_tx_cow(pmtx_tx *tx, pmtx_region *r, uint64_t i,
 	if (ins) {
 		struct lnode *n;
 		rc = pmtx_cow_new(tx, sizeof(*n), &w);
-		if (!rc)
+		if (!rc && i % 2) /* a fresh object: naked stores (W3) */
+			n = (struct lnode *)pmtx_cow_peek(r, w);
+		else if (!rc)
 			rc = pmtx_cow_open(tx, w, PMTX_COW_WRITE, NULL,
 			                   (void **)&n);
 		if (rc)
@@ -579,6 +583,8 @@ static int list_tx_cow(pmtx_tx *tx, pmtx_region *r, uint64_t i,
 		n->value = i + 1;
 		n->next = *link;
 		n->tag = ~n->value;
+		if (i % 2)
+			pmtx_flush(r, n, sizeof(*n));
 		*link = w;
 	} else {
 		w = *link;
@@ -726,6 +732,23 @@ static uint64_t big_value(uint64_t i, unsigned j)
 	return (i + 1) << 32 | j;
 }
 
+/* undo and redo: root word BIG_WORDS holds a large block (above the
+ * largest size class: a run of whole superblocks) or 0; every third
+ * transaction allocates or frees it. */
+#define BIG_BLOB (40u * 1024u)
+
+static int big_blob_toggles(uint64_t i)
+{
+	return i % 3 == 1;
+}
+
+static int big_blob_toggle(pmtx_tx *tx, pmtx_region *r)
+{
+	pmtx_off *blob = (pmtx_off *)pmtx_root(r, NULL) + BIG_WORDS, off = 0;
+	int rc = *blob ? pmtx_free(tx, *blob) : pmtx_alloc(tx, BIG_BLOB, &off);
+	return rc ? rc : PMTX_SET(tx, *blob, off);
+}
+
 static int big_setup(const struct ct_env *e, pmtx_region *r)
 {
 	uint64_t *a = pmtx_root(r, NULL);
@@ -786,6 +809,8 @@ static int big_run(const struct ct_env *e, pmtx_region *r, unsigned t,
 		rc = pmtx_write(tx, (uint64_t *)pmtx_root(r, NULL) + start, buf,
 		                len * sizeof(*buf));
 	}
+	if (!rc && e->rt != PMTX_RT_COW && big_blob_toggles(i))
+		rc = big_blob_toggle(tx, r);
 	if (rc) {
 		pmtx_abort(tx);
 		return rc;
@@ -796,26 +821,31 @@ static int big_run(const struct ct_env *e, pmtx_region *r, unsigned t,
 static size_t big_model(const struct ct_env *e, unsigned t, uint64_t k,
                         uint64_t *out, size_t max)
 {
-	if (max < BIG_WORDS)
+	if (max < BIG_WORDS + 1)
 		return 0;
 	for (unsigned j = 0; j < BIG_WORDS; j++)
 		out[j] = j;
-	for (uint64_t i = 0; i < k; i++)
+	out[BIG_WORDS] = 0;
+	for (uint64_t i = 0; i < k; i++) {
 		for (unsigned q = 0; q < BIGK; q++) {
 			unsigned start, len;
 			big_range(e, i, q, &start, &len);
 			for (unsigned j = start; j < start + len; j++)
 				out[j] = big_value(i, j);
 		}
-	return BIG_WORDS;
+		if (e->rt != PMTX_RT_COW && big_blob_toggles(i))
+			out[BIG_WORDS] ^= 1;
+	}
+	return BIG_WORDS + 1;
 }
 
 static size_t big_observe(const struct ct_env *e, pmtx_region *r, unsigned t,
                           uint64_t *out, size_t max, char *msg, size_t len)
 {
 	const uint64_t *a = pmtx_root(r, NULL);
-	if (max < BIG_WORDS)
+	if (max < BIG_WORDS + 1)
 		return 0;
+	out[BIG_WORDS] = e->rt != PMTX_RT_COW && a[BIG_WORDS] != 0;
 	for (unsigned o = 0; o < BIG_NOBJS; o++) {
 		const uint64_t *p = e->rt == PMTX_RT_COW
 		                            ? pmtx_cow_peek(r, a[o])
@@ -826,15 +856,15 @@ static size_t big_observe(const struct ct_env *e, pmtx_region *r, unsigned t,
 		}
 		memcpy(out + o * BIG_PER_OBJ, p, BIG_PER_OBJ * 8);
 	}
-	return BIG_WORDS;
+	return BIG_WORDS + 1;
 }
 
 static int big_walk(const struct ct_env *e, pmtx_region *r,
                     int (*fn)(pmtx_off off, void *arg), void *arg)
 {
-	if (e->rt != PMTX_RT_COW)
-		return 0;
 	const pmtx_off *wr = pmtx_root(r, NULL);
+	if (e->rt != PMTX_RT_COW)
+		return wr[BIG_WORDS] && fn(wr[BIG_WORDS], arg);
 	for (unsigned o = 0; o < BIG_NOBJS; o++) {
 		const void *p = pmtx_cow_peek(r, wr[o]);
 		if (fn(wr[o], arg) || (p && fn(pmtx_off_of(r, p), arg)))
@@ -845,7 +875,8 @@ static int big_walk(const struct ct_env *e, pmtx_region *r,
 
 static const struct ct_workload wl_big = {
 	"big", "two ranges of 8-20 KiB per transaction: large records, log "
-	"growth", 1, BIG_WORDS * 8, no_cltx, big_setup, big_run, big_observe,
+	"growth, a large block", 1, (BIG_WORDS + 1) * 8, no_cltx, big_setup,
+	big_run, big_observe,
 	big_model, big_walk};
 
 /* ---- the handoff workload: two threads in turn on shared cells (W4) ---- */
@@ -866,16 +897,42 @@ static uint64_t handoff_value(uint64_t i, unsigned j)
 	return (i + 1) << 8 | j;
 }
 
+/* Under cow the cells are one object, its wrapper in root word 0; the
+ * naked word stays in the root (word HCELLS). */
 static int handoff_applies(pmtx_runtime rt)
 {
-	return rt == PMTX_RT_UNDO || rt == PMTX_RT_REDO ||
-	       rt == PMTX_RT_REDO_ASYNC;
+	return rt != CT_RT_CLTX;
 }
 
 static int handoff_setup(const struct ct_env *e, pmtx_region *r)
 {
-	(void)e, (void)r;
-	return 0; /* zeroed cells: the state after no transaction */
+	pmtx_off *root = pmtx_root(r, NULL), w;
+	pmtx_tx *tx;
+	if (e->rt != PMTX_RT_COW)
+		return 0; /* zeroed cells: the state after no transaction */
+	int rc = pmtx_begin(r, PMTX_RT_UNDO, &tx);
+	if (!rc)
+		rc = pmtx_cow_new(tx, HCELLS * 8, &w);
+	if (!rc)
+		rc = PMTX_SET(tx, root[0], w);
+	if (rc) {
+		pmtx_abort(tx);
+		return rc;
+	}
+	return pmtx_commit(tx);
+}
+
+/* The cells transaction tx writes. */
+static int handoff_cells(const struct ct_env *e, pmtx_region *r,
+                         pmtx_tx *tx, uint64_t **cells)
+{
+	uint64_t *root = pmtx_root(r, NULL);
+	if (e->rt != PMTX_RT_COW) {
+		*cells = root;
+		return 0;
+	}
+	return pmtx_cow_open(tx, root[0], PMTX_COW_WRITE, NULL,
+	                     (void **)cells);
 }
 
 static int handoff_tx(const struct ct_env *e, pmtx_region *r, uint64_t i)
@@ -892,7 +949,12 @@ static int handoff_tx(const struct ct_env *e, pmtx_region *r, uint64_t i)
 	}
 	for (unsigned j = 0; j < HCELLS; j++)
 		v[j] = handoff_value(i, j);
-	rc = pmtx_write(tx, cells, v, sizeof(v));
+	uint64_t *dst;
+	rc = handoff_cells(e, r, tx, &dst);
+	if (!rc && e->rt == PMTX_RT_COW)
+		memcpy(dst, v, sizeof(v)); /* the private copy */
+	else if (!rc)
+		rc = pmtx_write(tx, dst, v, sizeof(v));
 	if (rc || kind == H_ABORT) {
 		pmtx_abort(tx);
 		return rc;
@@ -967,11 +1029,27 @@ static size_t handoff_observe(const struct ct_env *e, pmtx_region *r,
                               unsigned t, uint64_t *out, size_t max,
                               char *msg, size_t len)
 {
-	(void)e, (void)t, (void)msg, (void)len;
+	(void)t;
+	const uint64_t *root = pmtx_root(r, NULL), *cells = root;
 	if (max < HCELLS + 1)
 		return 0;
-	memcpy(out, pmtx_root(r, NULL), (HCELLS + 1) * sizeof(*out));
+	if (e->rt == PMTX_RT_COW && !(cells = pmtx_cow_peek(r, root[0]))) {
+		snprintf(msg, len, "handoff: bad wrapper");
+		return (size_t)-1;
+	}
+	memcpy(out, cells, HCELLS * sizeof(*out));
+	out[HCELLS] = root[HCELLS];
 	return HCELLS + 1;
+}
+
+static int handoff_walk(const struct ct_env *e, pmtx_region *r,
+                        int (*fn)(pmtx_off off, void *arg), void *arg)
+{
+	const pmtx_off *root = pmtx_root(r, NULL);
+	if (e->rt != PMTX_RT_COW)
+		return 0;
+	const void *p = pmtx_cow_peek(r, root[0]);
+	return fn(root[0], arg) || (p && fn(pmtx_off_of(r, p), arg));
 }
 
 static size_t handoff_model(const struct ct_env *e, unsigned t, uint64_t k,
@@ -995,7 +1073,7 @@ static const struct ct_workload wl_handoff = {
 	"handoff", "two threads in turn on the same cells, each on its own "
 	"descriptor; aborts, naked-only commits", 1, (HCELLS + 1) * 8,
 	handoff_applies, handoff_setup,
-	handoff_run, handoff_observe, handoff_model, NULL};
+	handoff_run, handoff_observe, handoff_model, handoff_walk};
 
 const struct ct_workload *const ct_workloads[] = {
 	&wl_sps, &wl_bank, &wl_list, &wl_abort, &wl_mt, &wl_big, &wl_handoff,
