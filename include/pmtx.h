@@ -206,8 +206,11 @@ int pmtx_begin(pmtx_region *r, pmtx_runtime rt, pmtx_tx **out);
  * PMTX_E_ABORTED if it had been aborted. An inner commit returns 0. */
 int pmtx_commit(pmtx_tx *tx);
 /* Abort the whole (flattened) transaction: every write is rolled back,
- * every allocation undone, every free cancelled. Returns 0. The outermost
- * pmtx_commit() or pmtx_end() then returns PMTX_E_ABORTED. */
+ * every allocation undone, every free cancelled. Ends the level it is
+ * called at, like a commit: inside a nested level, the enclosing levels'
+ * pmtx_commit() then return PMTX_E_ABORTED; at the outermost level the
+ * transaction is over (a later pmtx_commit() returns PMTX_E_NO_TX).
+ * Returns 0, or PMTX_E_IO if a barrier of the rollback failed. */
 int pmtx_abort(pmtx_tx *tx);
 /* The transaction running in this thread, or NULL. */
 pmtx_tx *pmtx_tx_current(void);

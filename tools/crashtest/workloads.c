@@ -38,8 +38,10 @@
  *      descriptor of its own: the workload where one descriptor's end (a
  *      redo retirement, tx.c R3; an undo abort's IDLE, undo.c U4) must be
  *      durable before another descriptor's commit over the same data.
- *      Some transactions abort, and some commit only a naked store (one
- *      word). The turns make it as deterministic as a single thread.
+ *      Some transactions abort, some commit only a naked store (one
+ *      word), some allocate or free; the first thread drains the
+ *      truncation queue right after some of the second one's commits.
+ *      The turns make it as deterministic as a single thread.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -892,6 +894,22 @@ static int handoff_kind(uint64_t i)
 	return i % 4 == 2 ? H_ABORT : i % 8 == 5 ? H_NAKED : H_WRITE;
 }
 
+/* undo and redo: each writing transaction of the second thread also
+ * allocates or frees, by turns, a block at root word HCELLS + 1: 200 B
+ * when i % 4 == 3, else 40 KiB (a large run). */
+static int handoff_toggles(const struct ct_env *e, uint64_t i)
+{
+	return e->rt != PMTX_RT_COW && i % 2 && handoff_kind(i) == H_WRITE;
+}
+
+static int handoff_toggle(pmtx_tx *tx, pmtx_region *r, uint64_t i)
+{
+	pmtx_off *blk = (pmtx_off *)pmtx_root(r, NULL) + HCELLS + 1, off = 0;
+	int rc = *blk ? pmtx_free(tx, *blk)
+	              : pmtx_alloc(tx, i % 4 == 3 ? 200 : 40 << 10, &off);
+	return rc ? rc : PMTX_SET(tx, *blk, off);
+}
+
 static uint64_t handoff_value(uint64_t i, unsigned j)
 {
 	return (i + 1) << 8 | j;
@@ -955,6 +973,8 @@ static int handoff_tx(const struct ct_env *e, pmtx_region *r, uint64_t i)
 		memcpy(dst, v, sizeof(v)); /* the private copy */
 	else if (!rc)
 		rc = pmtx_write(tx, dst, v, sizeof(v));
+	if (!rc && handoff_toggles(e, i))
+		rc = handoff_toggle(tx, r, i);
 	if (rc || kind == H_ABORT) {
 		pmtx_abort(tx);
 		return rc;
@@ -1022,7 +1042,12 @@ static int handoff_run(const struct ct_env *e, pmtx_region *r, unsigned t,
                        uint64_t i)
 {
 	(void)t;
-	return i % 2 ? helper_run(e, r, i) : handoff_tx(e, r, i);
+	if (i % 2)
+		return helper_run(e, r, i);
+	/* Truncate the other thread's transaction before it makes another
+	 * barrier: its flushes must be covered by this thread's (W4). */
+	int rc = i && i % 4 == 0 ? pmtx_drain(r) : 0;
+	return rc ? rc : handoff_tx(e, r, i);
 }
 
 static size_t handoff_observe(const struct ct_env *e, pmtx_region *r,
@@ -1031,7 +1056,7 @@ static size_t handoff_observe(const struct ct_env *e, pmtx_region *r,
 {
 	(void)t;
 	const uint64_t *root = pmtx_root(r, NULL), *cells = root;
-	if (max < HCELLS + 1)
+	if (max < HCELLS + 2)
 		return 0;
 	if (e->rt == PMTX_RT_COW && !(cells = pmtx_cow_peek(r, root[0]))) {
 		snprintf(msg, len, "handoff: bad wrapper");
@@ -1039,7 +1064,8 @@ static size_t handoff_observe(const struct ct_env *e, pmtx_region *r,
 	}
 	memcpy(out, cells, HCELLS * sizeof(*out));
 	out[HCELLS] = root[HCELLS];
-	return HCELLS + 1;
+	out[HCELLS + 1] = root[HCELLS + 1] != 0;
+	return HCELLS + 2;
 }
 
 static int handoff_walk(const struct ct_env *e, pmtx_region *r,
@@ -1047,7 +1073,7 @@ static int handoff_walk(const struct ct_env *e, pmtx_region *r,
 {
 	const pmtx_off *root = pmtx_root(r, NULL);
 	if (e->rt != PMTX_RT_COW)
-		return 0;
+		return root[HCELLS + 1] && fn(root[HCELLS + 1], arg);
 	const void *p = pmtx_cow_peek(r, root[0]);
 	return fn(root[0], arg) || (p && fn(pmtx_off_of(r, p), arg));
 }
@@ -1055,23 +1081,25 @@ static int handoff_walk(const struct ct_env *e, pmtx_region *r,
 static size_t handoff_model(const struct ct_env *e, unsigned t, uint64_t k,
                             uint64_t *out, size_t max)
 {
-	(void)e, (void)t;
-	if (max < HCELLS + 1)
+	(void)t;
+	if (max < HCELLS + 2)
 		return 0;
-	memset(out, 0, (HCELLS + 1) * sizeof(*out));
+	memset(out, 0, (HCELLS + 2) * sizeof(*out));
 	for (uint64_t i = 0; i < k; i++) {
 		int kind = handoff_kind(i);
 		for (unsigned j = 0; kind == H_WRITE && j < HCELLS; j++)
 			out[j] = handoff_value(i, j);
 		if (kind == H_NAKED)
 			out[HCELLS] = i + 1;
+		out[HCELLS + 1] ^= (uint64_t)handoff_toggles(e, i);
 	}
-	return HCELLS + 1;
+	return HCELLS + 2;
 }
 
 static const struct ct_workload wl_handoff = {
 	"handoff", "two threads in turn on the same cells, each on its own "
-	"descriptor; aborts, naked-only commits", 1, (HCELLS + 1) * 8,
+	"descriptor; aborts, naked-only commits, allocation", 1,
+	(HCELLS + 2) * 8,
 	handoff_applies, handoff_setup,
 	handoff_run, handoff_observe, handoff_model, handoff_walk};
 
