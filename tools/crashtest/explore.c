@@ -56,6 +56,7 @@
 #include <unistd.h>
 
 #include "ct.h"
+#include "common/mutant.h"
 #include "common/util.h"
 #include "persist/sim.h"
 #include "trace/trace.h"
@@ -579,9 +580,13 @@ static void reproducer(const struct explorer *x, char *buf, size_t len,
                        uint64_t rimage)
 {
 	const struct ct_config *c = x->c;
-	int n = snprintf(buf, len, "pmtx crashtest --workload %s --runtime %s "
-	                 "--domain %s --seed %llu --ntx %u --images %llu "
-	                 "--point %llu --image %llu", c->wl->name,
+	unsigned m = pmtx__mutant_active(); /* a planted bug: name it */
+	int n = snprintf(buf, len, "%s%s%spmtx%s crashtest --workload %s "
+	                 "--runtime %s --domain %s --seed %llu --ntx %u "
+	                 "--images %llu --point %llu --image %llu",
+	                 m ? "PMTX_MUTANT=" : "",
+	                 m ? pmtx__mutant_name(m) : "", m ? " " : "",
+	                 m ? "-mut" : "", c->wl->name,
 	                 ct_runtime_name(c->env.rt), pmtx_domain_name(c->domain),
 	                 (unsigned long long)c->env.seed, c->env.ntx,
 	                 (unsigned long long)c->images,
