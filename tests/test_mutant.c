@@ -385,6 +385,7 @@ static void wl_redo(struct obs *o)
 	pmtx_region *r = make(&path);
 	pmtx_tx *tx = begin(r, PMTX_RT_REDO);
 	pmtx_off b = redo_writes(tx, r);
+	put(tx, r, 64); /* the newest range again: rewritten (D11) */
 	assert_int_equal(pmtx_commit(tx), 0);
 	tx = begin(r, PMTX_RT_REDO);
 	assert_int_equal(pmtx_free(tx, b), 0);
@@ -584,6 +585,7 @@ static const struct site_case cases[] = {
 	BARRIER(MUT_UNDO_ABORT_IDLE_BARRIER, wl_undo_abort, 1),
 	FLUSH(MUT_UNDO_RECOVER_FLUSH, wl_recover_undo, 2),
 	/* redo.c: two commits, the second one only frees */
+	FLUSH(MUT_REDO_REWRITE_FLUSH, wl_redo, 1),
 	STORE(MUT_REDO_BATCH_CHECK, wl_redo, P_BATCH),
 	BARRIER(MUT_REDO_COMMIT_BARRIER, wl_redo, 2),
 	FLUSH(MUT_REDO_DATA_FLUSH, wl_redo, 2),

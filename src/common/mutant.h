@@ -176,6 +176,9 @@
 	  "recovery: flush of every range an undo log rolls back; else IDLE "\
 	  "may be durable before the rolled-back data")                       \
 	/* ---- redo.c (redo and redo-async) ---- */                          \
+	X(MUT_REDO_REWRITE_FLUSH, "redo.rewrite_flush",                      \
+	  "flush of a redo record rewritten in place by a repeated write of " \
+	  "its range (D11); else the COMMIT may persist with its old bytes") \
 	X(MUT_REDO_BATCH_CHECK, "redo.batch_check",                          \
 	  "batch checksum in the redo COMMIT record (D1); else recovery "    \
 	  "never counts the log as committed and loses the transaction")      \

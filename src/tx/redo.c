@@ -102,6 +102,15 @@
  *      written. In the same epoch as the COMMIT, the COMMIT could persist
  *      without them, and recovery would link a block whose contents were
  *      lost.
+ *  D11. A write of exactly the range of the newest record of its segment
+ *      stores into that record instead of appending one (a transaction
+ *      that rewrites one object logs it once). Before the COMMIT nothing
+ *      depends on a record's bytes: the batch checksum is computed at
+ *      commit over what the records hold then, and a rewritten record is
+ *      flushed once more before the COMMIT's barrier, which makes its new
+ *      bytes durable with the rest. Reads and
+ *      the apply take the newest bytes of a range from the newest record
+ *      that covers it, which is this one.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -119,6 +128,7 @@ static int redo_begin(struct pmtx_tx *tx)
 	idxmap_clear(&tx->map);
 	tx->last_obj = 0;
 	tx->nents = 0;
+	tx->rewrites = 0;
 	return 0;
 }
 
@@ -155,18 +165,46 @@ static inline uint64_t seg_key(uint64_t base, uint64_t off)
 	return data + ALIGN_DOWN(off - data, SEG_SIZE);
 }
 
-/* Append one record for [off, off+len), all inside one segment. */
+/* D11: store the new bytes into the newest record of the same range; it
+ * is flushed once, at commit (flush_rewritten). */
+static void rewrite(struct pmtx_tx *tx, struct redo_ent *e, const void *src)
+{
+	pmtx_region *r = tx->r;
+	void *p = (void *)rec_payload(region_at(r, e->rec));
+	memcpy(p, src, e->len);
+	TRACE_STORE(&r->persist, p, e->len);
+	e->rewritten = 1;
+	tx->rewrites = 1;
+}
+
+static void flush_rewritten(struct pmtx_tx *tx)
+{
+	pmtx_region *r = tx->r;
+	for (size_t i = 0; tx->rewrites && i < tx->nents; i++)
+		if (tx->ents[i].rewritten)
+			MUT_FLUSH(MUT_REDO_REWRITE_FLUSH, &r->persist,
+			          rec_payload(region_at(r, tx->ents[i].rec)),
+			          tx->ents[i].len);
+}
+
+/* Append one record for [off, off+len), all inside one segment, or
+ * rewrite the newest one if it is for exactly that range (D11). */
 static int append(struct pmtx_tx *tx, uint64_t base, uint64_t off,
                   const void *src, size_t len)
 {
 	pmtx_region *r = tx->r;
 	uint64_t rec, key = seg_key(base, off);
+	int32_t head = idxmap_get(&tx->map, key);
+	if (head >= 0 && tx->ents[head].off == off && tx->ents[head].len == len) {
+		rewrite(tx, &tx->ents[head], src);
+		return 0;
+	}
 	int rc = logw_reserve(r, &tx->log, len, &rec);
 	if (rc || (rc = own_object(tx, base)))
 		return rc;
 	log_put(r, &tx->log, rec, PMTX_REC_REDO, tx->version, off, src, len,
 	        LOG_BATCH);
-	struct redo_ent e = {rec, off, (uint32_t)len, -1};
+	struct redo_ent e = {rec, off, (uint32_t)len, -1, 0};
 	if ((rc = ents_push(tx, e)))
 		return rc;
 	return idxmap_swap(&tx->map, key, (int32_t)(tx->nents - 1),
@@ -310,6 +348,7 @@ static int commit_durable(struct pmtx_tx *tx)
 	body[1] = MUT_SKIP(MUT_REDO_BATCH_CHECK) ? 0 : batch_checksum(tx);
 	log_put(r, &tx->log, rec, PMTX_REC_COMMIT, tx->version, nalloc, body,
 	        sizeof(body), LOG_CSUM);
+	flush_rewritten(tx);
 	alog_flush(tx);
 	rc = MUT_BARRIER(MUT_REDO_COMMIT_BARRIER, &r->persist);
 	retire_cover_end(tx);

@@ -50,6 +50,7 @@ struct redo_ent {
 	uint64_t off;
 	uint32_t len;
 	int32_t prev;
+	int rewritten; /* payload stored again since its flush (redo.c D11) */
 };
 
 /* A descriptor whose IDLE mark may not be durable yet, as seen by a
@@ -90,6 +91,7 @@ struct pmtx_tx {
 	struct idxmap map;        /* segment -> newest entry; object -> -2 */
 	struct redo_ent *ents;
 	size_t nents, capents;
+	int rewrites;             /* some ents are rewritten (redo.c D11) */
 	uint64_t csn;             /* commit sequence number */
 	struct cover *cov;        /* ndesc slots */
 	size_t ncov;

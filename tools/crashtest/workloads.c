@@ -39,7 +39,8 @@
  *      redo retirement, tx.c R3; an undo abort's IDLE, undo.c U4) must be
  *      durable before another descriptor's commit over the same data.
  *      Some transactions abort, some commit only a naked store (one
- *      word), some allocate or free; the first thread drains the
+ *      word), some allocate or free, every write is made twice (the
+ *      second rewrites the first); the first thread drains the
  *      truncation queue right after some of the second one's commits.
  *      The turns make it as deterministic as a single thread.
  */
@@ -971,8 +972,14 @@ static int handoff_tx(const struct ct_env *e, pmtx_region *r, uint64_t i)
 	rc = handoff_cells(e, r, tx, &dst);
 	if (!rc && e->rt == PMTX_RT_COW)
 		memcpy(dst, v, sizeof(v)); /* the private copy */
-	else if (!rc)
-		rc = pmtx_write(tx, dst, v, sizeof(v));
+	else if (!rc) { /* twice: a rewrite of the same range (redo D11) */
+		uint64_t w[HCELLS];
+		for (unsigned j = 0; j < HCELLS; j++)
+			w[j] = ~v[j];
+		rc = pmtx_write(tx, dst, w, sizeof(w));
+		if (!rc)
+			rc = pmtx_write(tx, dst, v, sizeof(v));
+	}
 	if (!rc && handoff_toggles(e, i))
 		rc = handoff_toggle(tx, r, i);
 	if (rc || kind == H_ABORT) {
