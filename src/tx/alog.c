@@ -93,8 +93,8 @@ int alog_commit_apply(struct pmtx_tx *tx)
 	/* Past the commit mark, a failed barrier does not stop the steps
 	 * (undo.c U5): the first error is returned at the end. */
 	int rc = MUT_BARRIER(MUT_ALOG_APPLY_BARRIER, &r->persist); /* (iii) */
-	desc_set_state(r, tx->d, tx->version, tx->kind, PMTX_DS_IDLE, MUT_ALOG_IDLE_MARK,
-	              MUT_ALOG_IDLE_FLUSH);
+	desc_set_state(r, tx->d, tx->version, tx->kind, PMTX_DS_IDLE,
+	               MUT_ALOG_IDLE_MARK, MUT_ALOG_IDLE_FLUSH);
 	int rc2 = MUT_BARRIER(MUT_ALOG_IDLE_BARRIER, &r->persist); /* (iv) */
 	for (size_t i = 0; i < a->n; i++)
 		if (PMTX_AE_OP(a->e[i].info) == PMTX_AE_FREE)

@@ -195,7 +195,8 @@ static int append(struct pmtx_tx *tx, uint64_t base, uint64_t off,
 	pmtx_region *r = tx->r;
 	uint64_t rec, key = seg_key(base, off);
 	int32_t head = idxmap_get(&tx->map, key);
-	if (head >= 0 && tx->ents[head].off == off && tx->ents[head].len == len) {
+	if (head >= 0 && tx->ents[head].off == off &&
+	    tx->ents[head].len == len) {
 		rewrite(tx, &tx->ents[head], src);
 		return 0;
 	}

@@ -225,8 +225,8 @@ static int undo_abort(struct pmtx_tx *tx)
 		restore(r, region_at(r, tx->recs[i]), MUT_UNDO_ABORT_FLUSH);
 	/* Like commit (U5), an abort that has begun restoring completes. */
 	int rc = MUT_BARRIER(MUT_UNDO_ABORT_BARRIER, &r->persist);
-	desc_set_state(r, tx->d, tx->version, tx->kind, PMTX_DS_IDLE, MUT_UNDO_ABORT_IDLE_MARK,
-	              MUT_UNDO_ABORT_IDLE_FLUSH);
+	desc_set_state(r, tx->d, tx->version, tx->kind, PMTX_DS_IDLE,
+	               MUT_UNDO_ABORT_IDLE_MARK, MUT_UNDO_ABORT_IDLE_FLUSH);
 	int rc2 = MUT_BARRIER(MUT_UNDO_ABORT_IDLE_BARRIER, &r->persist);
 	return rc ? rc : rc2;
 }
