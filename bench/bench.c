@@ -179,6 +179,21 @@ int bench_repeat(uint64_t n, int (*one)(void *ctx), void *ctx)
 	return 0;
 }
 
+int bench_pmdk_tx(struct pmemobjpool *pop, void (*body)(void *ctx),
+                  void *ctx)
+{
+	volatile int failed = 0; /* TX_BEGIN is setjmp-based */
+	TX_BEGIN(pop) {
+		body(ctx);
+	} TX_ONABORT {
+		failed = 1;
+	} TX_END
+	if (failed)
+		fprintf(stderr, "pmdk transaction aborted: %s\n",
+		        pmemobj_errormsg());
+	return failed ? PMTX_E_ABORTED : 0;
+}
+
 const char *bench_path(const struct bench_opts *o, const char *tag)
 {
 	static char buf[8][256];

@@ -143,6 +143,11 @@ int bench_pmdk_pool(struct runner *r, const struct bench_opts *o,
                     size_t root_size, size_t pool_size,
                     struct pmemobjpool **out, char *path);
 void bench_pmdk_destroy(struct pmemobjpool *pop, const char *path);
+/* Run body in one PMDK transaction (TX_BEGIN .. TX_END): 0, or
+ * PMTX_E_ABORTED (reported with pmemobj_errormsg) if it aborted. The one
+ * place PMDK's setjmp-based macros are used. */
+int bench_pmdk_tx(struct pmemobjpool *pop, void (*body)(void *ctx),
+                  void *ctx);
 /* Fill r's names for the plain floor (system "plain", pdom1, hardware). */
 void bench_plain_names(struct runner *r);
 

@@ -129,21 +129,20 @@ static int pmtx_run(void *vctx, uint64_t n)
 	return bench_txs(c->r, c->rt, n, pmtx_allocs, c);
 }
 
-static int pmdk_one(void *vctx)
+static void pmdk_body(void *vctx)
 {
 	struct alloc_ctx *c = vctx;
-	volatile int failed = 0; /* PMDK's TX_BEGIN is setjmp-based */
-	TX_BEGIN(c->pop) {
-		for (long a = 0; a < c->p.x; a++) {
-			uint64_t slot = next_slot(c);
-			if (!OID_IS_NULL(c->oids[slot]))
-				pmemobj_tx_free(c->oids[slot]);
-			c->oids[slot] = pmemobj_tx_alloc(c->size[slot], 1);
-		}
-	} TX_ONABORT {
-		failed = 1;
-	} TX_END
-	return failed ? PMTX_E_ABORTED : 0;
+	for (long a = 0; a < c->p.x; a++) {
+		uint64_t slot = next_slot(c);
+		if (!OID_IS_NULL(c->oids[slot]))
+			pmemobj_tx_free(c->oids[slot]);
+		c->oids[slot] = pmemobj_tx_alloc(c->size[slot], 1);
+	}
+}
+
+static int pmdk_one(void *vctx)
+{
+	return bench_pmdk_tx(((struct alloc_ctx *)vctx)->pop, pmdk_body, vctx);
 }
 
 static int pmdk_run(void *vctx, uint64_t n)

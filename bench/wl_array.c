@@ -245,18 +245,17 @@ static int pmtx_run(void *vctx, uint64_t n)
 	return bench_txs(c->r, c->rt, n, pmtx_body, c);
 }
 
-static int pmdk_one(void *vctx)
+static void pmdk_body(void *vctx)
 {
 	struct arr_ctx *c = vctx;
-	volatile int failed = 0; /* PMDK's TX_BEGIN is setjmp-based */
-	TX_BEGIN(c->pop) {
-		uint64_t s0 = tx_start(c);
-		for (uint64_t s = s0; s < s0 + (uint64_t)c->p.per_tx; s++)
-			pmdk_access(c, s, coin(c, s));
-	} TX_ONABORT {
-		failed = 1;
-	} TX_END
-	return failed ? PMTX_E_ABORTED : 0;
+	uint64_t s0 = tx_start(c);
+	for (uint64_t s = s0; s < s0 + (uint64_t)c->p.per_tx; s++)
+		pmdk_access(c, s, coin(c, s));
+}
+
+static int pmdk_one(void *vctx)
+{
+	return bench_pmdk_tx(((struct arr_ctx *)vctx)->pop, pmdk_body, vctx);
 }
 
 static int pmdk_run(void *vctx, uint64_t n)

@@ -259,15 +259,23 @@ static void pmdk_apply(struct bb_ctx *c, int nadd, int nget)
 		bb_got(c, pmdk_take(c->b));
 }
 
+struct bb_steps {
+	struct bb_ctx *c;
+	int nadd, nget;
+};
+
+static void pmdk_body(void *arg)
+{
+	struct bb_steps *b = arg;
+	pmdk_apply(b->c, b->nadd, b->nget);
+}
+
 static int pmdk_tx(struct bb_ctx *c, int nadd, int nget)
 {
-	volatile int failed = 0; /* PMDK's TX_BEGIN is setjmp-based */
-	TX_BEGIN(c->pop) {
-		pmdk_apply(c, nadd, nget);
-	} TX_ONABORT {
-		failed = 1;
-	} TX_END
-	return failed ? bb_unexpected("full or empty (pmdk abort)") : 0;
+	struct bb_steps b = {c, nadd, nget};
+	return bench_pmdk_tx(c->pop, pmdk_body, &b)
+	               ? bb_unexpected("full or empty (pmdk abort)")
+	               : 0;
 }
 
 static int bb_tx(struct bb_ctx *c, int nadd, int nget)

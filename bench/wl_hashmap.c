@@ -482,18 +482,21 @@ static int pmtx_txn(struct hm_ctx *c, long n)
 	return pmtx_commit(tx);
 }
 
+struct hm_steps_arg {
+	struct hm_ctx *c;
+	long n;
+};
+
+static void pmdk_body(void *arg)
+{
+	struct hm_steps_arg *a = arg;
+	hm_steps(a->c, NULL, a->n);
+}
+
 static int pmdk_txn(struct hm_ctx *c, long n)
 {
-	volatile int failed = 0; /* PMDK's TX_BEGIN is setjmp-based */
-	TX_BEGIN(c->pop) {
-		hm_steps(c, NULL, n);
-	} TX_ONABORT {
-		failed = 1;
-	} TX_END
-	if (failed)
-		fprintf(stderr, "hashmap: pmdk transaction aborted: %s\n",
-		        pmemobj_errormsg());
-	return failed ? PMTX_E_ABORTED : 0;
+	struct hm_steps_arg a = {c, n};
+	return bench_pmdk_tx(c->pop, pmdk_body, &a);
 }
 
 /* n inserts in one transaction. */

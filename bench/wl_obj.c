@@ -232,19 +232,16 @@ static void direct_ops(struct obj_ctx *c, int pmdk)
 	}
 }
 
+static void pmdk_body(void *vctx)
+{
+	direct_ops(vctx, 1);
+}
+
 static int pmdk_obj_tx(struct obj_ctx *c)
 {
-	volatile int failed = 0; /* PMDK's TX_BEGIN is setjmp-based */
-	TX_BEGIN(c->pop) {
-		direct_ops(c, 1);
-	} TX_ONABORT {
-		failed = 1;
-	} TX_END
+	int rc = bench_pmdk_tx(c->pop, pmdk_body, c);
 	c->txno++;
-	if (failed)
-		fprintf(stderr, "obj: pmdk transaction aborted: %s\n",
-		        pmemobj_errormsg());
-	return failed ? PMTX_E_ABORTED : 0;
+	return rc;
 }
 
 static int obj_run(void *vctx, uint64_t n)

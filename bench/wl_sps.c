@@ -142,26 +142,25 @@ static int pmtx_run(void *vctx, uint64_t n)
 	return bench_txs(c->r, c->rt, n, pmtx_swaps, c);
 }
 
-static int pmdk_one(void *vctx)
+static void pmdk_body(void *vctx)
 {
 	struct sps_ctx *c = vctx;
-	volatile int failed = 0; /* PMDK's TX_BEGIN is setjmp-based */
-	TX_BEGIN(c->pop) {
-		for (long s = 0; s < c->p.k; s++) {
-			uint64_t i = bench_rand(&c->rng) % c->p.n;
-			uint64_t j = bench_rand(&c->rng) % c->p.n;
-			pmemobj_tx_add_range(c->root, i * sizeof(uint64_t),
-			                     sizeof(uint64_t));
-			pmemobj_tx_add_range(c->root, j * sizeof(uint64_t),
-			                     sizeof(uint64_t));
-			uint64_t t = c->a[i];
-			c->a[i] = c->a[j];
-			c->a[j] = t;
-		}
-	} TX_ONABORT {
-		failed = 1;
-	} TX_END
-	return failed ? PMTX_E_ABORTED : 0;
+	for (long s = 0; s < c->p.k; s++) {
+		uint64_t i = bench_rand(&c->rng) % c->p.n;
+		uint64_t j = bench_rand(&c->rng) % c->p.n;
+		pmemobj_tx_add_range(c->root, i * sizeof(uint64_t),
+		                     sizeof(uint64_t));
+		pmemobj_tx_add_range(c->root, j * sizeof(uint64_t),
+		                     sizeof(uint64_t));
+		uint64_t t = c->a[i];
+		c->a[i] = c->a[j];
+		c->a[j] = t;
+	}
+}
+
+static int pmdk_one(void *vctx)
+{
+	return bench_pmdk_tx(((struct sps_ctx *)vctx)->pop, pmdk_body, vctx);
 }
 
 static int pmdk_run(void *vctx, uint64_t n)

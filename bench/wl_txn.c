@@ -200,27 +200,28 @@ struct pmdk_ctx {
 	unsigned ring_pos;
 };
 
+static void pmdk_body(void *vctx)
+{
+	struct pmdk_ctx *c = vctx;
+	for (long w = 0; w < c->p.writes; w++) {
+		unsigned l = line_of(c->iter, w);
+		pmemobj_tx_add_range(c->root, (uint64_t)l * 64, 8);
+		c->lines[l * 8]++;
+	}
+	for (long a = 0; a < c->p.allocs; a++) {
+		PMEMoid *slot = &c->ring[c->ring_pos++ % RING];
+		if (!OID_IS_NULL(*slot))
+			pmemobj_tx_free(*slot);
+		*slot = pmemobj_tx_alloc(64, 1);
+	}
+}
+
 static int pmdk_one(void *vctx)
 {
 	struct pmdk_ctx *c = vctx;
-	volatile int failed = 0; /* PMDK's TX_BEGIN is setjmp-based */
-	TX_BEGIN(c->pop) {
-		for (long w = 0; w < c->p.writes; w++) {
-			unsigned l = line_of(c->iter, w);
-			pmemobj_tx_add_range(c->root, (uint64_t)l * 64, 8);
-			c->lines[l * 8]++;
-		}
-		for (long a = 0; a < c->p.allocs; a++) {
-			PMEMoid *slot = &c->ring[c->ring_pos++ % RING];
-			if (!OID_IS_NULL(*slot))
-				pmemobj_tx_free(*slot);
-			*slot = pmemobj_tx_alloc(64, 1);
-		}
-	} TX_ONABORT {
-		failed = 1;
-	} TX_END
+	int rc = bench_pmdk_tx(c->pop, pmdk_body, c);
 	c->iter++;
-	return failed ? PMTX_E_ABORTED : 0;
+	return rc;
 }
 
 static int pmdk_run(void *vctx, uint64_t n)
