@@ -21,8 +21,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <pmtx_explore.h>
+
 #include "common/mutant.h"
-#include "ct.h"
+#include "workloads.h"
 
 struct justified {
 	const char *site, *why;
@@ -44,7 +46,7 @@ static const char *why_justified(const char *site)
 }
 
 struct combo {
-	const struct ct_workload *w;
+	const pmtx_explore_workload *w;
 	pmtx_runtime rt;
 	pmtx_domain d;
 };
@@ -56,12 +58,12 @@ static void make_combos(void)
 {
 	static const pmtx_runtime rts[] = {PMTX_RT_UNDO, PMTX_RT_REDO,
 	                                   PMTX_RT_REDO_ASYNC, PMTX_RT_COW,
-	                                   CT_RT_CLTX};
+	                                   PMTX_EXPLORE_RT_CLTX};
 	for (int d = PMTX_PDOM1; d <= PMTX_PDOM2; d++)
 		for (unsigned k = 0; k < sizeof(rts) / sizeof(*rts); k++)
-			for (unsigned i = 0; ct_workloads[i]; i++) {
-				const struct ct_workload *w = ct_workloads[i];
-				if (!w->applies(rts[k]))
+			for (size_t i = 0; i < ct_nworkloads; i++) {
+				const pmtx_explore_workload *w = ct_workloads[i];
+				if (!pmtx_explore_applies(w, rts[k]))
 					continue;
 				combos[ncombos++] = (struct combo){
 					w, rts[k], (pmtx_domain)d};
@@ -78,30 +80,31 @@ static int preferred(const char *site, pmtx_runtime rt)
 	if (!strncmp(site, "cow.", 4))
 		return rt == PMTX_RT_COW;
 	if (!strncmp(site, "api.", 4))
-		return rt == CT_RT_CLTX;
+		return rt == PMTX_EXPLORE_RT_CLTX;
 	return 1;
 }
 
 static int explore(const struct combo *cb, uint64_t images,
-                   struct ct_result *res)
+                   pmtx_explore_result *res)
 {
-	struct ct_config c;
-	ct_config_init(&c);
-	c.wl = cb->w;
-	c.env.rt = cb->rt;
+	pmtx_explore_config c;
+	pmtx_explore_config_init(&c);
+	c.workload = cb->w;
+	c.runtime = cb->rt;
 	c.domain = cb->d;
-	c.env.ntx = 8;
+	c.ntx = 8;
 	c.images = images;
 	c.depth2 = 4;
 	c.d2images = 16;
 	c.stop_after = 1;
 	c.quiet = 1;
-	return ct_run(&c, res);
+	c.prog = "pmtx-mut crashtest"; /* the reproducers' command */
+	return pmtx_explore_run(&c, res);
 }
 
 static void name_combo(const struct combo *cb, char *buf, size_t len)
 {
-	snprintf(buf, len, "%s/%s/%s", cb->w->name, ct_runtime_name(cb->rt),
+	snprintf(buf, len, "%s/%s/%s", cb->w->name, pmtx_explore_runtime_name(cb->rt),
 	         pmtx_domain_name(cb->d));
 }
 
@@ -111,7 +114,7 @@ static int hunt(const char *site, uint64_t images, char *how, size_t len)
 {
 	for (int pass = 0; pass < 2; pass++)
 		for (unsigned i = 0; i < ncombos; i++) {
-			struct ct_result res;
+			pmtx_explore_result res;
 			char nm[64];
 			if (preferred(site, combos[i].rt) != (pass == 0) ||
 			    explore(&combos[i], images, &res) ||
@@ -128,7 +131,7 @@ static int baseline(uint64_t images)
 {
 	int bad = 0;
 	for (unsigned i = 0; i < ncombos; i++) {
-		struct ct_result res;
+		pmtx_explore_result res;
 		char nm[64];
 		int rc = explore(&combos[i], images, &res);
 		if (rc || res.violations) {

@@ -1,5 +1,6 @@
 /*
- * workloads.c - the crash explorer's workloads (ct.h).
+ * workloads.c - the built-in workloads of `pmtx crashtest`, written
+ * against the public explorer API (pmtx_explore.h) like any program's.
  *
  * Every workload is deterministic from the seed: transaction i of thread t
  * draws its choices from rnd(seed, t, i) alone, so the model can replay
@@ -49,9 +50,13 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ct.h"
-#include "pmtx_cltx.h"
-#include "common/util.h"
+#include <pmtx.h>
+#include <pmtx_cltx.h>
+#include <pmtx_explore.h>
+
+#include "workloads.h"
+
+#define MIN(a, b) ((a) < (b) ? (a) : (b))
 
 #define NCELLS 48u
 #define PER_OBJ 8u
@@ -69,10 +74,19 @@ struct obj8 {
 	uint64_t v[PER_OBJ];
 };
 
-static uint64_t rnd(const struct ct_env *e, unsigned t, uint64_t i,
+/* splitmix64's finaliser: a well-mixed 64-bit hash of x. */
+static uint64_t mix64(uint64_t x)
+{
+	x += 0x9e3779b97f4a7c15ull;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
+
+static uint64_t rnd(const pmtx_explore_env *e, unsigned t, uint64_t i,
                     unsigned k)
 {
-	return pmtx_mix64(e->seed ^ pmtx_mix64(((uint64_t)t << 56) ^ (i << 8) ^ k));
+	return mix64(e->seed ^ mix64(((uint64_t)t << 56) ^ (i << 8) ^ k));
 }
 
 /* ---- cell operations (W1) ---- */
@@ -85,7 +99,7 @@ struct op {
 };
 
 /* The cells thread t owns: [lo, hi). */
-static void range_of(const struct ct_workload *w, unsigned t, unsigned *lo,
+static void range_of(const pmtx_explore_workload *w, unsigned t, unsigned *lo,
                      unsigned *hi)
 {
 	unsigned per = NCELLS / w->nthreads;
@@ -94,10 +108,10 @@ static void range_of(const struct ct_workload *w, unsigned t, unsigned *lo,
 }
 
 /* Two distinct cells of [lo, hi), in one line under cltx. */
-static void pick2(const struct ct_env *e, unsigned lo, unsigned hi,
+static void pick2(const pmtx_explore_env *e, unsigned lo, unsigned hi,
                   uint64_t r, unsigned *a, unsigned *b)
 {
-	if (e->rt == CT_RT_CLTX) {
+	if (e->runtime == PMTX_EXPLORE_RT_CLTX) {
 		unsigned nl = (hi - lo) / PER_LINE;
 		unsigned line = lo / PER_LINE + (unsigned)(r % nl);
 		*a = line * PER_LINE + (unsigned)((r >> 16) % PER_LINE);
@@ -112,13 +126,14 @@ static void pick2(const struct ct_env *e, unsigned lo, unsigned hi,
 
 /* The operations of transaction i of thread t; returns how many. Under
  * cltx every operation of a transaction is in the first one's line. */
-static unsigned ops_of(const struct ct_workload *w, const struct ct_env *e,
-                       unsigned t, uint64_t i, struct op *ops)
+static unsigned ops_of(const pmtx_explore_env *e, unsigned t, uint64_t i,
+                       struct op *ops)
 {
+	const pmtx_explore_workload *w = e->workload;
 	unsigned lo, hi, n = 0;
 	range_of(w, t, &lo, &hi);
 	int bank = !strcmp(w->name, "bank");
-	unsigned nops = bank || e->rt == CT_RT_CLTX ? 1 : 2;
+	unsigned nops = bank || e->runtime == PMTX_EXPLORE_RT_CLTX ? 1 : 2;
 	for (unsigned k = 0; k < nops; k++) {
 		uint64_t r = rnd(e, t, i, k);
 		struct op o = {bank ? OP_MOVE : OP_SWAP, 0, 0, (r >> 40) % 300};
@@ -128,7 +143,7 @@ static unsigned ops_of(const struct ct_workload *w, const struct ct_env *e,
 	return n;
 }
 
-static int aborts(const struct ct_workload *w, uint64_t i)
+static int aborts(const pmtx_explore_workload *w, uint64_t i)
 {
 	return !strcmp(w->name, "abort") && i % 3 == 1;
 }
@@ -148,7 +163,7 @@ static void apply_ops(uint64_t *c, const struct op *ops, unsigned n)
 	}
 }
 
-static uint64_t initial_cell(const struct ct_workload *w, unsigned i)
+static uint64_t initial_cell(const pmtx_explore_workload *w, unsigned i)
 {
 	return !strcmp(w->name, "bank") ? 1000 : i;
 }
@@ -161,13 +176,6 @@ struct cellx {
 	pmtx_runtime rt;
 	uint64_t *obj[NOBJS]; /* cow: this transaction's copies */
 };
-
-static int cells_runtime_ok(pmtx_runtime rt)
-{
-	return rt == PMTX_RT_UNDO || rt == PMTX_RT_REDO ||
-	       rt == PMTX_RT_REDO_ASYNC || rt == PMTX_RT_COW ||
-	       rt == CT_RT_CLTX;
-}
 
 static uint64_t *cell_addr(struct cellx *x, unsigned i)
 {
@@ -239,7 +247,7 @@ static struct cl3 *cltx_lines(pmtx_region *r)
 	return pmtx_cltx_align(pmtx_root(r, NULL));
 }
 
-static int cells_setup_cow(const struct ct_workload *w, pmtx_region *r)
+static int cells_setup_cow(const pmtx_explore_workload *w, pmtx_region *r)
 {
 	pmtx_tx *tx;
 	pmtx_off *wr = pmtx_root(r, NULL);
@@ -263,12 +271,12 @@ static int cells_setup_cow(const struct ct_workload *w, pmtx_region *r)
 	return pmtx_commit(tx);
 }
 
-static int cells_setup(const struct ct_workload *w, const struct ct_env *e,
-                       pmtx_region *r)
+static int cells_setup(const pmtx_explore_env *e, pmtx_region *r)
 {
-	if (e->rt == PMTX_RT_COW)
+	const pmtx_explore_workload *w = e->workload;
+	if (e->runtime == PMTX_RT_COW)
 		return cells_setup_cow(w, r);
-	if (e->rt == CT_RT_CLTX) {
+	if (e->runtime == PMTX_EXPLORE_RT_CLTX) {
 		for (unsigned l = 0; l < NLINES; l++) {
 			struct cells3 c;
 			for (unsigned k = 0; k < PER_LINE; k++)
@@ -298,22 +306,23 @@ static int cells_run_cltx(const struct op *ops, unsigned n, pmtx_region *r)
 	return cl3_commit(r, l);
 }
 
-static int cells_run(const struct ct_workload *w, const struct ct_env *e,
-                     pmtx_region *r, unsigned t, uint64_t i)
+static int cells_run(const pmtx_explore_env *e, pmtx_region *r, unsigned t,
+                     uint64_t i)
 {
+	const pmtx_explore_workload *w = e->workload;
 	struct op ops[4];
-	unsigned n = ops_of(w, e, t, i, ops);
-	if (e->rt == CT_RT_CLTX)
+	unsigned n = ops_of(e, t, i, ops);
+	if (e->runtime == PMTX_EXPLORE_RT_CLTX)
 		return cells_run_cltx(ops, n, r);
-	struct cellx x = {.r = r, .rt = e->rt};
-	int rc = pmtx_begin(r, e->rt, &x.tx);
+	struct cellx x = {.r = r, .rt = e->runtime};
+	int rc = pmtx_begin(r, e->runtime, &x.tx);
 	if (rc)
 		return rc;
 	rc = tx_ops(&x, ops, n);
 	if (!rc && aborts(w, i)) {
 		/* An aborted transaction may also allocate: nothing leaks. */
 		pmtx_off off;
-		if (e->rt != PMTX_RT_COW)
+		if (e->runtime != PMTX_RT_COW)
 			rc = pmtx_alloc(x.tx, 200, &off);
 		int arc = pmtx_abort(x.tx); /* ends the transaction */
 		return rc ? rc : arc;
@@ -325,16 +334,17 @@ static int cells_run(const struct ct_workload *w, const struct ct_env *e,
 	return pmtx_commit(x.tx);
 }
 
-static size_t cells_model(const struct ct_workload *w, const struct ct_env *e,
-                          unsigned t, uint64_t k, uint64_t *out, size_t max)
+static size_t cells_model(const pmtx_explore_env *e, unsigned t, uint64_t k,
+                          uint64_t *out, size_t max)
 {
+	const pmtx_explore_workload *w = e->workload;
 	uint64_t c[NCELLS];
 	unsigned lo, hi;
 	for (unsigned i = 0; i < NCELLS; i++)
 		c[i] = initial_cell(w, i);
 	for (uint64_t i = 0; i < k; i++) {
 		struct op ops[4];
-		unsigned n = ops_of(w, e, t, i, ops);
+		unsigned n = ops_of(e, t, i, ops);
 		if (!aborts(w, i))
 			apply_ops(c, ops, n);
 	}
@@ -344,19 +354,19 @@ static size_t cells_model(const struct ct_workload *w, const struct ct_env *e,
 	return n;
 }
 
-static size_t cells_observe(const struct ct_workload *w,
-                            const struct ct_env *e, pmtx_region *r,
+static size_t cells_observe(const pmtx_explore_env *e, pmtx_region *r,
                             unsigned t, uint64_t *out, size_t max, char *msg,
                             size_t len)
 {
+	const pmtx_explore_workload *w = e->workload;
 	unsigned lo, hi;
 	range_of(w, t, &lo, &hi);
 	for (unsigned i = lo; i < hi && i - lo < max; i++) {
-		if (e->rt == CT_RT_CLTX) {
+		if (e->runtime == PMTX_EXPLORE_RT_CLTX) {
 			const struct cells3 *c =
 				cl3_valid(&cltx_lines(r)[i / PER_LINE]);
 			out[i - lo] = c->v[i % PER_LINE];
-		} else if (e->rt == PMTX_RT_COW) {
+		} else if (e->runtime == PMTX_RT_COW) {
 			const pmtx_off *wr = pmtx_root(r, NULL);
 			const struct obj8 *o = pmtx_cow_peek(r, wr[i / PER_OBJ]);
 			if (!o) {
@@ -373,10 +383,10 @@ static size_t cells_observe(const struct ct_workload *w,
 }
 
 /* cow: wrappers and payloads of the cell objects. */
-static int cells_walk(const struct ct_env *e, pmtx_region *r,
-                      int (*fn)(pmtx_off off, void *arg), void *arg)
+static int cells_walk(const pmtx_explore_env *e, pmtx_region *r,
+                      pmtx_explore_block_fn fn, void *arg)
 {
-	if (e->rt != PMTX_RT_COW)
+	if (e->runtime != PMTX_RT_COW)
 		return 0;
 	const pmtx_off *wr = pmtx_root(r, NULL);
 	for (unsigned o = 0; o < NOBJS; o++) {
@@ -392,46 +402,32 @@ static int cells_walk(const struct ct_env *e, pmtx_region *r,
 
 /* ---- the cell workloads ---- */
 
-#define CELL_WORKLOAD(var, wname, nthr, applies_fn, whelp)                               \
-	extern const struct ct_workload var;                                 \
-	static int var##_setup(const struct ct_env *e, pmtx_region *r)       \
-	{                                                                    \
-		return cells_setup(&var, e, r);                              \
-	}                                                                    \
-	static int var##_run(const struct ct_env *e, pmtx_region *r,         \
-	                     unsigned t, uint64_t i)                         \
-	{                                                                    \
-		return cells_run(&var, e, r, t, i);                          \
-	}                                                                    \
-	static size_t var##_observe(const struct ct_env *e, pmtx_region *r,  \
-	                            unsigned t, uint64_t *out, size_t max,   \
-	                            char *msg, size_t len)                   \
-	{                                                                    \
-		return cells_observe(&var, e, r, t, out, max, msg, len);     \
-	}                                                                    \
-	static size_t var##_model(const struct ct_env *e, unsigned t,        \
-	                          uint64_t k, uint64_t *out, size_t max)     \
-	{                                                                    \
-		return cells_model(&var, e, t, k, out, max);                 \
-	}                                                                    \
-	const struct ct_workload var = {                                     \
-		wname, whelp, nthr, PMTX_CLTX_ROOM(NLINES),                  \
-		applies_fn, var##_setup, var##_run, var##_observe,           \
-		var##_model, cells_walk}
+/* Every built-in workload's model is sized for at most 60 transactions
+ * per thread. */
+#define CT_MAX_NTX 60
+#define NO_CLTX (PMTX_EXPLORE_ALL & ~PMTX_EXPLORE_CLTX)
 
-static int no_cltx(pmtx_runtime rt)
-{
-	return rt != CT_RT_CLTX && cells_runtime_ok(rt);
-}
+#define CELL_WORKLOAD(wname, nthr, rts, whelp)                                \
+	{                                                                     \
+		.name = wname, .help = whelp, .nthreads = nthr,              \
+		.root_size = PMTX_CLTX_ROOM(NLINES), .runtimes = rts,         \
+		.max_ntx = CT_MAX_NTX, .setup = cells_setup,                 \
+		.run = cells_run, .observe = cells_observe,                  \
+		.model = cells_model, .walk = cells_walk,                    \
+	}
 
-CELL_WORKLOAD(wl_sps, "sps", 1, cells_runtime_ok,
-              "swaps of random pairs over 48 cells (sum invariant)");
-CELL_WORKLOAD(wl_bank, "bank", 1, cells_runtime_ok,
-              "transfers between 48 accounts (balance never negative)");
-CELL_WORKLOAD(wl_abort, "abort", 1, no_cltx,
-              "swaps; every third transaction allocates, then aborts");
-CELL_WORKLOAD(wl_mt, "mt", 2, cells_runtime_ok,
-              "two threads swapping on disjoint halves of the cells");
+static const pmtx_explore_workload wl_sps = CELL_WORKLOAD(
+	"sps", 1, PMTX_EXPLORE_ALL,
+	"swaps of random pairs over 48 cells (sum invariant)");
+static const pmtx_explore_workload wl_bank = CELL_WORKLOAD(
+	"bank", 1, PMTX_EXPLORE_ALL,
+	"transfers between 48 accounts (balance never negative)");
+static const pmtx_explore_workload wl_abort = CELL_WORKLOAD(
+	"abort", 1, NO_CLTX,
+	"swaps; every third transaction allocates, then aborts");
+static const pmtx_explore_workload wl_mt = CELL_WORKLOAD(
+	"mt", 2, PMTX_EXPLORE_ALL,
+	"two threads swapping on disjoint halves of the cells");
 
 /* ---- the list workload ---- */
 
@@ -447,7 +443,7 @@ struct lroot {
 
 
 /* Insert (1) or delete (0), and the position, of transaction i. */
-static int list_choice(const struct ct_env *e, uint64_t i, uint64_t len,
+static int list_choice(const pmtx_explore_env *e, uint64_t i, uint64_t len,
                        uint64_t *pos)
 {
 	uint64_t r = rnd(e, 0, i, 0);
@@ -456,9 +452,9 @@ static int list_choice(const struct ct_env *e, uint64_t i, uint64_t len,
 	return ins;
 }
 
-static int list_setup(const struct ct_env *e, pmtx_region *r)
+static int list_setup(const pmtx_explore_env *e, pmtx_region *r)
 {
-	if (e->rt != PMTX_RT_COW)
+	if (e->runtime != PMTX_RT_COW)
 		return 0; /* a zeroed root is the empty list */
 	pmtx_tx *tx;
 	pmtx_off w;
@@ -522,7 +518,7 @@ static int list_new_node(pmtx_tx *tx, pmtx_region *r, uint64_t i,
 }
 
 static int list_tx(pmtx_tx *tx, pmtx_region *r, uint64_t i,
-                   const struct ct_env *e)
+                   const pmtx_explore_env *e)
 {
 	struct lroot *root = pmtx_root(r, NULL);
 	uint64_t pos;
@@ -561,7 +557,7 @@ static int cow_link_at(pmtx_tx *tx, pmtx_region *r, struct lroot *h,
 }
 
 static int list_tx_cow(pmtx_tx *tx, pmtx_region *r, uint64_t i,
-                       const struct ct_env *e)
+                       const pmtx_explore_env *e)
 {
 	struct lroot *h, *root = pmtx_root(r, NULL);
 	int rc = pmtx_cow_open(tx, root->head, PMTX_COW_WRITE, NULL,
@@ -598,14 +594,14 @@ static int list_tx_cow(pmtx_tx *tx, pmtx_region *r, uint64_t i,
 	return rc;
 }
 
-static int list_run(const struct ct_env *e, pmtx_region *r, unsigned t,
+static int list_run(const pmtx_explore_env *e, pmtx_region *r, unsigned t,
                     uint64_t i)
 {
 	pmtx_tx *tx;
-	int rc = pmtx_begin(r, e->rt, &tx);
+	int rc = pmtx_begin(r, e->runtime, &tx);
 	if (rc)
 		return rc;
-	rc = e->rt == PMTX_RT_COW ? list_tx_cow(tx, r, i, e)
+	rc = e->runtime == PMTX_RT_COW ? list_tx_cow(tx, r, i, e)
 	                          : list_tx(tx, r, i, e);
 	if (rc) {
 		pmtx_abort(tx);
@@ -614,7 +610,7 @@ static int list_run(const struct ct_env *e, pmtx_region *r, unsigned t,
 	return pmtx_commit(tx);
 }
 
-static size_t list_model(const struct ct_env *e, unsigned t, uint64_t k,
+static size_t list_model(const pmtx_explore_env *e, unsigned t, uint64_t k,
                          uint64_t *out, size_t max)
 {
 	uint64_t v[MAXLIST], len = 0, pos;
@@ -635,14 +631,14 @@ static size_t list_model(const struct ct_env *e, unsigned t, uint64_t k,
 }
 
 /* Follow the list; every offset is checked before it is used. */
-static size_t list_follow(const struct ct_env *e, pmtx_region *r,
+static size_t list_follow(const pmtx_explore_env *e, pmtx_region *r,
                           pmtx_off first, uint64_t *out, size_t max,
                           char *msg, size_t len,
-                          int (*fn)(pmtx_off, void *), void *arg)
+                          pmtx_explore_block_fn fn, void *arg)
 {
 	size_t n = 1;
 	for (pmtx_off off = first; off; n++) {
-		const struct lnode *nd = e->rt == PMTX_RT_COW
+		const struct lnode *nd = e->runtime == PMTX_RT_COW
 		                                 ? pmtx_cow_peek(r, off)
 		                                 : node_at(r, off);
 		if (!nd || n >= max || n > MAXLIST) {
@@ -658,7 +654,7 @@ static size_t list_follow(const struct ct_env *e, pmtx_region *r,
 			         (unsigned long long)nd->value);
 			return (size_t)-1;
 		}
-		if (fn && (fn(off, arg) || (e->rt == PMTX_RT_COW &&
+		if (fn && (fn(off, arg) || (e->runtime == PMTX_RT_COW &&
 		                            fn(pmtx_off_of(r, nd), arg))))
 			return (size_t)-1;
 		out[n] = nd->value;
@@ -667,13 +663,13 @@ static size_t list_follow(const struct ct_env *e, pmtx_region *r,
 	return n;
 }
 
-static const struct lroot *list_head(const struct ct_env *e, pmtx_region *r)
+static const struct lroot *list_head(const pmtx_explore_env *e, pmtx_region *r)
 {
 	const struct lroot *root = pmtx_root(r, NULL);
-	return e->rt == PMTX_RT_COW ? pmtx_cow_peek(r, root->head) : root;
+	return e->runtime == PMTX_RT_COW ? pmtx_cow_peek(r, root->head) : root;
 }
 
-static size_t list_observe(const struct ct_env *e, pmtx_region *r,
+static size_t list_observe(const pmtx_explore_env *e, pmtx_region *r,
                            unsigned t, uint64_t *out, size_t max, char *msg,
                            size_t len)
 {
@@ -693,13 +689,13 @@ static size_t list_observe(const struct ct_env *e, pmtx_region *r,
 	return n;
 }
 
-static int list_walk(const struct ct_env *e, pmtx_region *r,
-                     int (*fn)(pmtx_off off, void *arg), void *arg)
+static int list_walk(const pmtx_explore_env *e, pmtx_region *r,
+                     pmtx_explore_block_fn fn, void *arg)
 {
 	uint64_t buf[MAXLIST + 2];
 	char msg[8];
 	const struct lroot *h = list_head(e, r);
-	if (e->rt == PMTX_RT_COW) {
+	if (e->runtime == PMTX_RT_COW) {
 		pmtx_off w = ((const struct lroot *)pmtx_root(r, NULL))->head;
 		if (!h || fn(w, arg) || fn(pmtx_off_of(r, h), arg))
 			return 1;
@@ -708,10 +704,12 @@ static int list_walk(const struct ct_env *e, pmtx_region *r,
 	                   fn, arg) == (size_t)-1;
 }
 
-static const struct ct_workload wl_list = {
-	"list", "inserts and deletes in a linked list (allocates and frees)",
-	1, sizeof(struct lroot), no_cltx, list_setup, list_run,
-	list_observe, list_model, list_walk};
+static const pmtx_explore_workload wl_list = {
+	.name = "list",
+	.help = "inserts and deletes in a linked list (allocates and frees)",
+	.nthreads = 1, .root_size = sizeof(struct lroot), .runtimes = NO_CLTX,
+	.max_ntx = CT_MAX_NTX, .setup = list_setup, .run = list_run,
+	.observe = list_observe, .model = list_model, .walk = list_walk};
 
 /* ---- the big workload: large ranges, log growth ---- */
 
@@ -722,7 +720,7 @@ static const struct ct_workload wl_list = {
 #define BIG_NOBJS (BIG_WORDS / BIG_PER_OBJ)
 
 /* Range k of transaction i: [*start, *start + *len) words. */
-static void big_range(const struct ct_env *e, uint64_t i, unsigned k,
+static void big_range(const pmtx_explore_env *e, uint64_t i, unsigned k,
                       unsigned *start, unsigned *len)
 {
 	uint64_t r = rnd(e, 0, i, k);
@@ -752,10 +750,10 @@ static int big_blob_toggle(pmtx_tx *tx, pmtx_region *r)
 	return rc ? rc : PMTX_SET(tx, *blob, off);
 }
 
-static int big_setup(const struct ct_env *e, pmtx_region *r)
+static int big_setup(const pmtx_explore_env *e, pmtx_region *r)
 {
 	uint64_t *a = pmtx_root(r, NULL);
-	if (e->rt != PMTX_RT_COW) {
+	if (e->runtime != PMTX_RT_COW) {
 		for (unsigned j = 0; j < BIG_WORDS; j++)
 			a[j] = j;
 		return pmtx_persist(r, a, BIG_WORDS * sizeof(*a));
@@ -794,16 +792,16 @@ static int big_write_cow(pmtx_tx *tx, pmtx_region *r, unsigned start,
 	return 0;
 }
 
-static int big_run(const struct ct_env *e, pmtx_region *r, unsigned t,
+static int big_run(const pmtx_explore_env *e, pmtx_region *r, unsigned t,
                    uint64_t i)
 {
 	static uint64_t buf[BIG_WORDS];
 	pmtx_tx *tx;
-	int rc = pmtx_begin(r, e->rt, &tx);
+	int rc = pmtx_begin(r, e->runtime, &tx);
 	for (unsigned k = 0; !rc && k < BIGK; k++) {
 		unsigned start, len;
 		big_range(e, i, k, &start, &len);
-		if (e->rt == PMTX_RT_COW) {
+		if (e->runtime == PMTX_RT_COW) {
 			rc = big_write_cow(tx, r, start, len, i);
 			continue;
 		}
@@ -812,7 +810,7 @@ static int big_run(const struct ct_env *e, pmtx_region *r, unsigned t,
 		rc = pmtx_write(tx, (uint64_t *)pmtx_root(r, NULL) + start, buf,
 		                len * sizeof(*buf));
 	}
-	if (!rc && e->rt != PMTX_RT_COW && big_blob_toggles(i))
+	if (!rc && e->runtime != PMTX_RT_COW && big_blob_toggles(i))
 		rc = big_blob_toggle(tx, r);
 	if (rc) {
 		pmtx_abort(tx);
@@ -821,7 +819,7 @@ static int big_run(const struct ct_env *e, pmtx_region *r, unsigned t,
 	return pmtx_commit(tx);
 }
 
-static size_t big_model(const struct ct_env *e, unsigned t, uint64_t k,
+static size_t big_model(const pmtx_explore_env *e, unsigned t, uint64_t k,
                         uint64_t *out, size_t max)
 {
 	if (max < BIG_WORDS + 1)
@@ -836,21 +834,21 @@ static size_t big_model(const struct ct_env *e, unsigned t, uint64_t k,
 			for (unsigned j = start; j < start + len; j++)
 				out[j] = big_value(i, j);
 		}
-		if (e->rt != PMTX_RT_COW && big_blob_toggles(i))
+		if (e->runtime != PMTX_RT_COW && big_blob_toggles(i))
 			out[BIG_WORDS] ^= 1;
 	}
 	return BIG_WORDS + 1;
 }
 
-static size_t big_observe(const struct ct_env *e, pmtx_region *r, unsigned t,
+static size_t big_observe(const pmtx_explore_env *e, pmtx_region *r, unsigned t,
                           uint64_t *out, size_t max, char *msg, size_t len)
 {
 	const uint64_t *a = pmtx_root(r, NULL);
 	if (max < BIG_WORDS + 1)
 		return 0;
-	out[BIG_WORDS] = e->rt != PMTX_RT_COW && a[BIG_WORDS] != 0;
+	out[BIG_WORDS] = e->runtime != PMTX_RT_COW && a[BIG_WORDS] != 0;
 	for (unsigned o = 0; o < BIG_NOBJS; o++) {
-		const uint64_t *p = e->rt == PMTX_RT_COW
+		const uint64_t *p = e->runtime == PMTX_RT_COW
 		                            ? pmtx_cow_peek(r, a[o])
 		                            : a + o * BIG_PER_OBJ;
 		if (!p) {
@@ -862,11 +860,11 @@ static size_t big_observe(const struct ct_env *e, pmtx_region *r, unsigned t,
 	return BIG_WORDS + 1;
 }
 
-static int big_walk(const struct ct_env *e, pmtx_region *r,
-                    int (*fn)(pmtx_off off, void *arg), void *arg)
+static int big_walk(const pmtx_explore_env *e, pmtx_region *r,
+                    pmtx_explore_block_fn fn, void *arg)
 {
 	const pmtx_off *wr = pmtx_root(r, NULL);
-	if (e->rt != PMTX_RT_COW)
+	if (e->runtime != PMTX_RT_COW)
 		return wr[BIG_WORDS] && fn(wr[BIG_WORDS], arg);
 	for (unsigned o = 0; o < BIG_NOBJS; o++) {
 		const void *p = pmtx_cow_peek(r, wr[o]);
@@ -876,11 +874,13 @@ static int big_walk(const struct ct_env *e, pmtx_region *r,
 	return 0;
 }
 
-static const struct ct_workload wl_big = {
-	"big", "two ranges of 8-20 KiB per transaction: large records, log "
-	"growth, a large block", 1, (BIG_WORDS + 1) * 8, no_cltx, big_setup,
-	big_run, big_observe,
-	big_model, big_walk};
+static const pmtx_explore_workload wl_big = {
+	.name = "big",
+	.help = "two ranges of 8-20 KiB per transaction: large records, log "
+	        "growth, a large block",
+	.nthreads = 1, .root_size = (BIG_WORDS + 1) * 8, .runtimes = NO_CLTX,
+	.max_ntx = CT_MAX_NTX, .setup = big_setup, .run = big_run,
+	.observe = big_observe, .model = big_model, .walk = big_walk};
 
 /* ---- the handoff workload: two threads in turn on shared cells (W4) ---- */
 
@@ -898,9 +898,9 @@ static int handoff_kind(uint64_t i)
 /* undo and redo: each writing transaction of the second thread also
  * allocates or frees, by turns, a block at root word HCELLS + 1: 200 B
  * when i % 4 == 3, else 40 KiB (a large run). */
-static int handoff_toggles(const struct ct_env *e, uint64_t i)
+static int handoff_toggles(const pmtx_explore_env *e, uint64_t i)
 {
-	return e->rt != PMTX_RT_COW && i % 2 && handoff_kind(i) == H_WRITE;
+	return e->runtime != PMTX_RT_COW && i % 2 && handoff_kind(i) == H_WRITE;
 }
 
 static int handoff_toggle(pmtx_tx *tx, pmtx_region *r, uint64_t i)
@@ -918,16 +918,11 @@ static uint64_t handoff_value(uint64_t i, unsigned j)
 
 /* Under cow the cells are one object, its wrapper in root word 0; the
  * naked word stays in the root (word HCELLS). */
-static int handoff_applies(pmtx_runtime rt)
-{
-	return rt != CT_RT_CLTX;
-}
-
-static int handoff_setup(const struct ct_env *e, pmtx_region *r)
+static int handoff_setup(const pmtx_explore_env *e, pmtx_region *r)
 {
 	pmtx_off *root = pmtx_root(r, NULL), w;
 	pmtx_tx *tx;
-	if (e->rt != PMTX_RT_COW)
+	if (e->runtime != PMTX_RT_COW)
 		return 0; /* zeroed cells: the state after no transaction */
 	int rc = pmtx_begin(r, PMTX_RT_UNDO, &tx);
 	if (!rc)
@@ -942,11 +937,11 @@ static int handoff_setup(const struct ct_env *e, pmtx_region *r)
 }
 
 /* The cells transaction tx writes. */
-static int handoff_cells(const struct ct_env *e, pmtx_region *r,
+static int handoff_cells(const pmtx_explore_env *e, pmtx_region *r,
                          pmtx_tx *tx, uint64_t **cells)
 {
 	uint64_t *root = pmtx_root(r, NULL);
-	if (e->rt != PMTX_RT_COW) {
+	if (e->runtime != PMTX_RT_COW) {
 		*cells = root;
 		return 0;
 	}
@@ -954,11 +949,11 @@ static int handoff_cells(const struct ct_env *e, pmtx_region *r,
 	                     (void **)cells);
 }
 
-static int handoff_tx(const struct ct_env *e, pmtx_region *r, uint64_t i)
+static int handoff_tx(const pmtx_explore_env *e, pmtx_region *r, uint64_t i)
 {
 	uint64_t v[HCELLS], *cells = pmtx_root(r, NULL);
 	pmtx_tx *tx;
-	int kind = handoff_kind(i), rc = pmtx_begin(r, e->rt, &tx);
+	int kind = handoff_kind(i), rc = pmtx_begin(r, e->runtime, &tx);
 	if (rc)
 		return rc;
 	if (kind == H_NAKED) {
@@ -970,7 +965,7 @@ static int handoff_tx(const struct ct_env *e, pmtx_region *r, uint64_t i)
 		v[j] = handoff_value(i, j);
 	uint64_t *dst;
 	rc = handoff_cells(e, r, tx, &dst);
-	if (!rc && e->rt == PMTX_RT_COW)
+	if (!rc && e->runtime == PMTX_RT_COW)
 		memcpy(dst, v, sizeof(v)); /* the private copy */
 	else if (!rc) { /* twice: a rewrite of the same range (redo D11) */
 		uint64_t w[HCELLS];
@@ -993,71 +988,71 @@ static int handoff_tx(const struct ct_env *e, pmtx_region *r, uint64_t i)
 static struct {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
-	int started, turn; /* turn: 1 = the helper's */
-	const struct ct_env *e;
+	int started, turn; /* turn: 1 = the partner's */
+	const pmtx_explore_env *e;
 	pmtx_region *r;
 	uint64_t i;
 	int rc;
-} helper = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0,
+} partner = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0,
               NULL, NULL, 0, 0};
 
-static void *helper_main(void *arg)
+static void *partner_main(void *arg)
 {
 	(void)arg;
-	pthread_mutex_lock(&helper.lock);
+	pthread_mutex_lock(&partner.lock);
 	for (;;) {
-		while (helper.turn != 1)
-			pthread_cond_wait(&helper.cond, &helper.lock);
-		pthread_mutex_unlock(&helper.lock);
-		int rc = handoff_tx(helper.e, helper.r, helper.i);
-		pthread_mutex_lock(&helper.lock);
-		helper.rc = rc;
-		helper.turn = 0;
-		pthread_cond_broadcast(&helper.cond);
+		while (partner.turn != 1)
+			pthread_cond_wait(&partner.cond, &partner.lock);
+		pthread_mutex_unlock(&partner.lock);
+		int rc = handoff_tx(partner.e, partner.r, partner.i);
+		pthread_mutex_lock(&partner.lock);
+		partner.rc = rc;
+		partner.turn = 0;
+		pthread_cond_broadcast(&partner.cond);
 	}
 	return NULL;
 }
 
-/* Run transaction i in the helper and wait for it. The first time, the
- * caller holds a descriptor while the helper leases its own, which the
- * helper then keeps using (W4). */
-static int helper_run(const struct ct_env *e, pmtx_region *r, uint64_t i)
+/* Run transaction i in the partner thread and wait for it. The first
+ * time, the caller holds a descriptor while the partner leases its own,
+ * which the partner then keeps using (W4). */
+static int partner_run(const pmtx_explore_env *e, pmtx_region *r, uint64_t i)
 {
 	pmtx_tx *hold = NULL;
-	if (!helper.started) {
+	if (!partner.started) {
 		pthread_t th;
-		int rc = pmtx_begin(r, e->rt, &hold);
+		int rc = pmtx_begin(r, e->runtime, &hold);
 		if (rc)
 			return rc;
-		if (pthread_create(&th, NULL, helper_main, NULL))
+		if (pthread_create(&th, NULL, partner_main, NULL))
 			return EAGAIN;
-		helper.started = 1;
+		partner.started = 1;
 	}
-	pthread_mutex_lock(&helper.lock);
-	helper.e = e, helper.r = r, helper.i = i, helper.turn = 1;
-	pthread_cond_broadcast(&helper.cond);
-	while (helper.turn != 0)
-		pthread_cond_wait(&helper.cond, &helper.lock);
-	int rc = helper.rc;
-	pthread_mutex_unlock(&helper.lock);
+	pthread_mutex_lock(&partner.lock);
+	partner.e = e, partner.r = r, partner.i = i, partner.turn = 1;
+	pthread_cond_broadcast(&partner.cond);
+	while (partner.turn != 0)
+		pthread_cond_wait(&partner.cond, &partner.lock);
+	int rc = partner.rc;
+	pthread_mutex_unlock(&partner.lock);
 	if (hold)
 		pmtx_abort(hold); /* wrote nothing: no barrier */
 	return rc;
 }
 
-static int handoff_run(const struct ct_env *e, pmtx_region *r, unsigned t,
+static int handoff_run(const pmtx_explore_env *e, pmtx_region *r, unsigned t,
                        uint64_t i)
 {
 	(void)t;
 	if (i % 2)
-		return helper_run(e, r, i);
+		return partner_run(e, r, i);
 	/* Truncate the other thread's transaction before it makes another
 	 * barrier: its flushes must be covered by this thread's (W4). */
 	int rc = i && i % 4 == 0 ? pmtx_drain(r) : 0;
 	return rc ? rc : handoff_tx(e, r, i);
 }
 
-static size_t handoff_observe(const struct ct_env *e, pmtx_region *r,
+static size_t handoff_observe(const pmtx_explore_env *e, pmtx_region *r,
                               unsigned t, uint64_t *out, size_t max,
                               char *msg, size_t len)
 {
@@ -1065,7 +1060,7 @@ static size_t handoff_observe(const struct ct_env *e, pmtx_region *r,
 	const uint64_t *root = pmtx_root(r, NULL), *cells = root;
 	if (max < HCELLS + 2)
 		return 0;
-	if (e->rt == PMTX_RT_COW && !(cells = pmtx_cow_peek(r, root[0]))) {
+	if (e->runtime == PMTX_RT_COW && !(cells = pmtx_cow_peek(r, root[0]))) {
 		snprintf(msg, len, "handoff: bad wrapper");
 		return (size_t)-1;
 	}
@@ -1075,17 +1070,17 @@ static size_t handoff_observe(const struct ct_env *e, pmtx_region *r,
 	return HCELLS + 2;
 }
 
-static int handoff_walk(const struct ct_env *e, pmtx_region *r,
-                        int (*fn)(pmtx_off off, void *arg), void *arg)
+static int handoff_walk(const pmtx_explore_env *e, pmtx_region *r,
+                        pmtx_explore_block_fn fn, void *arg)
 {
 	const pmtx_off *root = pmtx_root(r, NULL);
-	if (e->rt != PMTX_RT_COW)
+	if (e->runtime != PMTX_RT_COW)
 		return root[HCELLS + 1] && fn(root[HCELLS + 1], arg);
 	const void *p = pmtx_cow_peek(r, root[0]);
 	return fn(root[0], arg) || (p && fn(pmtx_off_of(r, p), arg));
 }
 
-static size_t handoff_model(const struct ct_env *e, unsigned t, uint64_t k,
+static size_t handoff_model(const pmtx_explore_env *e, unsigned t, uint64_t k,
                             uint64_t *out, size_t max)
 {
 	(void)t;
@@ -1103,21 +1098,17 @@ static size_t handoff_model(const struct ct_env *e, unsigned t, uint64_t k,
 	return HCELLS + 2;
 }
 
-static const struct ct_workload wl_handoff = {
-	"handoff", "two threads in turn on the same cells, each on its own "
-	"descriptor; aborts, naked-only commits, allocation", 1,
-	(HCELLS + 2) * 8,
-	handoff_applies, handoff_setup,
-	handoff_run, handoff_observe, handoff_model, handoff_walk};
+static const pmtx_explore_workload wl_handoff = {
+	.name = "handoff",
+	.help = "two threads in turn on the same cells, each on its own "
+	        "descriptor; aborts, naked-only commits, allocation",
+	/* One thread as the explorer sees it: it hands every other
+	 * transaction to a second thread of its own (W4). */
+	.nthreads = 1, .root_size = (HCELLS + 2) * 8, .runtimes = NO_CLTX,
+	.max_ntx = CT_MAX_NTX, .setup = handoff_setup, .run = handoff_run,
+	.observe = handoff_observe, .model = handoff_model,
+	.walk = handoff_walk};
 
-const struct ct_workload *const ct_workloads[] = {
-	&wl_sps, &wl_bank, &wl_list, &wl_abort, &wl_mt, &wl_big, &wl_handoff,
-	NULL};
-
-const struct ct_workload *ct_workload_find(const char *name)
-{
-	for (unsigned i = 0; ct_workloads[i]; i++)
-		if (!strcmp(ct_workloads[i]->name, name))
-			return ct_workloads[i];
-	return NULL;
-}
+const pmtx_explore_workload *const ct_workloads[] = {
+	&wl_sps, &wl_bank, &wl_list, &wl_abort, &wl_mt, &wl_big, &wl_handoff};
+const size_t ct_nworkloads = sizeof(ct_workloads) / sizeof(*ct_workloads);

@@ -1,0 +1,20 @@
+/*
+ * workloads.h - the built-in workloads of `pmtx crashtest` (workloads.c)
+ * and the subcommand itself (cmd.c), over the public explorer API
+ * (pmtx_explore.h).
+ */
+#ifndef PMTX_CT_WORKLOADS_H
+#define PMTX_CT_WORKLOADS_H
+
+#include <stddef.h>
+
+#include <pmtx_explore.h>
+
+/* sps, bank, list, abort, mt, big, handoff. */
+extern const pmtx_explore_workload *const ct_workloads[];
+extern const size_t ct_nworkloads;
+
+/* `pmtx crashtest ARGS`: argv holds the arguments after "crashtest". */
+int ct_main(int argc, char **argv);
+
+#endif
