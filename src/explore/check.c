@@ -112,8 +112,10 @@ static int check_leaks(const pmtx_explore_env *e, pmtx_region *r,
 		snprintf(msg, len, "leak check: out of memory");
 		return 1;
 	}
-	qsort(s->heap.v, s->heap.n, sizeof(pmtx_off), cmp_off);
-	qsort(s->reach.v, s->reach.n, sizeof(pmtx_off), cmp_off);
+	if (s->heap.n > 1)
+		qsort(s->heap.v, s->heap.n, sizeof(pmtx_off), cmp_off);
+	if (s->reach.n > 1)
+		qsort(s->reach.v, s->reach.n, sizeof(pmtx_off), cmp_off);
 	return diff_offsets(&s->heap, &s->reach, msg, len);
 }
 
