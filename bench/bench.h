@@ -172,5 +172,6 @@ int wl_single_obj(const struct bench_opts *o);
 int wl_multi_obj(const struct bench_opts *o);
 int wl_hashmap(const struct bench_opts *o);
 int wl_bbuf(const struct bench_opts *o);
+int wl_open(const struct bench_opts *o);
 
 #endif

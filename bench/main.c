@@ -43,6 +43,9 @@ static const struct workload {
 	{"hashmap", wl_hashmap,
 	 "seed 004 hashmap_tx: inserts into a persistent hash map with "
 	 "entries of 128-8192 B (--p entry=)"},
+	{"open", wl_open,
+	 "open + close of a region by heap in use and maximum size "
+	 "(--p used_mib=,max_gib=; max 0 = fixed size)"},
 	{"bbuf", wl_bbuf,
 	 "seed 003 5: the 29-byte bounded buffer, scenarios 1-3 "
 	 "(--p scenario=)"},

@@ -145,12 +145,36 @@ typedef struct pmtx_options {
 	pmtx_runtime runtime;   /* create: default runtime (undo) */
 	unsigned ndesc;         /* create: transaction descriptors (64) */
 	pmtx_truncation truncation; /* redo-async: who truncates */
+	size_t max_size;        /* create: 0 = fixed size; else the heap grows
+	                         * on demand, extending the file, up to this
+	                         * many bytes of region (see "Growth") */
+	unsigned flags;         /* open: PMTX_OPEN_* */
 } pmtx_options;
+
+/* pmtx_options.flags */
+/* Open a private, copy-on-write view of the region: the file is opened
+ * read-only (shared lock: refused while another process has it open for
+ * writing) and is never written. Recovery, transactions and growth change
+ * this process's view only, and no barrier reaches storage. For checking
+ * and inspecting a region (pmtx check, pmtx info). */
+#define PMTX_OPEN_PRIVATE 1u
 
 /* Fill *o with the defaults. Always call before setting fields. */
 void pmtx_options_init(pmtx_options *o);
 
-/* Create a new region file (mode 0600). Fails with EEXIST if it exists. */
+/* Create a new region file (mode 0600). Fails with EEXIST if it exists.
+ *
+ * Growth. With o->max_size > size, the region starts at size bytes and
+ * grows when its heap runs out: the file is extended (doubling the heap,
+ * at most 1 GiB per step, never past max_size) and the new space is added
+ * to the heap. The whole maximum is reserved as address space when the
+ * region is mapped, so the mapping never moves: a pointer into the region
+ * stays valid for as long as the region is open. A growth is failure
+ * atomic (a crash leaves the old size or the new one), and an allocation
+ * that cannot grow the region (maximum reached, file system full, file
+ * size limit) fails with PMTX_E_NOMEM and a message (pmtx_errmsg); the
+ * transaction can then be aborted, and nothing committed is lost. Open
+ * and recovery read only the heap actually in use, not the maximum. */
 int pmtx_create(const char *path, size_t size, const pmtx_options *o,
                 pmtx_region **out);
 /* Open and recover an existing region. o may be NULL for the defaults;
@@ -167,7 +191,9 @@ int pmtx_drain(pmtx_region *r);
 
 /* The root object and its size (as given at creation). */
 void *pmtx_root(pmtx_region *r, size_t *size);
+/* Bytes in use now (grows), and the most the region may grow to. */
 size_t pmtx_region_size(const pmtx_region *r);
+size_t pmtx_region_max_size(const pmtx_region *r);
 pmtx_domain pmtx_region_domain(const pmtx_region *r);
 pmtx_backend pmtx_region_backend(const pmtx_region *r);
 pmtx_runtime pmtx_region_runtime(const pmtx_region *r);

@@ -101,7 +101,7 @@ int pmtx_create(const char *path, size_t size, const pmtx_options *o,
 	int rc = region_create(path, size, o, &r);
 	if (rc)
 		return rc;
-	trace_region(r->base, r->size, r->hdr->uuid);
+	trace_region(r->base, r->map_len, r->hdr->uuid);
 	r->trunc_lazy = o->truncation == PMTX_TRUNC_LAZY;
 	format_descriptors(r);
 	heap_format(r);
@@ -131,7 +131,7 @@ int pmtx_open(const char *path, const pmtx_options *o, pmtx_region **out)
 	int rc = region_open(path, o, &r);
 	if (rc)
 		return rc;
-	trace_region(r->base, r->size, r->hdr->uuid);
+	trace_region(r->base, r->map_len, r->hdr->uuid);
 	r->trunc_lazy = o->truncation == PMTX_TRUNC_LAZY;
 	if ((rc = finish_open(r))) {
 		teardown(r);
@@ -182,6 +182,11 @@ void *pmtx_root(pmtx_region *r, size_t *size)
 size_t pmtx_region_size(const pmtx_region *r)
 {
 	return r->size;
+}
+
+size_t pmtx_region_max_size(const pmtx_region *r)
+{
+	return r->map_len;
 }
 
 pmtx_domain pmtx_region_domain(const pmtx_region *r)

@@ -324,6 +324,28 @@ static void wl_log_grow(struct obs *o)
 	disarm(o);
 }
 
+/* A region of one superblock's heap grows: a transaction allocates a
+ * 100 KiB block (a run of two superblocks) that only growth can give. */
+static void wl_region_grow(struct obs *o)
+{
+	const char *path = tu_path();
+	pmtx_options opt;
+	pmtx_options_init(&opt);
+	opt.root_size = 64;
+	opt.max_size = 64u << 20;
+	arm();
+	pmtx_region *r = NULL;
+	assert_int_equal(pmtx_create(path, 1, &opt, &r), 0);
+	size_t before = pmtx_region_size(r);
+	pmtx_tx *tx = begin(r, PMTX_RT_UNDO);
+	alloc(tx, 100u << 10);
+	assert_int_equal(pmtx_commit(tx), 0);
+	assert_true(pmtx_region_size(r) > before);
+	probe(r, o);
+	drop(r, path);
+	disarm(o);
+}
+
 /* One transaction per runtime that only flushes a line (naked). */
 static void wl_naked(struct obs *o)
 {
@@ -616,6 +638,8 @@ static const struct site_case cases[] = {
 	FLUSH(MUT_HEAP_BITMAP_FLUSH, wl_undo_alloc_free, 3),
 	FLUSH(MUT_HEAP_REFLUSH_INFO, wl_redo_async, 1),
 	FLUSH(MUT_HEAP_REFLUSH_BITMAP, wl_redo_async, 1),
+	FLUSH(MUT_REGION_GROW_FLUSH, wl_region_grow, 1),
+	BARRIER(MUT_REGION_GROW_BARRIER, wl_region_grow, 1),
 };
 
 static int64_t diff(uint64_t on, uint64_t off)

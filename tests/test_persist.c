@@ -622,7 +622,7 @@ static void spy_copy(struct persist *p, void *d, const void *s, size_t n)
 }
 
 static const persist_ops spy_ops = {"spy", spy_flush, spy_barrier,
-                                    spy_copy, NULL};
+                                    spy_copy, NULL, NULL};
 
 static int restore_ops(void **state)
 {

@@ -316,7 +316,7 @@ static void open_with_header_checksum_mismatch_fails_and_leaves_it_unchanged(
 	expect_open_fails(path, NULL, PMTX_E_BAD_CHECKSUM);
 	/* A reserved byte near the end of the header. */
 	h = orig;
-	h.reserved[483] = 1;
+	h.reserved[480] = 1;
 	write_hdr(path, &h, 0);
 	expect_open_fails(path, NULL, PMTX_E_BAD_CHECKSUM);
 	unlink(path);

@@ -262,7 +262,15 @@
 	  "else the truncation barrier may not cover it")                     \
 	X(MUT_HEAP_REFLUSH_BITMAP, "heap.reflush_bitmap",                    \
 	  "redo-async truncation: flush again a block's bitmap word; else "  \
-	  "IDLE may be durable before the allocation bit")
+	  "IDLE may be durable before the allocation bit")                    \
+	/* ---- region.c: growth (G1) ---- */                                \
+	X(MUT_REGION_GROW_FLUSH, "region.grow_flush",                        \
+	  "flush of rstate.nsb after the file is extended; else a crash "    \
+	  "may keep the old heap size while allocations in the new space "   \
+	  "are committed (recovery rejects them: corrupt)")                   \
+	X(MUT_REGION_GROW_BARRIER, "region.grow_barrier",                    \
+	  "rstate.nsb durable before another thread may use the new space; " \
+	  "else that thread's commit can be durable before the heap size")
 
 enum pmtx_mutant_id {
 	MUT_NONE = 0,

@@ -33,6 +33,13 @@
  *      only under both its old owner's lock and the pool lock.
  *  H7. heap_apply() is idempotent, so recovery can replay a committed
  *      allocation log any number of times.
+ *  H8. Growth. When the pool has no run long enough (and, for a small
+ *      block, no other local heap has a superblock of the class with a
+ *      free block), the region grows (region_grow, G1) under the pool
+ *      lock, and the new superblocks join the pool. nsb only increases;
+ *      the DRAM arrays are reserved for max_nsb at open (untouched pages
+ *      cost nothing), so they never move and lock-free readers of rt[]
+ *      stay valid. Open and rebuild read only the nsb superblocks in use.
  */
 #define _GNU_SOURCE
 #include <assert.h>
@@ -42,6 +49,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "../common/mutant.h"
 #include "heap.h"
@@ -74,7 +82,8 @@ struct heap {
 	pmtx_region *r;
 	struct pmtx_sb_meta *meta;
 	char *sb0;
-	uint64_t nsb;
+	_Atomic uint64_t nsb; /* grows under pool_lock (H8) */
+	uint64_t max_nsb;
 	uint64_t heap_off;
 	struct sb_rt *rt;
 	uint64_t *freebits; /* DRAM, BITWORDS per superblock, 1 = free */
@@ -211,12 +220,38 @@ static int64_t pool_take(struct heap *h, uint32_t run)
 	return -1;
 }
 
+/* Free superblocks at the end of the heap (they can start a run that
+ * continues into new space). */
+static uint64_t pool_tail(const struct heap *h)
+{
+	uint64_t n = 0;
+	while (n < h->nsb && pool_test(h, h->nsb - 1 - n))
+		n++;
+	return n;
+}
+
+/* H8: grow so that a run of run superblocks fits, then take it. */
+static int64_t pool_take_growing(struct heap *h, uint32_t run, int *rc)
+{
+	int64_t s = pool_take(h, run);
+	if (s >= 0)
+		return s;
+	uint64_t old = h->nsb, got;
+	*rc = region_grow(h->r, old + run - MIN(pool_tail(h), run), &got);
+	if (*rc)
+		return -1;
+	pool_put(h, old, (uint32_t)(got - old));
+	h->nsb = got;
+	return pool_take(h, run);
+}
+
 /* ---- small blocks ---- */
 
-static int64_t take_from_pool(struct heap *h, unsigned cls, unsigned me)
+static int64_t take_from_pool(struct heap *h, unsigned cls, unsigned me,
+                              int grow, int *rc)
 {
 	pthread_mutex_lock(&h->pool_lock);
-	int64_t s = pool_take(h, 1);
+	int64_t s = grow ? pool_take_growing(h, 1, rc) : pool_take(h, 1);
 	pthread_mutex_unlock(&h->pool_lock);
 	if (s < 0)
 		return -1;
@@ -285,11 +320,14 @@ static int reserve_small(struct heap *h, unsigned cls, uint64_t *boff)
 	int32_t s = lh->head[cls];
 	if (s < 0) {
 		pthread_mutex_unlock(&lh->lock);
-		int64_t ns = take_from_pool(h, cls, me);
+		int rc = PMTX_E_NOMEM;
+		int64_t ns = take_from_pool(h, cls, me, 0, &rc);
 		if (ns < 0)
 			ns = steal(h, cls, me);
 		if (ns < 0)
-			return PMTX_E_NOMEM;
+			ns = take_from_pool(h, cls, me, 1, &rc);
+		if (ns < 0)
+			return rc;
 		pthread_mutex_lock(&lh->lock);
 		s = (int32_t)ns;
 		list_push(h, lh, s);
@@ -351,8 +389,9 @@ static uint32_t large_run(size_t need)
 static int reserve_large(struct heap *h, uint32_t run, int internal,
                          uint64_t *boff)
 {
+	int rc = PMTX_E_NOMEM;
 	pthread_mutex_lock(&h->pool_lock);
-	int64_t s = pool_take(h, run);
+	int64_t s = pool_take_growing(h, run, &rc);
 	if (s >= 0) {
 		for (uint64_t i = (uint64_t)s; i < (uint64_t)s + run; i++) {
 			h->rt[i].state = RT_CONT;
@@ -364,7 +403,7 @@ static int reserve_large(struct heap *h, uint32_t run, int internal,
 	}
 	pthread_mutex_unlock(&h->pool_lock);
 	if (s < 0)
-		return PMTX_E_NOMEM;
+		return rc;
 	*boff = sb_off(h, (uint64_t)s);
 	return 0;
 }
@@ -372,8 +411,11 @@ static int reserve_large(struct heap *h, uint32_t run, int internal,
 int heap_reserve(struct heap *h, size_t n, uint64_t *user_off,
                  struct pmtx_alog_entry *e)
 {
-	if (n > h->nsb * (uint64_t)PMTX_SB_SIZE)
+	if (n > h->max_nsb * (uint64_t)PMTX_SB_SIZE) {
+		pmtx__set_errmsg("%zu bytes is more than the region can hold",
+		                 n);
 		return PMTX_E_NOMEM;
+	}
 	size_t need = n + sizeof(struct pmtx_objhdr);
 	uint64_t boff;
 	int rc;
@@ -517,12 +559,13 @@ static int entry_target(const pmtx_region *r, const struct pmtx_alog_entry *e,
 	if ((op != PMTX_AE_ALLOC && op != PMTX_AE_FREE) ||
 	    e->off < hd->heap_off)
 		return PMTX_E_CORRUPT;
+	uint64_t nsb = atomic_load_explicit(&r->nsb, memory_order_acquire);
 	uint64_t s = (e->off - hd->heap_off) / PMTX_SB_SIZE;
 	uint64_t in = (e->off - hd->heap_off) % PMTX_SB_SIZE;
-	if (s >= hd->nsb)
+	if (s >= nsb)
 		return PMTX_E_CORRUPT;
 	if (run) {
-		if (in != 0 || cls != 0 || run > hd->nsb - s)
+		if (in != 0 || cls != 0 || run > nsb - s)
 			return PMTX_E_CORRUPT;
 		*sp = s, *ip = 0;
 		return 0;
@@ -611,6 +654,21 @@ void heap_mark_internal(struct heap *h, uint64_t off)
 
 /* ---- setup ---- */
 
+/* Zeroed DRAM for an array of the maximum heap; pages are committed only
+ * when touched (H8), and the array never moves. */
+static void *dram_reserve(size_t n)
+{
+	void *p = mmap(NULL, n ? n : 1, PROT_READ | PROT_WRITE,
+	               MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static void dram_release(void *p, size_t n)
+{
+	if (p)
+		munmap(p, n ? n : 1);
+}
+
 int heap_create(pmtx_region *r)
 {
 	pthread_once(&classes_once, classes_init);
@@ -618,13 +676,14 @@ int heap_create(pmtx_region *r)
 	if (!h)
 		return ENOMEM;
 	h->r = r;
-	h->nsb = r->hdr->nsb;
+	h->nsb = r->nsb;
+	h->max_nsb = r->hdr->max_nsb;
 	h->heap_off = r->hdr->heap_off;
 	h->meta = (struct pmtx_sb_meta *)(r->base + r->hdr->meta_off);
 	h->sb0 = r->base + h->heap_off;
-	h->rt = calloc(h->nsb, sizeof(*h->rt));
-	h->freebits = calloc(h->nsb * BITWORDS, 8);
-	h->pool = calloc((h->nsb + 63) / 64, 8);
+	h->rt = dram_reserve(h->max_nsb * sizeof(*h->rt));
+	h->freebits = dram_reserve(h->max_nsb * BITWORDS * 8);
+	h->pool = dram_reserve((h->max_nsb + 63) / 64 * 8);
 	if (!h->rt || !h->freebits || !h->pool) {
 		heap_destroy(h);
 		return ENOMEM;
@@ -643,16 +702,16 @@ void heap_format(pmtx_region *r)
 {
 	struct pmtx_sb_meta *m = (struct pmtx_sb_meta *)(r->base +
 	                                                 r->hdr->meta_off);
-	memset(m, 0, r->hdr->nsb * sizeof(*m));
+	memset(m, 0, r->nsb * sizeof(*m));
 }
 
 void heap_destroy(struct heap *h)
 {
 	if (!h)
 		return;
-	free(h->rt);
-	free(h->freebits);
-	free(h->pool);
+	dram_release(h->rt, h->max_nsb * sizeof(*h->rt));
+	dram_release(h->freebits, h->max_nsb * BITWORDS * 8);
+	dram_release(h->pool, (h->max_nsb + 63) / 64 * 8);
 	free(h);
 }
 

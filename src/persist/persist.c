@@ -197,9 +197,10 @@ static void noop_flush(struct persist *p, const void *a, size_t n)
 }
 
 static const persist_ops hw_ops = {"hardware", hw_flush, hw_barrier,
-                                   hw_copy_nt, NULL};
+                                   hw_copy_nt, NULL, NULL};
 static const persist_ops hw_pdom2_ops = {"hardware-pdom2", noop_flush,
-                                        hw_pdom2_barrier, copy_plain, NULL};
+                                        hw_pdom2_barrier, copy_plain, NULL,
+                                        NULL};
 
 /* ---- emulated backend ---- */
 
@@ -211,7 +212,7 @@ static int emu_barrier(struct persist *p)
 }
 
 static const persist_ops emu_ops = {"emulated", noop_flush, emu_barrier,
-                                    copy_plain, NULL};
+                                    copy_plain, NULL, NULL};
 
 /* ---- file backend (invariant 2) ---- */
 
@@ -295,7 +296,7 @@ static void file_copy(struct persist *p, void *dst, const void *src,
 }
 
 static const persist_ops file_ops = {"file", file_flush, file_barrier,
-                                     file_copy, NULL};
+                                     file_copy, NULL, NULL};
 
 /* ---- selection ---- */
 
@@ -353,6 +354,13 @@ int persist_init(struct persist *p, pmtx_domain d, pmtx_backend b,
 	if (p->ops->attach)
 		p->ops->attach(p);
 	return 0;
+}
+
+void persist_grow(struct persist *p, size_t len)
+{
+	if (p->ops->grow)
+		p->ops->grow(p, len);
+	p->len = len;
 }
 
 void persist_set_ops(struct persist *p, const persist_ops *ops, void *ctx)

@@ -44,6 +44,9 @@ typedef struct persist_ops {
 	/* Optional: called at the end of persist_init, once base/len/ctx are
 	 * set (the crash simulator snapshots the durable image here). */
 	void (*attach)(struct persist *p);
+	/* Optional: the mapping now serves len bytes (len grew; the new
+	 * bytes are zero in the file and durable: the region grew). */
+	void (*grow)(struct persist *p, size_t len);
 } persist_ops;
 
 struct persist {
@@ -64,6 +67,9 @@ extern _Thread_local pmtx_counters pmtx__tls_counters;
  * 500 ns for PDOM-0 (the emulated memory-controller commit), else 0. */
 int persist_init(struct persist *p, pmtx_domain d, pmtx_backend b,
                  int64_t barrier_ns, void *base, size_t len);
+
+/* The region's file grew to len bytes (durable, zero-filled). */
+void persist_grow(struct persist *p, size_t len);
 
 /* Replace the ops table (crash simulation, fault injection). */
 void persist_set_ops(struct persist *p, const persist_ops *ops, void *ctx);

@@ -81,7 +81,8 @@ struct sim_line {
 struct sim {
 	pthread_mutex_t lock;
 	char *base;
-	size_t len, nlines;
+	size_t len, nlines; /* the region now (it may grow) */
+	size_t cap;         /* bytes of durable, shadow and lines[] */
 	pmtx_domain domain;
 	uint8_t *durable, *shadow;
 	int own_durable;
@@ -136,7 +137,7 @@ struct sim *sim_new(size_t len, void *durable)
 	if (!s)
 		return NULL;
 	pthread_mutex_init(&s->lock, NULL);
-	s->len = len;
+	s->len = s->cap = len;
 	s->nlines = (len + CACHE_LINE - 1) / CACHE_LINE;
 	s->durable = durable ? durable : malloc(len);
 	s->own_durable = !durable;
@@ -153,7 +154,7 @@ void sim_free(struct sim *s)
 {
 	if (!s)
 		return;
-	for (size_t i = 0; s->lines && i < s->nlines; i++)
+	for (size_t i = 0; s->lines && i < (s->cap + 63) / 64; i++)
 		free(s->lines[i].st);
 	free(s->lines);
 	if (s->own_durable)
@@ -452,9 +453,11 @@ static void sim_attach(struct persist *p)
 {
 	struct sim *s = p->ctx;
 	pthread_mutex_lock(&s->lock);
-	if (!s->base && p->len == s->len) {
+	if (!s->base && p->len <= s->cap) {
 		s->base = p->base;
 		s->domain = p->domain;
+		s->len = p->len;
+		s->nlines = (s->len + CACHE_LINE - 1) / CACHE_LINE;
 		memcpy(s->durable, p->base, s->len);
 		memcpy(s->shadow, p->base, s->len);
 	}
@@ -525,8 +528,24 @@ static void sim_copy_nt(struct persist *p, void *dst, const void *src,
 	pthread_mutex_unlock(&s->lock);
 }
 
+/* The region's file grew (durably, zero-filled): the new bytes are in the
+ * durable image as they are now. A region that would outgrow the sim's
+ * capacity is not simulated past it. */
+static void sim_grow(struct persist *p, size_t len)
+{
+	struct sim *s = p->ctx;
+	if (!ours(s, p) || len <= s->len || len > s->cap)
+		return;
+	pthread_mutex_lock(&s->lock);
+	memcpy(s->durable + s->len, s->base + s->len, len - s->len);
+	memcpy(s->shadow + s->len, s->base + s->len, len - s->len);
+	s->len = len;
+	s->nlines = (len + CACHE_LINE - 1) / CACHE_LINE;
+	pthread_mutex_unlock(&s->lock);
+}
+
 const persist_ops sim_ops = {"sim", sim_flush, sim_barrier, sim_copy_nt,
-                             sim_attach};
+                             sim_attach, sim_grow};
 
 void sim_trace_sink(void *arg, unsigned type, const char *base,
                     const void *a, uint64_t n, uint32_t aux, int32_t status)

@@ -5,12 +5,23 @@
  * Region file (all offsets are from the start of the file):
  *
  *   0             struct pmtx_hdr            4 KiB, immutable after create
+ *   rstate_off    struct pmtx_rstate         the region's mutable state
  *   desc_off      struct pmtx_desc[ndesc]    transaction descriptors
  *   log0_off      per descriptor: first log chunk (log0_size bytes) then
  *                 first allocation-log chunk (alog0_size bytes)
  *   root_off      struct pmtx_objhdr + root object (root_size bytes)
- *   meta_off      struct pmtx_sb_meta[nsb]   heap metadata
- *   heap_off      nsb superblocks of PMTX_SB_SIZE bytes
+ *   meta_off      struct pmtx_sb_meta[max_nsb]  heap metadata, room for
+ *                 the largest heap the region may grow to
+ *   heap_off      rstate.nsb superblocks of PMTX_SB_SIZE bytes (nsb at
+ *                 create; up to max_nsb as the region grows)
+ *
+ * The file is as long as the heap in use: heap_off + rstate.nsb superblocks
+ * (or exactly size, for a region that never grew). A region that grows
+ * extends the file first, makes the new length durable, then stores the
+ * new rstate.nsb (one 8-byte word): a crash leaves the old heap or the new
+ * one, and a file longer than rstate.nsb says is legal (its tail is unused
+ * until the next growth). Heap metadata of superblocks beyond rstate.nsb
+ * is zero (FREE) and is never read by open.
  *
  * Rules
  *  1. Persistent memory holds offsets from the region start, never virtual
@@ -25,6 +36,18 @@
  *  6. Every field that is updated after create and must never be seen half
  *     written is a naturally aligned 8-byte word (x86 persists aligned
  *     8-byte stores atomically).
+ *  7. Every change to what this file describes, or to what a field means
+ *     or covers, bumps the format version, and the history below says
+ *     what each version means. A build opens its own major version only;
+ *     anything else is refused with PMTX_E_BAD_VERSION, never misread.
+ *
+ * Format versions
+ *  1.0  The first format. Never released; refused by this build.
+ *  2.0  Regions that grow (hdr.max_size, max_nsb, rstate_off; struct
+ *       pmtx_rstate; heap metadata sized for max_nsb). Also, against 1.0:
+ *       a redo COMMIT's batch checksum covers the transaction's
+ *       allocation-log entries; undo stores COMMITTED in statever at
+ *       commit; pmtx_desc.log_tail is set at create and never maintained.
  */
 #ifndef PMTX_LAYOUT_H
 #define PMTX_LAYOUT_H
@@ -35,7 +58,7 @@
 /* "PMTXRGN1" read as a little-endian word; a big-endian reader sees the
  * bytes reversed, so a byte-order mismatch shows as a bad magic. */
 #define PMTX_MAGIC 0x314e475258544d50ull
-#define PMTX_FORMAT_MAJOR 1
+#define PMTX_FORMAT_MAJOR 2
 #define PMTX_FORMAT_MINOR 0
 /* Feature masks: bits this build understands. */
 #define PMTX_FEAT_COMPAT_SUPPORTED 0ull
@@ -60,7 +83,8 @@ struct pmtx_hdr {
 	uint64_t feat_ro_compat;   /* unknown bits: refuse to open (no RO) */
 	char layout[PMTX_LAYOUT_LEN]; /* NUL-terminated layout name */
 	uint8_t uuid[16];
-	uint64_t size;             /* region bytes == file size */
+	uint64_t size;             /* region bytes at create (file size while
+	                            * the region has not grown) */
 	uint64_t create_time;      /* seconds since the epoch */
 	uint64_t desc_off;
 	uint32_t ndesc;
@@ -72,19 +96,36 @@ struct pmtx_hdr {
 	uint64_t root_size;        /* user bytes of the root */
 	uint64_t meta_off;
 	uint64_t heap_off;
-	uint64_t nsb;              /* superblocks */
+	uint64_t nsb;              /* superblocks at create */
 	uint32_t sb_size;          /* PMTX_SB_SIZE */
 	uint32_t default_runtime;  /* pmtx_runtime */
-	uint64_t reserved[484];    /* must be zero */
+	uint64_t max_size;         /* most bytes the region may grow to; ==
+	                            * size for a region of fixed size */
+	uint64_t max_nsb;          /* superblocks the metadata has room for */
+	uint64_t rstate_off;       /* struct pmtx_rstate */
+	uint64_t reserved[481];    /* must be zero */
 	uint64_t checksum;         /* XXH3 of bytes [0, 4088) */
 };
 _Static_assert(sizeof(struct pmtx_hdr) == PMTX_HDR_SIZE, "hdr size");
 _Static_assert(offsetof(struct pmtx_hdr, layout) == 40, "hdr layout");
 _Static_assert(offsetof(struct pmtx_hdr, uuid) == 104, "hdr uuid");
 _Static_assert(offsetof(struct pmtx_hdr, size) == 120, "hdr size");
-_Static_assert(offsetof(struct pmtx_hdr, reserved) == 216, "hdr reserved");
+_Static_assert(offsetof(struct pmtx_hdr, max_size) == 216, "hdr max_size");
+_Static_assert(offsetof(struct pmtx_hdr, reserved) == 240, "hdr reserved");
 _Static_assert(offsetof(struct pmtx_hdr, checksum) == PMTX_HDR_SIZE - 8,
                "checksum is the header's last word");
+
+/* ---- the region's mutable state ----
+ *  G1. nsb (superblocks in the heap) only grows, from hdr.nsb to at most
+ *      hdr.max_nsb, and is stored only after the file holds that many
+ *      superblocks durably (fdatasync of the extension, then the store,
+ *      flush and barrier); open requires the file to be that long. */
+struct pmtx_rstate {
+	uint64_t nsb;
+	uint64_t reserved[7]; /* must be zero */
+};
+_Static_assert(sizeof(struct pmtx_rstate) == 64, "rstate size");
+#define PMTX_RSTATE_SPACE 256u /* bytes before the descriptors */
 
 /* ---- transaction descriptors ---- */
 

@@ -12,9 +12,27 @@
  *     area is durable: a crash during create leaves a file that open
  *     rejects (bad magic or checksum), never one that half works.
  *  4. The geometry (where each area lies) is a pure function of (size,
- *     ndesc, root_size); open recomputes it and requires the header to
- *     agree, so every area offset used later is known to be in bounds.
+ *     max_size, ndesc, root_size); open recomputes it and requires the
+ *     header to agree, so every area offset used later is known to be in
+ *     bounds. rstate.nsb is read and range-checked (hdr.nsb .. max_nsb)
+ *     before the mapping is used, and the file must hold that many
+ *     superblocks (else PMTX_E_TRUNCATED).
+ *  5. The mapping reserves the maximum size as address space once
+ *     (MAP_NORESERVE) and never moves: growth only extends the file
+ *     under it, so pointers into a region stay valid while it is open.
+ *     Pages past the end of the file are never touched.
+ *  6. Growth (G1 in layout.h) extends the file and fdatasyncs it before
+ *     rstate.nsb is stored, flushed and fenced; a crash in between leaves
+ *     a longer file and the old nsb, which open accepts. The barrier
+ *     completes before the pool lock is released, so no other thread can
+ *     commit a transaction that uses the new space before it is durable.
+ *     Before extending, the file-size limit (RLIMIT_FSIZE) is checked, so
+ *     growth fails with a status instead of raising SIGXFSZ.
+ *  7. A private view (PMTX_OPEN_PRIVATE) opens the file O_RDONLY with a
+ *     shared lock and maps it MAP_PRIVATE: nothing this process does,
+ *     recovery included, can reach the file.
  */
+
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -22,49 +40,73 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "../common/mutant.h"
 #include "region.h"
 
 #define LOG0_SIZE (16u * 1024u)
 #define ALOG0_SIZE (4u * 1024u)
 #define MAX_NDESC 4096u
 #define PAGE 4096u
+#define MAX_REGION (1ull << 44)           /* 16 TiB of address space */
+#define GROW_STEP_MAX (16384ull)          /* superblocks: 1 GiB per step */
 
-int region_geometry(uint64_t size, unsigned ndesc, uint64_t root_size,
-                    struct region_geometry *g)
+/* The largest heap (superblocks) that fits in size bytes once the areas
+ * before meta_off are placed; sets g->heap_off for it. */
+static uint64_t fit_heap(uint64_t size, struct region_geometry *g)
 {
-	if (ndesc == 0 || ndesc > MAX_NDESC || root_size > size)
-		return PMTX_E_INVAL;
-	g->log0_size = LOG0_SIZE;
-	g->alog0_size = ALOG0_SIZE;
-	g->desc_off = PMTX_HDR_SIZE;
-	g->log0_off = ALIGN_UP(g->desc_off + (uint64_t)ndesc * 256, PAGE);
-	g->root_off = g->log0_off + (uint64_t)ndesc * (LOG0_SIZE + ALOG0_SIZE);
-	g->meta_off = ALIGN_UP(g->root_off + sizeof(struct pmtx_objhdr) +
-	                               root_size, PAGE);
 	if (g->meta_off >= size)
-		return PMTX_E_TOO_SMALL;
-	uint64_t rest = size - g->meta_off;
-	uint64_t nsb = rest / (PMTX_SB_SIZE + sizeof(struct pmtx_sb_meta));
+		return 0;
+	uint64_t nsb = (size - g->meta_off) /
+	               (PMTX_SB_SIZE + sizeof(struct pmtx_sb_meta));
 	for (; nsb > 0; nsb--) {
 		g->heap_off = ALIGN_UP(g->meta_off +
 		                       nsb * sizeof(struct pmtx_sb_meta), PAGE);
 		if (g->heap_off + nsb * (uint64_t)PMTX_SB_SIZE <= size)
 			break;
 	}
-	if (nsb == 0)
+	return nsb;
+}
+
+int region_geometry(uint64_t size, uint64_t max_size, unsigned ndesc,
+                    uint64_t root_size, struct region_geometry *g)
+{
+	if (ndesc == 0 || ndesc > MAX_NDESC || root_size > MAX(size, max_size)
+	    || MAX(size, max_size) > MAX_REGION)
+		return PMTX_E_INVAL;
+	g->log0_size = LOG0_SIZE;
+	g->alog0_size = ALOG0_SIZE;
+	g->rstate_off = PMTX_HDR_SIZE;
+	g->desc_off = PMTX_HDR_SIZE + PMTX_RSTATE_SPACE;
+	g->log0_off = ALIGN_UP(g->desc_off + (uint64_t)ndesc * 256, PAGE);
+	g->root_off = g->log0_off + (uint64_t)ndesc * (LOG0_SIZE + ALOG0_SIZE);
+	g->meta_off = ALIGN_UP(g->root_off + sizeof(struct pmtx_objhdr) +
+	                               root_size, PAGE);
+	g->size = size;
+	g->max_size = MAX(size, max_size);
+	g->max_nsb = fit_heap(g->max_size, g);
+	if (g->max_nsb == 0)
 		return PMTX_E_TOO_SMALL;
-	g->nsb = nsb;
+	if (g->max_size == size) { /* fixed: the heap fills the file */
+		g->nsb = g->max_nsb;
+		return 0;
+	}
+	/* Grows: metadata has room for max_nsb; the file starts with at
+	 * least one superblock. */
+	g->nsb = size > g->heap_off ? (size - g->heap_off) / PMTX_SB_SIZE : 0;
+	g->nsb = MAX(g->nsb, 1);
+	g->size = g->heap_off + g->nsb * (uint64_t)PMTX_SB_SIZE;
 	return 0;
 }
 
-static int lock_fd(int fd)
+static int lock_fd(int fd, int how)
 {
-	if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+	if (flock(fd, how | LOCK_NB) == 0)
 		return 0;
 	if (errno == EWOULDBLOCK) {
 		pmtx__set_errmsg("region is already open in another process");
@@ -73,20 +115,27 @@ static int lock_fd(int fd)
 	return errno;
 }
 
-static int map_file(pmtx_region *r, size_t size)
+/* Reserve map_len bytes of address space over the file (invariant 5). */
+static int map_file(pmtx_region *r, size_t size, size_t map_len)
 {
-	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, r->fd,
-	               0);
+	int flags = (r->private_view ? MAP_PRIVATE : MAP_SHARED) |
+	            MAP_NORESERVE;
+	void *p = mmap(NULL, map_len, PROT_READ | PROT_WRITE, flags, r->fd, 0);
 	if (p == MAP_FAILED)
 		return errno;
 	r->base = p;
 	r->size = size;
+	r->map_len = map_len;
 	r->hdr = p;
 	return 0;
 }
 
+/* A private view never reaches storage: PDOM-2 emulated, no delay. */
 static int persist_setup(pmtx_region *r, const pmtx_options *o)
 {
+	if (r->private_view)
+		return persist_init(&r->persist, PMTX_PDOM2,
+		                    PMTX_BACKEND_EMULATED, 0, r->base, r->size);
 	return persist_init(&r->persist, o->domain, o->backend, o->barrier_ns,
 	                    r->base, r->size);
 }
@@ -107,7 +156,7 @@ static void fill_uuid(uint8_t uuid[16])
 	uuid[8] = (uint8_t)((uuid[8] & 0x3f) | 0x80);
 }
 
-static void fill_header(struct pmtx_hdr *h, size_t size, const pmtx_options *o,
+static void fill_header(struct pmtx_hdr *h, const pmtx_options *o,
                         const struct region_geometry *g)
 {
 	memset(h, 0, sizeof(*h));
@@ -118,7 +167,10 @@ static void fill_header(struct pmtx_hdr *h, size_t size, const pmtx_options *o,
 	if (o->layout)
 		strncpy(h->layout, o->layout, PMTX_LAYOUT_LEN - 1);
 	fill_uuid(h->uuid);
-	h->size = size;
+	h->size = g->size;
+	h->max_size = g->max_size;
+	h->max_nsb = g->max_nsb;
+	h->rstate_off = g->rstate_off;
 	h->create_time = (uint64_t)time(NULL);
 	h->desc_off = g->desc_off;
 	h->ndesc = o->ndesc;
@@ -138,21 +190,48 @@ static void fill_header(struct pmtx_hdr *h, size_t size, const pmtx_options *o,
 	                            PMTX_CSUM_SEED_HDR);
 }
 
-static int reserve_space(int fd, const char *path, size_t size)
+/* Blocks for the whole file, except the metadata of superblocks the heap
+ * does not have yet (a hole, zero, until the region grows into it). */
+static int reserve_range(int fd, const char *path, uint64_t start,
+                         uint64_t size);
+
+static struct pmtx_rstate *region_rstate_at(pmtx_region *r, uint64_t off)
+{
+	return (struct pmtx_rstate *)(r->base + off);
+}
+
+static int reserve_space(int fd, const char *path,
+                         const struct region_geometry *g)
+{
+	uint64_t size = g->size;
+	if (g->max_nsb != g->nsb) {
+		if (ftruncate(fd, (off_t)size) != 0)
+			return errno;
+		uint64_t meta_end = ALIGN_UP(g->meta_off + g->nsb *
+		                     sizeof(struct pmtx_sb_meta), PAGE);
+		int rc = reserve_range(fd, path, 0, meta_end);
+		return rc ? rc : reserve_range(fd, path, g->heap_off,
+		                               size - g->heap_off);
+	}
+	return reserve_range(fd, path, 0, size);
+}
+
+static int reserve_range(int fd, const char *path, uint64_t start,
+                         uint64_t size)
 {
 	struct statvfs vfs;
 	if (fstatvfs(fd, &vfs) == 0 &&
 	    (uint64_t)vfs.f_bavail * vfs.f_frsize < size) {
-		pmtx__set_errmsg("%s: %zu bytes requested, %llu free", path,
-		                 size,
+		pmtx__set_errmsg("%s: %llu bytes requested, %llu free", path,
+		                 (unsigned long long)size,
 		                 (unsigned long long)vfs.f_bavail * vfs.f_frsize);
 		return PMTX_E_NO_SPACE;
 	}
-	int rc = posix_fallocate(fd, 0, (off_t)size);
+	int rc = posix_fallocate(fd, (off_t)start, (off_t)size);
 	if (rc == ENOSPC || rc == EFBIG)
 		return PMTX_E_NO_SPACE;
 	if (rc == EOPNOTSUPP || rc == EINVAL)
-		rc = ftruncate(fd, (off_t)size) ? errno : 0;
+		rc = ftruncate(fd, (off_t)(start + size)) ? errno : 0;
 	return rc;
 }
 
@@ -161,9 +240,21 @@ static int options_ok(const pmtx_options *o)
 	if ((unsigned)o->domain > PMTX_PDOM2 ||
 	    (unsigned)o->backend > PMTX_BACKEND_FILE ||
 	    (unsigned)o->runtime > PMTX_RT_COW ||
+	    (o->flags & ~PMTX_OPEN_PRIVATE) ||
 	    (o->layout && strlen(o->layout) >= PMTX_LAYOUT_LEN))
 		return PMTX_E_INVAL;
 	return 0;
+}
+
+/* Bytes of a region with a heap of nsb superblocks (region_bytes). */
+static uint64_t geometry_bytes(const struct region_geometry *g, uint64_t nsb)
+{
+	return nsb == g->nsb ? g->size : g->heap_off + nsb * PMTX_SB_SIZE;
+}
+
+static uint64_t map_bytes(const struct region_geometry *g)
+{
+	return geometry_bytes(g, g->max_nsb);
 }
 
 int region_create(const char *path, size_t size, const pmtx_options *o,
@@ -173,7 +264,10 @@ int region_create(const char *path, size_t size, const pmtx_options *o,
 	int rc = options_ok(o);
 	if (rc)
 		return rc;
-	if ((rc = region_geometry(size, o->ndesc, o->root_size, &g)))
+	if (o->flags & PMTX_OPEN_PRIVATE)
+		return PMTX_E_INVAL; /* a private view of a new file is useless */
+	if ((rc = region_geometry(size, o->max_size, o->ndesc, o->root_size,
+	                          &g)))
 		return rc;
 	pmtx_region *r = calloc(1, sizeof(*r));
 	if (!r)
@@ -184,10 +278,12 @@ int region_create(const char *path, size_t size, const pmtx_options *o,
 		free(r);
 		return rc;
 	}
-	if ((rc = lock_fd(r->fd)) || (rc = reserve_space(r->fd, path, size)) ||
-	    (rc = map_file(r, size)) || (rc = persist_setup(r, o))) {
+	if ((rc = lock_fd(r->fd, LOCK_EX)) ||
+	    (rc = reserve_space(r->fd, path, &g)) ||
+	    (rc = map_file(r, g.size, map_bytes(&g))) ||
+	    (rc = persist_setup(r, o))) {
 		if (r->base)
-			munmap(r->base, r->size);
+			munmap(r->base, r->map_len);
 		close(r->fd);
 		unlink(path);
 		free(r);
@@ -200,8 +296,10 @@ int region_create(const char *path, size_t size, const pmtx_options *o,
 		unlink(path);
 		return ENOMEM;
 	}
-	fill_header(h, size, o, &g);
+	fill_header(h, o, &g);
 	r->hdr = h; /* until sealed */
+	r->nsb = g.nsb;
+	region_rstate_at(r, g.rstate_off)->nsb = g.nsb;
 	r->default_rt = (pmtx_runtime)h->default_runtime;
 	*out = r;
 	return 0;
@@ -211,9 +309,9 @@ int region_seal_header(pmtx_region *r)
 {
 	struct persist *p = &r->persist;
 	struct pmtx_hdr *h = (struct pmtx_hdr *)r->hdr;
-	/* Every area written during create first (invariant 3): descriptors
-	 * and first log chunks. The rest is zero from posix_fallocate. */
-	persist_flush(p, r->base + h->desc_off, h->root_off - h->desc_off);
+	/* Every area written during create first (invariant 3): the region
+	 * state, descriptors and first log chunks. The rest is zero. */
+	persist_flush(p, r->base + h->rstate_off, h->root_off - h->rstate_off);
 	int rc = persist_barrier(p);
 	if (rc)
 		return rc;
@@ -273,31 +371,77 @@ static int check_layout_name(const struct pmtx_hdr *h, const pmtx_options *o)
 	return 0;
 }
 
-static int check_geometry(const struct pmtx_hdr *h, uint64_t file_size)
+static int geometry_differs(const struct pmtx_hdr *h)
 {
 	struct region_geometry g;
+	if (h->desc_size != sizeof(struct pmtx_desc) ||
+	    h->sb_size != PMTX_SB_SIZE || h->default_runtime == 0 ||
+	    h->default_runtime > PMTX_RT_COW || h->max_size < h->size ||
+	    region_geometry(h->size, h->max_size, h->ndesc, h->root_size,
+	                    &g) != 0)
+		return 1;
+	for (size_t i = 0; i < ARRAY_SIZE(h->reserved); i++)
+		if (h->reserved[i] != 0)
+			return 1;
+	return g.size != h->size || g.max_size != h->max_size ||
+	       g.rstate_off != h->rstate_off || g.desc_off != h->desc_off ||
+	       g.log0_off != h->log0_off || g.log0_size != h->log0_size ||
+	       g.alog0_size != h->alog0_size || g.root_off != h->root_off ||
+	       g.meta_off != h->meta_off || g.heap_off != h->heap_off ||
+	       g.nsb != h->nsb || g.max_nsb != h->max_nsb;
+}
+
+static int check_geometry(const struct pmtx_hdr *h, uint64_t file_size)
+{
 	if (h->size > file_size) {
 		pmtx__set_errmsg("file is %llu bytes, region needs %llu",
 		                 (unsigned long long)file_size,
 		                 (unsigned long long)h->size);
 		return PMTX_E_TRUNCATED;
 	}
-	int bad = h->size != file_size || h->desc_size != sizeof(struct pmtx_desc)
-	          || h->sb_size != PMTX_SB_SIZE || h->default_runtime == 0 ||
-	          h->default_runtime > PMTX_RT_COW ||
-	          region_geometry(h->size, h->ndesc, h->root_size, &g) != 0;
-	if (!bad)
-		bad = g.desc_off != h->desc_off || g.log0_off != h->log0_off ||
-		      g.log0_size != h->log0_size ||
-		      g.alog0_size != h->alog0_size ||
-		      g.root_off != h->root_off || g.meta_off != h->meta_off ||
-		      g.heap_off != h->heap_off || g.nsb != h->nsb;
-	for (size_t i = 0; !bad && i < ARRAY_SIZE(h->reserved); i++)
-		bad = h->reserved[i] != 0;
-	if (bad) {
+	if (geometry_differs(h)) {
 		pmtx__set_errmsg("header geometry is inconsistent");
 		return PMTX_E_CORRUPT;
 	}
+	return 0;
+}
+
+/* The heap's superblock count (invariant 4): read before mapping. */
+static int read_nsb(int fd, const struct pmtx_hdr *h, uint64_t file_size,
+                    uint64_t *nsb)
+{
+	struct pmtx_rstate st;
+	ssize_t n = pread(fd, &st, sizeof(st), (off_t)h->rstate_off);
+	if (n < 0)
+		return errno;
+	if (n != (ssize_t)sizeof(st))
+		return PMTX_E_TRUNCATED;
+	int bad = st.nsb < h->nsb || st.nsb > h->max_nsb;
+	for (size_t i = 0; !bad && i < ARRAY_SIZE(st.reserved); i++)
+		bad = st.reserved[i] != 0;
+	if (bad) {
+		pmtx__set_errmsg("region state: %llu superblocks, expected "
+		                 "%llu..%llu", (unsigned long long)st.nsb,
+		                 (unsigned long long)h->nsb,
+		                 (unsigned long long)h->max_nsb);
+		return PMTX_E_CORRUPT;
+	}
+	uint64_t need = region_bytes(h, st.nsb);
+	if (file_size < need) {
+		pmtx__set_errmsg("file is %llu bytes, its heap of %llu "
+		                 "superblocks needs %llu",
+		                 (unsigned long long)file_size,
+		                 (unsigned long long)st.nsb,
+		                 (unsigned long long)need);
+		return PMTX_E_TRUNCATED;
+	}
+	if (h->max_nsb == h->nsb && file_size != h->size) {
+		pmtx__set_errmsg("file is %llu bytes, the region %llu",
+		                 (unsigned long long)file_size,
+		                 (unsigned long long)h->size);
+		return PMTX_E_CORRUPT;
+	}
+	*nsb = st.nsb;
 	return 0;
 }
 
@@ -320,16 +464,24 @@ static int read_header(int fd, struct pmtx_hdr *h, uint64_t *file_size)
 	return n == (ssize_t)sizeof(*h) ? 0 : PMTX_E_TOO_SMALL;
 }
 
-static int validate(int fd, const pmtx_options *o, uint64_t *size)
+/* Everything open checks before mapping; *g gets the mapping's sizes. */
+static int validate(int fd, const pmtx_options *o, uint64_t *nsb,
+                    struct region_geometry *g)
 {
 	struct pmtx_hdr h;
-	int rc = read_header(fd, &h, size);
+	uint64_t file_size = 0;
+	int rc = read_header(fd, &h, &file_size);
 	if (!rc)
 		rc = check_ident(&h);
 	if (!rc)
 		rc = check_layout_name(&h, o);
 	if (!rc)
-		rc = check_geometry(&h, *size);
+		rc = check_geometry(&h, file_size);
+	if (!rc)
+		rc = read_nsb(fd, &h, file_size, nsb);
+	if (!rc)
+		rc = region_geometry(h.size, h.max_size, h.ndesc, h.root_size,
+		                     g);
 	return rc;
 }
 
@@ -341,21 +493,26 @@ int region_open(const char *path, const pmtx_options *o, pmtx_region **out)
 	pmtx_region *r = calloc(1, sizeof(*r));
 	if (!r)
 		return ENOMEM;
-	r->fd = open(path, O_RDWR | O_CLOEXEC);
+	r->private_view = (o->flags & PMTX_OPEN_PRIVATE) != 0;
+	r->fd = open(path, (r->private_view ? O_RDONLY : O_RDWR) | O_CLOEXEC);
 	if (r->fd < 0) {
 		rc = errno;
 		free(r);
 		return rc;
 	}
-	uint64_t size = 0;
-	if ((rc = lock_fd(r->fd)) || (rc = validate(r->fd, o, &size)) ||
-	    (rc = map_file(r, size)) || (rc = persist_setup(r, o))) {
+	struct region_geometry g;
+	uint64_t nsb = 0;
+	if ((rc = lock_fd(r->fd, r->private_view ? LOCK_SH : LOCK_EX)) ||
+	    (rc = validate(r->fd, o, &nsb, &g)) ||
+	    (rc = map_file(r, geometry_bytes(&g, nsb), map_bytes(&g))) ||
+	    (rc = persist_setup(r, o))) {
 		if (r->base)
-			munmap(r->base, r->size);
+			munmap(r->base, r->map_len);
 		close(r->fd);
 		free(r);
 		return rc;
 	}
+	r->nsb = nsb;
 	r->default_rt = (pmtx_runtime)r->hdr->default_runtime;
 	*out = r;
 	return 0;
@@ -366,8 +523,74 @@ void region_unmap(pmtx_region *r)
 	if (r->hdr && (const char *)r->hdr != r->base)
 		free((void *)r->hdr); /* unsealed create */
 	if (r->base)
-		munmap(r->base, r->size);
+		munmap(r->base, r->map_len);
 	if (r->fd >= 0)
 		close(r->fd); /* releases the flock */
 	free(r);
+}
+
+/* ---- growth (invariant 6) ---- */
+
+static int cannot_grow(const pmtx_region *r, uint64_t bytes, const char *why)
+{
+	pmtx__set_errmsg("region cannot grow from %llu to %llu bytes: %s",
+	                 (unsigned long long)r->size,
+	                 (unsigned long long)bytes, why);
+	return PMTX_E_NOMEM;
+}
+
+/* Make the file at least bytes long, durably, or say why not. */
+static int extend_file(pmtx_region *r, uint64_t bytes)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+	    bytes > rl.rlim_cur)
+		return cannot_grow(r, bytes, "file size limit (RLIMIT_FSIZE)");
+	struct stat st;
+	if (fstat(r->fd, &st) != 0)
+		return errno;
+	if ((uint64_t)st.st_size < bytes) {
+		int rc = posix_fallocate(r->fd, st.st_size,
+		                         (off_t)bytes - st.st_size);
+		if (rc == EOPNOTSUPP || rc == EINVAL)
+			rc = ftruncate(r->fd, (off_t)bytes) ? errno : 0;
+		if (rc)
+			return cannot_grow(r, bytes, strerror(rc));
+	}
+	if (fdatasync(r->fd) != 0)
+		return cannot_grow(r, bytes, strerror(errno));
+	return 0;
+}
+
+static uint64_t grow_target(const pmtx_region *r, uint64_t want)
+{
+	uint64_t n = r->nsb + MIN(r->nsb, GROW_STEP_MAX);
+	return MIN(MAX(n, want), r->hdr->max_nsb);
+}
+
+int region_grow(pmtx_region *r, uint64_t want, uint64_t *got)
+{
+	const struct pmtx_hdr *h = r->hdr;
+	uint64_t n = grow_target(r, want);
+	uint64_t bytes = region_bytes(h, n);
+	if (want > h->max_nsb)
+		return cannot_grow(r, region_bytes(h, want),
+		                   h->max_nsb == h->nsb ? "the region has a "
+		                   "fixed size" : "maximum size reached");
+	if (r->private_view)
+		return cannot_grow(r, bytes, "a private view cannot grow");
+	int rc = extend_file(r, bytes);
+	if (rc)
+		return rc;
+	persist_grow(&r->persist, bytes);
+	struct pmtx_rstate *st = region_rstate(r);
+	__atomic_store_n(&st->nsb, n, __ATOMIC_RELAXED);
+	TRACE_STORE(&r->persist, &st->nsb, 8);
+	MUT_FLUSH(MUT_REGION_GROW_FLUSH, &r->persist, &st->nsb, 8);
+	if ((rc = MUT_BARRIER(MUT_REGION_GROW_BARRIER, &r->persist)))
+		return rc;
+	r->nsb = n;
+	atomic_store_explicit(&r->size, bytes, memory_order_release);
+	*got = n;
+	return 0;
 }

@@ -18,8 +18,12 @@ struct txm;
 
 struct pmtx_region {
 	int fd;
-	char *base;            /* mapping of the whole file */
-	size_t size;
+	char *base;            /* mapping: map_len bytes reserved, size used */
+	_Atomic size_t size;   /* bytes in use: grows (region_grow) */
+	size_t map_len;        /* address space reserved: the maximum size */
+	_Atomic uint64_t nsb;  /* superblocks in the heap (== rstate->nsb);
+	                        * written under the heap's pool lock */
+	int private_view;      /* PMTX_OPEN_PRIVATE: MAP_PRIVATE, O_RDONLY */
 	const struct pmtx_hdr *hdr; /* == base; never written after create */
 	struct persist persist;
 	pmtx_runtime default_rt;
@@ -35,11 +39,32 @@ struct pmtx_region {
  * function computes it at create and checks the header against it at open,
  * so a header whose offsets disagree with its own sizes is rejected. */
 struct region_geometry {
-	uint64_t desc_off, log0_off, root_off, meta_off, heap_off, nsb;
+	uint64_t rstate_off, desc_off, log0_off, root_off, meta_off, heap_off;
+	uint64_t nsb, max_nsb;
+	uint64_t size, max_size; /* size may be raised to hold 1 superblock */
 	uint32_t log0_size, alog0_size;
 };
-int region_geometry(uint64_t size, unsigned ndesc, uint64_t root_size,
-                    struct region_geometry *g);
+/* max_size 0 (or <= size): a region of fixed size. */
+int region_geometry(uint64_t size, uint64_t max_size, unsigned ndesc,
+                    uint64_t root_size, struct region_geometry *g);
+
+/* Bytes the file must hold for a heap of nsb superblocks. */
+static inline uint64_t region_bytes(const struct pmtx_hdr *h, uint64_t nsb)
+{
+	return nsb == h->nsb ? h->size
+	                     : h->heap_off + nsb * (uint64_t)PMTX_SB_SIZE;
+}
+
+static inline struct pmtx_rstate *region_rstate(const pmtx_region *r)
+{
+	return (struct pmtx_rstate *)(r->base + r->hdr->rstate_off);
+}
+
+/* Grow the heap to at least want superblocks (more when doubling allows):
+ * extend the file, make it durable, store rstate.nsb (G1). Call with the
+ * heap's pool lock held. Returns the new superblock count in *got, or
+ * PMTX_E_NOMEM (with a message) when the region cannot grow. */
+int region_grow(pmtx_region *r, uint64_t want, uint64_t *got);
 
 /* Create the file (0600, exclusive, locked), size it, map it and write a
  * fresh header. The caller initialises the areas, then calls
@@ -56,7 +81,8 @@ void region_unmap(pmtx_region *r);
 static inline int region_off_ok(const pmtx_region *r, uint64_t off,
                                 uint64_t len)
 {
-	return off >= PMTX_HDR_SIZE && off <= r->size && len <= r->size - off;
+	size_t size = atomic_load_explicit(&r->size, memory_order_acquire);
+	return off >= PMTX_HDR_SIZE && off <= size && len <= size - off;
 }
 
 static inline void *region_at(const pmtx_region *r, uint64_t off)

@@ -131,7 +131,7 @@ static int alog_walk(pmtx_region *r, unsigned i, uint64_t n,
 {
 	uint64_t chunk = region_desc(r, i)->alog_head, hops = 0;
 	while (n > 0) {
-		if (!log_chunk_ok(r, chunk) || hops++ > r->hdr->nsb + 1)
+		if (!log_chunk_ok(r, chunk) || hops++ > r->nsb + 1)
 			return PMTX_E_CORRUPT;
 		const struct pmtx_chunk *c = chunk_at(r, chunk);
 		uint64_t k = MIN((c->size - sizeof(*c)) / ENTRY_SIZE, n);

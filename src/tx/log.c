@@ -238,7 +238,7 @@ int logr_next(struct logr *rd, const struct pmtx_rec **rec)
 			c = chunk_at(r, c)->next;
 			if (c == 0)
 				return 0;
-			if (!log_chunk_ok(r, c) || ++rd->hops > r->hdr->nsb + 1)
+			if (!log_chunk_ok(r, c) || ++rd->hops > r->nsb + 1)
 				return PMTX_E_CORRUPT;
 			pos = c + sizeof(struct pmtx_chunk);
 			end = c + chunk_at(r, c)->size;

@@ -224,7 +224,7 @@ static int adopt_chain(pmtx_region *r, uint64_t head, int mark, int *wrote)
 	for (uint64_t c = ((struct pmtx_chunk *)region_at(r, head))->next; c;) {
 		struct pmtx_alog_entry e;
 		const struct pmtx_chunk *ch = region_at(r, c);
-		if (!log_chunk_ok(r, c) || hops++ > r->hdr->nsb ||
+		if (!log_chunk_ok(r, c) || hops++ > r->nsb ||
 		    heap_adopt_internal(r, c, ch->size, &e))
 			return PMTX_E_CORRUPT;
 		if (mark) {

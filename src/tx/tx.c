@@ -408,7 +408,7 @@ int tx_data_range_ok(const pmtx_region *r, const void *p, size_t n)
 	const struct pmtx_hdr *h = r->hdr;
 	uint64_t off = (uint64_t)((const char *)p - r->base);
 	uint64_t root = h->root_off + sizeof(struct pmtx_objhdr);
-	uint64_t heap_end = h->heap_off + h->nsb * (uint64_t)PMTX_SB_SIZE;
+	uint64_t heap_end = h->heap_off + r->nsb * (uint64_t)PMTX_SB_SIZE;
 	if ((const char *)p < r->base)
 		return 0;
 	if (off >= root && off <= root + h->root_size &&

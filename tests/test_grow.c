@@ -1,0 +1,474 @@
+/*
+ * test_grow.c - regions that grow (pmtx_options.max_size; layout.h G1,
+ * region.c invariants 5-6, heap.c H8).
+ *
+ * What is shown:
+ *  - a heap that runs out grows the file, under every runtime that
+ *    allocates, and a pointer taken before a growth still points at the
+ *    same bytes after it (the mapping never moves);
+ *  - a grown region reopens with its heap, its data and a clean heap check;
+ *  - every way growth can fail (the maximum, RLIMIT_FSIZE, a full file
+ *    system) fails the allocation with PMTX_E_NOMEM and a message, the
+ *    transaction aborts, and nothing committed is lost;
+ *  - a file longer than its heap (a crash between the extension and the
+ *    size store) opens and is grown into; a grown file cut short, and a
+ *    region state out of range, are refused;
+ *  - a process killed at random while it grows its region leaves one that
+ *    opens, checks clean, and holds every committed block;
+ *  - a private view (PMTX_OPEN_PRIVATE) recovers without writing the file
+ *    and cannot grow.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "testutil.h"
+
+#include "region/layout.h"
+
+#define MAX_SIZE (64u << 20)
+#define BLOCK 4000u
+
+/* The root: a count of committed blocks and their offsets. */
+#define MAXBLOCKS 4096u
+struct root {
+	uint64_t n;
+	pmtx_off blk[MAXBLOCKS];
+};
+
+static pmtx_region *create_growing(const char *path, size_t size,
+                                   size_t max, pmtx_runtime rt)
+{
+	pmtx_options o;
+	pmtx_options_init(&o);
+	o.root_size = sizeof(struct root);
+	o.max_size = max;
+	o.runtime = rt;
+	o.ndesc = 4;
+	pmtx_region *r = NULL;
+	int rc = pmtx_create(path, size, &o, &r);
+	if (rc)
+		fprintf(stderr, "create: %s %s\n", pmtx_strerror(rc),
+		        pmtx_errmsg());
+	assert_int_equal(rc, 0);
+	return r;
+}
+
+static uint64_t pattern(uint64_t i, uint64_t w)
+{
+	return (i + 1) * 0x9e3779b97f4a7c15ull ^ w;
+}
+
+/* One transaction: allocate a block, fill it, append it to the root.
+ * Returns 0 or the allocation's status (the transaction is aborted). */
+static int add_block(pmtx_region *r, size_t size)
+{
+	struct root *root = pmtx_root(r, NULL);
+	pmtx_tx *tx;
+	pmtx_off off;
+	assert_int_equal(pmtx_begin(r, PMTX_RT_DEFAULT, &tx), 0);
+	int rc = pmtx_alloc(tx, size, &off);
+	if (rc) {
+		assert_int_equal(pmtx_abort(tx), 0);
+		return rc;
+	}
+	uint64_t *p = pmtx_ptr(r, off), i = root->n;
+	for (size_t w = 0; w < size / 8; w++)
+		p[w] = pattern(i, w);
+	pmtx_flush(r, p, size);
+	assert_int_equal(PMTX_SET(tx, root->blk[i], off), 0);
+	assert_int_equal(PMTX_SET(tx, root->n, i + 1), 0);
+	assert_int_equal(pmtx_commit(tx), 0);
+	return 0;
+}
+
+static int count_block(pmtx_off off, size_t usable, void *arg)
+{
+	(void)off, (void)usable;
+	++*(uint64_t *)arg;
+	return 0;
+}
+
+/* Every committed block holds its pattern, and the heap holds exactly the
+ * committed blocks. */
+static void check_blocks(pmtx_region *r, size_t size)
+{
+	struct root *root = pmtx_root(r, NULL);
+	assert_true(root->n <= MAXBLOCKS);
+	for (uint64_t i = 0; i < root->n; i++) {
+		const uint64_t *p = pmtx_ptr(r, root->blk[i]);
+		assert_non_null(p);
+		for (size_t w = 0; w < size / 8; w++)
+			assert_true(p[w] == pattern(i, w));
+	}
+	pmtx_heap_stats st;
+	int rc = pmtx_heap_check(r, &st);
+	if (rc)
+		fprintf(stderr, "heap check: %s\n", st.first_error);
+	assert_int_equal(rc, 0);
+	uint64_t n = 0;
+	assert_int_equal(pmtx_heap_walk(r, count_block, &n), 0);
+	assert_int_equal(n, root->n);
+}
+
+static void grows_under(pmtx_runtime rt)
+{
+	const char *path = tu_path();
+	pmtx_region *r = create_growing(path, 1, MAX_SIZE, rt);
+	size_t first = pmtx_region_size(r);
+	assert_int_equal(pmtx_region_max_size(r) >= MAX_SIZE - (1u << 20), 1);
+	assert_int_equal(add_block(r, BLOCK), 0);
+	struct root *root = pmtx_root(r, NULL);
+	uint64_t *p0 = pmtx_ptr(r, root->blk[0]);
+	while (pmtx_region_size(r) < 4 * first)
+		assert_int_equal(add_block(r, BLOCK), 0);
+	/* The mapping did not move: the old pointer is still the block. */
+	assert_ptr_equal(pmtx_ptr(r, root->blk[0]), p0);
+	assert_true(p0[0] == pattern(0, 0));
+	check_blocks(r, BLOCK);
+	size_t grown = pmtx_region_size(r);
+	uint64_t n = root->n;
+	assert_int_equal(pmtx_close(r), 0);
+	struct stat st;
+	assert_int_equal(stat(path, &st), 0);
+	assert_true((size_t)st.st_size >= grown);
+
+	r = tu_open(path);
+	assert_int_equal(pmtx_region_size(r), grown);
+	assert_int_equal(((struct root *)pmtx_root(r, NULL))->n, n);
+	check_blocks(r, BLOCK);
+	assert_int_equal(add_block(r, BLOCK), 0); /* and grows on */
+	assert_int_equal(pmtx_close(r), 0);
+	unlink(path);
+}
+
+static void heap_grows_and_reopens_under_undo(void **state)
+{
+	(void)state;
+	grows_under(PMTX_RT_UNDO);
+}
+
+static void heap_grows_and_reopens_under_redo(void **state)
+{
+	(void)state;
+	grows_under(PMTX_RT_REDO);
+}
+
+static void heap_grows_and_reopens_under_redo_async(void **state)
+{
+	(void)state;
+	grows_under(PMTX_RT_REDO_ASYNC);
+}
+
+/* A block larger than the heap gets a run of new superblocks at once. */
+static void a_large_block_grows_the_heap_by_enough(void **state)
+{
+	(void)state;
+	const char *path = tu_path();
+	pmtx_region *r = create_growing(path, 1, MAX_SIZE, PMTX_RT_UNDO);
+	assert_int_equal(add_block(r, 5u << 20), 0);
+	assert_true(pmtx_region_size(r) > (5u << 20));
+	check_blocks(r, 5u << 20);
+	assert_int_equal(pmtx_close(r), 0);
+	r = tu_open(path);
+	check_blocks(r, 5u << 20);
+	assert_int_equal(pmtx_close(r), 0);
+	unlink(path);
+}
+
+/* Fill until the allocation fails; it must fail with NOMEM, a message
+ * containing want, and leave every committed block. */
+static uint64_t fill_until_nomem(pmtx_region *r, const char *want)
+{
+	int rc;
+	while ((rc = add_block(r, BLOCK)) == 0)
+		assert_true(((struct root *)pmtx_root(r, NULL))->n < MAXBLOCKS);
+	assert_int_equal(rc, PMTX_E_NOMEM);
+	if (!strstr(pmtx_errmsg(), want))
+		fprintf(stderr, "message: \"%s\", want \"%s\"\n",
+		        pmtx_errmsg(), want);
+	assert_non_null(strstr(pmtx_errmsg(), want));
+	check_blocks(r, BLOCK);
+	return ((struct root *)pmtx_root(r, NULL))->n;
+}
+
+static void reopen_and_check(const char *path, uint64_t n)
+{
+	pmtx_region *r = tu_open(path);
+	assert_int_equal(((struct root *)pmtx_root(r, NULL))->n, n);
+	check_blocks(r, BLOCK);
+	assert_int_equal(pmtx_close(r), 0);
+}
+
+static void the_maximum_fails_with_nomem_and_keeps_committed(void **state)
+{
+	(void)state;
+	const char *path = tu_path();
+	pmtx_region *r = create_growing(path, 1, 4u << 20, PMTX_RT_UNDO);
+	uint64_t n = fill_until_nomem(r, "maximum size reached");
+	assert_true(n > 100);
+	assert_true(pmtx_region_size(r) <= pmtx_region_max_size(r));
+	assert_int_equal(pmtx_close(r), 0);
+	reopen_and_check(path, n);
+	unlink(path);
+}
+
+/* A fixed-size region says so when it is full. */
+static void a_fixed_region_says_it_cannot_grow(void **state)
+{
+	(void)state;
+	const char *path = tu_path();
+	pmtx_region *r = create_growing(path, 4u << 20, 0, PMTX_RT_REDO);
+	assert_int_equal(pmtx_region_max_size(r), pmtx_region_size(r));
+	uint64_t n = fill_until_nomem(r, "fixed size");
+	assert_int_equal(pmtx_close(r), 0);
+	reopen_and_check(path, n);
+	unlink(path);
+}
+
+/* RLIMIT_FSIZE: growth must fail with a status, not die of SIGXFSZ. Run
+ * in a child so that the limit does not outlive the test. */
+static void the_file_size_limit_fails_with_nomem_not_a_signal(void **state)
+{
+	(void)state;
+	const char *path = tu_path();
+	pmtx_region *r = create_growing(path, 1, MAX_SIZE, PMTX_RT_UNDO);
+	assert_int_equal(add_block(r, BLOCK), 0);
+	size_t limit = pmtx_region_size(r) + (1u << 20);
+	assert_int_equal(pmtx_close(r), 0);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct rlimit rl = {limit, limit};
+		if (setrlimit(RLIMIT_FSIZE, &rl) != 0)
+			_exit(3);
+		pmtx_region *c = NULL;
+		if (pmtx_open(path, NULL, &c) != 0)
+			_exit(4);
+		int rc;
+		while ((rc = add_block(c, BLOCK)) == 0)
+			;
+		int ok = rc == PMTX_E_NOMEM &&
+		         strstr(pmtx_errmsg(), "RLIMIT_FSIZE") != NULL;
+		_exit(ok && pmtx_close(c) == 0 ? 0 : 5);
+	}
+	int status;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	r = tu_open(path);
+	uint64_t n = ((struct root *)pmtx_root(r, NULL))->n;
+	assert_true(n > 100);
+	assert_true(pmtx_region_size(r) <= limit);
+	assert_int_equal(pmtx_close(r), 0);
+	reopen_and_check(path, n);
+	unlink(path);
+}
+
+/* A small tmpfs: growth meets ENOSPC. Needs the right to mount (root in
+ * a mount namespace); skipped without it. */
+static void a_full_file_system_fails_with_nomem(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/pmtx-grow-XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	if (mount("pmtx-test", dir, "tmpfs", 0, "size=3m") != 0) {
+		rmdir(dir);
+		skip();
+	}
+	char path[64];
+	snprintf(path, sizeof(path), "%s/r.pmtx", dir);
+	pmtx_region *r = create_growing(path, 1, MAX_SIZE, PMTX_RT_REDO);
+	uint64_t n = fill_until_nomem(r, "No space left on device");
+	assert_true(n > 10);
+	assert_int_equal(pmtx_close(r), 0);
+	reopen_and_check(path, n);
+	unlink(path);
+	umount(dir);
+	rmdir(dir);
+}
+
+/* A crash between the file's extension and the store of the new size
+ * leaves a file longer than its heap: it opens, and is grown into. */
+static void a_file_longer_than_its_heap_opens_and_grows_into_it(void **state)
+{
+	(void)state;
+	const char *path = tu_path();
+	pmtx_region *r = create_growing(path, 1, MAX_SIZE, PMTX_RT_UNDO);
+	assert_int_equal(add_block(r, BLOCK), 0);
+	size_t size = pmtx_region_size(r);
+	assert_int_equal(pmtx_close(r), 0);
+	assert_int_equal(truncate(path, (off_t)size + (3u << 20)), 0);
+	r = tu_open(path);
+	assert_int_equal(pmtx_region_size(r), size);
+	while (pmtx_region_size(r) <= size)
+		assert_int_equal(add_block(r, BLOCK), 0);
+	check_blocks(r, BLOCK);
+	assert_int_equal(pmtx_close(r), 0);
+	unlink(path);
+}
+
+static void a_grown_file_cut_short_is_refused(void **state)
+{
+	(void)state;
+	const char *path = tu_path();
+	pmtx_region *r = create_growing(path, 1, MAX_SIZE, PMTX_RT_UNDO);
+	size_t first = pmtx_region_size(r);
+	while (pmtx_region_size(r) == first)
+		assert_int_equal(add_block(r, BLOCK), 0);
+	assert_int_equal(pmtx_close(r), 0);
+	assert_int_equal(truncate(path, (off_t)first), 0);
+	uint64_t h = tu_file_hash(path);
+	assert_int_equal(pmtx_open(path, NULL, &r), PMTX_E_TRUNCATED);
+	assert_non_null(strstr(pmtx_errmsg(), "superblocks needs"));
+	assert_int_equal(tu_file_hash(path), h);
+	unlink(path);
+}
+
+static void poke_nsb(const char *path, uint64_t v)
+{
+	int fd = open(path, O_RDWR);
+	assert_true(fd >= 0);
+	struct pmtx_hdr h;
+	assert_int_equal(pread(fd, &h, sizeof(h), 0), (ssize_t)sizeof(h));
+	assert_int_equal(pwrite(fd, &v, 8, (off_t)h.rstate_off), 8);
+	close(fd);
+}
+
+static void a_region_state_out_of_range_is_refused(void **state)
+{
+	(void)state;
+	const char *path = tu_path();
+	pmtx_region *r = create_growing(path, 1, MAX_SIZE, PMTX_RT_UNDO);
+	assert_int_equal(pmtx_close(r), 0);
+	const uint64_t bad[] = {0, 1ull << 40, ~0ull};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		poke_nsb(path, bad[i]);
+		assert_int_equal(pmtx_open(path, NULL, &r), PMTX_E_CORRUPT);
+		assert_non_null(strstr(pmtx_errmsg(), "region state"));
+	}
+	poke_nsb(path, 1);
+	r = tu_open(path);
+	assert_int_equal(pmtx_close(r), 0);
+	unlink(path);
+}
+
+/* A child adds blocks (growing its region) until it is killed at a random
+ * moment; the region must open, check clean, and hold every block its
+ * root counts. */
+static void killed_while_growing_recovers_every_block(void **state)
+{
+	(void)state;
+	unsigned kills = tu_long_mode() ? 200 : 24;
+	uint64_t seed = 42;
+	for (unsigned k = 0; k < kills; k++) {
+		const char *path = tu_path();
+		pmtx_runtime rt = (pmtx_runtime)(1 + k % 3); /* undo..async */
+		pmtx_region *r = create_growing(path, 1, MAX_SIZE, rt);
+		assert_int_equal(pmtx_close(r), 0);
+		pid_t pid = fork();
+		assert_true(pid >= 0);
+		if (pid == 0) {
+			pmtx_region *c = NULL;
+			if (pmtx_open(path, NULL, &c) != 0)
+				_exit(4);
+			for (unsigned i = 0; i < MAXBLOCKS - 1; i++)
+				if (add_block(c, BLOCK))
+					_exit(5);
+			_exit(0);
+		}
+		struct timespec ts = {0, (long)(tu_rand(&seed) % 30000000)};
+		nanosleep(&ts, NULL);
+		kill(pid, SIGKILL);
+		int status;
+		assert_int_equal(waitpid(pid, &status, 0), pid);
+		assert_false(WIFEXITED(status) && WEXITSTATUS(status) != 0);
+		r = tu_open(path);
+		check_blocks(r, BLOCK);
+		assert_int_equal(pmtx_close(r), 0);
+		unlink(path);
+	}
+}
+
+/* Leave a transaction running in a killed child: the region needs
+ * recovery. */
+static void leave_uncommitted(const char *path)
+{
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		pmtx_region *c = NULL;
+		if (pmtx_open(path, NULL, &c) != 0)
+			_exit(4);
+		struct root *root = pmtx_root(c, NULL);
+		pmtx_tx *tx;
+		if (pmtx_begin(c, PMTX_RT_UNDO, &tx) ||
+		    PMTX_SET(tx, root->n, 777))
+			_exit(5);
+		_exit(0);
+	}
+	int status;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+static void a_private_view_recovers_without_writing(void **state)
+{
+	(void)state;
+	const char *path = tu_path();
+	pmtx_region *r = create_growing(path, 1, MAX_SIZE, PMTX_RT_UNDO);
+	assert_int_equal(add_block(r, BLOCK), 0);
+	assert_int_equal(pmtx_close(r), 0);
+	leave_uncommitted(path);
+	uint64_t h = tu_file_hash(path);
+	pmtx_options o;
+	pmtx_options_init(&o);
+	o.flags = PMTX_OPEN_PRIVATE;
+	for (int i = 0; i < 2; i++) { /* twice: the first wrote nothing */
+		assert_int_equal(pmtx_open(path, &o, &r), 0);
+		assert_int_equal(((struct root *)pmtx_root(r, NULL))->n, 1);
+		check_blocks(r, BLOCK);
+		assert_int_equal(add_block(r, BLOCK), 0); /* in the view */
+		assert_true(fill_until_nomem(r, "private view") >= 2);
+		assert_int_equal(pmtx_close(r), 0);
+		assert_int_equal(tu_file_hash(path), h);
+	}
+	/* A writer and a private view exclude each other. */
+	r = tu_open(path);
+	pmtx_region *v;
+	assert_int_equal(pmtx_open(path, &o, &v), PMTX_E_LOCKED);
+	assert_int_equal(pmtx_close(r), 0);
+	unlink(path);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(heap_grows_and_reopens_under_undo),
+		cmocka_unit_test(heap_grows_and_reopens_under_redo),
+		cmocka_unit_test(heap_grows_and_reopens_under_redo_async),
+		cmocka_unit_test(a_large_block_grows_the_heap_by_enough),
+		cmocka_unit_test(the_maximum_fails_with_nomem_and_keeps_committed),
+		cmocka_unit_test(a_fixed_region_says_it_cannot_grow),
+		cmocka_unit_test(
+			the_file_size_limit_fails_with_nomem_not_a_signal),
+		cmocka_unit_test(a_full_file_system_fails_with_nomem),
+		cmocka_unit_test(
+			a_file_longer_than_its_heap_opens_and_grows_into_it),
+		cmocka_unit_test(a_grown_file_cut_short_is_refused),
+		cmocka_unit_test(a_region_state_out_of_range_is_refused),
+		cmocka_unit_test(killed_while_growing_recovers_every_block),
+		cmocka_unit_test(a_private_view_recovers_without_writing),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
