@@ -111,8 +111,8 @@ struct pmtx_explore_workload {
 	unsigned nthreads;    /* 0 = 1; at most PMTX_EXPLORE_MAX_THREADS */
 	size_t root_size;     /* bytes of the root object */
 	size_t region_size;   /* bytes of the region at creation; 0 = 1 MiB */
-	size_t max_size;      /* largest size a growing region may take;
-	                       * 0 = region_size */
+	size_t max_size;      /* the region grows up to this many bytes
+	                       * (pmtx_options.max_size); 0 = fixed size */
 	const char *layout;   /* layout name of the region; NULL "crashtest" */
 	unsigned runtimes;    /* PMTX_EXPLORE_* mask; 0 = LOGGING */
 	unsigned max_ntx;     /* largest ntx the model supports; 0 = any */

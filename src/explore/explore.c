@@ -40,6 +40,12 @@
  *  E6. A workload and a configuration are validated before anything is
  *      forked: a malformed one is PMTX_E_INVAL with pmtx_errmsg, never a
  *      child that fails in a way that looks like a violation.
+ *  E7. A region that grows (workload.max_size) is simulated up to its
+ *      maximum: the sim, the shared durable image and the image files
+ *      have room for max_size bytes. A crash image's file is exactly as
+ *      long as the region's file was at the crash point (a growth extends
+ *      the file before the region records it, region.c 6), so recovery
+ *      sees the lengths a real crash leaves.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -84,14 +90,23 @@ struct chan {
 	pid_t pid;
 };
 
+/* A file that holds one crash image at a time, mapped cap bytes long. */
+struct image {
+	char path[256];
+	int fd;
+	uint8_t *map;
+	size_t len; /* the file's length: the image's */
+};
+
 struct explorer {
 	const pmtx_explore_config *c;
 	pmtx_explore_result *res;
 	pmtx_explore_env env;
 	const char *prog;
-	size_t size; /* region bytes */
-	char region[256], img[2][256];
-	uint8_t *imgmap[2];
+	size_t size; /* region bytes at creation */
+	size_t cap;  /* the most it may grow to (E7) */
+	char region[256];
+	struct image img[2]; /* 0: the workload's, 1: recovery's */
 	struct chan ch[2]; /* 0: the workload, 1: recovery (depth 2) */
 	struct explore_scratch scratch;
 	uint64_t t0, last_progress, total_points;
@@ -160,15 +175,14 @@ size_t explore_region_size(const pmtx_explore_workload *w)
 	return w->region_size ? w->region_size : EXPLORE_REGION_SIZE;
 }
 
-/* The one place that maps a workload's sizes to pmtx_options: when
- * pmtx_options can let a region grow, w->max_size goes there too. Until
- * then a region keeps its creation size, which is all the sim models. */
+/* The one place that maps a workload's sizes to pmtx_options. */
 void explore_region_options(const pmtx_explore_workload *w, pmtx_options *o)
 {
 	pmtx_options_init(o);
 	o->layout = w->layout ? w->layout : EXPLORE_LAYOUT;
 	o->root_size = w->root_size;
 	o->ndesc = 8;
+	o->max_size = w->max_size;
 }
 
 /* E6: 0, or PMTX_E_INVAL with the reason in pmtx_errmsg. */
@@ -233,21 +247,41 @@ static void chan_close(struct chan *ch)
 	ch->h = NULL;
 }
 
-static int map_image_file(const char *path, size_t size, uint8_t **out)
+static int image_open(struct image *im, size_t cap)
 {
-	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
-	if (fd < 0)
+	im->fd = open(im->path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	if (im->fd < 0)
 		return errno;
-	int rc = ftruncate(fd, (off_t)size) ? errno : 0;
-	void *p = rc ? MAP_FAILED
-	             : mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED,
-	                    fd, 0);
-	if (!rc && p == MAP_FAILED)
-		rc = errno;
-	close(fd);
-	if (!rc)
-		*out = p;
-	return rc;
+	void *p = mmap(NULL, cap, PROT_READ | PROT_WRITE, MAP_SHARED, im->fd,
+	               0);
+	if (p == MAP_FAILED)
+		return errno;
+	im->map = p;
+	im->len = 0;
+	return 0;
+}
+
+static void image_close(struct image *im, size_t cap)
+{
+	if (im->map)
+		munmap(im->map, cap);
+	if (im->fd >= 0)
+		close(im->fd);
+	unlink(im->path);
+	im->map = NULL;
+	im->fd = -1;
+}
+
+/* Build image id of the crash state snap into im, in a file exactly as
+ * long as the region was at the crash (E7). */
+static void image_build(struct image *im, const struct sim_snap *snap,
+                        const uint8_t *durable, uint64_t id, int sample,
+                        uint64_t seed)
+{
+	if (im->len != snap->len && ftruncate(im->fd, (off_t)snap->len))
+		_exit(3); /* the mapping would fault: nothing sane is left */
+	im->len = snap->len;
+	sim_image(snap, durable, id, sample, seed, im->map);
 }
 
 /* A fresh region with the workload's initial data, closed again. */
@@ -320,7 +354,7 @@ static void *child_thread(void *arg)
 
 static struct sim *child_sim(const struct explorer *x, struct chan *ch)
 {
-	struct sim *s = sim_new(x->size, ch->durable);
+	struct sim *s = sim_new(x->cap, ch->durable);
 	if (!s)
 		_exit(3);
 	sim_set_point_fn(s, publish, ch);
@@ -625,12 +659,12 @@ static void explore_image(struct explorer *x, struct chan *ch, int level,
 	const struct sim_snap *snap = (const void *)ch->snap;
 	uint64_t here = ch->h->point;
 	char msg[300];
-	sim_image(snap, ch->durable, id, sample, seed, x->imgmap[level]);
+	image_build(&x->img[level], snap, ch->durable, id, sample, seed);
 	if (replay)
-		describe(snap, ch->durable, x->imgmap[level]);
+		describe(snap, ch->durable, x->img[level].map);
 	if (replay && c->save && (!c->replay_rpoint || level))
-		save_image(x, x->img[level], c->save);
-	if (explore_check_image(&x->env, b, x->img[level], &x->scratch, msg,
+		save_image(x, x->img[level].path, c->save);
+	if (explore_check_image(&x->env, b, x->img[level].path, &x->scratch, msg,
 	                        sizeof(msg)))
 		violation(x, msg, level ? point : here, level ? image : id,
 		          level ? here : 0, level ? id : 0);
@@ -645,7 +679,8 @@ static void explore_image(struct explorer *x, struct chan *ch, int level,
 	if (pick && !x->stop) {
 		/* the check recovered the file: crash recovery from the
 		 * image itself */
-		sim_image(snap, ch->durable, id, sample, seed, x->imgmap[level]);
+		image_build(&x->img[level], snap, ch->durable, id, sample,
+		            seed);
 		explore_d2(x, b, here, id);
 	}
 }
@@ -678,7 +713,7 @@ static int explore_d2(struct explorer *x, const struct explore_bounds *b,
                       uint64_t point, uint64_t image)
 {
 	struct chan *ch = &x->ch[1];
-	int rc = spawn(x, ch, 1, x->img[0], 0);
+	int rc = spawn(x, ch, 1, x->img[0].path, 0);
 	if (rc)
 		return rc;
 	while ((rc = next_point(ch)) == 1) {
@@ -785,25 +820,24 @@ static int setup(struct explorer *x)
 	const char *dir = x->c->dir ? x->c->dir : "/dev/shm";
 	snprintf(x->region, sizeof(x->region), "%s/pmtx-ct-%d.region", dir,
 	         pid);
-	snprintf(x->img[0], sizeof(x->img[0]), "%s/pmtx-ct-%d.img", dir, pid);
-	snprintf(x->img[1], sizeof(x->img[1]), "%s/pmtx-ct-%d.img2", dir,
-	         pid);
+	snprintf(x->img[0].path, sizeof(x->img[0].path), "%s/pmtx-ct-%d.img",
+	         dir, pid);
+	snprintf(x->img[1].path, sizeof(x->img[1].path), "%s/pmtx-ct-%d.img2",
+	         dir, pid);
 	int rc = explore_scratch_init(&x->scratch, w->max_words
 	                                                   ? w->max_words
 	                                                   : EXPLORE_MAX_WORDS);
 	for (int i = 0; i < 2 && !rc; i++)
-		rc = chan_open(&x->ch[i], x->size);
+		rc = chan_open(&x->ch[i], x->cap);
 	for (int i = 0; i < 2 && !rc; i++)
-		rc = map_image_file(x->img[i], x->size, &x->imgmap[i]);
+		rc = image_open(&x->img[i], x->cap);
 	return rc;
 }
 
 static void teardown(struct explorer *x)
 {
 	for (int i = 0; i < 2; i++) {
-		if (x->imgmap[i])
-			munmap(x->imgmap[i], x->size);
-		unlink(x->img[i]);
+		image_close(&x->img[i], x->cap);
 		chan_close(&x->ch[i]);
 	}
 	unlink(x->region);
@@ -822,6 +856,8 @@ int pmtx_explore_run(const pmtx_explore_config *c, pmtx_explore_result *res)
 	x.env = (pmtx_explore_env){c->workload, c->seed, c->runtime, c->ntx};
 	x.prog = c->prog ? c->prog : program_invocation_short_name;
 	x.size = explore_region_size(c->workload);
+	x.cap = MAX(x.size, c->workload->max_size);
+	x.img[0].fd = x.img[1].fd = -1;
 	signal(SIGPIPE, SIG_IGN); /* a child that ended: EPIPE, then EOF */
 	rc = setup(&x);
 	x.t0 = now_ns();

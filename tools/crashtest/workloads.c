@@ -44,6 +44,15 @@
  *      second rewrites the first); the first thread drains the
  *      truncation queue right after some of the second one's commits.
  *      The turns make it as deterministic as a single thread.
+ *  W5. grow starts its region with one superblock and lets it grow to
+ *      8 MiB. Each operation allocates a whole superblock in the first
+ *      thread's transaction, which may grow the region, and before that
+ *      transaction commits hands a turn to the partner thread, whose own
+ *      transaction allocates (likely from the space just added) and
+ *      commits: the growth must be durable before another thread's
+ *      commit, not only before the growing thread's (region.c G1). The
+ *      partner's blocks are checked by the leak and heap checks, not by
+ *      the model: only the first thread's slots are observed.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -984,17 +993,21 @@ static int handoff_tx(const pmtx_explore_env *e, pmtx_region *r, uint64_t i)
 	return pmtx_commit(tx);
 }
 
-/* The second thread: runs one transaction per turn. */
+/* The second thread: runs one transaction per turn (W4, W5). */
+typedef int (*partner_fn)(const pmtx_explore_env *e, pmtx_region *r,
+                          uint64_t i);
+
 static struct {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	int started, turn; /* turn: 1 = the partner's */
+	partner_fn fn;
 	const pmtx_explore_env *e;
 	pmtx_region *r;
 	uint64_t i;
 	int rc;
 } partner = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0,
-              NULL, NULL, 0, 0};
+              NULL, NULL, NULL, 0, 0};
 
 static void *partner_main(void *arg)
 {
@@ -1004,7 +1017,7 @@ static void *partner_main(void *arg)
 		while (partner.turn != 1)
 			pthread_cond_wait(&partner.cond, &partner.lock);
 		pthread_mutex_unlock(&partner.lock);
-		int rc = handoff_tx(partner.e, partner.r, partner.i);
+		int rc = partner.fn(partner.e, partner.r, partner.i);
 		pthread_mutex_lock(&partner.lock);
 		partner.rc = rc;
 		partner.turn = 0;
@@ -1013,28 +1026,39 @@ static void *partner_main(void *arg)
 	return NULL;
 }
 
-/* Run transaction i in the partner thread and wait for it. The first
- * time, the caller holds a descriptor while the partner leases its own,
- * which the partner then keeps using (W4). */
-static int partner_run(const pmtx_explore_env *e, pmtx_region *r, uint64_t i)
+/* Run fn(e, r, i) in the partner thread and wait for it. */
+static int partner_run(const pmtx_explore_env *e, pmtx_region *r, uint64_t i,
+                       partner_fn fn)
 {
-	pmtx_tx *hold = NULL;
 	if (!partner.started) {
 		pthread_t th;
-		int rc = pmtx_begin(r, e->runtime, &hold);
-		if (rc)
-			return rc;
 		if (pthread_create(&th, NULL, partner_main, NULL))
 			return EAGAIN;
 		partner.started = 1;
 	}
 	pthread_mutex_lock(&partner.lock);
-	partner.e = e, partner.r = r, partner.i = i, partner.turn = 1;
+	partner.fn = fn, partner.e = e, partner.r = r, partner.i = i;
+	partner.turn = 1;
 	pthread_cond_broadcast(&partner.cond);
 	while (partner.turn != 0)
 		pthread_cond_wait(&partner.cond, &partner.lock);
 	int rc = partner.rc;
 	pthread_mutex_unlock(&partner.lock);
+	return rc;
+}
+
+/* handoff: the first time, the caller holds a descriptor while the
+ * partner leases its own, which the partner then keeps using (W4). */
+static int handoff_partner(const pmtx_explore_env *e, pmtx_region *r,
+                           uint64_t i)
+{
+	pmtx_tx *hold = NULL;
+	if (!partner.started) {
+		int rc = pmtx_begin(r, e->runtime, &hold);
+		if (rc)
+			return rc;
+	}
+	int rc = partner_run(e, r, i, handoff_tx);
 	if (hold)
 		pmtx_abort(hold); /* wrote nothing: no barrier */
 	return rc;
@@ -1045,7 +1069,7 @@ static int handoff_run(const pmtx_explore_env *e, pmtx_region *r, unsigned t,
 {
 	(void)t;
 	if (i % 2)
-		return partner_run(e, r, i);
+		return handoff_partner(e, r, i);
 	/* Truncate the other thread's transaction before it makes another
 	 * barrier: its flushes must be covered by this thread's (W4). */
 	int rc = i && i % 4 == 0 ? pmtx_drain(r) : 0;
@@ -1109,6 +1133,136 @@ static const pmtx_explore_workload wl_handoff = {
 	.observe = handoff_observe, .model = handoff_model,
 	.walk = handoff_walk};
 
+/* ---- the grow workload: a region that grows (W5) ---- */
+
+#define GROW_BLOCK (40u * 1024u) /* a run of one whole superblock */
+
+struct groot {
+	pmtx_off a[CT_MAX_NTX]; /* the first thread's blocks, by operation */
+	pmtx_off b[CT_MAX_NTX]; /* the partner's */
+};
+
+/* Operation i also frees the blocks of operation i - 2. */
+static int grow_frees(uint64_t i)
+{
+	return i % 3 == 2;
+}
+
+static int grow_setup(const pmtx_explore_env *e, pmtx_region *r)
+{
+	(void)e, (void)r;
+	return 0; /* zeroed slots: the state after no operation */
+}
+
+/* One block of operation i into slots[i], and the free of slots[i - 2]. */
+static int grow_slots(pmtx_tx *tx, pmtx_off *slots, uint64_t i,
+                      pmtx_off off)
+{
+	int rc = PMTX_SET(tx, slots[i], off);
+	if (!rc && grow_frees(i))
+		rc = pmtx_free(tx, slots[i - 2]);
+	if (!rc && grow_frees(i))
+		rc = PMTX_SET(tx, slots[i - 2], 0);
+	return rc;
+}
+
+static int grow_end(pmtx_tx *tx, int rc)
+{
+	if (rc) {
+		pmtx_abort(tx);
+		return rc;
+	}
+	return pmtx_commit(tx);
+}
+
+/* The partner's transaction, run while the first thread's is open: its
+ * block likely comes from the space the first thread's growth added. */
+static int grow_partner_tx(const pmtx_explore_env *e, pmtx_region *r,
+                           uint64_t i)
+{
+	struct groot *g = pmtx_root(r, NULL);
+	pmtx_tx *tx;
+	pmtx_off off;
+	int rc = pmtx_begin(r, e->runtime, &tx);
+	if (rc)
+		return rc;
+	rc = pmtx_alloc(tx, GROW_BLOCK, &off);
+	return grow_end(tx, rc ? rc : grow_slots(tx, g->b, i, off));
+}
+
+static int grow_run(const pmtx_explore_env *e, pmtx_region *r, unsigned t,
+                    uint64_t i)
+{
+	struct groot *g = pmtx_root(r, NULL);
+	pmtx_tx *tx;
+	pmtx_off off;
+	(void)t;
+	int rc = pmtx_begin(r, e->runtime, &tx);
+	if (rc)
+		return rc;
+	rc = pmtx_alloc(tx, GROW_BLOCK, &off); /* may grow the region */
+	if (!rc)
+		rc = partner_run(e, r, i, grow_partner_tx);
+	return grow_end(tx, rc ? rc : grow_slots(tx, g->a, i, off));
+}
+
+/* The first thread's slots, 1 where a block is linked. */
+static size_t grow_observe(const pmtx_explore_env *e, pmtx_region *r,
+                           unsigned t, uint64_t *out, size_t max, char *msg,
+                           size_t len)
+{
+	const struct groot *g = pmtx_root(r, NULL);
+	(void)t;
+	if (max < e->ntx)
+		return 0;
+	for (unsigned j = 0; j < e->ntx; j++) {
+		if (g->a[j] && !pmtx_ptr(r, g->a[j])) {
+			snprintf(msg, len, "grow: slot %u: bad offset 0x%llx", j,
+			         (unsigned long long)g->a[j]);
+			return (size_t)-1;
+		}
+		out[j] = g->a[j] != 0;
+	}
+	return e->ntx;
+}
+
+static size_t grow_model(const pmtx_explore_env *e, unsigned t, uint64_t k,
+                         uint64_t *out, size_t max)
+{
+	(void)t;
+	if (max < e->ntx)
+		return 0;
+	memset(out, 0, e->ntx * sizeof(*out));
+	for (uint64_t i = 0; i < k; i++) {
+		out[i] = 1;
+		if (grow_frees(i))
+			out[i - 2] = 0;
+	}
+	return e->ntx;
+}
+
+static int grow_walk(const pmtx_explore_env *e, pmtx_region *r,
+                     pmtx_explore_block_fn fn, void *arg)
+{
+	const struct groot *g = pmtx_root(r, NULL);
+	for (unsigned j = 0; j < e->ntx; j++)
+		if ((g->a[j] && fn(g->a[j], arg)) || (g->b[j] && fn(g->b[j], arg)))
+			return 1;
+	return 0;
+}
+
+static const pmtx_explore_workload wl_grow = {
+	.name = "grow",
+	.help = "a region that starts with one superblock and grows; a "
+	        "second thread allocates in the new space before the growing "
+	        "transaction commits",
+	.nthreads = 1, .root_size = sizeof(struct groot),
+	.region_size = 64u << 10, .max_size = 8u << 20,
+	.runtimes = PMTX_EXPLORE_LOGGING, .max_ntx = CT_MAX_NTX,
+	.setup = grow_setup, .run = grow_run, .observe = grow_observe,
+	.model = grow_model, .walk = grow_walk};
+
 const pmtx_explore_workload *const ct_workloads[] = {
-	&wl_sps, &wl_bank, &wl_list, &wl_abort, &wl_mt, &wl_big, &wl_handoff};
+	&wl_sps, &wl_bank, &wl_list, &wl_abort, &wl_mt, &wl_big, &wl_handoff,
+	&wl_grow};
 const size_t ct_nworkloads = sizeof(ct_workloads) / sizeof(*ct_workloads);
