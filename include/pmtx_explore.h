@@ -56,6 +56,9 @@
  */
 #ifndef PMTX_EXPLORE_H
 #define PMTX_EXPLORE_H
+/* The library is built with -fvisibility=hidden: what is declared here,
+ * and only that, is exported from libpmtx.so. */
+#pragma GCC visibility push(default)
 
 #include <stddef.h>
 #include <stdint.h>
@@ -237,4 +240,5 @@ int pmtx_explore_applies(const pmtx_explore_workload *w, pmtx_runtime rt);
 #ifdef __cplusplus
 }
 #endif
+#pragma GCC visibility pop
 #endif /* PMTX_EXPLORE_H */
