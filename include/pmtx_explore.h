@@ -46,7 +46,8 @@
  * Conventions are those of pmtx.h: functions return 0, a positive errno
  * value or a negative PMTX_E_* status (pmtx_strerror); out-parameters come
  * last. The explorer forks, so call it from a single-threaded process and
- * not while a region is open.
+ * not while a region is open; it sets SIGPIPE to be ignored (a child that
+ * ended must not kill the explorer).
  *
  * Determinism. A reproducer names an image by (seed, crash point, image).
  * It replays only if the workload reaches the same barriers in the same
