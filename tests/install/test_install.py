@@ -8,7 +8,7 @@ prefix's libpmtx.so.0: the dynamic loader's own trace (LD_DEBUG=libs) must
 show it initialising that file. Everything is removed at the end.
 
 Environment: PMTX_BUILD (the build tree), PMTX_SOURCE (the source tree),
-CC, CMAKE.
+PMTX_LIBDIR (CMAKE_INSTALL_LIBDIR, relative to the prefix), CC, CMAKE.
 """
 import glob
 import os
@@ -17,6 +17,8 @@ import shutil
 import subprocess
 
 import pytest
+
+LIB = os.environ.get("PMTX_LIBDIR", "lib")
 
 
 def env(name):
@@ -67,8 +69,7 @@ def loaded_objects(prog, args, extra_env):
 def check_runs_on_installed_library(prog, prefix, work, extra_env):
     region = os.path.join(work, os.path.basename(prog) + ".pmtx")
     args = ["--path", region, "--count", "5"]
-    installed = os.path.realpath(os.path.join(prefix, "lib",
-                                              "libpmtx.so.0"))
+    installed = os.path.realpath(os.path.join(prefix, LIB, "libpmtx.so.0"))
     for count in (5, 10):  # the second run reopens and recovers the region
         out, inits = loaded_objects(prog, args, extra_env)
         assert installed in inits, inits
@@ -85,10 +86,10 @@ def undefined_symbols(prog):
 def test_prefix_holds_headers_libraries_commands_pages_and_packages(prefix):
     src = env("PMTX_SOURCE")
     expect = ["include/pmtx.h", "include/pmtx_trace.h",
-              "include/pmtx_cltx.h", "lib/libpmtx.a", "lib/libpmtx.so",
-              "lib/libpmtx.so.0", "lib/pkgconfig/pmtx.pc",
-              "lib/cmake/pmtx/pmtxConfig.cmake",
-              "lib/cmake/pmtx/pmtxConfigVersion.cmake",
+              "include/pmtx_cltx.h", f"{LIB}/libpmtx.a", f"{LIB}/libpmtx.so",
+              f"{LIB}/libpmtx.so.0", f"{LIB}/pkgconfig/pmtx.pc",
+              f"{LIB}/cmake/pmtx/pmtxConfig.cmake",
+              f"{LIB}/cmake/pmtx/pmtxConfigVersion.cmake",
               "bin/pmtx", "bin/pmtx-bench", "share/man/man3/pmtx.3"]
     for page in glob.glob(os.path.join(src, "docs", "man", "*.[13]")):
         name = os.path.basename(page)
@@ -98,7 +99,7 @@ def test_prefix_holds_headers_libraries_commands_pages_and_packages(prefix):
     missing = [f for f in expect
                if not os.path.exists(os.path.join(prefix, f))]
     assert missing == []
-    assert os.path.islink(os.path.join(prefix, "lib", "libpmtx.so.0"))
+    assert os.path.islink(os.path.join(prefix, LIB, "libpmtx.so.0"))
 
 
 def test_prefix_holds_nothing_built_for_tests_only(prefix):
@@ -107,13 +108,13 @@ def test_prefix_holds_nothing_built_for_tests_only(prefix):
 
 
 def test_shared_library_soname_is_libpmtx_so_0(prefix):
-    dyn = run(["readelf", "-d", os.path.join(prefix, "lib", "libpmtx.so")])
+    dyn = run(["readelf", "-d", os.path.join(prefix, LIB, "libpmtx.so")])
     assert "Library soname: [libpmtx.so.0]" in dyn.stdout
 
 
 def test_pkg_config_build_runs_on_installed_shared_library(prefix, work):
     pc_env = dict(os.environ,
-                  PKG_CONFIG_PATH=os.path.join(prefix, "lib", "pkgconfig"))
+                  PKG_CONFIG_PATH=os.path.join(prefix, LIB, "pkgconfig"))
     flags = run(["pkg-config", "--cflags", "--libs", "pmtx"],
                 env=pc_env).stdout.split()
     assert f"-I{prefix}/include" in flags
@@ -121,7 +122,7 @@ def test_pkg_config_build_runs_on_installed_shared_library(prefix, work):
     run([env("CC"), "-std=gnu11", "-o", prog, example()] + flags)
     # Linked to the library, not to a copy of it.
     assert "pmtx_begin" in undefined_symbols(prog)
-    libdir = os.path.join(prefix, "lib")
+    libdir = os.path.join(prefix, LIB)
     check_runs_on_installed_library(prog, prefix, work,
                                     {"LD_LIBRARY_PATH": libdir})
 
@@ -143,7 +144,7 @@ def test_find_package_build_runs_on_installed_shared_library(prefix, work,
     build = consumer
     with open(os.path.join(build, "CMakeCache.txt")) as f:
         cache = f.read()
-    assert f"pmtx_DIR:PATH={prefix}/lib/cmake/pmtx" in cache
+    assert f"pmtx_DIR:PATH={prefix}/{LIB}/cmake/pmtx" in cache
     prog = os.path.join(build, "list_shared")
     assert "pmtx_begin" in undefined_symbols(prog)
     # No LD_LIBRARY_PATH: CMake gives the program the run path.
