@@ -77,7 +77,7 @@ int region_geometry(uint64_t size, uint64_t max_size, unsigned ndesc,
                     uint64_t root_size, struct region_geometry *g)
 {
 	if (ndesc == 0 || ndesc > MAX_NDESC || root_size > MAX(size, max_size)
-	    || MAX(size, max_size) > MAX_REGION)
+	    || (max_size > size && max_size > MAX_REGION))
 		return PMTX_E_INVAL;
 	g->log0_size = LOG0_SIZE;
 	g->alog0_size = ALOG0_SIZE;
