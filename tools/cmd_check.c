@@ -34,7 +34,7 @@ static void say_recovery(const char *path, const struct cmd_recovery *rc)
 		       "(%u descriptors not IDLE)\n", rc->not_idle);
 		return;
 	}
-	printf("recovery         needed: it changes %u descriptors%s; it "
+	printf("recovery         needed: it changes %u descriptor(s)%s; it "
 	       "succeeded in a private view (run `pmtx recover %s`)\n",
 	       rc->changed, rc->meta_changed ? " and the heap metadata" : "",
 	       path);

@@ -134,11 +134,13 @@ static int parse_create(int argc, char **argv, struct create_args *a,
 static void print_created(const char *path, pmtx_region *r,
                           const pmtx_options *o)
 {
-	size_t root = 0;
+	size_t root = 0, size = pmtx_region_size(r);
+	size_t max = pmtx_region_max_size(r);
 	pmtx_root(r, &root);
-	printf("created %s: %zu bytes (maximum %zu), layout \"%s\", runtime "
-	       "%s, root %zu bytes, %u descriptors\n",
-	       path, pmtx_region_size(r), pmtx_region_max_size(r),
+	printf("created %s: %zu bytes", path, size);
+	if (max > size)
+		printf(" (grows to at most %zu)", max);
+	printf(", layout \"%s\", runtime %s, root %zu bytes, %u descriptors\n",
 	       o->layout ? o->layout : "",
 	       pmtx_runtime_name(pmtx_region_runtime(r)), root, o->ndesc);
 }
@@ -191,7 +193,7 @@ static void print_recovered(const char *path, const struct cmd_snapshot *b,
 	}
 	if (d.meta_changed)
 		printf("  heap metadata repaired\n");
-	printf(d.needed ? "recovered: %u descriptors rolled back or forward\n"
+	printf(d.needed ? "recovered: %u descriptor(s) rolled back or forward\n"
 	                : "nothing to recover: recovery changed nothing\n",
 	       d.changed);
 }

@@ -82,19 +82,44 @@ static void text_header(const struct info *in)
 	       (unsigned long long)h->create_time);
 }
 
+/* The most bytes the region can grow to: its largest heap's end. */
+static uint64_t max_bytes(const struct pmtx_hdr *h)
+{
+	return h->max_nsb == h->nsb ? h->size
+	                            : h->heap_off + h->max_nsb * PMTX_SB_SIZE;
+}
+
+static const char *plural(uint64_t n)
+{
+	return n == 1 ? "" : "s";
+}
+
 static void text_sizes(const struct info *in)
 {
 	const struct pmtx_hdr *h = &in->file.hdr;
 	printf("initial size     %llu\n", (unsigned long long)h->size);
 	printf("current size     %llu\n",
 	       (unsigned long long)cmd_region_bytes(&in->file));
-	printf("maximum size     %llu%s\n", (unsigned long long)h->max_size,
-	       h->max_size == h->size ? " (fixed)" : " (grows)");
+	if (h->max_size == h->size)
+		printf("maximum size     %llu (fixed)\n",
+		       (unsigned long long)h->max_size);
+	else
+		printf("maximum size     %llu (grows; its heap fits in %llu "
+		       "bytes)\n", (unsigned long long)h->max_size,
+		       (unsigned long long)max_bytes(h));
 	printf("file size        %llu\n",
 	       (unsigned long long)in->file.file_size);
 	printf("superblocks      %llu in use, at most %llu\n",
 	       (unsigned long long)in->file.rstate.nsb,
 	       (unsigned long long)h->max_nsb);
+	printf("areas            rstate 0x%llx, descriptors 0x%llx, logs "
+	       "0x%llx, root 0x%llx, heap metadata 0x%llx, heap 0x%llx\n",
+	       (unsigned long long)h->rstate_off,
+	       (unsigned long long)h->desc_off,
+	       (unsigned long long)h->log0_off,
+	       (unsigned long long)h->root_off,
+	       (unsigned long long)h->meta_off,
+	       (unsigned long long)h->heap_off);
 	printf("descriptors      %u\n", h->ndesc);
 	printf("root size        %llu\n", (unsigned long long)h->root_size);
 	printf("default runtime  %s\n", cmd_rt_name(h->default_runtime));
@@ -105,7 +130,8 @@ static void text_descriptors(const struct info *in)
 	const struct cmd_recovery *rc = &in->rec;
 	printf("needs recovery   %s", rc->needed ? "yes" : "no");
 	if (rc->needed)
-		printf(" (recovery would change %u descriptors%s)", rc->changed,
+		printf(" (recovery would change %u descriptor%s%s)",
+		       rc->changed, plural(rc->changed),
 		       rc->meta_changed ? " and the heap metadata" : "");
 	printf("\nnot IDLE         %u of %u descriptors\n", rc->not_idle,
 	       in->file.hdr.ndesc);
@@ -188,13 +214,21 @@ static void json_header(const struct info *in)
 	json_u64("initial_size", h->size, 1);
 	json_u64("size", cmd_region_bytes(&in->file), 1);
 	json_u64("max_size", h->max_size, 1);
+	json_u64("max_region_bytes", max_bytes(h), 1);
 	json_u64("file_size", in->file.file_size, 1);
 	json_u64("superblocks", in->file.rstate.nsb, 1);
 	json_u64("max_superblocks", h->max_nsb, 1);
 	json_u64("ndesc", h->ndesc, 1);
 	json_u64("root_size", h->root_size, 1);
-	printf("\"default_runtime\": \"%s\", ",
+	printf("\"default_runtime\": \"%s\", \"areas\": {",
 	       cmd_rt_name(h->default_runtime));
+	json_u64("rstate_off", h->rstate_off, 1);
+	json_u64("desc_off", h->desc_off, 1);
+	json_u64("log0_off", h->log0_off, 1);
+	json_u64("root_off", h->root_off, 1);
+	json_u64("meta_off", h->meta_off, 1);
+	json_u64("heap_off", h->heap_off, 0);
+	printf("}, ");
 }
 
 static void json_descriptors(const struct info *in)
