@@ -4,8 +4,9 @@
  *
  * check runs every validation that opening the region runs (header,
  * geometry, region state, descriptors, logs, the recovery itself, the
- * rebuild of the heap from its bitmaps), then the heap check, all in a
- * private view (cmd.h rule 2). dump prints bytes of the file as stored.
+ * rebuild of the heap from its bitmaps), then checks that the descriptors'
+ * reserved words are zero, then the heap check, all in a private view
+ * (cmd.h rule 2). dump prints bytes of the file as stored.
  *
  * Invariants
  *  1. A problem is reported with pmtx_strerror, the status's name and the
@@ -40,6 +41,27 @@ static void say_recovery(const char *path, const struct cmd_recovery *rc)
 	       path);
 }
 
+#define NRESERVED (sizeof(((struct pmtx_desc *)0)->reserved) / 8)
+
+/* Beyond what open validates: a descriptor's reserved words are never
+ * written after create, so a nonzero one is damage (layout.h rule 4). */
+static int check_reserved(const char *path, const struct cmd_snapshot *s)
+{
+	for (unsigned i = 0; i < s->hdr.ndesc; i++)
+		for (unsigned k = 0; k < NRESERVED; k++) {
+			uint64_t v = s->desc[i].reserved[k];
+			if (!v)
+				continue;
+			char detail[128];
+			snprintf(detail, sizeof(detail), "descriptor %u: reserved "
+			         "word %u is 0x%llx, must be zero", i, k,
+			         (unsigned long long)v);
+			cmd_report("check", path, PMTX_E_CORRUPT, detail);
+			return PMTX_E_CORRUPT;
+		}
+	return 0;
+}
+
 /* The stored metadata against the recovered view (cmd_raw.c). */
 static int check_recovery(pmtx_region *r, const char *path)
 {
@@ -53,14 +75,18 @@ static int check_recovery(pmtx_region *r, const char *path)
 		return rc;
 	}
 	cmd_recovery_diff(&file, &view, &rec);
-	printf("header           ok: format %u.%u, layout \"%s\", %llu bytes, "
-	       "%u descriptors\n", file.hdr.major, file.hdr.minor,
-	       file.hdr.layout, (unsigned long long)cmd_region_bytes(&file),
-	       file.hdr.ndesc);
-	say_recovery(path, &rec);
+	rc = check_reserved(path, &file);
+	if (!rc) {
+		printf("header           ok: format %u.%u, layout \"%s\", %llu "
+		       "bytes, %u descriptors\n", file.hdr.major,
+		       file.hdr.minor, file.hdr.layout,
+		       (unsigned long long)cmd_region_bytes(&file),
+		       file.hdr.ndesc);
+		say_recovery(path, &rec);
+	}
 	cmd_snapshot_free(&file);
 	cmd_snapshot_free(&view);
-	return 0;
+	return rc;
 }
 
 static int check_heap(pmtx_region *r, const char *path)

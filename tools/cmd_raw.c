@@ -139,8 +139,10 @@ int cmd_snapshot_view(pmtx_region *r, const struct cmd_snapshot *file,
 	if (!meta_fits(s, size))
 		return PMTX_E_CORRUPT;
 	int rc = alloc_areas(s);
-	if (rc)
+	if (rc) {
+		cmd_snapshot_free(s);
 		return rc;
+	}
 	memcpy(s->desc, pmtx_ptr(r, s->hdr.desc_off),
 	       (size_t)s->hdr.ndesc * sizeof(struct pmtx_desc));
 	if (s->meta_bytes)

@@ -6,7 +6,8 @@
 CTest sets both variables (test pmtx_command); without them the tests
 look in build/. cmd_fixture (tests/cmd_fixture.c) puts regions into known
 states: crashed inside a transaction, filled with a known pattern, grown.
-Regions go to /dev/shm.
+Regions go to /dev/shm. The test also runs in the sanitizer build, where
+any ASan or UBSan report fails it.
 """
 import hashlib
 import json
@@ -36,6 +37,9 @@ def run(*args, check=None):
     p = subprocess.run([PMTX] + [str(a) for a in args], capture_output=True,
                        text=True, timeout=60)
     assert p.returncode >= 0, f"pmtx {args} died of signal {-p.returncode}"
+    # under ASan/UBSan (the sanitizer build) a report also exits 1
+    assert "Sanitizer" not in p.stderr and "runtime error:" not in p.stderr, \
+        p.stderr
     if check is not None:
         assert p.returncode == check, \
             f"pmtx {args}: exit {p.returncode}\n{p.stdout}\n{p.stderr}"
@@ -303,13 +307,26 @@ def test_check_finds_a_corrupt_descriptor(region):
     assert "descriptor 5" in p.stderr
 
 
+def test_check_finds_a_nonzero_reserved_word_of_a_descriptor(region):
+    bad = copy(region, "resv.pmtx")
+    d = info(bad)["areas"]["desc_off"]
+    patch(bad, d + 9 * 256 + 32 + 8 * 4, b"\x01")   # reserved[4]
+    p = run("check", bad, check=1)
+    assert "descriptor 9: reserved word 4" in p.stderr, p.stderr
+
+
 def test_corrupt_metadata_never_crashes_the_command(region):
     fixture("fill", region, 300)
     a = info(region)["areas"]
+    fixture("crash", region)              # a log for recovery to read
+    areas = [(a["rstate_off"], 64), (a["desc_off"], 64 * 256),
+             (a["log0_off"], 4096), (a["meta_off"], 4096),
+             (a["root_off"], 64), (a["heap_off"], 4096)]
     rng = random.Random(7)
-    for k in range(24):
+    for k in range(30):
+        start, length = areas[k % len(areas)]
+        off = start + rng.randrange(length)
         bad = copy(region, f"fuzz{k}.pmtx")
-        off = rng.randrange(a["rstate_off"], a["heap_off"] + 65536)
         patch(bad, off, bytes([rng.randrange(256)]) * rng.choice([1, 8]))
         for sub in (["info", "--json"], ["check"], ["dump", "0x1000"]):
             p = run(sub[0], bad, *sub[1:])
