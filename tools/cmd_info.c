@@ -100,13 +100,12 @@ static void text_sizes(const struct info *in)
 	printf("initial size     %llu\n", (unsigned long long)h->size);
 	printf("current size     %llu\n",
 	       (unsigned long long)cmd_region_bytes(&in->file));
-	if (h->max_size == h->size)
-		printf("maximum size     %llu (fixed)\n",
-		       (unsigned long long)h->max_size);
-	else
-		printf("maximum size     %llu (grows; its heap fits in %llu "
-		       "bytes)\n", (unsigned long long)h->max_size,
+	printf("maximum size     %llu (%s", (unsigned long long)h->max_size,
+	       h->max_size == h->size ? "fixed" : "grows");
+	if (max_bytes(h) != h->max_size)
+		printf("; its heap ends at %llu",
 		       (unsigned long long)max_bytes(h));
+	printf(")\n");
 	printf("file size        %llu\n",
 	       (unsigned long long)in->file.file_size);
 	printf("superblocks      %llu in use, at most %llu\n",
