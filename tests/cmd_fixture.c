@@ -12,6 +12,8 @@
  *   cmd_fixture grow FILE N     allocate N bytes in 32 KiB blocks, one
  *                               transaction each (the region grows past
  *                               its initial size); prints "SIZE MAX_SIZE"
+ *   cmd_fixture hold FILE       keep the region open (locked) until
+ *                               standard input ends; prints "open" first
  *
  * Exit status 0, or 1 with a message on any failure.
  */
@@ -85,10 +87,22 @@ static int grow(pmtx_region *r, size_t n)
 	return 0;
 }
 
+static int hold(void)
+{
+	printf("open\n");
+	fflush(stdout);
+	while (getchar() != EOF)
+		;
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
-	if (argc < 3 || (strcmp(argv[1], "crash") && argc != 4)) {
-		fprintf(stderr, "usage: cmd_fixture crash|fill|grow FILE [N]\n");
+	int one = argc == 3 && (!strcmp(argv[1], "crash") ||
+	                        !strcmp(argv[1], "hold"));
+	if (!one && argc != 4) {
+		fprintf(stderr, "usage: cmd_fixture crash|fill|grow|hold FILE "
+		        "[N]\n");
 		return 2;
 	}
 	pmtx_options o;
@@ -105,6 +119,8 @@ int main(int argc, char **argv)
 		rc = fill(r, n);
 	else if (!strcmp(argv[1], "grow"))
 		rc = grow(r, n);
+	else if (!strcmp(argv[1], "hold"))
+		rc = hold();
 	else
 		rc = fail(argv[1], PMTX_E_INVAL);
 	int crc = pmtx_close(r);

@@ -123,6 +123,11 @@ static int parse_create(int argc, char **argv, struct create_args *a,
 		cmd_usage(&create_usage, 1);
 		return CMD_HELP_DONE;
 	}
+	if (!rc && a->o.max_size && a->o.max_size < a->size) {
+		fprintf(stderr, "pmtx create: --max-size is smaller than "
+		        "--size\n");
+		rc = CMD_USAGE;
+	}
 	if (rc || !*path || !a->have_size) {
 		if (!rc && !a->have_size && *path)
 			fprintf(stderr, "pmtx create: --size is required\n");

@@ -159,6 +159,7 @@ def test_create_without_max_size_is_fixed_and_defaults_apply(workdir):
     ["FILE", "--size", "8M", "--bogus"],
     ["FILE", "--size", "8M", "EXTRA"],
     ["FILE", "--size", "1K"],                    # too small for a region
+    ["FILE", "--size", "8M", "--max-size", "4M"],
 ])
 def test_create_bad_arguments_exit_2_and_create_nothing(workdir, args):
     path = os.path.join(workdir, "bad.pmtx")
@@ -393,6 +394,20 @@ def test_read_only_subcommands_leave_bytes_and_mtime_unchanged(region, state):
         assert fingerprint(region) == before, args
 
 
+@pytest.mark.parametrize("sub", [["info"], ["check"], ["dump", "0"],
+                                 ["recover"]])
+def test_a_region_open_in_another_process_is_refused(region, sub):
+    holder = subprocess.Popen([FIXTURE, "hold", region], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "open"
+        p = run(sub[0], region, *sub[1:], check=1)
+        assert "PMTX_E_LOCKED" in p.stderr
+    finally:
+        holder.stdin.close()
+        assert holder.wait(timeout=60) == 0
+
+
 # ---- dump ----
 
 def test_dump_shows_the_bytes_a_transaction_wrote(region):
@@ -428,7 +443,7 @@ def test_dump_bad_arguments_exit_2(region, args):
     assert "usage: pmtx dump" in p.stderr or "pmtx dump:" in p.stderr
 
 
-# ---- help and usage ----
+# ---- help, usage and manual pages ----
 
 @pytest.mark.parametrize("sub", SUBCOMMANDS)
 def test_help_of_every_subcommand_exits_0(sub):
@@ -448,3 +463,25 @@ def test_help_lists_every_subcommand():
                                                         "x"]])
 def test_usage_errors_exit_2(args):
     run(*args, check=2)
+
+
+MAN = os.path.join(ROOT, "docs", "man")
+
+
+@pytest.mark.parametrize("page", ["pmtx"] + [f"pmtx-{s}" for s in
+                                            SUBCOMMANDS if " " not in s])
+def test_manual_page_renders_without_warnings(page):
+    path = os.path.join(MAN, page + ".1")
+    p = subprocess.run(["groff", "-man", "-Tutf8", "-ww", "-z", path],
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0 and p.stderr == "", p.stderr
+    text = open(path).read()
+    assert text.startswith(f".TH {page.upper()} 1 ")
+    for section in (".SH NAME", ".SH SYNOPSIS", ".SH EXIT STATUS"):
+        assert section in text
+
+
+def test_overview_page_names_every_subcommand():
+    text = open(os.path.join(MAN, "pmtx.1")).read()
+    for sub in SUBCOMMANDS + ["crashtest", "help"]:
+        assert re.search(r"^\.(TP\n\.)?B[IR]? \"?" + sub, text, re.M), sub
