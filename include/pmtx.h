@@ -31,6 +31,9 @@
  */
 #ifndef PMTX_H
 #define PMTX_H
+/* The library is built with -fvisibility=hidden: what is declared here,
+ * and only that, is exported from libpmtx.so. */
+#pragma GCC visibility push(default)
 
 #include <pthread.h>
 #include <stddef.h>
@@ -401,4 +404,5 @@ int pmtx_heap_walk(pmtx_region *r,
 #ifdef __cplusplus
 }
 #endif
+#pragma GCC visibility pop
 #endif /* PMTX_H */

@@ -89,6 +89,9 @@
  */
 #ifndef PMTX_CLTX_H
 #define PMTX_CLTX_H
+/* The library is built with -fvisibility=hidden: what is declared here,
+ * and only that, is exported from libpmtx.so. */
+#pragma GCC visibility push(default)
 
 #include <assert.h>
 #include <stdint.h>
@@ -279,4 +282,5 @@ static inline int pmtx__cltx_init(pmtx_region *r, unsigned char *line,
 		(void)l; /* the working half is simply ignored */            \
 	}
 
+#pragma GCC visibility pop
 #endif /* PMTX_CLTX_H */

@@ -67,6 +67,9 @@
  */
 #ifndef PMTX_TRACE_H
 #define PMTX_TRACE_H
+/* The library is built with -fvisibility=hidden: what is declared here,
+ * and only that, is exported from libpmtx.so. */
+#pragma GCC visibility push(default)
 
 #include <stddef.h>
 #include <stdint.h>
@@ -156,4 +159,5 @@ const char *pmtx_trace_type_name(unsigned type);
 #ifdef __cplusplus
 }
 #endif
+#pragma GCC visibility pop
 #endif /* PMTX_TRACE_H */

@@ -1,23 +1,28 @@
 /*
- * pmtx.c - the pmtx command. Subcommands are dispatched from one table;
- * each takes the arguments after its own name(s).
+ * pmtx.c - the pmtx command: the table of subcommands and the dispatch.
+ * Each subcommand lives in its own file and takes the words after its
+ * name(s); each has --help and a man page (docs/man/pmtx-NAME.1).
  *
- *   pmtx trace dump FILE   print a persistence trace as text, one event a
- *                          line: time (ns since the trace started), thread,
- *                          type, region id, region offset, size, then the
- *                          runtime and status for transaction events and
- *                          the bytes in hex when the trace has them.
- *   pmtx crashtest [...]   the power-failure crash-state explorer
- *                          (tools/crashtest/cmd.c).
- *   pmtx help              list the subcommands.
+ *   pmtx create FILE --size N [...]   make a region (cmd_create.c)
+ *   pmtx info FILE [--json]           what a region is (cmd_info.c)
+ *   pmtx check FILE                   validate it, without writing it
+ *   pmtx recover FILE                 run recovery on it (cmd_create.c)
+ *   pmtx dump FILE OFFSET [LEN]       hex dump of its bytes (cmd_check.c)
+ *   pmtx trace dump FILE              a persistence trace as text
+ *   pmtx crashtest [...]              the power-failure crash-state
+ *                                     explorer (tools/crashtest/cmd.c)
+ *   pmtx help                         list the subcommands
  *
- * Exit status: 0 success, 1 the operation failed, 2 usage error.
+ * Invariants
+ *  1. Exit status: 0 fine, 1 the region (or the operation) has a problem,
+ *     2 usage error (cmd.h rule 1); crashtest keeps its own (3: the
+ *     explorer failed).
+ *  2. A subcommand is matched on whole words ("trace dump" is two), so
+ *     no prefix of a name runs anything.
  */
-#include <stdio.h>
 #include <string.h>
 
-#include "pmtx.h"
-#include "pmtx_trace.h"
+#include "cmd.h"
 
 struct subcmd {
 	const char *name;    /* "trace dump" */
@@ -27,11 +32,17 @@ struct subcmd {
 };
 
 static int cmd_help(int argc, char **argv);
-static int cmd_trace_dump(int argc, char **argv);
 int ct_main(int argc, char **argv); /* crashtest/cmd.c */
 
 static const struct subcmd subcmds[] = {
 	{"help", "", "list the subcommands", cmd_help},
+	{"create", "FILE --size N [...]", "create a region", cmd_create},
+	{"info", "FILE [--json]",
+	 "header, descriptors, recovery needed, heap usage", cmd_info},
+	{"check", "FILE", "validate a region without writing it", cmd_check},
+	{"recover", "FILE", "recover a region in place", cmd_recover},
+	{"dump", "FILE OFFSET [LEN]", "hex dump of a region's bytes",
+	 cmd_dump},
 	{"trace dump", "FILE", "print a persistence trace as text",
 	 cmd_trace_dump},
 	{"crashtest", "[OPTIONS]",
@@ -45,60 +56,18 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage: pmtx SUBCOMMAND [ARGS]\n\nsubcommands:\n");
 	for (size_t i = 0; i < NSUBCMDS; i++)
-		fprintf(f, "  %-12s %-6s %s\n", subcmds[i].name,
+		fprintf(f, "  %-10s %-20s %s\n", subcmds[i].name,
 		        subcmds[i].args, subcmds[i].help);
+	fprintf(f, "\n`pmtx SUBCOMMAND --help` and `man pmtx-SUBCOMMAND` tell "
+	           "more.\nexit status: 0 fine, 1 the region has a problem, "
+	           "2 usage error\n");
 }
 
 static int cmd_help(int argc, char **argv)
 {
 	(void)argc, (void)argv;
 	usage(stdout);
-	return 0;
-}
-
-static void print_event(const pmtx_trace_event *ev, uint64_t t0)
-{
-	const struct pmtx_trace_rec *r = &ev->rec;
-	printf("%llu %u %s region=%016llx off=0x%llx size=%llu",
-	       (unsigned long long)(r->time_ns - t0), r->tid,
-	       pmtx_trace_type_name(r->type), (unsigned long long)r->region,
-	       (unsigned long long)r->off, (unsigned long long)r->size);
-	if (r->type == PMTX_TEV_BEGIN || r->type == PMTX_TEV_COMMIT ||
-	    r->type == PMTX_TEV_ABORT)
-		printf(" runtime=%s status=%d",
-		       pmtx_runtime_name((pmtx_runtime)r->arg), r->status);
-	else if (r->type == PMTX_TEV_FLUSH)
-		printf(" lines=%u", r->arg);
-	if (ev->bytes) {
-		printf(" bytes=");
-		for (uint64_t i = 0; i < r->size; i++)
-			printf("%02x", ev->bytes[i]);
-	}
-	putchar('\n');
-}
-
-static int cmd_trace_dump(int argc, char **argv)
-{
-	if (argc != 1) {
-		usage(stderr);
-		return 2;
-	}
-	pmtx_trace_reader *rd;
-	int rc = pmtx_trace_open(argv[0], &rd);
-	if (rc) {
-		fprintf(stderr, "pmtx: %s: %s\n", argv[0], pmtx_strerror(rc));
-		return 1;
-	}
-	uint64_t t0 = pmtx_trace_header(rd)->start_ns;
-	pmtx_trace_event ev;
-	while ((rc = pmtx_trace_next(rd, &ev)) == 0)
-		print_event(&ev, t0);
-	pmtx_trace_close(rd);
-	if (rc != 1) {
-		fprintf(stderr, "pmtx: %s: %s\n", argv[0], pmtx_strerror(rc));
-		return 1;
-	}
-	return 0;
+	return CMD_OK;
 }
 
 /* Number of words of argv that spell name ("trace dump": 2), or 0. */
@@ -120,7 +89,7 @@ int main(int argc, char **argv)
 {
 	if (argc < 2) {
 		usage(stderr);
-		return 2;
+		return CMD_USAGE;
 	}
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))
 		return cmd_help(0, NULL);
@@ -131,5 +100,5 @@ int main(int argc, char **argv)
 	}
 	fprintf(stderr, "pmtx: unknown subcommand '%s'\n", argv[1]);
 	usage(stderr);
-	return 2;
+	return CMD_USAGE;
 }

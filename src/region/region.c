@@ -77,7 +77,7 @@ int region_geometry(uint64_t size, uint64_t max_size, unsigned ndesc,
                     uint64_t root_size, struct region_geometry *g)
 {
 	if (ndesc == 0 || ndesc > MAX_NDESC || root_size > MAX(size, max_size)
-	    || MAX(size, max_size) > MAX_REGION)
+	    || (max_size > size && max_size > MAX_REGION))
 		return PMTX_E_INVAL;
 	g->log0_size = LOG0_SIZE;
 	g->alog0_size = ALOG0_SIZE;
@@ -416,10 +416,13 @@ static int read_nsb(int fd, const struct pmtx_hdr *h, uint64_t file_size,
 		return errno;
 	if (n != (ssize_t)sizeof(st))
 		return PMTX_E_TRUNCATED;
-	int bad = st.nsb < h->nsb || st.nsb > h->max_nsb;
-	for (size_t i = 0; !bad && i < ARRAY_SIZE(st.reserved); i++)
-		bad = st.reserved[i] != 0;
-	if (bad) {
+	for (size_t i = 0; i < ARRAY_SIZE(st.reserved); i++)
+		if (st.reserved[i] != 0) {
+			pmtx__set_errmsg("region state: reserved word %zu is "
+			                 "not zero", i);
+			return PMTX_E_CORRUPT;
+		}
+	if (st.nsb < h->nsb || st.nsb > h->max_nsb) {
 		pmtx__set_errmsg("region state: %llu superblocks, expected "
 		                 "%llu..%llu", (unsigned long long)st.nsb,
 		                 (unsigned long long)h->nsb,

@@ -37,6 +37,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "pmtx_cltx.h" /* its declaration exports pmtx__trace_on */
 #include "trace.h"
 
 #define TBUF_SIZE (64u * 1024u)
