@@ -133,8 +133,8 @@ static size_t follow(pmtx_region *r, uint64_t *out, size_t max, char *msg,
 		const struct stack_node *nd =
 			PMTX_PTR(r, off, const struct stack_node);
 		if (!nd || n >= max) {
-			snprintf(msg, len, "stack: bad link 0x%llx at depth %zu",
-			         (unsigned long long)off, n - 1);
+			snprintf(msg, len, "stack: bad link 0x%llx at "
+			         "depth %zu", (unsigned long long)off, n - 1);
 			return (size_t)-1;
 		}
 		if (fn && fn(off, arg))

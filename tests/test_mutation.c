@@ -62,7 +62,8 @@ static void make_combos(void)
 	for (int d = PMTX_PDOM1; d <= PMTX_PDOM2; d++)
 		for (unsigned k = 0; k < sizeof(rts) / sizeof(*rts); k++)
 			for (size_t i = 0; i < ct_nworkloads; i++) {
-				const pmtx_explore_workload *w = ct_workloads[i];
+				const pmtx_explore_workload *w =
+					ct_workloads[i];
 				if (!pmtx_explore_applies(w, rts[k]))
 					continue;
 				combos[ncombos++] = (struct combo){
@@ -104,7 +105,8 @@ static int explore(const struct combo *cb, uint64_t images,
 
 static void name_combo(const struct combo *cb, char *buf, size_t len)
 {
-	snprintf(buf, len, "%s/%s/%s", cb->w->name, pmtx_explore_runtime_name(cb->rt),
+	snprintf(buf, len, "%s/%s/%s", cb->w->name,
+	         pmtx_explore_runtime_name(cb->rt),
 	         pmtx_domain_name(cb->d));
 }
 

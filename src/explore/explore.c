@@ -664,8 +664,8 @@ static void explore_image(struct explorer *x, struct chan *ch, int level,
 		describe(snap, ch->durable, x->img[level].map);
 	if (replay && c->save && (!c->replay_rpoint || level))
 		save_image(x, x->img[level].path, c->save);
-	if (explore_check_image(&x->env, b, x->img[level].path, &x->scratch, msg,
-	                        sizeof(msg)))
+	if (explore_check_image(&x->env, b, x->img[level].path, &x->scratch,
+	                        msg, sizeof(msg)))
 		violation(x, msg, level ? point : here, level ? image : id,
 		          level ? here : 0, level ? id : 0);
 	else if (replay)
@@ -793,9 +793,10 @@ static int explore(struct explorer *x)
 	uint64_t total = 0;
 	int rc = count_points(x, &total);
 	if (rc) {
+		const char *why = x->ch[0].h->msg[0] ? x->ch[0].h->msg
+		                                     : pmtx_strerror(rc);
 		fprintf(stderr, "%s: the workload failed without any crash: "
-		        "%s\n", x->prog, x->ch[0].h->msg[0] ? x->ch[0].h->msg
-		                                            : pmtx_strerror(rc));
+		        "%s\n", x->prog, why);
 		return rc;
 	}
 	x->res->crash_points = total;

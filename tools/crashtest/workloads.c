@@ -1217,8 +1217,8 @@ static size_t grow_observe(const pmtx_explore_env *e, pmtx_region *r,
 		return 0;
 	for (unsigned j = 0; j < e->ntx; j++) {
 		if (g->a[j] && !pmtx_ptr(r, g->a[j])) {
-			snprintf(msg, len, "grow: slot %u: bad offset 0x%llx", j,
-			         (unsigned long long)g->a[j]);
+			snprintf(msg, len, "grow: slot %u: bad offset 0x%llx",
+			         j, (unsigned long long)g->a[j]);
 			return (size_t)-1;
 		}
 		out[j] = g->a[j] != 0;
@@ -1246,7 +1246,8 @@ static int grow_walk(const pmtx_explore_env *e, pmtx_region *r,
 {
 	const struct groot *g = pmtx_root(r, NULL);
 	for (unsigned j = 0; j < e->ntx; j++)
-		if ((g->a[j] && fn(g->a[j], arg)) || (g->b[j] && fn(g->b[j], arg)))
+		if ((g->a[j] && fn(g->a[j], arg)) ||
+		    (g->b[j] && fn(g->b[j], arg)))
 			return 1;
 	return 0;
 }
