@@ -633,7 +633,7 @@ size_t sim_snapshot(struct sim *s, void *buf, size_t cap, uint64_t point)
 	size_t off;
 	if (s->domain == PMTX_PDOM2) {
 		off = sizeof(h) + s->ng * sizeof(*s->g);
-		if (off <= cap)
+		if (off <= cap && s->ng) /* s->g is NULL before a store */
 			memcpy(out + sizeof(h), s->g, s->ng * sizeof(*s->g));
 		h.nstores = s->ng;
 	} else {
