@@ -127,3 +127,22 @@ int mc_store_check(pmtx_region *r, char *msg, size_t len)
 		rc = chk_pending(&c, p);
 	return rc;
 }
+
+int mc_store_peek(pmtx_region *r, const char *key, size_t nkey, int64_t now,
+                  struct mc_ref *ref)
+{
+	struct mc_store s = {.r = r, .root = pmtx_root(r, NULL)};
+	pmtx_off link, off = 0;
+	uint64_t h = mc_hash(key, nkey);
+	*ref = (struct mc_ref){0};
+	if (s.root->magic != MC_MAGIC)
+		return 0;
+	int rc = do_assoc_find(&s, key, nkey, h, &link, &off);
+	struct mc_item *it = off ? mc_item_at(r, off) : NULL;
+	if (rc || !it || !mc_item_live(&s, it, now))
+		return rc;
+	*ref = (struct mc_ref){.off = off, .value = mc_item_value(it),
+	                       .nbytes = it->nbytes, .flags = it->flags,
+	                       .cas = it->cas, .exptime = it->exptime};
+	return 0;
+}

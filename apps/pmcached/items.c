@@ -197,6 +197,11 @@ static int put_new(struct mc_store *s, struct mc_txn *t,
 		return p->mode == MC_SET && f->off
 		               ? do_item_remove(s, t, f->link, f->off) : 0;
 	}
+	/* The new item's list first, blocking: any other list is then only
+	 * tried (txn.c T3), so two stores cannot deadlock on lists. */
+	if ((rc = mc_txn_lock_lru(s, t, (unsigned)((f->h >> 56) % MC_NLRU),
+	                          0)))
+		return rc;
 	if (f->off && (rc = do_item_remove(s, t, f->link, f->off)))
 		return rc;
 	if ((rc = do_lru_make_room(s, t, need, res)) || *res != MC_STORED)
@@ -405,9 +410,10 @@ static int parse_u64(const char *v, size_t n, uint64_t *out)
 	if (n == 0 || n > 20)
 		return 0;
 	for (size_t i = 0; i < n; i++) {
-		if (v[i] < '0' || v[i] > '9')
-			return v[i] == ' ' && i > 0; /* padding of an in-place
-			                              * shorter result */
+		if (v[i] < '0' || v[i] > '9') {
+			*out = x; /* spaces pad an in-place shorter result */
+			return v[i] == ' ' && i > 0;
+		}
 		uint64_t d = (uint64_t)(v[i] - '0');
 		if (x > (UINT64_MAX - d) / 10)
 			return 0;

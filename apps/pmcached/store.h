@@ -132,6 +132,11 @@ void mc_store_stats(struct mc_store *s, struct mc_store_stats *st);
  * chains and on the pending lists): the explorer's leak check. */
 int mc_store_walk(pmtx_region *r, int (*fn)(pmtx_off off, void *arg),
                   void *arg);
+/* Look key up in a region no store has attached (after recovery, for
+ * inspection): no lock, no reference, no write. ref->off == 0 if absent
+ * or dead at time now. */
+int mc_store_peek(pmtx_region *r, const char *key, size_t nkey, int64_t now,
+                  struct mc_ref *ref);
 /* Check the structure: every chain item hashes to its bucket, LRU lists
  * are consistent with the chains and their counts, pending items are
  * unlinked. 0 or PMTX_E_CORRUPT with a message in msg. */
