@@ -1,0 +1,148 @@
+/*
+ * check.c - walking and checking the cache's persistent structure, for
+ * the crash-state explorer and the tests: every block the cache owns, and
+ * the invariants of items.c, assoc.c, lru.c and restart.c over them.
+ * Read-only; every offset is validated before it is followed.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "store_int.h"
+
+struct walk {
+	int (*fn)(pmtx_off off, void *arg);
+	void *arg;
+};
+
+static int walk_one(pmtx_off off, uint64_t bucket, int old, void *arg)
+{
+	struct walk *w = arg;
+	(void)bucket, (void)old;
+	return w->fn(off, w->arg);
+}
+
+int mc_store_walk(pmtx_region *r, int (*fn)(pmtx_off off, void *arg),
+                  void *arg)
+{
+	const struct mc_root *root = pmtx_root(r, NULL);
+	struct walk w = {fn, arg};
+	if (root->magic != MC_MAGIC)
+		return 0;
+	int rc = mc_assoc_foreach(r, root, walk_one, &w);
+	for (unsigned p = 0; !rc && p < MC_NPENDING; p++)
+		for (pmtx_off off = root->pending[p]; !rc && off;) {
+			const struct mc_item *it = mc_item_at(r, off);
+			if (!it)
+				return PMTX_E_CORRUPT;
+			rc = fn(off, arg);
+			off = it->next;
+		}
+	return rc;
+}
+
+struct chk {
+	char *msg;
+	size_t len;
+	uint64_t items, bytes;
+	const struct mc_root *root;
+	pmtx_region *r;
+};
+
+static int bad(struct chk *c, const char *what, pmtx_off off)
+{
+	snprintf(c->msg, c->len, "%s (item at %#llx)", what,
+	         (unsigned long long)off);
+	return PMTX_E_CORRUPT;
+}
+
+/* A chained item: in the right bucket (assoc.c A1), linked. */
+static int chk_chained(pmtx_off off, uint64_t bucket, int old, void *arg)
+{
+	struct chk *c = arg;
+	if (bucket == ~0ull)
+		return 0; /* the table block itself */
+	const struct mc_item *it = mc_item_at(c->r, off);
+	uint64_t hp = old ? c->root->old_hashpower : c->root->hashpower;
+	uint64_t h = mc_hash(mc_item_key(it), it->nkey);
+	if ((h & ((1ull << hp) - 1)) != bucket)
+		return bad(c, "item in the wrong bucket", off);
+	if (!old && c->root->old_table &&
+	    (h & ((1ull << c->root->old_hashpower) - 1)) >=
+	            c->root->expand_next)
+		return bad(c, "item moved before its bucket", off);
+	if (it->link != MC_LINK_TABLE || it->lru >= MC_NLRU)
+		return bad(c, "chained item not marked linked", off);
+	c->items++;
+	c->bytes += mc_item_bytes(it->nkey, it->nbytes);
+	return 0;
+}
+
+/* LRU list l: doubly linked, marked, counted (lru.c U1, U2). */
+static int chk_lru(struct chk *c, unsigned l)
+{
+	const struct mc_lru *lru = &c->root->lru[l];
+	uint64_t n = 0, bytes = 0;
+	pmtx_off prev = 0, off = lru->head;
+	for (; off; prev = off, off = mc_item_at(c->r, off)->next) {
+		const struct mc_item *it = mc_item_at(c->r, off);
+		if (!it || it->prev != prev || it->lru != l ||
+		    it->link != MC_LINK_TABLE || ++n > c->items)
+			return bad(c, "LRU list broken", off);
+		bytes += mc_item_bytes(it->nkey, it->nbytes);
+	}
+	if (lru->tail != prev || lru->count != n || lru->bytes != bytes)
+		return bad(c, "LRU list count, bytes or tail wrong", prev);
+	c->items -= n;
+	c->bytes -= bytes;
+	return 0;
+}
+
+static int chk_pending(struct chk *c, unsigned p)
+{
+	pmtx_off prev = 0;
+	for (pmtx_off off = c->root->pending[p]; off;) {
+		const struct mc_item *it = mc_item_at(c->r, off);
+		if (!it || it->link != MC_LINK_PENDING || it->slot != p ||
+		    it->prev != prev)
+			return bad(c, "pending list broken", off);
+		prev = off;
+		off = it->next;
+	}
+	return 0;
+}
+
+int mc_store_check(pmtx_region *r, char *msg, size_t len)
+{
+	struct chk c = {msg, len, 0, 0, pmtx_root(r, NULL), r};
+	if (c.root->magic != MC_MAGIC)
+		return 0; /* not initialised yet */
+	int rc = mc_assoc_foreach(r, c.root, chk_chained, &c);
+	if (rc == PMTX_E_CORRUPT && !msg[0])
+		snprintf(msg, len, "broken hash chain");
+	for (unsigned l = 0; !rc && l < MC_NLRU; l++)
+		rc = chk_lru(&c, l);
+	if (!rc && (c.items || c.bytes))
+		rc = bad(&c, "chained items missing from the LRU lists", 0);
+	for (unsigned p = 0; !rc && p < MC_NPENDING; p++)
+		rc = chk_pending(&c, p);
+	return rc;
+}
+
+int mc_store_peek(pmtx_region *r, const char *key, size_t nkey, int64_t now,
+                  struct mc_ref *ref)
+{
+	struct mc_store s = {.r = r, .root = pmtx_root(r, NULL)};
+	pmtx_off link, off = 0;
+	uint64_t h = mc_hash(key, nkey);
+	*ref = (struct mc_ref){0};
+	if (s.root->magic != MC_MAGIC)
+		return 0;
+	int rc = do_assoc_find(&s, key, nkey, h, &link, &off);
+	struct mc_item *it = off ? mc_item_at(r, off) : NULL;
+	if (rc || !it || !mc_item_live(&s, it, now))
+		return rc;
+	*ref = (struct mc_ref){.off = off, .value = mc_item_value(it),
+	                       .nbytes = it->nbytes, .flags = it->flags,
+	                       .cas = it->cas, .exptime = it->exptime};
+	return 0;
+}

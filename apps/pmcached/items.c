@@ -1,0 +1,512 @@
+/*
+ * items.c - items and the operations on them: store (set, add, replace,
+ * append, prepend, cas), get and gat with references, delete, incr/decr,
+ * touch, flush_all.
+ *
+ * DESIGN
+ * Persistent: every item (struct mc_item: links, cas, exptime, time,
+ * flags, key, value) and everything that reaches it (layout.h).
+ * Volatile: the locks, the CAS counter, the statistics, and what the
+ * refcount and refgen fields mean (below).
+ *
+ * Invariants
+ *  I1. One operation, one transaction (txn.c), begun after the key's
+ *      stripe is locked and committed before the call returns: the reply
+ *      the caller sends afterwards describes a durable state.
+ *  I2. A store builds the new item in a fresh block with naked stores and
+ *      pmtx_flush (seed 001 lesson 6): safe because nothing reaches the
+ *      block until the same transaction links it, pmtx's allocator keeps
+ *      its own metadata out of band (no free-list pointer shares a field
+ *      with the item, the pitfall the seed ran into), and an abort frees
+ *      the block. The flush is made durable by the commit. Every item
+ *      that is reachable is changed only through pmtx_write (PMTX_SET).
+ *  I3. References (lesson 7). A get takes a reference under the stripe
+ *      lock and returns with no lock held, so that no lock is held while
+ *      the value is sent. An item removed while referenced is not freed:
+ *      the removing transaction moves it to the remover's persistent
+ *      pending-reclamation list, and the release that drops the last
+ *      reference frees it in a transaction of its own. After a crash no
+ *      reference exists, and restart.c frees every pending item.
+ *  I4. refcount and refgen are semantically nonpersistent (lesson 8): a
+ *      reference counts only if refgen equals this run's generation,
+ *      which restart.c increments at every start; a mismatch means "no
+ *      reference", and the first reference of the run resets both with
+ *      naked stores (never flushed: their durable value does not matter).
+ *      They are read and written only under the item's stripe lock, so
+ *      no atomic instruction touches persistent memory (lesson 9).
+ *  I5. CAS uniques come from a volatile counter (lesson 9: no atomic
+ *      read-modify-write on persistent data): cas = generation << 40 |
+ *      counter. They are unique and increase across restarts without a
+ *      persistent counter that every store would have to write.
+ *  I6. Expiry and flush_all are lazy: an item found dead is removed by
+ *      the transaction that found it (or treated as absent by a get,
+ *      which removes it in a transaction of its own).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+#include "store_int.h"
+
+int64_t mc_now(struct mc_store *s)
+{
+	return s->now ? s->now(s->now_arg) : (int64_t)time(NULL);
+}
+
+uint64_t mc_hash(const char *key, size_t nkey)
+{
+	return XXH3_64bits(key, nkey);
+}
+
+struct mc_item *mc_item_at(pmtx_region *r, pmtx_off off)
+{
+	struct mc_item *it = pmtx_ptr(r, off);
+	size_t room = pmtx_region_size(r) - (size_t)off;
+	if (!it || room < sizeof(*it) || it->nkey > MC_KEY_MAX ||
+	    room - sizeof(*it) < (size_t)it->nkey + it->nbytes)
+		return NULL;
+	return it;
+}
+
+int mc_item_live(struct mc_store *s, const struct mc_item *it, int64_t now)
+{
+	const struct mc_root *root = s->root;
+	if (it->exptime && it->exptime <= now)
+		return 0;
+	if (root->oldest_cas && it->cas <= root->oldest_cas)
+		return 0;
+	return !(root->oldest_live && now >= root->oldest_live &&
+	         it->time <= root->oldest_live);
+}
+
+static int referenced(const struct mc_store *s, const struct mc_item *it)
+{
+	return it->refgen == s->gen && it->refcount > 0;
+}
+
+static uint64_t next_cas(struct mc_store *s)
+{
+	return s->gen << 40 | (atomic_fetch_add(&s->cas_seq, 1) + 1);
+}
+
+int do_item_remove(struct mc_store *s, struct mc_txn *t, pmtx_off link,
+                   pmtx_off off)
+{
+	struct mc_item *it = mc_item_at(s->r, off);
+	pmtx_off *w = pmtx_ptr(s->r, link);
+	if (!it || !w)
+		return PMTX_E_CORRUPT;
+	int rc = PMTX_SET(t->tx, *w, it->h_next);
+	if (!rc)
+		rc = do_lru_unlink(s, t, off);
+	if (rc)
+		return rc;
+	if (referenced(s, it))
+		return do_pending_push(s, t, off);
+	return pmtx_free(t->tx, off);
+}
+
+/* ---- store ---- */
+
+struct found {
+	uint64_t h;
+	pmtx_off link, off; /* off 0: absent (or removed: dead) */
+	struct mc_item *it;
+};
+
+/* Find p's key; a dead item is removed in this transaction. */
+static int find_live(struct mc_store *s, struct mc_txn *t, const char *key,
+                     size_t nkey, int64_t now, struct found *f)
+{
+	int rc = do_assoc_find(s, key, nkey, f->h, &f->link, &f->off);
+	if (rc || !f->off)
+		return rc;
+	f->it = mc_item_at(s->r, f->off);
+	if (mc_item_live(s, f->it, now))
+		return 0;
+	rc = do_item_remove(s, t, f->link, f->off);
+	f->off = 0, f->it = NULL;
+	return rc;
+}
+
+/* What the store decides before allocating: STORED to go on. */
+static enum mc_result admit(const struct mc_put *p, const struct found *f)
+{
+	switch (p->mode) {
+	case MC_ADD: return f->off ? MC_NOT_STORED : MC_STORED;
+	case MC_REPLACE:
+	case MC_APPEND:
+	case MC_PREPEND: return f->off ? MC_STORED : MC_NOT_STORED;
+	case MC_CAS:
+		if (!f->off)
+			return MC_NOT_FOUND;
+		return f->it->cas == p->cas ? MC_STORED : MC_EXISTS;
+	default: return MC_STORED;
+	}
+}
+
+/* Fill a fresh item (I2): header, key, and the value (for append and
+ * prepend, the old value beside the new bytes). */
+static void fill_item(struct mc_store *s, struct mc_item *it,
+                      const struct mc_put *p, const struct found *f,
+                      int64_t now, uint64_t cas)
+{
+	const struct mc_item *old = f->it;
+	int join = p->mode == MC_APPEND || p->mode == MC_PREPEND;
+	*it = (struct mc_item){.cas = cas, .time = now,
+	                       .flags = join ? old->flags : p->flags,
+	                       .exptime = join ? old->exptime : p->exptime,
+	                       .nkey = (uint32_t)p->nkey,
+	                       .lru = (uint8_t)((f->h >> 56) % MC_NLRU)};
+	memcpy((char *)(it + 1), p->key, p->nkey);
+	char *v = mc_item_value(it);
+	size_t oldn = join ? old->nbytes : 0;
+	const char *oldv = join ? (const char *)(old + 1) + old->nkey : NULL;
+	if (p->mode == MC_PREPEND) {
+		memcpy(v, p->value, p->nbytes);
+		memcpy(v + p->nbytes, oldv, oldn);
+	} else {
+		if (oldn)
+			memcpy(v, oldv, oldn);
+		memcpy(v + oldn, p->value, p->nbytes);
+	}
+	it->nbytes = (uint32_t)(oldn + p->nbytes);
+	pmtx_flush(s->r, it, mc_item_bytes(it->nkey, it->nbytes));
+}
+
+/* Allocate, fill and link the new item, replacing f's. The old item is
+ * unlinked first, so that eviction cannot pick it; its bytes stay
+ * readable for append/prepend until the commit frees them. */
+static int put_new(struct mc_store *s, struct mc_txn *t,
+                   const struct mc_put *p, struct found *f, int64_t now,
+                   enum mc_result *res, uint64_t *cas_out)
+{
+	size_t oldn = p->mode == MC_APPEND || p->mode == MC_PREPEND
+	                      ? f->it->nbytes : 0;
+	size_t need = mc_item_bytes(p->nkey, oldn + p->nbytes);
+	int rc = 0;
+	if (need > s->mem_limit) {
+		/* As memcached: a SET that cannot fit removes the old value,
+		 * so that no stale value outlives the failed store. */
+		*res = MC_TOO_LARGE;
+		return p->mode == MC_SET && f->off
+		               ? do_item_remove(s, t, f->link, f->off) : 0;
+	}
+	/* The new item's list first, blocking: any other list is then only
+	 * tried (txn.c T3), so two stores cannot deadlock on lists. */
+	if ((rc = mc_txn_lock_lru(s, t, (unsigned)((f->h >> 56) % MC_NLRU),
+	                          0)))
+		return rc;
+	if (f->off && (rc = do_item_remove(s, t, f->link, f->off)))
+		return rc;
+	if ((rc = do_lru_make_room(s, t, need, res)) || *res != MC_STORED)
+		return rc;
+	pmtx_off off;
+	if ((rc = pmtx_alloc(t->tx, need, &off)) == PMTX_E_NOMEM) {
+		*res = MC_NO_MEMORY;
+		return 0;
+	}
+	uint64_t cas = next_cas(s);
+	if (!rc) {
+		fill_item(s, pmtx_ptr(s->r, off), p, f, now, cas);
+		rc = do_assoc_insert(s, t->tx, f->h, off);
+	}
+	if (!rc)
+		rc = do_lru_link(s, t, off);
+	if (!rc && cas_out)
+		*cas_out = cas;
+	return rc;
+}
+
+static int key_ok(const char *key, size_t nkey)
+{
+	return key && nkey > 0 && nkey <= MC_KEY_MAX;
+}
+
+int mc_store_put(struct mc_store *s, unsigned slot, const struct mc_put *p,
+                 enum mc_result *res, uint64_t *cas_out)
+{
+	if (!key_ok(p->key, p->nkey) || p->nbytes > UINT32_MAX)
+		return PMTX_E_INVAL;
+	struct found f = {.h = mc_hash(p->key, p->nkey)};
+	struct mc_txn t;
+	int64_t now = mc_now(s);
+	int rc = mc_txn_begin(s, &t, slot, mc_stripe_of(s, f.h));
+	if (rc)
+		return rc;
+	rc = find_live(s, &t, p->key, p->nkey, now, &f);
+	if (!rc && (*res = admit(p, &f)) == MC_STORED)
+		rc = put_new(s, &t, p, &f, now, res, cas_out);
+	if (!rc && *res == MC_NO_MEMORY) {
+		mc_txn_end(&t, EAGAIN); /* undo the evictions: nothing changes */
+		return 0;
+	}
+	rc = mc_txn_end(&t, rc);
+	if (!rc)
+		mc_assoc_maybe_expand(s);
+	return rc;
+}
+
+/* ---- get and release (I3, I4) ---- */
+
+static void take_ref(struct mc_store *s, struct mc_item *it, pmtx_off off,
+                     struct mc_ref *ref)
+{
+	if (it->refgen != s->gen) { /* I4: naked, never flushed */
+		it->refgen = s->gen;
+		it->refcount = 0;
+	}
+	it->refcount++;
+	*ref = (struct mc_ref){.off = off, .value = mc_item_value(it),
+	                       .nbytes = it->nbytes, .flags = it->flags,
+	                       .cas = it->cas, .exptime = it->exptime};
+}
+
+/* The writes a get may need: remove a dead item, set a new exptime
+ * (gat), bump a stale LRU position. 0 writes: no transaction at all. */
+static int get_writes(struct mc_store *s, struct mc_txn *t, struct found *f,
+                      int touch, int64_t exptime, int64_t now)
+{
+	int rc = 0;
+	if (!mc_item_live(s, f->it, now)) {
+		rc = do_item_remove(s, t, f->link, f->off);
+		f->off = 0;
+		return rc;
+	}
+	if (touch)
+		rc = PMTX_SET(t->tx, f->it->exptime, exptime);
+	if (!rc && now - f->it->time >= MC_BUMP_SECONDS)
+		rc = do_lru_bump(s, t, f->off, now);
+	return rc;
+}
+
+static int needs_writes(struct mc_store *s, const struct mc_item *it,
+                        int touch, int64_t now)
+{
+	return touch || !mc_item_live(s, it, now) ||
+	       now - it->time >= MC_BUMP_SECONDS;
+}
+
+int mc_store_get(struct mc_store *s, unsigned slot, const char *key,
+                 size_t nkey, int touch, int64_t exptime, struct mc_ref *ref)
+{
+	*ref = (struct mc_ref){0};
+	if (!key_ok(key, nkey))
+		return PMTX_E_INVAL;
+	struct found f = {.h = mc_hash(key, nkey)};
+	struct mc_txn t;
+	int64_t now = mc_now(s);
+	int rc = mc_txn_begin(s, &t, slot, mc_stripe_of(s, f.h));
+	if (!rc)
+		rc = do_assoc_find(s, key, nkey, f.h, &f.link, &f.off);
+	if (!rc && f.off) {
+		f.it = mc_item_at(s->r, f.off);
+		if (needs_writes(s, f.it, touch, now))
+			rc = get_writes(s, &t, &f, touch, exptime, now);
+		if (!rc && f.off)
+			take_ref(s, f.it, f.off, ref);
+	}
+	rc = mc_txn_end(&t, rc);
+	if (rc && ref->off) { /* the reference went with the rollback */
+		mc_store_release(s, slot, ref);
+		*ref = (struct mc_ref){0};
+	}
+	return rc;
+}
+
+int mc_store_release(struct mc_store *s, unsigned slot, struct mc_ref *ref)
+{
+	struct mc_item *it = ref->off ? mc_item_at(s->r, ref->off) : NULL;
+	if (!it)
+		return 0;
+	struct mc_txn t;
+	uint64_t h = mc_hash(mc_item_key(it), it->nkey);
+	int rc = mc_txn_begin(s, &t, slot, mc_stripe_of(s, h));
+	if (rc)
+		return rc;
+	if (referenced(s, it) && --it->refcount == 0 &&
+	    it->link == MC_LINK_PENDING) {
+		rc = do_pending_remove(s, &t, ref->off);
+		if (!rc)
+			rc = pmtx_free(t.tx, ref->off);
+	}
+	ref->off = 0;
+	return mc_txn_end(&t, rc);
+}
+
+/* ---- delete, incr/decr, touch ---- */
+
+/* Begin, find key's live item (dead ones are removed), run op, end. */
+static int with_item(struct mc_store *s, unsigned slot, const char *key,
+                     size_t nkey,
+                     int (*op)(struct mc_store *s, struct mc_txn *t,
+                               struct found *f, void *arg),
+                     void *arg)
+{
+	if (!key_ok(key, nkey))
+		return PMTX_E_INVAL;
+	struct found f = {.h = mc_hash(key, nkey)};
+	struct mc_txn t;
+	int rc = mc_txn_begin(s, &t, slot, mc_stripe_of(s, f.h));
+	if (rc)
+		return rc;
+	rc = find_live(s, &t, key, nkey, mc_now(s), &f);
+	if (!rc)
+		rc = op(s, &t, &f, arg);
+	return mc_txn_end(&t, rc);
+}
+
+static int op_delete(struct mc_store *s, struct mc_txn *t, struct found *f,
+                     void *arg)
+{
+	enum mc_result *res = arg;
+	*res = f->off ? MC_DELETED : MC_NOT_FOUND;
+	return f->off ? do_item_remove(s, t, f->link, f->off) : 0;
+}
+
+int mc_store_delete(struct mc_store *s, unsigned slot, const char *key,
+                    size_t nkey, enum mc_result *res)
+{
+	return with_item(s, slot, key, nkey, op_delete, res);
+}
+
+struct touch_arg {
+	int64_t exptime;
+	enum mc_result *res;
+};
+
+static int op_touch(struct mc_store *s, struct mc_txn *t, struct found *f,
+                    void *arg)
+{
+	struct touch_arg *a = arg;
+	(void)s;
+	*a->res = f->off ? MC_TOUCHED : MC_NOT_FOUND;
+	return f->off ? PMTX_SET(t->tx, f->it->exptime, a->exptime) : 0;
+}
+
+int mc_store_touch(struct mc_store *s, unsigned slot, const char *key,
+                   size_t nkey, int64_t exptime, enum mc_result *res)
+{
+	struct touch_arg a = {exptime, res};
+	return with_item(s, slot, key, nkey, op_touch, &a);
+}
+
+struct arith_arg {
+	int incr;
+	uint64_t delta, *out;
+	enum mc_result *res;
+	unsigned slot;
+};
+
+/* The value as memcached reads it: decimal digits, at most 20. */
+static int parse_u64(const char *v, size_t n, uint64_t *out)
+{
+	uint64_t x = 0;
+	if (n == 0 || n > 20)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		if (v[i] < '0' || v[i] > '9') {
+			*out = x; /* spaces pad an in-place shorter result */
+			return v[i] == ' ' && i > 0;
+		}
+		uint64_t d = (uint64_t)(v[i] - '0');
+		if (x > (UINT64_MAX - d) / 10)
+			return 0;
+		x = x * 10 + d;
+	}
+	*out = x;
+	return 1;
+}
+
+/* memcached's arithmetic: a shorter result is written in place, padded
+ * with spaces; a longer one makes a new item. */
+static int op_arith(struct mc_store *s, struct mc_txn *t, struct found *f,
+                    void *arg)
+{
+	struct arith_arg *a = arg;
+	uint64_t v = 0;
+	if (!f->off) {
+		*a->res = MC_NOT_FOUND;
+		return 0;
+	}
+	if (!parse_u64(mc_item_value(f->it), f->it->nbytes, &v)) {
+		*a->res = MC_NON_NUMERIC;
+		return 0;
+	}
+	v = a->incr ? v + a->delta : v < a->delta ? 0 : v - a->delta;
+	char buf[24];
+	int n = snprintf(buf, sizeof(buf), "%llu", (unsigned long long)v);
+	*a->out = v;
+	*a->res = MC_STORED;
+	if ((size_t)n <= f->it->nbytes) {
+		char pad[24];
+		memset(pad, ' ', sizeof(pad));
+		memcpy(pad, buf, (size_t)n);
+		int rc = pmtx_write(t->tx, mc_item_value(f->it), pad,
+		                    f->it->nbytes);
+		return rc ? rc : PMTX_SET(t->tx, f->it->cas, next_cas(s));
+	}
+	struct mc_put p = {.mode = MC_SET, .key = mc_item_key(f->it),
+	                   .nkey = f->it->nkey, .flags = f->it->flags,
+	                   .exptime = f->it->exptime, .value = buf,
+	                   .nbytes = (size_t)n};
+	char key[MC_KEY_MAX];
+	memcpy(key, p.key, p.nkey); /* the old item goes away */
+	p.key = key;
+	return put_new(s, t, &p, f, mc_now(s), a->res, NULL);
+}
+
+int mc_store_arith(struct mc_store *s, unsigned slot, const char *key,
+                   size_t nkey, int incr, uint64_t delta, uint64_t *out,
+                   enum mc_result *res)
+{
+	struct arith_arg a = {incr, delta, out, res, slot};
+	return with_item(s, slot, key, nkey, op_arith, &a);
+}
+
+/* ---- flush_all and statistics ---- */
+
+static void unlock_table_w(void *arg)
+{
+	pthread_rwlock_unlock(&((struct mc_store *)arg)->table_lock);
+}
+
+/* Under the table lock held exclusively: no store runs meanwhile. */
+int mc_store_flush_all(struct mc_store *s, int64_t when)
+{
+	pmtx_tx *tx;
+	pthread_rwlock_wrlock(&s->table_lock);
+	int rc = pmtx_begin(s->r, s->rt, &tx);
+	if (rc) {
+		pthread_rwlock_unlock(&s->table_lock);
+		return rc;
+	}
+	pmtx_defer(tx, unlock_table_w, s);
+	if (when <= 0) /* now: every unique issued so far (I5) */
+		rc = PMTX_SET(tx, s->root->oldest_cas,
+		              s->gen << 40 | atomic_load(&s->cas_seq));
+	else
+		rc = PMTX_SET(tx, s->root->oldest_live, when);
+	if (rc) {
+		pmtx_abort(tx);
+		return rc;
+	}
+	return pmtx_commit(tx);
+}
+
+void mc_store_stats(struct mc_store *s, struct mc_store_stats *st)
+{
+	*st = (struct mc_store_stats){
+		.curr_items = mc_lru_count(s->root),
+		.bytes = mc_lru_bytes(s->root),
+		.evictions = atomic_load(&s->evictions),
+		.expansions = atomic_load(&s->expansions),
+		.hashpower = s->root->hashpower, .gen = s->gen,
+		.limit_maxbytes = s->mem_limit,
+		.reclaimed_at_start = atomic_load(&s->reclaimed)};
+}

@@ -1,0 +1,114 @@
+/*
+ * layout.h - pmcached's persistent format: everything the cache holds,
+ * inside one pmtx region whose layout name is MC_LAYOUT (so a region of
+ * another application is refused by name, and a pmcached region by any
+ * other application).
+ *
+ *   root (struct mc_root)   format, generation, the hash table, the LRU
+ *                           lists with their counts, flush_all's cutoff,
+ *                           the pending-reclamation lists
+ *   table                   a heap block of 2^hashpower bucket offsets;
+ *                           during an expansion also old_table
+ *   items (struct mc_item)  one heap block each: header, key, value
+ *
+ * Rules (pmtx's layout.h rules 1-7 hold here too)
+ *  L1. Persistent pointers are pmtx offsets from the region start (base +
+ *      offset, not self-relative: seed 001 lesson 5). A struct copy is
+ *      therefore still correct, and no offset is ever turned into a
+ *      pointer without pmtx_ptr() and a size check (mc_item_at()).
+ *  L2. Every field is changed inside a pmtx transaction, except
+ *      (a) the fields of an item that no table, LRU or pending list
+ *          reaches yet (a fresh block: naked stores, then pmtx_flush
+ *          before the transaction that links it commits; lesson 6), and
+ *      (b) refgen and refcount, which are semantically nonpersistent
+ *          (lesson 8): their value after a restart is meaningless, and an
+ *          item whose refgen differs from the running generation has no
+ *          references. They are never flushed.
+ *  L3. An item is reachable from exactly one place: a hash chain (and
+ *      then also its LRU list) or a pending-reclamation list. Every
+ *      allocated item block is reachable (no leak after any crash).
+ *  L4. Format changes bump MC_FORMAT_MAJOR (incompatible) or the minor.
+ */
+#ifndef MC_LAYOUT_H
+#define MC_LAYOUT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <pmtx.h>
+
+#define MC_LAYOUT "pmcached"
+#define MC_MAGIC 0x4448434143504d50ull /* "PMCACHED" */
+#define MC_FORMAT_MAJOR 1
+#define MC_FORMAT_MINOR 0
+
+#define MC_NLRU 16      /* LRU lists, by key hash */
+#define MC_NPENDING 64  /* pending-reclamation lists, by worker slot */
+#define MC_KEY_MAX 250
+#define MC_HASHPOWER_MIN 2
+#define MC_HASHPOWER_MAX 32
+
+struct mc_lru {
+	pmtx_off head, tail; /* most and least recently used item */
+	uint64_t count;      /* items on the list */
+	uint64_t bytes;      /* their block bytes (what -m limits) */
+};
+_Static_assert(sizeof(struct mc_lru) == 32, "lru size");
+
+struct mc_root {
+	uint64_t magic;          /* MC_MAGIC */
+	uint16_t major, minor;   /* MC_FORMAT_* */
+	uint32_t reserved0;
+	uint64_t gen;            /* restart generation: +1 at every start */
+	pmtx_off table;          /* 2^hashpower bucket offsets */
+	uint64_t hashpower;
+	pmtx_off old_table;      /* while expanding: the old buckets */
+	uint64_t old_hashpower;
+	uint64_t expand_next;    /* old buckets below this are migrated */
+	int64_t oldest_live;     /* flush_all with a delay: items stored at
+	                          * or before this time (seconds) are gone
+	                          * once it has passed; 0 = none */
+	uint64_t oldest_cas;     /* flush_all now: items whose cas is at most
+	                          * this are gone (CAS values only grow,
+	                          * across restarts too: items.c) */
+	uint64_t reserved[6];
+	struct mc_lru lru[MC_NLRU];
+	pmtx_off pending[MC_NPENDING]; /* unlinked items still referenced */
+};
+_Static_assert(offsetof(struct mc_root, gen) == 16, "root gen");
+_Static_assert(offsetof(struct mc_root, lru) == 128, "root lru");
+_Static_assert(sizeof(struct mc_root) == 128 + 32 * MC_NLRU + 8 * MC_NPENDING,
+               "root size");
+
+enum mc_link {
+	MC_LINK_NONE = 0,    /* fresh, not reachable yet */
+	MC_LINK_TABLE = 1,   /* in a hash chain and an LRU list */
+	MC_LINK_PENDING = 2, /* on a pending-reclamation list */
+};
+
+struct mc_item {
+	pmtx_off h_next;     /* next in the hash chain */
+	pmtx_off prev, next; /* LRU list, or pending list (doubly linked) */
+	uint64_t cas;
+	int64_t exptime;     /* absolute, seconds since the epoch; 0 never */
+	int64_t time;        /* last stored or bumped (seconds) */
+	uint32_t flags;      /* the client's flags */
+	uint32_t nkey;
+	uint32_t nbytes;     /* value bytes */
+	uint8_t lru;         /* which LRU list (L3) */
+	uint8_t link;        /* enum mc_link */
+	uint16_t slot;       /* pending list, while MC_LINK_PENDING */
+	uint64_t refgen;     /* nonpersistent (L2b): generation of refcount */
+	uint64_t refcount;   /* nonpersistent (L2b): live references */
+	/* key (nkey bytes), then value (nbytes bytes) */
+};
+_Static_assert(sizeof(struct mc_item) == 80, "item header size");
+_Static_assert(offsetof(struct mc_item, refgen) == 64,
+               "nonpersistent fields share one line, after the rest");
+
+static inline size_t mc_item_bytes(size_t nkey, size_t nbytes)
+{
+	return sizeof(struct mc_item) + nkey + nbytes;
+}
+
+#endif

@@ -1,0 +1,173 @@
+/*
+ * lru.c - the LRU lists, memory accounting and eviction.
+ *
+ * DESIGN
+ * MC_NLRU persistent doubly linked lists (layout.h), an item's list chosen
+ * by its key's hash when it is made. Each list keeps its item count and
+ * bytes in the root, changed in the same transaction as its links, so the
+ * counts survive any crash exactly and restart never walks the items.
+ *
+ * Invariants
+ *  U1. An item is on its list exactly when it is in a hash chain
+ *      (link == MC_LINK_TABLE); head->prev and tail->next are 0.
+ *  U2. sum of lru[l].bytes == sum of mc_item_bytes() of the linked items;
+ *      the cache never holds more than mem_limit of them once a store
+ *      commits (a store evicts first, within its own transaction).
+ *  U3. A read moves an item to its head at most once per MC_BUMP_SECONDS
+ *      (memcached's interval), so that reads stay read-only: a bump is a
+ *      transaction, and a hot item would otherwise serialise its readers
+ *      on its list's lock.
+ *  U4. Eviction takes victims' stripes and other lists only by trylock
+ *      (txn.c T2, T3) and gives up after MC_TXN_MAX_STRIPES - 1 victims
+ *      or a full round of busy lists: the store then fails with
+ *      MC_NO_MEMORY, and the transaction's evictions are rolled back.
+ */
+#include <errno.h>
+
+#include "store_int.h"
+
+uint64_t mc_lru_bytes(const struct mc_root *root)
+{
+	uint64_t b = 0;
+	for (unsigned l = 0; l < MC_NLRU; l++)
+		b += root->lru[l].bytes;
+	return b;
+}
+
+uint64_t mc_lru_count(const struct mc_root *root)
+{
+	uint64_t n = 0;
+	for (unsigned l = 0; l < MC_NLRU; l++)
+		n += root->lru[l].count;
+	return n;
+}
+
+static int set_link(pmtx_tx *tx, pmtx_region *r, pmtx_off off, int next,
+                    pmtx_off v)
+{
+	struct mc_item *it = mc_item_at(r, off);
+	if (!it)
+		return PMTX_E_CORRUPT;
+	return next ? PMTX_SET(tx, it->next, v) : PMTX_SET(tx, it->prev, v);
+}
+
+/* Put off at the head of its list (its prev/next are written). */
+static int push_head(struct mc_store *s, struct mc_txn *t, pmtx_off off,
+                     struct mc_item *it)
+{
+	struct mc_lru *l = &s->root->lru[it->lru];
+	int rc = PMTX_SET(t->tx, it->prev, 0);
+	if (!rc)
+		rc = PMTX_SET(t->tx, it->next, l->head);
+	if (!rc)
+		rc = l->head ? set_link(t->tx, s->r, l->head, 0, off)
+		             : PMTX_SET(t->tx, l->tail, off);
+	return rc ? rc : PMTX_SET(t->tx, l->head, off);
+}
+
+static int cut(struct mc_store *s, struct mc_txn *t, struct mc_item *it)
+{
+	struct mc_lru *l = &s->root->lru[it->lru];
+	int rc = it->prev ? set_link(t->tx, s->r, it->prev, 1, it->next)
+	                  : PMTX_SET(t->tx, l->head, it->next);
+	if (!rc)
+		rc = it->next ? set_link(t->tx, s->r, it->next, 0, it->prev)
+		              : PMTX_SET(t->tx, l->tail, it->prev);
+	return rc;
+}
+
+static int account(struct mc_store *s, struct mc_txn *t, unsigned lru,
+                   int64_t items, int64_t bytes)
+{
+	struct mc_lru *l = &s->root->lru[lru];
+	int rc = PMTX_SET(t->tx, l->count, l->count + (uint64_t)items);
+	return rc ? rc : PMTX_SET(t->tx, l->bytes, l->bytes + (uint64_t)bytes);
+}
+
+int do_lru_link(struct mc_store *s, struct mc_txn *t, pmtx_off off)
+{
+	struct mc_item *it = mc_item_at(s->r, off);
+	if (!it || it->lru >= MC_NLRU)
+		return PMTX_E_CORRUPT;
+	int rc = mc_txn_lock_lru(s, t, it->lru, 0);
+	if (!rc)
+		rc = push_head(s, t, off, it);
+	if (!rc)
+		rc = PMTX_SET(t->tx, it->link, (uint8_t)MC_LINK_TABLE);
+	return rc ? rc : account(s, t, it->lru, 1,
+	                         (int64_t)mc_item_bytes(it->nkey, it->nbytes));
+}
+
+int do_lru_unlink(struct mc_store *s, struct mc_txn *t, pmtx_off off)
+{
+	struct mc_item *it = mc_item_at(s->r, off);
+	if (!it || it->lru >= MC_NLRU || it->link != MC_LINK_TABLE)
+		return PMTX_E_CORRUPT;
+	int rc = mc_txn_lock_lru(s, t, it->lru, 0);
+	if (!rc)
+		rc = cut(s, t, it);
+	if (!rc)
+		rc = PMTX_SET(t->tx, it->link, (uint8_t)MC_LINK_NONE);
+	return rc ? rc : account(s, t, it->lru, -1,
+	                         -(int64_t)mc_item_bytes(it->nkey, it->nbytes));
+}
+
+int do_lru_bump(struct mc_store *s, struct mc_txn *t, pmtx_off off,
+                int64_t now)
+{
+	struct mc_item *it = mc_item_at(s->r, off);
+	if (!it || it->lru >= MC_NLRU)
+		return PMTX_E_CORRUPT;
+	int rc = mc_txn_lock_lru(s, t, it->lru, 0);
+	if (rc == EBUSY)
+		return 0; /* a bump is a hint: skip it rather than wait */
+	if (!rc && it->prev)
+		rc = cut(s, t, it);
+	if (!rc && it->prev)
+		rc = push_head(s, t, off, it);
+	return rc ? rc : PMTX_SET(t->tx, it->time, now);
+}
+
+/* Evict the tail of list l if its stripe can be had (U4). 1: evicted. */
+static int evict_one(struct mc_store *s, struct mc_txn *t, unsigned l,
+                     int *rc)
+{
+	if (mc_txn_lock_lru(s, t, l, 1) != 0)
+		return 0;
+	pmtx_off off = s->root->lru[l].tail, link, found;
+	struct mc_item *it = off ? mc_item_at(s->r, off) : NULL;
+	if (!it)
+		return 0;
+	uint64_t h = mc_hash(mc_item_key(it), it->nkey);
+	if (mc_txn_lock_stripe(s, t, mc_stripe_of(s, h)) != 0)
+		return 0;
+	*rc = do_assoc_find(s, mc_item_key(it), it->nkey, h, &link, &found);
+	if (!*rc && found != off)
+		*rc = PMTX_E_CORRUPT;
+	if (!*rc)
+		*rc = do_item_remove(s, t, link, off);
+	return !*rc;
+}
+
+int do_lru_make_room(struct mc_store *s, struct mc_txn *t, size_t need,
+                     enum mc_result *res)
+{
+	int rc = 0;
+	unsigned tried = 0, evicted = 0;
+	*res = MC_STORED;
+	while (mc_lru_bytes(s->root) + need > s->mem_limit) {
+		if (s->no_evict || tried == 2 * MC_NLRU ||
+		    evicted == MC_TXN_MAX_STRIPES - 1) {
+			*res = MC_NO_MEMORY;
+			return 0;
+		}
+		unsigned l = atomic_fetch_add(&s->evict_lru, 1) % MC_NLRU;
+		tried++;
+		if (evict_one(s, t, l, &rc))
+			evicted++, tried = 0;
+		if (rc)
+			return rc;
+	}
+	atomic_fetch_add(&s->evictions, evicted);
+	return 0;
+}

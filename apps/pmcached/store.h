@@ -1,0 +1,145 @@
+/*
+ * store.h - pmcached's cache: items, the hash table, the LRU lists and
+ * eviction, all in one pmtx region (layout.h). The network layers call
+ * only this header; the crash-state explorer drives it directly.
+ *
+ * Every operation that changes the cache is one failure-atomic pmtx
+ * transaction, and returns only after it has committed: a reply sent
+ * after the call returns is never lost (an acknowledged write survives
+ * kill -9 and power loss).
+ *
+ * Errors follow pmtx.h: 0, a positive errno or a PMTX_E_* status. What
+ * the operation found (stored, not found, exists, ...) is a separate
+ * out-parameter, enum mc_result.
+ */
+#ifndef MC_STORE_H
+#define MC_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <pmtx.h>
+
+struct mc_store;
+
+typedef struct mc_store_opts {
+	size_t mem_limit;        /* item bytes (-m); 0 = 64 MiB */
+	int no_evict;            /* -M: refuse instead of evicting */
+	size_t region_size;      /* create: initial region bytes */
+	size_t max_size;         /* create: the region grows up to this */
+	unsigned hashpower;      /* create: initial log2 buckets (16) */
+	pmtx_runtime runtime;    /* undo, redo or redo-async */
+	pmtx_domain domain;
+	pmtx_backend backend;
+	pmtx_truncation truncation;
+	/* The clock, seconds since the epoch; NULL = time(). */
+	int64_t (*now)(void *arg);
+	void *now_arg;
+} mc_store_opts;
+
+void mc_store_opts_init(mc_store_opts *o);
+
+/* Open the cache in path, creating it if absent. A region of another
+ * layout or format, or a corrupt root, fails with a status and a message
+ * (pmtx_errmsg) and is never written. Restart work (lesson 7: the pending
+ * lists; lesson 8: a new generation) is O(pending items). */
+int mc_store_open(const char *path, const mc_store_opts *o,
+                  struct mc_store **out);
+int mc_store_close(struct mc_store *s);
+/* The region the cache lives in. */
+pmtx_region *mc_store_region(struct mc_store *s);
+/* Detail of the last failed mc_store_open/attach in this thread. */
+const char *mc_store_errmsg(void);
+/* Like mc_store_open, for a region that is already open (the explorer):
+ * s takes r but does not close it. */
+int mc_store_attach(pmtx_region *r, const mc_store_opts *o,
+                    struct mc_store **out);
+void mc_store_detach(struct mc_store *s);
+
+enum mc_result {
+	MC_STORED = 0,
+	MC_NOT_STORED,
+	MC_EXISTS,
+	MC_NOT_FOUND,
+	MC_DELETED,
+	MC_TOUCHED,
+	MC_NON_NUMERIC,  /* incr/decr of a value that is not a number */
+	MC_TOO_LARGE,    /* the item cannot fit in the memory limit */
+	MC_NO_MEMORY,    /* -M and full */
+};
+
+enum mc_put_mode {
+	MC_SET, MC_ADD, MC_REPLACE, MC_APPEND, MC_PREPEND, MC_CAS,
+};
+
+struct mc_put {
+	enum mc_put_mode mode;
+	const char *key;
+	size_t nkey;
+	uint32_t flags;
+	int64_t exptime;   /* absolute seconds, 0 = never, < 0 = expired */
+	const void *value;
+	size_t nbytes;
+	uint64_t cas;      /* MC_CAS: the unique the client read */
+};
+
+/* Store. *res: STORED, NOT_STORED, EXISTS, NOT_FOUND, TOO_LARGE or
+ * NO_MEMORY; *cas_out the new item's unique (may be NULL). slot is the
+ * calling worker's pending-list slot (0 <= slot < MC_NPENDING). */
+int mc_store_put(struct mc_store *s, unsigned slot, const struct mc_put *p,
+                 enum mc_result *res, uint64_t *cas_out);
+
+/* A reference to an item, held while its value is sent (no lock is held
+ * meanwhile). The item stays valid until mc_store_release, even if it is
+ * deleted or replaced in between (it then waits on a pending list). */
+struct mc_ref {
+	uint64_t off;        /* 0: no item */
+	const char *value;
+	size_t nbytes;
+	uint32_t flags;
+	uint64_t cas;
+	int64_t exptime;
+};
+
+/* Look up key; ref->off == 0 if absent or expired. With touch, set its
+ * exptime to exptime first (gat). */
+int mc_store_get(struct mc_store *s, unsigned slot, const char *key,
+                 size_t nkey, int touch, int64_t exptime, struct mc_ref *ref);
+int mc_store_release(struct mc_store *s, unsigned slot, struct mc_ref *ref);
+
+/* *res: DELETED or NOT_FOUND. */
+int mc_store_delete(struct mc_store *s, unsigned slot, const char *key,
+                    size_t nkey, enum mc_result *res);
+/* incr (decr = 0) or decr by delta: *res STORED (value in *out),
+ * NOT_FOUND or NON_NUMERIC. Decr stops at 0; incr wraps at 2^64. */
+int mc_store_arith(struct mc_store *s, unsigned slot, const char *key,
+                   size_t nkey, int incr, uint64_t delta, uint64_t *out,
+                   enum mc_result *res);
+/* *res: TOUCHED or NOT_FOUND. */
+int mc_store_touch(struct mc_store *s, unsigned slot, const char *key,
+                   size_t nkey, int64_t exptime, enum mc_result *res);
+/* Items stored at or before `when` (absolute seconds; 0 = now) are gone
+ * once `when` has passed (memcached's flush_all [delay]). */
+int mc_store_flush_all(struct mc_store *s, int64_t when);
+
+struct mc_store_stats {
+	uint64_t curr_items, bytes, evictions, expansions, hashpower;
+	uint64_t gen, limit_maxbytes, reclaimed_at_start;
+};
+void mc_store_stats(struct mc_store *s, struct mc_store_stats *st);
+
+/* Call fn for every item block the cache owns (tables, items on the
+ * chains and on the pending lists): the explorer's leak check. */
+int mc_store_walk(pmtx_region *r, int (*fn)(pmtx_off off, void *arg),
+                  void *arg);
+/* Look key up in a region no store has attached (after recovery, for
+ * inspection): no lock, no reference, no write. ref->off == 0 if absent
+ * or dead at time now. */
+int mc_store_peek(pmtx_region *r, const char *key, size_t nkey, int64_t now,
+                  struct mc_ref *ref);
+/* Check the structure: every chain item hashes to its bucket, LRU lists
+ * are consistent with the chains and their counts, pending items are
+ * unlinked. 0 or PMTX_E_CORRUPT with a message in msg. */
+int mc_store_check(pmtx_region *r, char *msg, size_t len);
+
+#endif

@@ -1,0 +1,404 @@
+/*
+ * explore_store.c - the crash-state explorer over pmcached's store
+ * (pmtx_explore.h): every crash point of a run of store operations, under
+ * each runtime pmcached supports, with the explorer's checks (recovery,
+ * atomicity against a model, heap check, no leak, complete recovery) and
+ * the store's own structure check (mc_store_check) on every image.
+ *
+ * The run: keys key0..key9, one thread; operation i is chosen from the
+ * seed: set, add, replace, append, prepend, cas (right and wrong unique),
+ * delete, a numeric set, incr, decr, touch, flush_all, and hold / release
+ * of a reference (a get whose item is then deleted or replaced goes to a
+ * pending-reclamation list). The memory limit is small, so stores evict;
+ * the table starts at 4 buckets, so it expands. The model replays the
+ * same operations on a plain copy of the cache's rules (values, LRU lists
+ * and eviction order, flush_all's lazy removal), so atomicity is checked
+ * value by value: after a crash each key holds what the model says after
+ * some k operations, done <= k <= started.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <pmtx.h>
+#include <pmtx_explore.h>
+
+#include "store_int.h"
+
+#define NKEYS 10
+#define LIMIT 1500u
+#define NOW 1700000000
+
+enum kind { K_SET, K_ADD, K_REPLACE, K_APPEND, K_PREPEND, K_CAS_GOOD,
+            K_CAS_BAD, K_DELETE, K_SETNUM, K_INCR, K_DECR, K_TOUCH,
+            K_HOLD, K_RELEASE, K_FLUSH, NKINDS };
+
+static uint64_t mix(uint64_t x)
+{
+	x += 0x9e3779b97f4a7c15ull;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
+
+struct op {
+	enum kind kind;
+	unsigned key;
+	char val[320];
+	size_t n;
+};
+
+static void op_of(uint64_t seed, uint64_t i, struct op *o)
+{
+	uint64_t r = mix(seed * 1000003 + i);
+	o->kind = (enum kind)(r % NKINDS);
+	if (o->kind == K_FLUSH && (r >> 8) % 4)
+		o->kind = K_SET; /* flush_all only now and then */
+	o->key = (unsigned)((r >> 16) % NKEYS);
+	if (o->kind == K_SETNUM) {
+		o->n = (size_t)snprintf(o->val, sizeof(o->val), "%llu",
+		                        (unsigned long long)(i * 7919));
+		return;
+	}
+	o->n = o->kind == K_APPEND || o->kind == K_PREPEND ? 3
+	                                                   : 20 + i * 37 % 200;
+	for (size_t k = 0; k < o->n; k++)
+		o->val[k] = (char)('a' + (i + k) % 26);
+}
+
+static void key_of(unsigned k, char *buf)
+{
+	snprintf(buf, 8, "key%u", k);
+}
+
+/* ---- the run ---- */
+
+static int64_t fixed_now(void *arg)
+{
+	(void)arg;
+	return NOW;
+}
+
+static struct {
+	pmtx_region *r;
+	struct mc_store *s;
+	struct mc_ref held;
+} g;
+
+static struct mc_store *store_for(const pmtx_explore_env *e, pmtx_region *r)
+{
+	if (g.r == r)
+		return g.s;
+	mc_store_opts o;
+	mc_store_opts_init(&o);
+	o.mem_limit = LIMIT;
+	o.hashpower = 2;
+	o.runtime = e->runtime;
+	o.now = fixed_now;
+	if (mc_store_attach(r, &o, &g.s))
+		return NULL;
+	g.r = r;
+	g.held = (struct mc_ref){0};
+	return g.s;
+}
+
+static int store_setup(const pmtx_explore_env *e, pmtx_region *r)
+{
+	struct mc_store *s = store_for(e, r);
+	g.r = NULL; /* the run attaches again, in its own process */
+	if (!s)
+		return PMTX_E_CORRUPT;
+	mc_store_detach(s);
+	return 0;
+}
+
+static int run_put(struct mc_store *s, const struct op *o, const char *key,
+                   uint64_t i)
+{
+	static const enum mc_put_mode modes[] = {
+		[K_SET] = MC_SET, [K_ADD] = MC_ADD, [K_REPLACE] = MC_REPLACE,
+		[K_APPEND] = MC_APPEND, [K_PREPEND] = MC_PREPEND,
+		[K_CAS_GOOD] = MC_CAS, [K_CAS_BAD] = MC_CAS, [K_SETNUM] = MC_SET};
+	struct mc_put p = {.mode = modes[o->kind], .key = key, .nkey = 4,
+	                   .flags = (uint32_t)i, .value = o->val,
+	                   .nbytes = o->n, .cas = 1};
+	enum mc_result res;
+	if (o->kind == K_CAS_GOOD) {
+		struct mc_ref ref;
+		int rc = mc_store_get(s, 0, key, 4, 0, 0, &ref);
+		if (rc || (p.cas = ref.cas, rc = mc_store_release(s, 0, &ref)))
+			return rc;
+	}
+	return mc_store_put(s, 0, &p, &res, NULL);
+}
+
+static int store_run(const pmtx_explore_env *e, pmtx_region *r, unsigned t,
+                     uint64_t i)
+{
+	(void)t;
+	struct mc_store *s = store_for(e, r);
+	struct op o;
+	char key[8];
+	enum mc_result res;
+	uint64_t v;
+	if (!s)
+		return PMTX_E_CORRUPT;
+	op_of(e->seed, i, &o);
+	key_of(o.key, key);
+	switch (o.kind) {
+	case K_DELETE: return mc_store_delete(s, 0, key, 4, &res);
+	case K_INCR:
+	case K_DECR:
+		return mc_store_arith(s, 0, key, 4, o.kind == K_INCR, i, &v,
+		                      &res);
+	case K_TOUCH: return mc_store_touch(s, 0, key, 4, NOW + 1000, &res);
+	case K_FLUSH: return mc_store_flush_all(s, 0);
+	case K_RELEASE: return mc_store_release(s, 0, &g.held);
+	case K_HOLD: {
+		int rc = mc_store_release(s, 0, &g.held);
+		return rc ? rc : mc_store_get(s, 0, key, 4, 0, 0, &g.held);
+	}
+	default: return run_put(s, &o, key, i);
+	}
+}
+
+/* ---- what the cache holds ---- */
+
+static uint64_t word_of(const char *v, size_t n, uint32_t flags)
+{
+	uint64_t h = n;
+	for (size_t k = 0; k < n; k++)
+		h = mix(h ^ (uint8_t)v[k]);
+	return (h ^ (uint64_t)flags << 20) | 1;
+}
+
+static size_t store_observe(const pmtx_explore_env *e, pmtx_region *r,
+                            unsigned t, uint64_t *out, size_t max,
+                            char *msg, size_t len)
+{
+	(void)e, (void)t;
+	if (max < NKEYS)
+		return 0;
+	msg[0] = 0;
+	if (mc_store_check(r, msg, len))
+		return (size_t)-1;
+	for (unsigned k = 0; k < NKEYS; k++) {
+		char key[8];
+		struct mc_ref ref;
+		key_of(k, key);
+		if (mc_store_peek(r, key, 4, NOW, &ref)) {
+			snprintf(msg, len, "lookup of %s failed", key);
+			return (size_t)-1;
+		}
+		out[k] = ref.off ? word_of(ref.value, ref.nbytes, ref.flags) : 0;
+	}
+	return NKEYS;
+}
+
+static int walk_fn(pmtx_off off, void *arg)
+{
+	void **a = arg;
+	return ((pmtx_explore_block_fn)a[0])(off, a[1]);
+}
+
+static int store_walk(const pmtx_explore_env *e, pmtx_region *r,
+                      pmtx_explore_block_fn fn, void *arg)
+{
+	(void)e;
+	void *a[2] = {(void *)fn, arg};
+	return mc_store_walk(r, walk_fn, a);
+}
+
+/* ---- the model: the store's rules on plain memory ---- */
+
+enum { M_NONE, M_LIVE, M_DEAD };
+
+struct mkey {
+	int state;
+	char val[1024];
+	size_t n;
+	uint32_t flags;
+};
+
+struct model {
+	struct mkey k[NKEYS];
+	int lru[MC_NLRU][NKEYS]; /* key indices, head first */
+	unsigned nlru[MC_NLRU];
+	uint64_t bytes;
+};
+
+static unsigned lru_of(unsigned k)
+{
+	char key[8];
+	key_of(k, key);
+	return (unsigned)((mc_hash(key, 4) >> 56) % MC_NLRU);
+}
+
+static void m_unlink(struct model *m, unsigned k)
+{
+	unsigned l = lru_of(k), j = 0;
+	while (m->lru[l][j] != (int)k)
+		j++;
+	memmove(&m->lru[l][j], &m->lru[l][j + 1],
+	        (m->nlru[l] - j - 1) * sizeof(int));
+	m->nlru[l]--;
+	m->bytes -= mc_item_bytes(4, m->k[k].n);
+	m->k[k].state = M_NONE;
+}
+
+static void m_link(struct model *m, unsigned k, const char *v, size_t n,
+                   uint32_t flags)
+{
+	unsigned l = lru_of(k);
+	memmove(&m->lru[l][1], &m->lru[l][0], m->nlru[l] * sizeof(int));
+	m->lru[l][0] = (int)k;
+	m->nlru[l]++;
+	m->k[k] = (struct mkey){.state = M_LIVE, .n = n, .flags = flags};
+	memcpy(m->k[k].val, v, n);
+	m->bytes += mc_item_bytes(4, n);
+}
+
+/* lru.c's do_lru_make_room; 0 if it gives up (MC_NO_MEMORY). */
+static int m_make_room(struct model *m, size_t need, unsigned *ctr)
+{
+	unsigned tried = 0, evicted = 0;
+	while (m->bytes + need > LIMIT) {
+		if (tried == 2 * MC_NLRU || evicted == MC_TXN_MAX_STRIPES - 1)
+			return 0;
+		unsigned l = (*ctr)++ % MC_NLRU;
+		tried++;
+		if (m->nlru[l]) {
+			m_unlink(m, (unsigned)m->lru[l][m->nlru[l] - 1]);
+			evicted++, tried = 0;
+		}
+	}
+	return 1;
+}
+
+/* Store value v for key k (old item, if any, replaced). */
+static void m_store(struct model *m, unsigned k, const char *v, size_t n,
+                    uint32_t flags, unsigned *ctr)
+{
+	struct model before = *m;
+	char buf[1024];
+	memcpy(buf, v, n);
+	if (m->k[k].state)
+		m_unlink(m, k);
+	if (!m_make_room(m, mc_item_bytes(4, n), ctr)) {
+		*m = before; /* aborted: only the counter moved on */
+		return;
+	}
+	m_link(m, k, buf, n, flags);
+}
+
+static int m_parse(const char *v, size_t n, uint64_t *out)
+{
+	uint64_t x = 0;
+	if (n == 0 || n > 20)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		if (v[i] < '0' || v[i] > '9')
+			return v[i] == ' ' && i > 0 ? (*out = x, 1) : 0;
+		uint64_t d = (uint64_t)(v[i] - '0');
+		if (x > (UINT64_MAX - d) / 10)
+			return 0;
+		x = x * 10 + d;
+	}
+	*out = x;
+	return 1;
+}
+
+static void m_arith(struct model *m, unsigned k, int incr, uint64_t d,
+                    unsigned *ctr)
+{
+	struct mkey *x = &m->k[k];
+	uint64_t v;
+	if (x->state != M_LIVE || !m_parse(x->val, x->n, &v))
+		return;
+	v = incr ? v + d : v < d ? 0 : v - d;
+	char buf[24];
+	size_t n = (size_t)snprintf(buf, sizeof(buf), "%llu",
+	                            (unsigned long long)v);
+	if (n <= x->n) {
+		memset(x->val, ' ', x->n);
+		memcpy(x->val, buf, n);
+		return;
+	}
+	m_store(m, k, buf, n, x->flags, ctr);
+}
+
+static void m_op(struct model *m, const struct op *o, uint64_t i,
+                 unsigned *ctr)
+{
+	struct mkey *x = &m->k[o->key];
+	char v[1024];
+	if (x->state == M_DEAD && o->kind != K_RELEASE && o->kind != K_FLUSH)
+		m_unlink(m, o->key); /* found dead: removed (items.c I6) */
+	int live = x->state == M_LIVE;
+	switch (o->kind) {
+	case K_ADD: if (!live) m_store(m, o->key, o->val, o->n, (uint32_t)i, ctr); break;
+	case K_REPLACE:
+	case K_CAS_GOOD: if (live) m_store(m, o->key, o->val, o->n, (uint32_t)i, ctr); break;
+	case K_APPEND:
+	case K_PREPEND:
+		if (!live)
+			break;
+		if (o->kind == K_APPEND) {
+			memcpy(v, x->val, x->n);
+			memcpy(v + x->n, o->val, o->n);
+		} else {
+			memcpy(v, o->val, o->n);
+			memcpy(v + o->n, x->val, x->n);
+		}
+		m_store(m, o->key, v, x->n + o->n, x->flags, ctr);
+		break;
+	case K_DELETE: if (live) m_unlink(m, o->key); break;
+	case K_INCR:
+	case K_DECR: m_arith(m, o->key, o->kind == K_INCR, i, ctr); break;
+	case K_FLUSH:
+		for (unsigned k = 0; k < NKEYS; k++)
+			if (m->k[k].state == M_LIVE)
+				m->k[k].state = M_DEAD;
+		break;
+	case K_CAS_BAD: case K_TOUCH: case K_HOLD: case K_RELEASE: break;
+	default: m_store(m, o->key, o->val, o->n, (uint32_t)i, ctr); break;
+	}
+}
+
+static size_t store_model(const pmtx_explore_env *e, unsigned t, uint64_t k,
+                          uint64_t *out, size_t max)
+{
+	(void)t;
+	static struct model m;
+	unsigned ctr = 0;
+	if (max < NKEYS)
+		return 0;
+	memset(&m, 0, sizeof(m));
+	for (uint64_t i = 0; i < k; i++) {
+		struct op o;
+		op_of(e->seed, i, &o);
+		m_op(&m, &o, i, &ctr);
+	}
+	for (unsigned j = 0; j < NKEYS; j++)
+		out[j] = m.k[j].state == M_LIVE
+		                 ? word_of(m.k[j].val, m.k[j].n, m.k[j].flags)
+		                 : 0;
+	return NKEYS;
+}
+
+static const pmtx_explore_workload wl_store = {
+	.name = "store",
+	.help = "pmcached's store: every command, eviction, expansion, "
+	        "pending reclamation, flush_all",
+	.nthreads = 1, .root_size = sizeof(struct mc_root),
+	.layout = MC_LAYOUT,
+	.runtimes = PMTX_EXPLORE_UNDO | PMTX_EXPLORE_REDO |
+	            PMTX_EXPLORE_REDO_ASYNC,
+	.setup = store_setup, .run = store_run, .observe = store_observe,
+	.model = store_model, .walk = store_walk};
+
+int main(int argc, char **argv)
+{
+	const pmtx_explore_workload *w[] = {&wl_store};
+	return pmtx_explore_main(argc, argv, w, 1);
+}

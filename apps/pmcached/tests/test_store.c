@@ -1,0 +1,357 @@
+/*
+ * test_store.c - pmcached's store (store.h) against memcached's semantics,
+ * and its restart: every operation and result, expiry and flush_all on a
+ * clock the test moves, eviction at the memory limit, hash-table
+ * expansion, references across a delete (pending reclamation), a restart
+ * with items pending and references left behind, and a foreign or
+ * corrupt root refused.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "testutil.h"
+
+#include "layout.h"
+#include "store.h"
+
+static int64_t g_now = 1000000;
+
+static int64_t fake_now(void *arg)
+{
+	(void)arg;
+	return g_now;
+}
+
+static mc_store_opts opts(void)
+{
+	mc_store_opts o;
+	mc_store_opts_init(&o);
+	o.now = fake_now;
+	o.region_size = 4u << 20;
+	o.max_size = 256u << 20;
+	o.hashpower = 2;
+	o.mem_limit = 32u << 20;
+	return o;
+}
+
+static struct mc_store *open_store(const char *path, const mc_store_opts *o)
+{
+	struct mc_store *s = NULL;
+	int rc = mc_store_open(path, o, &s);
+	if (rc)
+		fprintf(stderr, "open: %s %s\n", pmtx_strerror(rc),
+		        mc_store_errmsg());
+	assert_int_equal(rc, 0);
+	return s;
+}
+
+static enum mc_result put(struct mc_store *s, enum mc_put_mode m,
+                          const char *k, const char *v, uint64_t cas)
+{
+	struct mc_put p = {.mode = m, .key = k, .nkey = strlen(k),
+	                   .flags = 7, .value = v, .nbytes = strlen(v),
+	                   .cas = cas};
+	enum mc_result res;
+	assert_int_equal(mc_store_put(s, 0, &p, &res, NULL), 0);
+	return res;
+}
+
+/* The value of k as a string ("" if absent), and its cas. */
+static const char *get(struct mc_store *s, const char *k, uint64_t *cas)
+{
+	static char buf[4096];
+	struct mc_ref ref;
+	assert_int_equal(mc_store_get(s, 0, k, strlen(k), 0, 0, &ref), 0);
+	buf[0] = 0;
+	if (ref.off) {
+		assert_true(ref.nbytes < sizeof(buf));
+		memcpy(buf, ref.value, ref.nbytes);
+		buf[ref.nbytes] = 0;
+		if (cas)
+			*cas = ref.cas;
+		assert_int_equal(mc_store_release(s, 0, &ref), 0);
+	}
+	return ref.nbytes || buf[0] ? buf : "";
+}
+
+static void check_structure(struct mc_store *s)
+{
+	char msg[200] = "";
+	int rc = mc_store_check(mc_store_region(s), msg, sizeof(msg));
+	if (rc)
+		fprintf(stderr, "check: %s\n", msg);
+	assert_int_equal(rc, 0);
+}
+
+static void storage_commands_follow_memcached(void **state)
+{
+	(void)state;
+	const char *path = tu_path();
+	mc_store_opts o = opts();
+	struct mc_store *s = open_store(path, &o);
+	assert_int_equal(put(s, MC_ADD, "a", "1", 0), MC_STORED);
+	assert_int_equal(put(s, MC_ADD, "a", "2", 0), MC_NOT_STORED);
+	assert_int_equal(put(s, MC_REPLACE, "b", "x", 0), MC_NOT_STORED);
+	assert_int_equal(put(s, MC_REPLACE, "a", "3", 0), MC_STORED);
+	assert_int_equal(put(s, MC_APPEND, "a", "45", 0), MC_STORED);
+	assert_int_equal(put(s, MC_PREPEND, "a", "0", 0), MC_STORED);
+	assert_string_equal(get(s, "a", NULL), "0345");
+	assert_int_equal(put(s, MC_APPEND, "nope", "x", 0), MC_NOT_STORED);
+	uint64_t cas = 0;
+	get(s, "a", &cas);
+	assert_int_equal(put(s, MC_CAS, "a", "new", cas + 1), MC_EXISTS);
+	assert_int_equal(put(s, MC_CAS, "a", "new", cas), MC_STORED);
+	assert_int_equal(put(s, MC_CAS, "zz", "new", cas), MC_NOT_FOUND);
+	assert_string_equal(get(s, "a", NULL), "new");
+	enum mc_result res;
+	assert_int_equal(mc_store_delete(s, 0, "a", 1, &res), 0);
+	assert_int_equal(res, MC_DELETED);
+	assert_int_equal(mc_store_delete(s, 0, "a", 1, &res), 0);
+	assert_int_equal(res, MC_NOT_FOUND);
+	assert_string_equal(get(s, "a", NULL), "");
+	assert_int_equal(mc_store_close(s), 0);
+	unlink(path);
+}
+
+static void incr_decr_follow_memcached(void **state)
+{
+	(void)state;
+	const char *path = tu_path();
+	mc_store_opts o = opts();
+	struct mc_store *s = open_store(path, &o);
+	enum mc_result res;
+	uint64_t v;
+	put(s, MC_SET, "n", "10", 0);
+	assert_int_equal(mc_store_arith(s, 0, "n", 1, 0, 1, &v, &res), 0);
+	assert_int_equal(res, MC_STORED);
+	assert_int_equal(v, 9);
+	assert_string_equal(get(s, "n", NULL), "9 "); /* in place, padded */
+	assert_int_equal(mc_store_arith(s, 0, "n", 1, 0, 100, &v, &res), 0);
+	assert_int_equal(v, 0);                        /* decr stops at 0 */
+	put(s, MC_SET, "n", "18446744073709551615", 0);
+	assert_int_equal(mc_store_arith(s, 0, "n", 1, 1, 2, &v, &res), 0);
+	assert_int_equal(v, 1);                        /* incr wraps */
+	put(s, MC_SET, "n", "99", 0);
+	assert_int_equal(mc_store_arith(s, 0, "n", 1, 1, 1, &v, &res), 0);
+	assert_string_equal(get(s, "n", NULL), "100"); /* longer: new item */
+	put(s, MC_SET, "t", "abc", 0);
+	assert_int_equal(mc_store_arith(s, 0, "t", 1, 1, 1, &v, &res), 0);
+	assert_int_equal(res, MC_NON_NUMERIC);
+	assert_int_equal(mc_store_arith(s, 0, "u", 1, 1, 1, &v, &res), 0);
+	assert_int_equal(res, MC_NOT_FOUND);
+	assert_int_equal(mc_store_close(s), 0);
+	unlink(path);
+}
+
+static void expiry_touch_and_flush_all_are_lazy(void **state)
+{
+	(void)state;
+	const char *path = tu_path();
+	mc_store_opts o = opts();
+	struct mc_store *s = open_store(path, &o);
+	struct mc_put p = {.mode = MC_SET, .key = "e", .nkey = 1,
+	                   .value = "v", .nbytes = 1, .exptime = g_now + 10};
+	enum mc_result res;
+	assert_int_equal(mc_store_put(s, 0, &p, &res, NULL), 0);
+	g_now += 5;
+	assert_string_equal(get(s, "e", NULL), "v");
+	assert_int_equal(mc_store_touch(s, 0, "e", 1, g_now + 100, &res), 0);
+	assert_int_equal(res, MC_TOUCHED);
+	g_now += 50;
+	assert_string_equal(get(s, "e", NULL), "v");
+	g_now += 100;
+	assert_string_equal(get(s, "e", NULL), "");
+	put(s, MC_SET, "f", "1", 0);
+	assert_int_equal(mc_store_flush_all(s, 0), 0);
+	assert_string_equal(get(s, "f", NULL), "");
+	put(s, MC_SET, "g", "2", 0); /* same second, after the flush */
+	assert_string_equal(get(s, "g", NULL), "2");
+	assert_int_equal(mc_store_flush_all(s, g_now + 30), 0);
+	g_now += 10;
+	assert_string_equal(get(s, "g", NULL), "2");
+	g_now += 30;
+	assert_string_equal(get(s, "g", NULL), "");
+	struct mc_store_stats st;
+	mc_store_stats(s, &st);
+	assert_int_equal(st.curr_items, 0);
+	assert_int_equal(mc_store_close(s), 0);
+	unlink(path);
+}
+
+static void the_memory_limit_evicts_the_least_recently_used(void **state)
+{
+	(void)state;
+	const char *path = tu_path();
+	mc_store_opts o = opts();
+	o.mem_limit = 200u << 10;
+	struct mc_store *s = open_store(path, &o);
+	char key[32], val[1000];
+	memset(val, 'x', sizeof(val) - 1);
+	val[sizeof(val) - 1] = 0;
+	for (int i = 0; i < 1000; i++) {
+		snprintf(key, sizeof(key), "k%d", i);
+		assert_int_equal(put(s, MC_SET, key, val, 0), MC_STORED);
+	}
+	struct mc_store_stats st;
+	mc_store_stats(s, &st);
+	assert_true(st.bytes <= o.mem_limit);
+	assert_true(st.evictions > 700);
+	assert_string_equal(get(s, "k999", NULL), val);
+	assert_string_equal(get(s, "k0", NULL), "");
+	char big[300 << 10];
+	memset(big, 'y', sizeof(big) - 1);
+	big[sizeof(big) - 1] = 0;
+	assert_int_equal(put(s, MC_SET, "k999", big, 0), MC_TOO_LARGE);
+	assert_string_equal(get(s, "k999", NULL), ""); /* as memcached */
+	check_structure(s);
+	assert_int_equal(mc_store_close(s), 0);
+	o.no_evict = 1;
+	s = open_store(path, &o);
+	int refused = 0;
+	for (int i = 1000; i < 1400; i++) {
+		snprintf(key, sizeof(key), "k%d", i);
+		refused += put(s, MC_SET, key, val, 0) == MC_NO_MEMORY;
+	}
+	assert_true(refused > 100);
+	assert_int_equal(mc_store_close(s), 0);
+	unlink(path);
+}
+
+static void the_table_expands_and_keeps_every_item(void **state)
+{
+	(void)state;
+	const char *path = tu_path();
+	mc_store_opts o = opts();
+	struct mc_store *s = open_store(path, &o);
+	char key[32], val[32];
+	for (int i = 0; i < 3000; i++) {
+		snprintf(key, sizeof(key), "key:%d", i);
+		snprintf(val, sizeof(val), "v%d", i);
+		assert_int_equal(put(s, MC_SET, key, val, 0), MC_STORED);
+		if (i % 500 == 0)
+			check_structure(s);
+	}
+	struct mc_store_stats st;
+	mc_store_stats(s, &st);
+	assert_true(st.hashpower >= 11);
+	assert_int_equal(st.curr_items, 3000);
+	check_structure(s);
+	assert_int_equal(mc_store_close(s), 0);
+	s = open_store(path, &o); /* warm: everything is there */
+	for (int i = 0; i < 3000; i++) {
+		snprintf(key, sizeof(key), "key:%d", i);
+		snprintf(val, sizeof(val), "v%d", i);
+		assert_string_equal(get(s, key, NULL), val);
+	}
+	check_structure(s);
+	assert_int_equal(mc_store_close(s), 0);
+	unlink(path);
+}
+
+static int count_block(pmtx_off off, void *arg)
+{
+	(void)off;
+	++*(unsigned *)arg;
+	return 0;
+}
+
+static int count_heap_block(pmtx_off off, size_t usable, void *arg)
+{
+	(void)usable;
+	return count_block(off, arg);
+}
+
+static unsigned heap_blocks(pmtx_region *r)
+{
+	unsigned n = 0;
+	assert_int_equal(pmtx_heap_walk(r, count_heap_block, &n), 0);
+	return n;
+}
+
+/* A referenced item survives its delete until released (lesson 7); a
+ * reference left behind by a run that died is dropped by the restart,
+ * which frees the pending item (lesson 8). */
+static void references_keep_deleted_items_until_released(void **state)
+{
+	(void)state;
+	const char *path = tu_path();
+	mc_store_opts o = opts();
+	struct mc_store *s = open_store(path, &o);
+	put(s, MC_SET, "r", "held value", 0);
+	struct mc_ref ref;
+	assert_int_equal(mc_store_get(s, 3, "r", 1, 0, 0, &ref), 0);
+	assert_true(ref.off != 0);
+	enum mc_result res;
+	assert_int_equal(mc_store_delete(s, 3, "r", 1, &res), 0);
+	assert_int_equal(res, MC_DELETED);
+	assert_memory_equal(ref.value, "held value", 10);
+	unsigned walked = 0;
+	assert_int_equal(mc_store_walk(mc_store_region(s), count_block,
+	                               &walked), 0);
+	assert_int_equal(walked, heap_blocks(mc_store_region(s)));
+	check_structure(s);
+	assert_int_equal(mc_store_release(s, 3, &ref), 0);
+	walked = 0;
+	mc_store_walk(mc_store_region(s), count_block, &walked);
+	assert_int_equal(walked, 1); /* the table */
+	assert_int_equal(heap_blocks(mc_store_region(s)), 1);
+
+	/* Held across a "crash": the reference dies with the run. */
+	put(s, MC_SET, "r", "again", 0);
+	assert_int_equal(mc_store_get(s, 5, "r", 1, 0, 0, &ref), 0);
+	put(s, MC_SET, "r", "replaced", 0);
+	assert_int_equal(mc_store_close(s), 0);
+	s = open_store(path, &o);
+	struct mc_store_stats st;
+	mc_store_stats(s, &st);
+	assert_int_equal(st.reclaimed_at_start, 1);
+	assert_string_equal(get(s, "r", NULL), "replaced");
+	assert_int_equal(heap_blocks(mc_store_region(s)), 2);
+	check_structure(s);
+	assert_int_equal(mc_store_close(s), 0);
+	unlink(path);
+}
+
+static void a_foreign_or_corrupt_region_is_refused(void **state)
+{
+	(void)state;
+	const char *path = tu_path();
+	pmtx_region *r = tu_create(&path, 4u << 20, 64, PMTX_PDOM1,
+	                           PMTX_BACKEND_HARDWARE, PMTX_RT_UNDO);
+	assert_int_equal(pmtx_close(r), 0);
+	mc_store_opts o = opts();
+	struct mc_store *s;
+	assert_int_equal(mc_store_open(path, &o, &s), PMTX_E_BAD_LAYOUT);
+	assert_non_null(strstr(mc_store_errmsg(), "layout"));
+	unlink(path);
+
+	path = tu_path();
+	s = open_store(path, &o);
+	struct mc_root *root = pmtx_root(mc_store_region(s), NULL);
+	root->hashpower = 60; /* naked, as a corrupting bug would */
+	pmtx_persist(mc_store_region(s), root, sizeof(*root));
+	assert_int_equal(mc_store_close(s), 0);
+	uint64_t h = tu_file_hash(path);
+	assert_int_equal(mc_store_open(path, &o, &s), PMTX_E_CORRUPT);
+	assert_non_null(strstr(mc_store_errmsg(), "hash table"));
+	assert_int_equal(tu_file_hash(path), h);
+	unlink(path);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(storage_commands_follow_memcached),
+		cmocka_unit_test(incr_decr_follow_memcached),
+		cmocka_unit_test(expiry_touch_and_flush_all_are_lazy),
+		cmocka_unit_test(
+			the_memory_limit_evicts_the_least_recently_used),
+		cmocka_unit_test(the_table_expands_and_keeps_every_item),
+		cmocka_unit_test(
+			references_keep_deleted_items_until_released),
+		cmocka_unit_test(a_foreign_or_corrupt_region_is_refused),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
