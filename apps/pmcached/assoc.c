@@ -49,17 +49,17 @@ pmtx_off *do_assoc_bucket(struct mc_store *s, uint64_t h)
 	return (pmtx_off *)pmtx_ptr(s->r, root->table) + b;
 }
 
-int do_assoc_find(struct mc_store *s, const char *key, size_t nkey,
-                  uint64_t h, pmtx_off *link, pmtx_off *off)
+int do_assoc_find(struct mc_store *s, pmtx_tx *tx, const char *key,
+                  size_t nkey, uint64_t h, pmtx_off *link, pmtx_off *off)
 {
-	pmtx_off *w = do_assoc_bucket(s, h);
-	for (unsigned hops = 0; *w; hops++) {
-		struct mc_item *it = mc_item_at(s->r, *w);
+	pmtx_off *w = do_assoc_bucket(s, h), cur;
+	for (unsigned hops = 0; (cur = MC_RD(tx, *w)); hops++) {
+		struct mc_item *it = mc_item_at(s->r, cur);
 		if (!it || hops > (1u << 20))
 			return PMTX_E_CORRUPT;
 		if (it->nkey == nkey && !memcmp(mc_item_key(it), key, nkey)) {
 			*link = pmtx_off_of(s->r, w);
-			*off = *w;
+			*off = cur;
 			return 0;
 		}
 		w = &it->h_next;
@@ -74,7 +74,7 @@ int do_assoc_insert(struct mc_store *s, pmtx_tx *tx, uint64_t h,
 {
 	pmtx_off *w = do_assoc_bucket(s, h);
 	struct mc_item *it = mc_item_at(s->r, off);
-	int rc = PMTX_SET(tx, it->h_next, *w);
+	int rc = PMTX_SET(tx, it->h_next, MC_RD(tx, *w));
 	return rc ? rc : PMTX_SET(tx, *w, off);
 }
 
@@ -103,14 +103,14 @@ static int move_bucket(struct mc_store *s, pmtx_tx *tx, pmtx_off *old)
 	struct mc_root *root = s->root;
 	pmtx_off *table = pmtx_ptr(s->r, root->table);
 	int rc = 0;
-	for (pmtx_off off = *old; !rc && off;) {
+	for (pmtx_off off = MC_RD(tx, *old); !rc && off;) {
 		struct mc_item *it = mc_item_at(s->r, off);
 		if (!it)
 			return PMTX_E_CORRUPT;
-		pmtx_off next = it->h_next;
+		pmtx_off next = MC_RD(tx, it->h_next);
 		uint64_t h = mc_hash(mc_item_key(it), it->nkey);
 		pmtx_off *w = table + (h & ((1ull << root->hashpower) - 1));
-		rc = PMTX_SET(tx, it->h_next, *w);
+		rc = PMTX_SET(tx, it->h_next, MC_RD(tx, *w));
 		if (!rc)
 			rc = PMTX_SET(tx, *w, off);
 		off = next;

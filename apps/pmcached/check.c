@@ -137,7 +137,7 @@ int mc_store_peek(pmtx_region *r, const char *key, size_t nkey, int64_t now,
 	*ref = (struct mc_ref){0};
 	if (s.root->magic != MC_MAGIC)
 		return 0;
-	int rc = do_assoc_find(&s, key, nkey, h, &link, &off);
+	int rc = do_assoc_find(&s, NULL, key, nkey, h, &link, &off);
 	struct mc_item *it = off ? mc_item_at(r, off) : NULL;
 	if (rc || !it || !mc_item_live(&s, it, now))
 		return rc;

@@ -101,7 +101,7 @@ int do_item_remove(struct mc_store *s, struct mc_txn *t, pmtx_off link,
 	pmtx_off *w = pmtx_ptr(s->r, link);
 	if (!it || !w)
 		return PMTX_E_CORRUPT;
-	int rc = PMTX_SET(t->tx, *w, it->h_next);
+	int rc = PMTX_SET(t->tx, *w, MC_RD(t->tx, it->h_next));
 	if (!rc)
 		rc = do_lru_unlink(s, t, off);
 	if (rc)
@@ -123,7 +123,7 @@ struct found {
 static int find_live(struct mc_store *s, struct mc_txn *t, const char *key,
                      size_t nkey, int64_t now, struct found *f)
 {
-	int rc = do_assoc_find(s, key, nkey, f->h, &f->link, &f->off);
+	int rc = do_assoc_find(s, t->tx, key, nkey, f->h, &f->link, &f->off);
 	if (rc || !f->off)
 		return rc;
 	f->it = mc_item_at(s->r, f->off);
@@ -303,7 +303,7 @@ int mc_store_get(struct mc_store *s, unsigned slot, const char *key,
 	int64_t now = mc_now(s);
 	int rc = mc_txn_begin(s, &t, slot, mc_stripe_of(s, f.h));
 	if (!rc)
-		rc = do_assoc_find(s, key, nkey, f.h, &f.link, &f.off);
+		rc = do_assoc_find(s, t.tx, key, nkey, f.h, &f.link, &f.off);
 	if (!rc && f.off) {
 		f.it = mc_item_at(s->r, f.off);
 		if (needs_writes(s, f.it, touch, now))
@@ -503,7 +503,7 @@ void mc_store_stats(struct mc_store *s, struct mc_store_stats *st)
 {
 	*st = (struct mc_store_stats){
 		.curr_items = mc_lru_count(s->root),
-		.bytes = mc_lru_bytes(s->root),
+		.bytes = mc_lru_bytes(s->root, NULL),
 		.evictions = atomic_load(&s->evictions),
 		.expansions = atomic_load(&s->expansions),
 		.hashpower = s->root->hashpower, .gen = s->gen,

@@ -26,11 +26,11 @@
 
 #include "store_int.h"
 
-uint64_t mc_lru_bytes(const struct mc_root *root)
+uint64_t mc_lru_bytes(const struct mc_root *root, pmtx_tx *tx)
 {
 	uint64_t b = 0;
 	for (unsigned l = 0; l < MC_NLRU; l++)
-		b += root->lru[l].bytes;
+		b += MC_RD(tx, root->lru[l].bytes);
 	return b;
 }
 
@@ -56,23 +56,25 @@ static int push_head(struct mc_store *s, struct mc_txn *t, pmtx_off off,
                      struct mc_item *it)
 {
 	struct mc_lru *l = &s->root->lru[it->lru];
+	pmtx_off head = MC_RD(t->tx, l->head);
 	int rc = PMTX_SET(t->tx, it->prev, 0);
 	if (!rc)
-		rc = PMTX_SET(t->tx, it->next, l->head);
+		rc = PMTX_SET(t->tx, it->next, head);
 	if (!rc)
-		rc = l->head ? set_link(t->tx, s->r, l->head, 0, off)
-		             : PMTX_SET(t->tx, l->tail, off);
+		rc = head ? set_link(t->tx, s->r, head, 0, off)
+		          : PMTX_SET(t->tx, l->tail, off);
 	return rc ? rc : PMTX_SET(t->tx, l->head, off);
 }
 
 static int cut(struct mc_store *s, struct mc_txn *t, struct mc_item *it)
 {
 	struct mc_lru *l = &s->root->lru[it->lru];
-	int rc = it->prev ? set_link(t->tx, s->r, it->prev, 1, it->next)
-	                  : PMTX_SET(t->tx, l->head, it->next);
+	pmtx_off prev = MC_RD(t->tx, it->prev), next = MC_RD(t->tx, it->next);
+	int rc = prev ? set_link(t->tx, s->r, prev, 1, next)
+	              : PMTX_SET(t->tx, l->head, next);
 	if (!rc)
-		rc = it->next ? set_link(t->tx, s->r, it->next, 0, it->prev)
-		              : PMTX_SET(t->tx, l->tail, it->prev);
+		rc = next ? set_link(t->tx, s->r, next, 0, prev)
+		          : PMTX_SET(t->tx, l->tail, prev);
 	return rc;
 }
 
@@ -80,8 +82,9 @@ static int account(struct mc_store *s, struct mc_txn *t, unsigned lru,
                    int64_t items, int64_t bytes)
 {
 	struct mc_lru *l = &s->root->lru[lru];
-	int rc = PMTX_SET(t->tx, l->count, l->count + (uint64_t)items);
-	return rc ? rc : PMTX_SET(t->tx, l->bytes, l->bytes + (uint64_t)bytes);
+	uint64_t n = MC_RD(t->tx, l->count), b = MC_RD(t->tx, l->bytes);
+	int rc = PMTX_SET(t->tx, l->count, n + (uint64_t)items);
+	return rc ? rc : PMTX_SET(t->tx, l->bytes, b + (uint64_t)bytes);
 }
 
 int do_lru_link(struct mc_store *s, struct mc_txn *t, pmtx_off off)
@@ -101,7 +104,7 @@ int do_lru_link(struct mc_store *s, struct mc_txn *t, pmtx_off off)
 int do_lru_unlink(struct mc_store *s, struct mc_txn *t, pmtx_off off)
 {
 	struct mc_item *it = mc_item_at(s->r, off);
-	if (!it || it->lru >= MC_NLRU || it->link != MC_LINK_TABLE)
+	if (!it || it->lru >= MC_NLRU || MC_RD(t->tx, it->link) != MC_LINK_TABLE)
 		return PMTX_E_CORRUPT;
 	int rc = mc_txn_lock_lru(s, t, it->lru, 0);
 	if (!rc)
@@ -121,10 +124,11 @@ int do_lru_bump(struct mc_store *s, struct mc_txn *t, pmtx_off off,
 	int rc = mc_txn_lock_lru(s, t, it->lru, 0);
 	if (rc == EBUSY)
 		return 0; /* a bump is a hint: skip it rather than wait */
-	if (!rc && it->prev)
+	if (!rc && MC_RD(t->tx, it->prev)) {
 		rc = cut(s, t, it);
-	if (!rc && it->prev)
-		rc = push_head(s, t, off, it);
+		if (!rc)
+			rc = push_head(s, t, off, it);
+	}
 	return rc ? rc : PMTX_SET(t->tx, it->time, now);
 }
 
@@ -134,14 +138,15 @@ static int evict_one(struct mc_store *s, struct mc_txn *t, unsigned l,
 {
 	if (mc_txn_lock_lru(s, t, l, 1) != 0)
 		return 0;
-	pmtx_off off = s->root->lru[l].tail, link, found;
+	pmtx_off off = MC_RD(t->tx, s->root->lru[l].tail), link, found;
 	struct mc_item *it = off ? mc_item_at(s->r, off) : NULL;
 	if (!it)
 		return 0;
 	uint64_t h = mc_hash(mc_item_key(it), it->nkey);
 	if (mc_txn_lock_stripe(s, t, mc_stripe_of(s, h)) != 0)
 		return 0;
-	*rc = do_assoc_find(s, mc_item_key(it), it->nkey, h, &link, &found);
+	*rc = do_assoc_find(s, t->tx, mc_item_key(it), it->nkey, h, &link,
+	                    &found);
 	if (!*rc && found != off)
 		*rc = PMTX_E_CORRUPT;
 	if (!*rc)
@@ -155,7 +160,7 @@ int do_lru_make_room(struct mc_store *s, struct mc_txn *t, size_t need,
 	int rc = 0;
 	unsigned tried = 0, evicted = 0;
 	*res = MC_STORED;
-	while (mc_lru_bytes(s->root) + need > s->mem_limit) {
+	while (mc_lru_bytes(s->root, t->tx) + need > s->mem_limit) {
 		if (s->no_evict || tried == 2 * MC_NLRU ||
 		    evicted == MC_TXN_MAX_STRIPES - 1) {
 			*res = MC_NO_MEMORY;

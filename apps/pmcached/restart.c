@@ -278,10 +278,11 @@ int do_pending_push(struct mc_store *s, struct mc_txn *t, pmtx_off off)
 		rc = PMTX_SET(t->tx, it->slot, (uint16_t)t->slot);
 	if (!rc)
 		rc = PMTX_SET(t->tx, it->prev, 0);
+	pmtx_off first = MC_RD(t->tx, *head);
 	if (!rc)
-		rc = PMTX_SET(t->tx, it->next, *head);
-	if (!rc && *head)
-		rc = PMTX_SET(t->tx, mc_item_at(s->r, *head)->prev, off);
+		rc = PMTX_SET(t->tx, it->next, first);
+	if (!rc && first)
+		rc = PMTX_SET(t->tx, mc_item_at(s->r, first)->prev, off);
 	return rc ? rc : PMTX_SET(t->tx, *head, off);
 }
 
@@ -291,12 +292,11 @@ int do_pending_remove(struct mc_store *s, struct mc_txn *t, pmtx_off off)
 	if (!it || it->slot >= MC_NPENDING)
 		return PMTX_E_CORRUPT;
 	int rc = mc_txn_lock_pending(s, t, it->slot);
+	pmtx_off prev = MC_RD(t->tx, it->prev), next = MC_RD(t->tx, it->next);
 	if (!rc)
-		rc = it->prev ? PMTX_SET(t->tx, mc_item_at(s->r, it->prev)->next,
-		                         it->next)
-		              : PMTX_SET(t->tx, s->root->pending[it->slot],
-		                         it->next);
-	if (!rc && it->next)
-		rc = PMTX_SET(t->tx, mc_item_at(s->r, it->next)->prev, it->prev);
+		rc = prev ? PMTX_SET(t->tx, mc_item_at(s->r, prev)->next, next)
+		          : PMTX_SET(t->tx, s->root->pending[it->slot], next);
+	if (!rc && next)
+		rc = PMTX_SET(t->tx, mc_item_at(s->r, next)->prev, prev);
 	return rc ? rc : PMTX_SET(t->tx, it->link, (uint8_t)MC_LINK_NONE);
 }

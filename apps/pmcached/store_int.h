@@ -57,6 +57,19 @@ struct mc_store {
 	pthread_mutex_t pend_lock[MC_NPENDING];
 };
 
+/* A persistent field as transaction tx sees it. Under redo a plain load
+ * does not see the transaction's own writes (they are in its log until
+ * commit), so every field a transaction may already have written is read
+ * through pmtx_read; under undo that is a plain copy. tx NULL: no
+ * transaction (inspection), a plain load. */
+#define MC_RD(tx, lv)                                                         \
+	({                                                                    \
+		__auto_type mc_v_ = (lv);                                     \
+		if (tx)                                                       \
+			pmtx_read((tx), &mc_v_, &(lv), sizeof(mc_v_));        \
+		mc_v_;                                                        \
+	})
+
 /* One store transaction and the locks it holds until it ends. */
 #define MC_TXN_MAX_STRIPES 9 /* its own and up to 8 eviction victims' */
 struct mc_txn {
@@ -107,8 +120,8 @@ int do_item_remove(struct mc_store *s, struct mc_txn *t, pmtx_off link,
 pmtx_off *do_assoc_bucket(struct mc_store *s, uint64_t h);
 /* Find key: *link is the offset of the word that points at it (a bucket
  * or the previous item's h_next), *off the item, or 0. */
-int do_assoc_find(struct mc_store *s, const char *key, size_t nkey,
-                  uint64_t h, pmtx_off *link, pmtx_off *off);
+int do_assoc_find(struct mc_store *s, pmtx_tx *tx, const char *key,
+                  size_t nkey, uint64_t h, pmtx_off *link, pmtx_off *off);
 int do_assoc_insert(struct mc_store *s, pmtx_tx *tx, uint64_t h,
                     pmtx_off off);
 /* Every table block and chained item (walk and check). */
@@ -131,7 +144,7 @@ int do_lru_bump(struct mc_store *s, struct mc_txn *t, pmtx_off off,
  * it fits, else MC_NO_MEMORY. */
 int do_lru_make_room(struct mc_store *s, struct mc_txn *t, size_t need,
                      enum mc_result *res);
-uint64_t mc_lru_bytes(const struct mc_root *root);
+uint64_t mc_lru_bytes(const struct mc_root *root, pmtx_tx *tx);
 uint64_t mc_lru_count(const struct mc_root *root);
 
 /* ---- restart.c ---- */

@@ -654,19 +654,28 @@ void heap_mark_internal(struct heap *h, uint64_t off)
 
 /* ---- setup ---- */
 
-/* Zeroed DRAM for an array of the maximum heap; pages are committed only
- * when touched (H8), and the array never moves. */
+/* Zeroed DRAM for an array of the maximum heap (H8). A large array is
+ * reserved with mmap, so that its pages are committed only when touched;
+ * a small one (every fixed region of a few GiB or less) comes from
+ * calloc, which costs an open no system call. Either way it never moves.
+ * The size decides, so release needs no flag. */
+#define DRAM_MMAP_MIN (1u << 20)
+
 static void *dram_reserve(size_t n)
 {
-	void *p = mmap(NULL, n ? n : 1, PROT_READ | PROT_WRITE,
+	if (n < DRAM_MMAP_MIN)
+		return calloc(1, n ? n : 1);
+	void *p = mmap(NULL, n, PROT_READ | PROT_WRITE,
 	               MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	return p == MAP_FAILED ? NULL : p;
 }
 
 static void dram_release(void *p, size_t n)
 {
-	if (p)
-		munmap(p, n ? n : 1);
+	if (p && n < DRAM_MMAP_MIN)
+		free(p);
+	else if (p)
+		munmap(p, n);
 }
 
 int heap_create(pmtx_region *r)
