@@ -296,9 +296,11 @@ static int cow_recover(pmtx_region *r, unsigned i, const struct pmtx_rec **recs,
                        size_t n, int committed, int *wrote)
 {
 	(void)i;
+	/* A wrapper is a heap block's payload: 16-byte aligned, so its
+	 * words are read as words (an odd offset is not a wrapper). */
 	for (size_t k = 0; k + committed < n; k++)
 		if (recs[k]->type != PMTX_REC_COW || recs[k]->len != 0 ||
-		    recs[k]->off > r->size ||
+		    recs[k]->off > r->size || recs[k]->off % 16 ||
 		    !tx_data_range_ok(r, region_at(r, recs[k]->off),
 		                      sizeof(struct pmtx_cow_wrapper)))
 			return PMTX_E_CORRUPT;
