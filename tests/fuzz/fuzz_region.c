@@ -36,7 +36,13 @@
  *      c. an open that succeeds on a heap that pmtx_heap_check then finds
  *         inconsistent, before or after the transaction: open promises a
  *         consistent region or a status, never a region that fails its own
- *         check.
+ *         check;
+ *      d. a rejection before recovery (every status but CORRUPT, which
+ *         recovery may return after writing, R1) that changed the file:
+ *         region.c invariant 1 says header validation never writes;
+ *      e. a second open, after the transaction and close, that issues a
+ *         flush or a barrier: recovery and the transaction must have left
+ *         nothing to repair (recovery.c R2).
  *  F5. The transaction uses the region's default runtime (a header field,
  *      so the input chooses it): a write to the root (when the root has 8
  *      bytes), a zeroed allocation, and a free of the first block the heap
@@ -125,6 +131,41 @@ static void check_open_status(int rc)
 	}
 }
 
+/* F4d. */
+static void check_untouched(const uint8_t *data, size_t size)
+{
+	static uint8_t *back;
+	static size_t cap;
+	if (size == 0)
+		return;
+	if (cap < size) {
+		free(back);
+		back = malloc(cap = size);
+		if (!back)
+			abort();
+	}
+	if (pread(file_fd, back, size, 0) != (ssize_t)size ||
+	    memcmp(back, data, size) != 0)
+		fail("a rejected file was written", 0);
+}
+
+/* F4e. */
+static void check_reopen_clean(const pmtx_options *o)
+{
+	pmtx_region *r;
+	pmtx_counters before, after;
+	pmtx_counters_get(&before);
+	int rc = pmtx_open(file_path, o, &r);
+	if (rc)
+		fail("reopen after close", rc);
+	pmtx_counters_get(&after);
+	if (after.barriers != before.barriers ||
+	    after.flushes != before.flushes)
+		fail("reopen had something left to recover", 0);
+	if ((rc = pmtx_close(r)))
+		fail("close after reopen", rc);
+}
+
 /* F4c. */
 static void check_heap(pmtx_region *r, const char *when)
 {
@@ -191,6 +232,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	int rc = pmtx_open(file_path, &o, &r);
 	if (rc) {
 		check_open_status(rc);
+		if (rc != PMTX_E_CORRUPT)
+			check_untouched(data, size);
 		return 0;
 	}
 	check_heap(r, "heap check after open");
@@ -199,5 +242,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	rc = pmtx_close(r);
 	if (rc)
 		fail("close", rc);
+	check_reopen_clean(&o);
 	return 0;
 }

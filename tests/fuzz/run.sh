@@ -40,11 +40,11 @@ mkdir -p "$work/seed" "$work/corpus" "$work/artifacts"
 if [ -n "$pmtx" ]; then
 	# Power-failure images (lines lost), mid-transaction, per runtime.
 	for rt in undo redo redo-async cow; do
-		for pt in 3 6; do
+		for pt in 3; do
 			"$pmtx" crashtest --workload list --runtime "$rt" \
 				--domain pdom1 --ntx 4 --images 4 --point "$pt" \
 				--image 1 --save "$work/seed/crash-list-$rt-$pt" \
-				--no-progress --quiet >/dev/null
+				--no-progress --quiet >/dev/null 2>&1
 		done
 	done
 fi
@@ -58,8 +58,8 @@ nice -n 10 "$bdir/tests/fuzz/fuzz_region" -dict="$root/tests/fuzz/pmtx.dict" \
 	"$work/corpus" "$work/seed" >"$log" 2>&1
 rc=$?
 set -e
-grep -E "^#[0-9]+ +(INITED|DONE)" "$log" | tail -2
-grep -E "^stat::(number_of_executed_units|average_exec_per_sec)" "$log"
+grep -E "^#[0-9]+[[:space:]]+(INITED|DONE)" "$log" | tail -2 || true
+grep -E "^stat::(number_of_executed_units|average_exec_per_sec)" "$log" || true
 if [ $rc -ne 0 ]; then
 	tail -60 "$log"
 	echo "fuzz: FAILED (status $rc); the input is in $work/artifacts" >&2
