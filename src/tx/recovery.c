@@ -233,9 +233,10 @@ static int adopt_chain(pmtx_region *r, uint64_t head, int mark, int *wrote)
 	uint64_t hops = 0;
 	for (uint64_t c = ((struct pmtx_chunk *)region_at(r, head))->next; c;) {
 		struct pmtx_alog_entry e;
-		const struct pmtx_chunk *ch = region_at(r, c);
-		if (!log_chunk_ok(r, c) || hops++ > r->hdr->nsb ||
-		    heap_adopt_internal(r, c, ch->size, &e)) {
+		/* c becomes a pointer only once it is known to be in range */
+		int ok = log_chunk_ok(r, c) && hops++ <= r->hdr->nsb;
+		const struct pmtx_chunk *ch = ok ? region_at(r, c) : NULL;
+		if (!ok || heap_adopt_internal(r, c, ch->size, &e)) {
 			pmtx__set_errmsg("log chunk %llu linked from %llu is "
 			                 "invalid", (unsigned long long)c,
 			                 (unsigned long long)head);
