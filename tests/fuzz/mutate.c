@@ -195,7 +195,7 @@ static void fix_record(uint8_t *d, uint64_t pos)
 static void fix_chain(uint8_t *d, size_t size, uint64_t off)
 {
 	for (unsigned hop = 0; hop < MAX_HOPS; hop++) {
-		if (off < PMTX_HDR_SIZE || off % 64 || off + 64 > size ||
+		if (off < PMTX_HDR_SIZE || off % 64 || off > size - 64 ||
 		    get64(d, off) != PMTX_CHUNK_MAGIC)
 			return;
 		uint64_t csize = get64(d, off + 16);
