@@ -11,7 +11,9 @@
  *      pmtx_open would see on disk, so a crashing input, saved by libFuzzer,
  *      reproduces with any program that opens it. The structure-aware
  *      help (checksums recomputed, mutations kept inside one area of the
- *      image) lives in the custom mutator (mutate.c), never here.
+ *      image) lives in the custom mutator (mutate.c), never here. The
+ *      reproducers of the bugs found are kept, gzipped, in regress/ and
+ *      replayed through these same checks by fuzz_replay (replay.c).
  *  F2. One file per process, rewritten for every input: a memfd reached
  *      through /proc/self/fd (nothing left behind when the process dies),
  *      else /dev/shm/pmtx-fuzz-<pid>.pmtx, removed at exit.
