@@ -5,7 +5,8 @@ set -euo pipefail
 
 PKGS=(build-essential cmake ninja-build pkg-config
       libxxhash-dev libcmocka-dev libpmemobj-dev
-      python3 python3-matplotlib python3-pytest man-db)
+      python3 python3-matplotlib python3-pytest man-db
+      clang libclang-rt-14-dev)  # tests/fuzz: clang, libFuzzer + sanitizer runtimes
 
 missing=()
 for p in "${PKGS[@]}"; do

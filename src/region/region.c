@@ -360,8 +360,10 @@ static int check_ident(const struct pmtx_hdr *h)
 
 static int check_layout_name(const struct pmtx_hdr *h, const pmtx_options *o)
 {
-	if (memchr(h->layout, 0, PMTX_LAYOUT_LEN) == NULL)
+	if (memchr(h->layout, 0, PMTX_LAYOUT_LEN) == NULL) {
+		pmtx__set_errmsg("layout name is not NUL-terminated");
 		return PMTX_E_CORRUPT;
+	}
 	const char *want = o && o->layout ? o->layout : NULL;
 	if (want && strcmp(want, h->layout) != 0) {
 		pmtx__set_errmsg("layout is \"%s\", expected \"%s\"", h->layout,

@@ -296,14 +296,23 @@ static int cow_recover(pmtx_region *r, unsigned i, const struct pmtx_rec **recs,
                        size_t n, int committed, int *wrote)
 {
 	(void)i;
+	/* A wrapper is a heap block's payload: 16-byte aligned, so its
+	 * words are read as words (an odd offset is not a wrapper). */
 	for (size_t k = 0; k + committed < n; k++)
 		if (recs[k]->type != PMTX_REC_COW || recs[k]->len != 0 ||
-		    recs[k]->off > r->size ||
+		    recs[k]->off > r->size || recs[k]->off % 16 ||
 		    !tx_data_range_ok(r, region_at(r, recs[k]->off),
 		                      sizeof(struct pmtx_cow_wrapper)))
 			return PMTX_E_CORRUPT;
 	if (!committed)
 		return 0; /* K4 */
+	/* Retired (IDLE) even when every wrapper was already swapped and
+	 * nothing is written here: left live, the log would be rolled
+	 * forward again by a later recovery, over a newer transaction's
+	 * next/old_backup (K2 holds only until the cleanup). A real commit
+	 * always logs FREEs, so only a corrupt log gets here with nothing to
+	 * write. */
+	*wrote = 1;
 	for (size_t k = 0; k + 1 < n; k++) {
 		struct pmtx_cow_wrapper *W = region_at(r, recs[k]->off);
 		if (W->cur != W->old_backup || W->next == 0)

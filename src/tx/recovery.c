@@ -152,6 +152,8 @@ static int examine(pmtx_region *r, unsigned i, struct found *f)
 		return PMTX_E_CORRUPT;
 	}
 	int rc = collect(r, d->log_head, f);
+	if (rc == PMTX_E_CORRUPT)
+		pmtx__set_errmsg("descriptor %u: log chunk chain is corrupt", i);
 	/* T2: a log of another version than statever's is either older
 	 * (finished) or newer and never committed (redo, copy-on-write). */
 	if (rc || f->n == 0 || f->v[0]->version != f->vs)
@@ -168,9 +170,17 @@ static int recover_one(pmtx_region *r, struct found *f, int *wrote)
 	const struct tx_runtime *rt = tx_runtime_of((pmtx_runtime)f->kind);
 	int w = 0, rc = rt->recover(r, f->i, f->v, f->n, f->committed, &w);
 	uint64_t nalloc = f->committed ? f->v[f->n - 1]->off : 0;
+	if (rc == PMTX_E_CORRUPT)
+		pmtx__set_errmsg("descriptor %u: a %s log record names no valid "
+		                 "target", f->i,
+		                 pmtx_runtime_name(rt->kind));
 	if (!rc && nalloc) {
 		rc = alog_replay(r, f->i, nalloc);
 		w = 1;
+		if (rc == PMTX_E_CORRUPT)
+			pmtx__set_errmsg("descriptor %u: allocation log of %llu "
+			                 "entries is corrupt", f->i,
+			                 (unsigned long long)nalloc);
 	}
 	if (!w)
 		f->n = 0; /* nothing written: leave the descriptor as it is */
@@ -223,10 +233,15 @@ static int adopt_chain(pmtx_region *r, uint64_t head, int mark, int *wrote)
 	uint64_t hops = 0;
 	for (uint64_t c = ((struct pmtx_chunk *)region_at(r, head))->next; c;) {
 		struct pmtx_alog_entry e;
-		const struct pmtx_chunk *ch = region_at(r, c);
-		if (!log_chunk_ok(r, c) || hops++ > r->nsb ||
-		    heap_adopt_internal(r, c, ch->size, &e))
+		/* c becomes a pointer only once it is known to be in range */
+		int ok = log_chunk_ok(r, c) && hops++ <= r->nsb;
+		const struct pmtx_chunk *ch = ok ? region_at(r, c) : NULL;
+		if (!ok || heap_adopt_internal(r, c, ch->size, &e)) {
+			pmtx__set_errmsg("log chunk %llu linked from %llu is "
+			                 "invalid", (unsigned long long)c,
+			                 (unsigned long long)head);
 			return PMTX_E_CORRUPT;
+		}
 		if (mark) {
 			heap_mark_internal(r->heap, c);
 		} else {
