@@ -5,7 +5,8 @@ set -euo pipefail
 
 PKGS=(build-essential cmake ninja-build pkg-config
       libxxhash-dev libcmocka-dev libpmemobj-dev
-      python3 python3-matplotlib python3-pytest man-db)
+      python3 python3-matplotlib python3-pytest man-db
+      memcached)
 
 missing=()
 for p in "${PKGS[@]}"; do

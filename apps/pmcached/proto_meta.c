@@ -197,6 +197,8 @@ int mc_parse_meta(const char *buf, size_t len, size_t line_len, size_t next,
 	*consumed = next;
 	if (req->cmd == MC_CMD_MN)
 		return MC_OK;
+	if (req->cmd == MC_CMD_ME && t->n != 2)
+		return mc_fail(req, E_FORMAT, 0, next, consumed);
 	if (t->n < 2)
 		return mc_fail(req, "ERROR", 0, next, consumed);
 	req->key = t->tok[1];

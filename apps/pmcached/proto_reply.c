@@ -7,7 +7,7 @@
  *     written are not part of any reply.
  *  2. Helpers are pure: the output is a function of the arguments.
  *  3. Meta return flags come in the order the request gave them, as
- *     memcached echoes them.
+ *     memcached echoes them (but "b", which comes last).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -112,13 +112,14 @@ bool mc_meta_quiet_hides(const struct mc_request *req, const char *code)
 	return strcmp(code, "HD") == 0;
 }
 
-/* Misses (EN, NF) echo only O, k and b; the others every return flag. */
+/* Misses (EN, NF) echo only O and k; the others every return flag. A
+ * base64 key is returned as sent, with a "b" after all the flags. */
 static void meta_flag(struct out *o, const struct mc_request *req,
                       const struct mc_meta_flag *f, bool hit,
                       const struct mc_meta_values *v)
 {
 	char c = f->flag;
-	if (c == 'O' || c == 'k' || c == 'b' ||
+	if (c == 'O' || c == 'k' ||
 	    (hit && v && strchr("cfst", c))) {
 		put(o, " ", 1);
 		put(o, &c, 1);
@@ -154,6 +155,8 @@ size_t mc_reply_meta(char *out, size_t cap, const struct mc_request *req,
 	}
 	for (size_t i = 0; i < req->nmflags; i++)
 		meta_flag(&o, req, &req->mflags[i], hit, v);
+	if (req->base64 && mc_meta_find(req, 'k'))
+		put(&o, " b", 2);
 	put(&o, "\r\n", 2);
 	if (va && v) {
 		put(&o, v->data.p, v->data.len);

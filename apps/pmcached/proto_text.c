@@ -224,7 +224,8 @@ static int parse_flush(const struct mc_tokens *t, size_t next,
 	req->noreply = noreply_maybe(t);
 	if (t->n != (req->noreply ? 2u : 1u)) {
 		if (!mc_strtol(t->tok[1], &req->delay))
-			return mc_fail(req, E_FORMAT, 0, next, consumed);
+			return mc_fail(req, "CLIENT_ERROR invalid exptime argument",
+			               0, next, consumed);
 		req->has_delay = true;
 	}
 	*consumed = next;
