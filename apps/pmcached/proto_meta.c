@@ -16,7 +16,8 @@
  *  3. Errors on an ms line found after its data length is known swallow
  *     the data block (memcached's conn_swallow); earlier ones do not.
  *  4. md and ma report every flag error as "invalid or duplicate flag",
- *     as memcached 1.6.18 does.
+ *     and ms says "options flags too long" where the others say "options
+ *     flags are too long", as memcached 1.6.18 does.
  */
 #include <string.h>
 
@@ -204,7 +205,9 @@ int mc_parse_meta(const char *buf, size_t len, size_t line_len, size_t next,
 	req->key = t->tok[1];
 	req->nkeys = 1;
 	if (t->n + 1 > MC_META_MAX_TOKENS)
-		return mc_fail(req, "CLIENT_ERROR options flags are too long", 0,
+		return mc_fail(req, req->cmd == MC_CMD_MS ?
+		               "CLIENT_ERROR options flags too long" :
+		               "CLIENT_ERROR options flags are too long", 0,
 		               next, consumed);
 	if (req->cmd == MC_CMD_MS)
 		return parse_ms(buf, len, next, t, lim, req, consumed);
