@@ -23,6 +23,7 @@
  *  4. Only a value memcached refuses as too large is swallowed (after the
  *     line); other errors on a storage line consume just the line, and the
  *     data that follows is then parsed as commands, as memcached does.
+ *  5. MC_CLOSE consumes nothing: the connection ends there.
  */
 #include <string.h>
 
@@ -291,6 +292,20 @@ static enum mc_cmd simple_cmd(struct mc_str w)
 	return MC_CMD_NONE;
 }
 
+/* memcached closes on an unknown command whose last token starts with
+ * "HTTP/" (a web client), except where its first letter already picked a
+ * family of commands (those answer ERROR). */
+static int unknown(const struct mc_tokens *t, size_t next,
+                   struct mc_request *req, size_t *consumed)
+{
+	struct mc_str last = t->tok[t->n - 1];
+	req->cmd = MC_CMD_NONE;
+	if (!strchr("gsacidt", t->tok[0].p[0]) && last.len >= 5 &&
+	    memcmp(last.p, "HTTP/", 5) == 0)
+		return MC_CLOSE;
+	return mc_fail(req, "ERROR", 0, next, consumed);
+}
+
 static int dispatch(const char *buf, size_t len, size_t line_len,
                     size_t next, const struct mc_tokens *t,
                     const struct mc_limits *lim, struct mc_request *req,
@@ -323,7 +338,7 @@ static int dispatch(const char *buf, size_t len, size_t line_len,
 		*consumed = next;
 		return MC_OK;
 	default:
-		return mc_fail(req, "ERROR", 0, next, consumed);
+		return unknown(t, next, req, consumed);
 	}
 }
 

@@ -201,13 +201,15 @@ static void meta_errors_are_memcacheds(void **state)
 	expect_error("mg\r\n", "ERROR", 0);
 }
 
-static void long_line_closes_unless_get(void **state)
+static void long_lines_and_http_requests_close(void **state)
 {
 	size_t used;
 	char *buf = malloc(3000);
 	memset(buf, 'x', 3000);
 	assert_int_equal(mc_parse(buf, 2048, &lim, &req, &used), MC_NEED_MORE);
 	assert_int_equal(mc_parse(buf, 3000, &lim, &req, &used), MC_CLOSE);
+	assert_int_equal(parse("GET / HTTP/1.1\r\n", &used), MC_CLOSE);
+	assert_int_equal(parse("gett HTTP/1.1\r\n", &used), MC_ERROR);
 	memcpy(buf, "get ", 4);
 	assert_int_equal(mc_parse(buf, 3000, &lim, &req, &used), MC_NEED_MORE);
 	assert_int_equal(used, 0);
@@ -313,7 +315,7 @@ int main(void)
 		cmocka_unit_test(other_commands_parse),
 		cmocka_unit_test(meta_commands_parse_flags),
 		cmocka_unit_test(meta_errors_are_memcacheds),
-		cmocka_unit_test(long_line_closes_unless_get),
+		cmocka_unit_test(long_lines_and_http_requests_close),
 		cmocka_unit_test(every_split_gives_the_same_requests),
 		cmocka_unit_test(pipelined_requests_are_parsed_in_order),
 		cmocka_unit_test(replies_are_formatted_like_memcached),
