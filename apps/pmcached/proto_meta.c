@@ -35,6 +35,7 @@ const struct mc_meta_flag *mc_meta_find(const struct mc_request *req,
 	return NULL;
 }
 
+/* 0..63 for a base64 letter, 0 for '=', -1 for anything else. */
 static int b64_value(unsigned char c)
 {
 	if (c >= 'A' && c <= 'Z')
@@ -43,34 +44,52 @@ static int b64_value(unsigned char c)
 		return c - 'a' + 26;
 	if (c >= '0' && c <= '9')
 		return c - '0' + 52;
+	if (c == '=')
+		return 0;
 	return c == '+' ? 62 : c == '/' ? 63 : -1;
 }
 
-/* Standard base64 with padding, as memcached's base64_decode. */
+/* Decodes one block of 4; returns false on 3 or more '='. */
+static bool b64_block(const uint8_t v[4], size_t pad, char *out,
+                      size_t *o)
+{
+	if (pad > 2)
+		return false;
+	out[(*o)++] = (char)(v[0] << 2 | v[1] >> 4);
+	out[(*o)++] = (char)(v[1] << 4 | v[2] >> 2);
+	out[(*o)++] = (char)(v[2] << 6 | v[3]);
+	*o -= pad;
+	return true;
+}
+
+/* memcached's base64_decode (from hostap): other bytes are skipped, the
+ * letters must come in blocks of 4, and the first block with '=' ends
+ * the decoding. An empty result is an error. */
 static bool b64_decode(struct mc_str in, char *out, size_t cap, size_t *n)
 {
-	size_t o = 0, pad = 0;
-	if (in.len == 0 || in.len % 4 != 0)
+	size_t count = 0, o = 0, pad = 0;
+	uint8_t block[4];
+	for (size_t i = 0; i < in.len; i++)
+		count += b64_value((unsigned char)in.p[i]) >= 0;
+	if (count == 0 || count % 4 != 0 || count / 4 * 3 > cap)
 		return false;
-	for (size_t i = 0; i < in.len; i += 4) {
-		uint32_t v = 0;
-		for (size_t j = 0; j < 4; j++) {
-			unsigned char c = (unsigned char)in.p[i + j];
-			int d = b64_value(c);
-			bool tail = i + 4 == in.len && j >= 2 && c == '=';
-			if (d < 0 && !(tail && (j == 3 || in.p[i + 3] == '=')))
-				return false;
-			pad += tail;
-			v = v << 6 | (uint32_t)(d < 0 ? 0 : d);
-		}
-		for (size_t j = 0; j < 3 - (i + 4 == in.len ? pad : 0); j++) {
-			if (o == cap)
-				return false;
-			out[o++] = (char)(v >> (16 - 8 * j));
-		}
+	count = 0;
+	for (size_t i = 0; i < in.len; i++) {
+		int d = b64_value((unsigned char)in.p[i]);
+		if (d < 0)
+			continue;
+		pad += in.p[i] == '=';
+		block[count++] = (uint8_t)d;
+		if (count < 4)
+			continue;
+		count = 0;
+		if (!b64_block(block, pad, out, &o))
+			return false;
+		if (pad)
+			break;
 	}
 	*n = o;
-	return true;
+	return o > 0;
 }
 
 static const char *check_flag(struct mc_request *req, struct mc_str w)
@@ -107,7 +126,7 @@ static const char *check_flag(struct mc_request *req, struct mc_str w)
 static const char *check_key(struct mc_request *req)
 {
 	if (!req->base64)
-		return req->key.len > MC_KEY_MAX ? E_FORMAT : NULL;
+		return NULL;
 	if (!b64_decode(req->key, req->bkey, MC_KEY_MAX, &req->bkey_len))
 		return "CLIENT_ERROR error decoding key";
 	return NULL;
@@ -204,6 +223,8 @@ int mc_parse_meta(const char *buf, size_t len, size_t line_len, size_t next,
 		return mc_fail(req, "ERROR", 0, next, consumed);
 	req->key = t->tok[1];
 	req->nkeys = 1;
+	if (req->key.len > MC_KEY_MAX)
+		return mc_fail(req, E_FORMAT, 0, next, consumed);
 	if (t->n + 1 > MC_META_MAX_TOKENS)
 		return mc_fail(req, req->cmd == MC_CMD_MS ?
 		               "CLIENT_ERROR options flags too long" :
@@ -212,8 +233,7 @@ int mc_parse_meta(const char *buf, size_t len, size_t line_len, size_t next,
 	if (req->cmd == MC_CMD_MS)
 		return parse_ms(buf, len, next, t, lim, req, consumed);
 	if (req->cmd == MC_CMD_ME)
-		return req->key.len > MC_KEY_MAX ?
-		       mc_fail(req, E_FORMAT, 0, next, consumed) : MC_OK;
+		return MC_OK;
 	const char *err = check_flags(t, 2, req);
 	return err ? mc_fail(req, err, 0, next, consumed) : MC_OK;
 }

@@ -172,6 +172,9 @@ static void meta_commands_parse_flags(void **state)
 	assert_int_equal(req.bkey_len, 3);
 	assert_memory_equal(req.bkey, "abc", 3);
 	assert_true(str_is(req.data, "ab"));
+	/* memcached's decoder skips bytes outside the alphabet. */
+	assert_int_equal(parse("mg Y.W.J.j b\r\n", &used), MC_OK);
+	assert_int_equal(req.bkey_len, 3);
 	assert_int_equal(parse("mn\r\n", &used), MC_OK);
 	assert_int_equal(req.cmd, MC_CMD_MN);
 	assert_int_equal(parse("ma k MD D5 J1 N0\r\n", &used), MC_OK);
@@ -185,6 +188,10 @@ static void meta_errors_are_memcacheds(void **state)
 	expect_error("mg a Nx\r\n",
 	             "CLIENT_ERROR bad token in command line format", 0);
 	expect_error("mg a= b\r\n", "CLIENT_ERROR error decoding key", 0);
+	expect_error("mg Y=== b\r\n", "CLIENT_ERROR error decoding key", 0);
+	char key[300];
+	snprintf(key, sizeof(key), "mg %0252d b\r\n", 0);
+	expect_error(key, "CLIENT_ERROR bad command line format", 0);
 	expect_error("md a zz\r\n", "CLIENT_ERROR invalid or duplicate flag", 0);
 	expect_error("ma a MZ\r\n", "CLIENT_ERROR invalid mode for ma M token",
 	             0);
