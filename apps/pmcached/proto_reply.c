@@ -50,6 +50,24 @@ static void puti(struct out *o, int64_t v)
 	put(o, num, (size_t)n);
 }
 
+/* A binary (base64) key is returned encoded again from its decoded bytes,
+ * as memcached does, not as the client sent it. */
+static void put_b64(struct out *o, const char *in, size_t n)
+{
+	static const char abc[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	                          "abcdefghijklmnopqrstuvwxyz0123456789+/";
+	for (size_t i = 0; i < n; i += 3) {
+		const unsigned char *p = (const unsigned char *)in + i;
+		uint32_t v = (uint32_t)p[0] << 16 |
+		             (i + 1 < n ? (uint32_t)p[1] << 8 : 0) |
+		             (i + 2 < n ? p[2] : 0);
+		char q[4] = {abc[v >> 18], abc[v >> 12 & 63],
+		             i + 1 < n ? abc[v >> 6 & 63] : '=',
+		             i + 2 < n ? abc[v & 63] : '='};
+		put(o, q, 4);
+	}
+}
+
 static size_t done(const struct out *o)
 {
 	return o->full ? 0 : o->n;
@@ -126,6 +144,8 @@ static void meta_flag(struct out *o, const struct mc_request *req,
 	}
 	if (c == 'O')
 		put(o, f->tok.p, f->tok.len);
+	else if (c == 'k' && req->base64)
+		put_b64(o, req->bkey, req->bkey_len);
 	else if (c == 'k')
 		put(o, req->key.p, req->key.len);
 	else if (!hit || !v)

@@ -307,6 +307,9 @@ static void replies_are_formatted_like_memcached(void **state)
 	assert_memory_equal(out, want, n);
 	n = mc_reply_meta(out, sizeof(out), &req, "EN", NULL);
 	assert_memory_equal(out, "EN kk Ox\r\n", n);
+	assert_int_equal(parse("md Y.W.J.jZA== b k\r\n", &used), MC_OK);
+	n = mc_reply_meta(out, sizeof(out), &req, "NF", NULL);
+	assert_memory_equal(out, "NF kYWJjZA== b\r\n", n);
 	assert_int_equal(parse("ms k 1 q\r\nx\r\n", &used), MC_OK);
 	assert_int_equal(mc_reply_meta(out, sizeof(out), &req, "HD", NULL), 0);
 	assert_int_equal(mc_reply_meta(out, sizeof(out), &req, "NS", NULL), 4);
