@@ -260,6 +260,11 @@ def server():
             break
         except OSError:
             time.sleep(0.05)
+    with socket.create_connection(("127.0.0.1", port), 5) as s:
+        s.sendall(b"version\r\n")
+        version = s.recv(100)
+    # The expected replies are those of this exact version.
+    assert version == b"VERSION 1.6.18\r\n", version
     yield port
     proc.terminate()
     proc.wait(10)
