@@ -54,6 +54,7 @@ struct mc_limits {
 	size_t item_size_max; /* -I: largest item, header included */
 	size_t item_header;   /* memcached's item header + cas (48 + 8) */
 	size_t get_line_max;  /* a get line longer than this closes */
+	bool shutdown_enabled; /* -A: "shutdown" allowed */
 };
 
 struct mc_str {

@@ -47,6 +47,7 @@ void mc_limits_default(struct mc_limits *lim)
 	lim->item_size_max = 1024 * 1024;
 	lim->item_header = 48 + 8;
 	lim->get_line_max = 1024 * 1024;
+	lim->shutdown_enabled = false;
 }
 
 int mc_fail(struct mc_request *req, const char *text, size_t swallow,
@@ -269,8 +270,12 @@ static int parse_stats(const struct mc_tokens *t, size_t next,
 }
 
 static int parse_shutdown(const struct mc_tokens *t, size_t next,
+                          const struct mc_limits *lim,
                           struct mc_request *req, size_t *consumed)
 {
+	if (!lim->shutdown_enabled)
+		return mc_fail(req, "ERROR: shutdown not enabled", 0, next,
+		               consumed);
 	if (t->n > 2 || (t->n == 2 && !mc_tok_is(t->tok[1], "graceful")))
 		return mc_fail(req, "CLIENT_ERROR invalid shutdown mode", 0, next,
 		               consumed);
@@ -333,7 +338,7 @@ static int dispatch(const char *buf, size_t len, size_t line_len,
 	case MC_CMD_STATS:
 		return parse_stats(t, next, req, consumed);
 	case MC_CMD_SHUTDOWN:
-		return parse_shutdown(t, next, req, consumed);
+		return parse_shutdown(t, next, lim, req, consumed);
 	case MC_CMD_VERSION: case MC_CMD_QUIT:
 		*consumed = next;
 		return MC_OK;

@@ -63,7 +63,6 @@ static bool empty_cache_reply(const struct mc_request *r)
 		text = "NOT_FOUND"; break;
 	case MC_CMD_FLUSH_ALL: case MC_CMD_VERBOSITY: text = "OK"; break;
 	case MC_CMD_VERSION: text = "VERSION 1.6.18"; break;
-	case MC_CMD_SHUTDOWN: text = "ERROR: shutdown not enabled"; break;
 	case MC_CMD_QUIT: fputs("<CLOSED>", stdout); return false;
 	case MC_CMD_STATS: text = "<STATS>"; break;
 	case MC_CMD_MN: text = "MN"; break;
@@ -73,7 +72,7 @@ static bool empty_cache_reply(const struct mc_request *r)
 	case MC_CMD_MD: case MC_CMD_MA: meta_reply(r, "NF"); return true;
 	default: text = "<?>"; break;
 	}
-	if (!r->noreply || r->cmd == MC_CMD_SHUTDOWN)
+	if (!r->noreply)
 		reply(text);
 	return true;
 }

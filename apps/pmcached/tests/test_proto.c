@@ -150,7 +150,14 @@ static void other_commands_parse(void **state)
 	assert_int_equal(parse("stats slabs\r\n", &used), MC_OK);
 	assert_true(str_is(req.arg, "slabs"));
 	expect_error("stats nosuch\r\n", "ERROR", 0);
-	assert_int_equal(parse("shutdown graceful\r\n", &used), MC_OK);
+	expect_error("shutdown\r\n", "ERROR: shutdown not enabled", 0);
+	lim.shutdown_enabled = true;
+	assert_int_equal(mc_parse("shutdown graceful\r\n", 19, &lim, &req,
+	                          &used), MC_OK);
+	assert_true(str_is(req.arg, "graceful"));
+	assert_int_equal(mc_parse("shutdown x\r\n", 12, &lim, &req, &used),
+	                 MC_ERROR);
+	assert_string_equal(req.error, "CLIENT_ERROR invalid shutdown mode");
 	assert_int_equal(parse("quit\r\n", &used), MC_OK);
 	assert_int_equal(parse("version\r\n", &used), MC_OK);
 	expect_error("bogus\r\n", "ERROR", 0);
