@@ -12,7 +12,8 @@
  *     writes outside *req and *consumed.
  *  2. Every mc_str in a request points inside buf (the one exception is
  *     the decoded base64 key, held in req->bkey).
- *  3. *consumed <= len; it is 0 exactly when the result is MC_NEED_MORE.
+ *  3. *consumed <= len; it is 0 for MC_NEED_MORE and MC_CLOSE, and
+ *     positive otherwise.
  *  4. Parsing is a function of the bytes: feeding a connection's input in
  *     any split gives the same sequence of results as feeding it at once.
  *  5. An MC_ERROR result carries the exact reply line memcached 1.6.18
