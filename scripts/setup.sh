@@ -6,7 +6,8 @@ set -euo pipefail
 PKGS=(build-essential cmake ninja-build pkg-config
       libxxhash-dev libcmocka-dev libpmemobj-dev
       python3 python3-matplotlib python3-pytest man-db
-      clang libclang-rt-14-dev)  # tests/fuzz: clang, libFuzzer + sanitizer runtimes
+      clang libclang-rt-14-dev  # tests/fuzz: clang, libFuzzer + sanitizers
+      memcached)                # apps/pmcached: the reference server
 
 missing=()
 for p in "${PKGS[@]}"; do

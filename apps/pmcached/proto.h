@@ -1,0 +1,144 @@
+/*
+ * proto.h - the memcached 1.6 protocol (text and meta commands) as pure
+ * functions from bytes to requests, and the reply formatting helpers.
+ *
+ * This is the protocol layer of pmcached, the memcached-compatible server
+ * that keeps its cache in a pmtx region. It knows nothing of storage,
+ * sockets or threads, so it can be fuzzed and tested on its own; the
+ * behaviour it mirrors (and every error text) is that of memcached 1.6.18.
+ *
+ * Invariants:
+ *  1. mc_parse never reads buf[len] or beyond, never allocates and never
+ *     writes outside *req and *consumed.
+ *  2. Every mc_str in a request points inside buf (the one exception is
+ *     the decoded base64 key, held in req->bkey).
+ *  3. *consumed <= len; it is 0 for MC_NEED_MORE and MC_CLOSE, and
+ *     positive otherwise.
+ *  4. Parsing is a function of the bytes: feeding a connection's input in
+ *     any split gives the same sequence of results as feeding it at once.
+ *  5. An MC_ERROR result carries the exact reply line memcached 1.6.18
+ *     sends (without "\r\n"), whether it is suppressed (noreply), and how
+ *     many bytes after *consumed the server must discard unread (swallow).
+ */
+#ifndef PMCACHED_PROTO_H
+#define PMCACHED_PROTO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define MC_KEY_MAX 250      /* memcached's KEY_MAX_LENGTH */
+#define MC_MAX_TOKENS 24    /* memcached's MAX_TOKENS, terminal one included */
+#define MC_META_MAX_TOKENS 20 /* memcached's MFLAG_MAX_OPT_LENGTH */
+#define MC_LONG_LINE 2048   /* a line without '\n' past this must be a get */
+
+enum mc_status {
+	MC_NEED_MORE = 0, /* incomplete line or data block: read more */
+	MC_OK = 1,        /* a complete request in *req */
+	MC_ERROR = 2,     /* reply req->error (unless req->error_quiet) */
+	MC_CLOSE = 3,     /* memcached closes the connection here */
+};
+
+enum mc_cmd {
+	MC_CMD_NONE = 0,
+	MC_CMD_SET, MC_CMD_ADD, MC_CMD_REPLACE, MC_CMD_APPEND, MC_CMD_PREPEND,
+	MC_CMD_CAS,
+	MC_CMD_GET, MC_CMD_GETS, MC_CMD_GAT, MC_CMD_GATS,
+	MC_CMD_DELETE, MC_CMD_INCR, MC_CMD_DECR, MC_CMD_TOUCH,
+	MC_CMD_FLUSH_ALL, MC_CMD_VERSION, MC_CMD_VERBOSITY, MC_CMD_QUIT,
+	MC_CMD_SHUTDOWN, MC_CMD_STATS,
+	MC_CMD_MG, MC_CMD_MS, MC_CMD_MD, MC_CMD_MA, MC_CMD_MN, MC_CMD_ME,
+	MC_CMD_COUNT
+};
+
+struct mc_limits {
+	size_t item_size_max; /* -I: largest item, header included */
+	size_t item_header;   /* memcached's item header + cas (48 + 8) */
+	size_t get_line_max;  /* a get line longer than this closes */
+	bool shutdown_enabled; /* -A: "shutdown" allowed */
+};
+
+struct mc_str {
+	const char *p;
+	size_t len;
+};
+
+struct mc_meta_flag {
+	char flag;         /* the flag's letter */
+	struct mc_str tok; /* what follows the letter, possibly empty */
+};
+
+struct mc_request {
+	enum mc_cmd cmd;
+	struct mc_str key;    /* first key; raw (still base64) for meta 'b' */
+	struct mc_str keys;   /* get/gets/gat/gats: the key list (mc_key_next) */
+	size_t nkeys;
+	uint32_t flags;       /* client flags of a storage command */
+	int32_t exptime;      /* storage, touch, gat, gats */
+	int32_t bytes;        /* data length, without "\r\n" */
+	struct mc_str data;   /* the data block, without "\r\n" */
+	uint64_t cas;
+	uint64_t delta;       /* incr/decr */
+	bool noreply;
+	bool has_delay;       /* flush_all */
+	int32_t delay;
+	uint32_t verbosity;
+	struct mc_str arg;    /* stats argument, shutdown "graceful" */
+	/* meta commands */
+	size_t nmflags;
+	struct mc_meta_flag mflags[MC_MAX_TOKENS];
+	bool base64;
+	bool quiet;           /* q */
+	char mode;            /* M token, 0 if absent */
+	struct mc_str opaque; /* O token, with its 'O' */
+	char bkey[MC_KEY_MAX + 1]; /* decoded base64 key */
+	size_t bkey_len;
+	/* errors */
+	const char *error;    /* reply text without "\r\n" */
+	bool error_quiet;     /* noreply: send nothing */
+	size_t swallow;       /* bytes after *consumed to discard */
+};
+
+void mc_limits_default(struct mc_limits *lim);
+int mc_parse(const char *buf, size_t len, const struct mc_limits *lim,
+             struct mc_request *req, size_t *consumed);
+/* Next key of a get line; *pos starts at 0. False when none is left. */
+bool mc_key_next(const struct mc_request *req, size_t *pos,
+                 struct mc_str *key);
+const char *mc_cmd_name(enum mc_cmd cmd);
+const struct mc_meta_flag *mc_meta_find(const struct mc_request *req,
+                                        char flag);
+
+/* proto_meta.c, used by the text parser for the dispatch of mX commands */
+struct mc_tokens;
+int mc_parse_meta(const char *buf, size_t len, size_t line_len,
+                  size_t next, const struct mc_tokens *t,
+                  const struct mc_limits *lim, struct mc_request *req,
+                  size_t *consumed);
+
+/*
+ * Reply helpers (proto_reply.c): each writes into out[0..cap) and returns
+ * the number of bytes written, or 0 when cap is too small (nothing
+ * useful is written then). They add the "\r\n".
+ */
+size_t mc_reply_line(char *out, size_t cap, const char *text);
+size_t mc_reply_value(char *out, size_t cap, struct mc_str key,
+                      uint32_t flags, struct mc_str data, bool with_cas,
+                      uint64_t cas);
+size_t mc_reply_number(char *out, size_t cap, uint64_t value);
+size_t mc_reply_version(char *out, size_t cap, const char *version);
+/* Meta reply: code is "HD", "VA", "EN", "NF", "NS", "EX", "MN", "ME".
+ * The return flags of the request (k, O, b, and the given values for
+ * c, f, s, t) follow it; for VA the data block too. Returns 0 (and
+ * writes nothing) when q suppresses it. */
+struct mc_meta_values {
+	uint64_t cas;
+	uint32_t flags;
+	int64_t ttl;    /* -1: no expiry */
+	struct mc_str data;
+};
+size_t mc_reply_meta(char *out, size_t cap, const struct mc_request *req,
+                     const char *code, const struct mc_meta_values *v);
+bool mc_meta_quiet_hides(const struct mc_request *req, const char *code);
+
+#endif
