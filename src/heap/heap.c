@@ -37,7 +37,8 @@
  *      block, no other local heap has a superblock of the class with a
  *      free block), the region grows (region_grow, G1) under the pool
  *      lock, and the new superblocks join the pool. nsb only increases;
- *      the DRAM arrays are reserved for max_nsb at open (untouched pages
+ *      the heap reads the count from the region (r->nsb, set by
+ *      region_grow), and the DRAM arrays are reserved for max_nsb at open (untouched pages
  *      cost nothing), so they never move and lock-free readers of rt[]
  *      stay valid. Open and rebuild read only the nsb superblocks in use.
  */
@@ -82,7 +83,6 @@ struct heap {
 	pmtx_region *r;
 	struct pmtx_sb_meta *meta;
 	char *sb0;
-	_Atomic uint64_t nsb; /* grows under pool_lock (H8) */
 	uint64_t max_nsb;
 	uint64_t heap_off;
 	struct sb_rt *rt;
@@ -198,7 +198,7 @@ static int64_t pool_take(struct heap *h, uint32_t run)
 	uint64_t start = run == 1 ? h->pool_hint : 0;
 	for (uint64_t pass = 0; pass < 2; pass++) {
 		uint64_t len = 0;
-		for (uint64_t s = start; s < h->nsb; s++) {
+		for (uint64_t s = start; s < h->r->nsb; s++) {
 			if (len == 0 && (s % 64) == 0 && h->pool[s / 64] == 0) {
 				s += 63;
 				continue;
@@ -225,7 +225,7 @@ static int64_t pool_take(struct heap *h, uint32_t run)
 static uint64_t pool_tail(const struct heap *h)
 {
 	uint64_t n = 0;
-	while (n < h->nsb && pool_test(h, h->nsb - 1 - n))
+	while (n < h->r->nsb && pool_test(h, h->r->nsb - 1 - n))
 		n++;
 	return n;
 }
@@ -236,12 +236,11 @@ static int64_t pool_take_growing(struct heap *h, uint32_t run, int *rc)
 	int64_t s = pool_take(h, run);
 	if (s >= 0)
 		return s;
-	uint64_t old = h->nsb, got;
+	uint64_t old = h->r->nsb, got;
 	*rc = region_grow(h->r, old + run - MIN(pool_tail(h), run), &got);
 	if (*rc)
 		return -1;
 	pool_put(h, old, (uint32_t)(got - old));
-	h->nsb = got;
 	return pool_take(h, run);
 }
 
@@ -471,7 +470,7 @@ void heap_release(struct heap *h, const struct pmtx_alog_entry *e)
 /* The block starting at boff, if it is one, as (superblock, index). */
 static int locate(struct heap *h, uint64_t boff, uint64_t *sp, uint32_t *ip)
 {
-	if (boff < h->heap_off || boff >= sb_off(h, h->nsb))
+	if (boff < h->heap_off || boff >= sb_off(h, h->r->nsb))
 		return PMTX_E_INVAL;
 	uint64_t s = (boff - h->heap_off) / PMTX_SB_SIZE;
 	struct sb_rt *x = &h->rt[s];
@@ -514,7 +513,7 @@ int heap_free_entry(struct heap *h, uint64_t user_off,
 
 int heap_object_of(struct heap *h, uint64_t off, uint64_t *base)
 {
-	if (off < h->heap_off || off >= sb_off(h, h->nsb))
+	if (off < h->heap_off || off >= sb_off(h, h->r->nsb))
 		return PMTX_E_RANGE;
 	uint64_t s = (off - h->heap_off) / PMTX_SB_SIZE;
 	const struct sb_rt *x = &h->rt[s];
@@ -685,7 +684,6 @@ int heap_create(pmtx_region *r)
 	if (!h)
 		return ENOMEM;
 	h->r = r;
-	h->nsb = r->nsb;
 	h->max_nsb = r->hdr->max_nsb;
 	h->heap_off = r->hdr->heap_off;
 	h->meta = (struct pmtx_sb_meta *)(r->base + r->hdr->meta_off);
@@ -767,12 +765,12 @@ static int rebuild_small(struct heap *h, uint64_t s, unsigned cls)
 
 int heap_rebuild(struct heap *h)
 {
-	for (uint64_t s = 0; s < h->nsb;) {
+	for (uint64_t s = 0; s < h->r->nsb;) {
 		uint64_t info = h->meta[s].info;
 		unsigned kind = PMTX_SB_KIND(info);
 		if (kind == PMTX_SB_LARGE) {
 			uint32_t run = PMTX_SB_RUN(info);
-			if (run == 0 || run > h->nsb - s || PMTX_SB_CLASS(info))
+			if (run == 0 || run > h->r->nsb - s || PMTX_SB_CLASS(info))
 				return corrupt(s, "bad large run");
 			if (!bitmap_empty(&h->meta[s]))
 				return corrupt(s, "large head with bits set");
@@ -848,12 +846,12 @@ int heap_check(pmtx_region *r, pmtx_heap_stats *st)
 {
 	struct heap *h = r->heap;
 	memset(st, 0, sizeof(*st));
-	st->superblocks = h->nsb;
+	st->superblocks = h->r->nsb;
 	st->nclasses = nclasses;
 	for (unsigned c = 0; c < nclasses; c++)
 		st->cls[c].block_size = class_size[c];
 	pthread_mutex_lock(&h->pool_lock);
-	for (uint64_t s = 0; s < h->nsb;) {
+	for (uint64_t s = 0; s < h->r->nsb;) {
 		const struct pmtx_sb_meta *m = &h->meta[s];
 		unsigned kind = PMTX_SB_KIND(m->info);
 		if (kind == PMTX_SB_LARGE) {
@@ -890,7 +888,7 @@ int pmtx_heap_walk(pmtx_region *r,
 {
 	struct heap *h = r->heap;
 	const size_t hs = sizeof(struct pmtx_objhdr);
-	for (uint64_t s = 0; s < h->nsb;) {
+	for (uint64_t s = 0; s < h->r->nsb;) {
 		const struct pmtx_sb_meta *m = &h->meta[s];
 		unsigned kind = PMTX_SB_KIND(m->info);
 		if (kind == PMTX_SB_LARGE) {

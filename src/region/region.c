@@ -195,11 +195,6 @@ static void fill_header(struct pmtx_hdr *h, const pmtx_options *o,
 static int reserve_range(int fd, const char *path, uint64_t start,
                          uint64_t size);
 
-static struct pmtx_rstate *region_rstate_at(pmtx_region *r, uint64_t off)
-{
-	return (struct pmtx_rstate *)(r->base + off);
-}
-
 static int reserve_space(int fd, const char *path,
                          const struct region_geometry *g)
 {
@@ -246,10 +241,9 @@ static int options_ok(const pmtx_options *o)
 	return 0;
 }
 
-/* Bytes of a region with a heap of nsb superblocks (region_bytes). */
 static uint64_t geometry_bytes(const struct region_geometry *g, uint64_t nsb)
 {
-	return nsb == g->nsb ? g->size : g->heap_off + nsb * PMTX_SB_SIZE;
+	return region_bytes_for(g->size, g->nsb, g->heap_off, nsb);
 }
 
 static uint64_t map_bytes(const struct region_geometry *g)
@@ -299,7 +293,7 @@ int region_create(const char *path, size_t size, const pmtx_options *o,
 	fill_header(h, o, &g);
 	r->hdr = h; /* until sealed */
 	r->nsb = g.nsb;
-	region_rstate_at(r, g.rstate_off)->nsb = g.nsb;
+	region_rstate(r)->nsb = g.nsb; /* r->hdr: the header to seal */
 	r->default_rt = (pmtx_runtime)h->default_runtime;
 	*out = r;
 	return 0;

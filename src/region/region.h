@@ -48,11 +48,18 @@ struct region_geometry {
 int region_geometry(uint64_t size, uint64_t max_size, unsigned ndesc,
                     uint64_t root_size, struct region_geometry *g);
 
-/* Bytes the file must hold for a heap of nsb superblocks. */
+/* Bytes the file must hold for a heap of nsb superblocks, in a region
+ * created with size bytes and nsb0 superblocks: a region that never grew
+ * is as long as it was made, else it ends with its last superblock. */
+static inline uint64_t region_bytes_for(uint64_t size, uint64_t nsb0,
+                                        uint64_t heap_off, uint64_t nsb)
+{
+	return nsb == nsb0 ? size : heap_off + nsb * (uint64_t)PMTX_SB_SIZE;
+}
+
 static inline uint64_t region_bytes(const struct pmtx_hdr *h, uint64_t nsb)
 {
-	return nsb == h->nsb ? h->size
-	                     : h->heap_off + nsb * (uint64_t)PMTX_SB_SIZE;
+	return region_bytes_for(h->size, h->nsb, h->heap_off, nsb);
 }
 
 static inline struct pmtx_rstate *region_rstate(const pmtx_region *r)
