@@ -7,7 +7,11 @@ PKGS=(build-essential cmake ninja-build pkg-config
       libxxhash-dev libcmocka-dev libpmemobj-dev
       python3 python3-matplotlib python3-pytest man-db
       clang libclang-rt-14-dev  # tests/fuzz: clang, libFuzzer + sanitizers
-      memcached)                # apps/pmcached: the reference server
+      memcached                 # apps/pmcached: the reference server
+      libevent-dev              # apps/pmcached: the server's event loops
+      libmemcached-tools        # apps/pmcached tests: memccapable
+      python3-pymemcache        # apps/pmcached tests: pymemcache's own tests
+      nutcracker)               # apps/pmcached tests: twemproxy in front
 
 missing=()
 for p in "${PKGS[@]}"; do
