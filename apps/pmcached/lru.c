@@ -176,3 +176,19 @@ int do_lru_make_room(struct mc_store *s, struct mc_txn *t, size_t need,
 	atomic_fetch_add(&s->evictions, evicted);
 	return 0;
 }
+
+int mc_store_lru_info(struct mc_store *s, unsigned l,
+                      struct mc_lru_info *out)
+{
+	*out = (struct mc_lru_info){0};
+	if (l >= MC_NLRU)
+		return PMTX_E_INVAL;
+	pthread_mutex_lock(&s->lru_lock[l]);
+	const struct mc_lru *lru = &s->root->lru[l];
+	const struct mc_item *tail = lru->tail ? mc_item_at(s->r, lru->tail)
+	                                       : NULL;
+	*out = (struct mc_lru_info){.count = lru->count, .bytes = lru->bytes,
+	                            .tail_time = tail ? tail->time : 0};
+	pthread_mutex_unlock(&s->lru_lock[l]);
+	return 0;
+}

@@ -129,7 +129,8 @@ size_t mc_reply_number(char *out, size_t cap, uint64_t value);
 size_t mc_reply_version(char *out, size_t cap, const char *version);
 /* Meta reply: code is "HD", "VA", "EN", "NF", "NS", "EX", "MN", "ME".
  * The return flags of the request (k, O, b, and the given values for
- * c, f, s, t) follow it; for VA the data block too. Returns 0 (and
+ * c, f, s, t) follow it; for VA the data block too, unless v->data.p is
+ * NULL (the caller then sends data.len bytes and "\r\n"). Returns 0 (and
  * writes nothing) when q suppresses it. */
 struct mc_meta_values {
 	uint64_t cas;

@@ -178,7 +178,7 @@ size_t mc_reply_meta(char *out, size_t cap, const struct mc_request *req,
 	if (req->base64 && mc_meta_find(req, 'k'))
 		put(&o, " b", 2);
 	put(&o, "\r\n", 2);
-	if (va && v) {
+	if (va && v && v->data.p) { /* NULL: the caller sends the data */
 		put(&o, v->data.p, v->data.len);
 		put(&o, "\r\n", 2);
 	}

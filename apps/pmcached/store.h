@@ -127,6 +127,14 @@ struct mc_store_stats {
 	uint64_t gen, limit_maxbytes, reclaimed_at_start;
 };
 void mc_store_stats(struct mc_store *s, struct mc_store_stats *st);
+/* One LRU list (0 <= l < MC_NLRU): its items, their bytes, and the last
+ * access time of its least recently used item (0 if empty). */
+struct mc_lru_info {
+	uint64_t count, bytes;
+	int64_t tail_time;
+};
+int mc_store_lru_info(struct mc_store *s, unsigned l,
+                      struct mc_lru_info *out);
 
 /* Call fn for every item block the cache owns (tables, items on the
  * chains and on the pending lists): the explorer's leak check. */

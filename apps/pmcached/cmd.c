@@ -1,0 +1,337 @@
+/*
+ * cmd.c - memcached's text commands, executed against the store.
+ *
+ * Invariants:
+ *  1. A reply is queued only after the store call returned: for a storage
+ *     command, after its transaction committed (conn.c C3).
+ *  2. noreply suppresses every reply of the command, errors included, as
+ *     in memcached 1.6.18.
+ *  3. Expiry times reach the store as absolute seconds (cmd_abs_exptime),
+ *     so they mean the same after a restart.
+ *  4. A store status that is not a result (an I/O error of the file
+ *     backend, a region that cannot grow) becomes a SERVER_ERROR line and
+ *     changes nothing: the store's transaction was rolled back.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "server.h"
+
+#define REALTIME_MAXDELTA (60 * 60 * 24 * 30) /* memcached: 30 days */
+
+#define STAT_INC(c, name)                                                     \
+	atomic_fetch_add_explicit(&conn_worker(c)->stats.name, 1,             \
+	                          memory_order_relaxed)
+
+int64_t cmd_abs_exptime(int64_t exptime, int64_t now)
+{
+	if (exptime == 0)
+		return 0;
+	if (exptime < 0)
+		return -1;
+	if (exptime > REALTIME_MAXDELTA)
+		return exptime <= server.started ? -1 : exptime;
+	return now + exptime;
+}
+
+static unsigned slot_of(const struct conn *c)
+{
+	return conn_worker(c)->id;
+}
+
+static void reply(struct conn *c, const struct mc_request *req,
+                  const char *line)
+{
+	if (!req->noreply)
+		conn_reply(c, line);
+}
+
+void cmd_store_failure(struct conn *c, int rc)
+{
+	STAT_INC(c, store_errors);
+	if (VERBOSE(1))
+		fprintf(stderr, "pmcached: store: %s (%s)\n", pmtx_strerror(rc),
+		        pmtx_errmsg());
+	if (rc == PMTX_E_NOMEM || rc == ENOMEM)
+		conn_reply(c, "SERVER_ERROR out of memory storing object");
+	else {
+		char line[200];
+		snprintf(line, sizeof(line), "SERVER_ERROR %s",
+		         pmtx_strerror(rc));
+		conn_reply(c, line);
+	}
+}
+
+/* As memcached: a SET that fails leaves no stale value behind. */
+static void drop_stale(struct conn *c, const struct mc_request *req)
+{
+	enum mc_result res;
+	if (req->cmd == MC_CMD_SET && req->key.len && req->key.len <= MC_KEY_MAX)
+		mc_store_delete(server.store, slot_of(c), req->key.p,
+		                req->key.len, &res);
+}
+
+void cmd_error(struct conn *c, const struct mc_request *req)
+{
+	if (strstr(req->error, "too large")) {
+		STAT_INC(c, store_too_large);
+		drop_stale(c, req);
+	}
+	if (!req->error_quiet)
+		conn_reply(c, req->error);
+}
+
+/* ---- storage ---- */
+
+static enum mc_put_mode put_mode(enum mc_cmd cmd)
+{
+	switch (cmd) {
+	case MC_CMD_ADD: return MC_ADD;
+	case MC_CMD_REPLACE: return MC_REPLACE;
+	case MC_CMD_APPEND: return MC_APPEND;
+	case MC_CMD_PREPEND: return MC_PREPEND;
+	/* -C: every unique is 0, so a cas matches any existing item, as in
+	 * memcached with CAS disabled. */
+	case MC_CMD_CAS: return settings.use_cas ? MC_CAS : MC_REPLACE;
+	default: return MC_SET;
+	}
+}
+
+static const char *storage_line(struct conn *c, const struct mc_request *req,
+                                enum mc_result res)
+{
+	bool cas = req->cmd == MC_CMD_CAS;
+	switch (res) {
+	case MC_STORED:
+		STAT_INC(c, total_items);
+		if (cas)
+			STAT_INC(c, cas_hits);
+		return "STORED";
+	case MC_EXISTS:
+		STAT_INC(c, cas_badval);
+		return "EXISTS";
+	case MC_NOT_FOUND:
+		if (cas)
+			STAT_INC(c, cas_misses);
+		return cas ? "NOT_FOUND" : "NOT_STORED";
+	case MC_TOO_LARGE:
+		STAT_INC(c, store_too_large);
+		return "SERVER_ERROR object too large for cache";
+	case MC_NO_MEMORY:
+		STAT_INC(c, store_no_memory);
+		drop_stale(c, req);
+		return "SERVER_ERROR out of memory storing object";
+	default:
+		return "NOT_STORED";
+	}
+}
+
+static void cmd_store(struct conn *c, const struct mc_request *req)
+{
+	STAT_INC(c, cmd_set);
+	struct mc_put p = {
+		.mode = put_mode(req->cmd), .key = req->key.p,
+		.nkey = req->key.len, .flags = req->flags,
+		.exptime = cmd_abs_exptime(req->exptime, time(NULL)),
+		.value = req->data.p, .nbytes = req->data.len, .cas = req->cas};
+	enum mc_result res;
+	int rc = mc_store_put(server.store, slot_of(c), &p, &res, NULL);
+	if (rc) {
+		if (!req->noreply)
+			cmd_store_failure(c, rc);
+		return;
+	}
+	reply(c, req, storage_line(c, req, res));
+}
+
+/* ---- retrieval ---- */
+
+static void value_header(struct conn *c, struct mc_str key,
+                         const struct mc_ref *ref, bool with_cas)
+{
+	char *room = conn_room(c, key.len + 64);
+	if (!room)
+		return;
+	int n = snprintf(room, 64, "VALUE ");
+	memcpy(room + n, key.p, key.len);
+	n += (int)key.len;
+	n += snprintf(room + n, 64, " %" PRIu32 " %zu", ref->flags,
+	              ref->nbytes);
+	if (with_cas)
+		n += snprintf(room + n, 32, " %" PRIu64,
+		              settings.use_cas ? ref->cas : 0);
+	memcpy(room + n, "\r\n", 2);
+	conn_commit_room(c, (size_t)n + 2);
+}
+
+static void count_lookup(struct conn *c, bool touch, bool hit)
+{
+	STAT_INC(c, cmd_get);
+	if (touch) {
+		STAT_INC(c, cmd_touch);
+		if (hit)
+			STAT_INC(c, touch_hits);
+		else
+			STAT_INC(c, touch_misses);
+	} else if (hit) {
+		STAT_INC(c, get_hits);
+	} else {
+		STAT_INC(c, get_misses);
+	}
+}
+
+static void cmd_get(struct conn *c, const struct mc_request *req)
+{
+	bool touch = req->cmd == MC_CMD_GAT || req->cmd == MC_CMD_GATS;
+	bool cas = req->cmd == MC_CMD_GETS || req->cmd == MC_CMD_GATS;
+	int64_t exp = touch ? cmd_abs_exptime(req->exptime, time(NULL)) : 0;
+	size_t pos = 0;
+	struct mc_str key;
+	while (mc_key_next(req, &pos, &key)) {
+		struct mc_ref ref;
+		int rc = mc_store_get(server.store, slot_of(c), key.p, key.len,
+		                      touch, exp, &ref);
+		if (rc) {
+			cmd_store_failure(c, rc);
+			return; /* memcached stops the reply at an error */
+		}
+		count_lookup(c, touch, ref.off != 0);
+		if (!ref.off)
+			continue;
+		value_header(c, key, &ref, cas);
+		conn_add_ref(c, &ref);
+		conn_add(c, "\r\n", 2);
+	}
+	conn_reply(c, "END");
+}
+
+/* ---- delete, incr/decr, touch ---- */
+
+static void cmd_delete(struct conn *c, const struct mc_request *req)
+{
+	enum mc_result res;
+	int rc = mc_store_delete(server.store, slot_of(c), req->key.p,
+	                         req->key.len, &res);
+	if (rc) {
+		if (!req->noreply)
+			cmd_store_failure(c, rc);
+		return;
+	}
+	if (res == MC_DELETED)
+		STAT_INC(c, delete_hits);
+	else
+		STAT_INC(c, delete_misses);
+	reply(c, req, res == MC_DELETED ? "DELETED" : "NOT_FOUND");
+}
+
+static void count_arith(struct conn *c, bool incr, bool hit)
+{
+	if (incr && hit)
+		STAT_INC(c, incr_hits);
+	else if (incr)
+		STAT_INC(c, incr_misses);
+	else if (hit)
+		STAT_INC(c, decr_hits);
+	else
+		STAT_INC(c, decr_misses);
+}
+
+static void cmd_arith(struct conn *c, const struct mc_request *req)
+{
+	bool incr = req->cmd == MC_CMD_INCR;
+	enum mc_result res;
+	uint64_t v;
+	int rc = mc_store_arith(server.store, slot_of(c), req->key.p,
+	                        req->key.len, incr, req->delta, &v, &res);
+	if (rc) {
+		if (!req->noreply)
+			cmd_store_failure(c, rc);
+		return;
+	}
+	count_arith(c, incr, res != MC_NOT_FOUND);
+	if (res == MC_NOT_FOUND)
+		return reply(c, req, "NOT_FOUND");
+	if (res == MC_NON_NUMERIC)
+		return reply(c, req, "CLIENT_ERROR cannot increment or "
+		             "decrement non-numeric value");
+	if (res == MC_NO_MEMORY)
+		return reply(c, req, "SERVER_ERROR out of memory");
+	char num[24];
+	snprintf(num, sizeof(num), "%" PRIu64, v);
+	reply(c, req, num);
+}
+
+static void cmd_touch(struct conn *c, const struct mc_request *req)
+{
+	enum mc_result res;
+	STAT_INC(c, cmd_touch);
+	int rc = mc_store_touch(server.store, slot_of(c), req->key.p,
+	                        req->key.len,
+	                        cmd_abs_exptime(req->exptime, time(NULL)),
+	                        &res);
+	if (rc) {
+		if (!req->noreply)
+			cmd_store_failure(c, rc);
+		return;
+	}
+	if (res == MC_TOUCHED)
+		STAT_INC(c, touch_hits);
+	else
+		STAT_INC(c, touch_misses);
+	reply(c, req, res == MC_TOUCHED ? "TOUCHED" : "NOT_FOUND");
+}
+
+static void cmd_flush_all(struct conn *c, const struct mc_request *req)
+{
+	if (!settings.flush_enabled) {
+		/* memcached: not suppressed by noreply */
+		conn_reply(c, "CLIENT_ERROR flush_all not allowed");
+		return;
+	}
+	STAT_INC(c, cmd_flush);
+	int64_t when = 0;
+	if (req->has_delay && req->delay > 0)
+		when = cmd_abs_exptime(req->delay, time(NULL));
+	int rc = mc_store_flush_all(server.store, when);
+	if (rc) {
+		if (!req->noreply)
+			cmd_store_failure(c, rc);
+		return;
+	}
+	reply(c, req, "OK");
+}
+
+static void cmd_verbosity(struct conn *c, const struct mc_request *req)
+{
+	atomic_store(&settings.verbose, req->verbosity > 2 ? 2
+	                                : (int)req->verbosity);
+	reply(c, req, "OK");
+}
+
+enum cmd_outcome cmd_execute(struct conn *c, struct mc_request *req)
+{
+	switch (req->cmd) {
+	case MC_CMD_SET: case MC_CMD_ADD: case MC_CMD_REPLACE:
+	case MC_CMD_APPEND: case MC_CMD_PREPEND: case MC_CMD_CAS:
+		cmd_store(c, req); break;
+	case MC_CMD_GET: case MC_CMD_GETS: case MC_CMD_GAT: case MC_CMD_GATS:
+		cmd_get(c, req); break;
+	case MC_CMD_DELETE: cmd_delete(c, req); break;
+	case MC_CMD_INCR: case MC_CMD_DECR: cmd_arith(c, req); break;
+	case MC_CMD_TOUCH: cmd_touch(c, req); break;
+	case MC_CMD_FLUSH_ALL: cmd_flush_all(c, req); break;
+	case MC_CMD_VERSION: conn_reply(c, "VERSION " PMCACHED_VERSION); break;
+	case MC_CMD_VERBOSITY: cmd_verbosity(c, req); break;
+	case MC_CMD_QUIT: return CMD_CLOSE;
+	case MC_CMD_SHUTDOWN: return CMD_SHUTDOWN;
+	case MC_CMD_STATS: stats_reply(c, req); break;
+	case MC_CMD_MG: case MC_CMD_MS: case MC_CMD_MD: case MC_CMD_MA:
+	case MC_CMD_MN: case MC_CMD_ME:
+		STAT_INC(c, cmd_meta);
+		return cmd_meta(c, req);
+	default: conn_reply(c, "ERROR"); break;
+	}
+	return CMD_CONTINUE;
+}

@@ -1,0 +1,69 @@
+/*
+ * settings.h - pmcached's command line: memcached 1.6's flags with the
+ * same meaning, and pmcached's own (the region file, the pmtx runtime,
+ * persistence domain and backend).
+ *
+ * Invariants:
+ *  1. Settings are filled once, by settings_parse, before any thread
+ *     starts; afterwards they are read only (the "verbosity" command is
+ *     the one exception, an atomic).
+ *  2. A flag memcached accepts is never fatal here unless pmcached cannot
+ *     honour a promise it makes (TLS, SASL, the binary protocol): those
+ *     are refused with a message, the rest is warned about and ignored.
+ */
+#ifndef PMCACHED_SETTINGS_H
+#define PMCACHED_SETTINGS_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "store.h"
+
+#define PMCACHED_VERSION "1.6.18"   /* the protocol version it speaks */
+#define PMCACHED_DEFAULT_DIR "/dev/shm"
+#define MC_MAX_LISTEN 16
+
+struct settings {
+	int port;                 /* -p, 0 = no TCP */
+	int udpport;              /* -U, 0 = off */
+	const char *listen;       /* -l, comma-separated; default 127.0.0.1 */
+	const char *socketpath;   /* -s */
+	int access;               /* -a, octal mask */
+	bool shutdown_enabled;    /* -A */
+	bool daemonize;           /* -d */
+	bool coredumps;           /* -r */
+	bool lock_memory;         /* -k */
+	const char *username;     /* -u */
+	size_t maxbytes;          /* -m, bytes */
+	bool evict_to_free;       /* !-M */
+	int maxconns;             /* -c */
+	_Atomic int verbose;      /* -v, -vv, -vvv; "verbosity" */
+	const char *pidfile;      /* -P */
+	int num_threads;          /* -t */
+	int reqs_per_event;       /* -R */
+	bool use_cas;             /* !-C */
+	int backlog;              /* -b */
+	size_t item_size_max;     /* -I */
+	bool flush_enabled;       /* !-F */
+	bool maxconns_fast;       /* -o maxconns_fast (always on) */
+	int idle_timeout;         /* -o idle_timeout, seconds; 0 = none */
+	unsigned hashpower_init;  /* -o hashpower (at creation) */
+	/* pmcached's own */
+	char region_path[4096];   /* -e, or the default */
+	bool region_given;
+	size_t region_max;        /* --region-max, 0 = from -m */
+	pmtx_runtime runtime;
+	pmtx_domain domain;
+	pmtx_backend backend;
+};
+
+extern struct settings settings;
+
+/* Parse argv into settings. Returns 0 to run, 1 to exit successfully
+ * (-h, -V, -i), 2 on a usage error (message already printed). */
+int settings_parse(int argc, char **argv);
+/* Size of the region for settings.maxbytes (create and maximum). */
+void settings_region_sizes(size_t *initial, size_t *max);
+
+#endif
