@@ -109,8 +109,8 @@ int pmtx_create(const char *path, size_t size, const pmtx_options *o,
 	if (!rc)
 		rc = finish_open(r);
 	if (rc) {
+		region_discard_created(r);
 		teardown(r);
-		unlink(path);
 		return rc;
 	}
 	*out = r;

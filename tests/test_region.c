@@ -9,7 +9,11 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <stdio.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <xxhash.h>
@@ -481,6 +485,94 @@ static void create_on_existing_other_file_fails_with_eexist_and_leaves_it_unchan
 	unlink(path);
 }
 
+static double now_us(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+static char *creating_path(const char *path)
+{
+	static char p[4200];
+	snprintf(p, sizeof(p), "%s.creating", path);
+	return p;
+}
+
+/* A process killed at any moment of pmtx_create leaves either no file at
+ * the path or a region that opens: never a half-made file that open
+ * must refuse (which would stop an application from ever starting). */
+static void create_killed_at_any_moment_leaves_no_file_or_a_whole_region(
+	void **state)
+{
+	(void)state;
+	const size_t size = 128u << 20;
+	const char *path = tu_path();
+	pmtx_region *r;
+	double t0 = now_us();
+	assert_int_equal(pmtx_create(path, size, NULL, &r), 0);
+	double took = now_us() - t0;
+	assert_int_equal(pmtx_close(r), 0);
+	unlink(path);
+	int whole = 0, none = 0;
+	for (int i = 0; i < 40; i++) {
+		pid_t pid = fork();
+		assert_true(pid >= 0);
+		if (pid == 0) {
+			pmtx_create(path, size, NULL, &r);
+			pause();
+			_exit(0);
+		}
+		usleep((useconds_t)(took * 1.2 * i / 40));
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		if (file_exists(path)) {
+			assert_int_equal(pmtx_open(path, NULL, &r), 0);
+			assert_int_equal(pmtx_close(r), 0);
+			whole++;
+			unlink(path);
+		} else {
+			/* the stale temporary file does not stop a create */
+			assert_int_equal(pmtx_create(path, 1u << 22, NULL, &r),
+			                 0);
+			assert_int_equal(pmtx_close(r), 0);
+			assert_false(file_exists(creating_path(path)));
+			none++;
+			unlink(path);
+		}
+	}
+	unlink(creating_path(path));
+	assert_true(none > 0); /* some kills landed inside create */
+	(void)whole;
+}
+
+static void create_refuses_while_another_process_creates_the_same_path(
+	void **state)
+{
+	(void)state;
+	const char *path = tu_path();
+	int fd = open(creating_path(path), O_CREAT | O_RDWR, 0600);
+	assert_true(fd >= 0);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) { /* flock is per open file: take it in another one */
+		int cfd = open(creating_path(path), O_RDWR);
+		_exit(cfd >= 0 && flock(cfd, LOCK_EX) == 0 &&
+		      write(1, "", 0) == 0 && pause() ? 0 : 1);
+	}
+	usleep(100000);
+	pmtx_region *r = NULL;
+	assert_status(pmtx_create(path, RSIZE, NULL, &r), PMTX_E_LOCKED);
+	assert_null(r);
+	assert_false(file_exists(path));
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	close(fd);
+	assert_int_equal(pmtx_create(path, RSIZE, NULL, &r), 0);
+	assert_int_equal(pmtx_close(r), 0);
+	unlink(path);
+}
+
 static void create_with_size_too_small_fails_and_leaves_no_file(
 	void **state)
 {
@@ -918,6 +1010,8 @@ int main(void)
 		T(create_on_existing_region_fails_with_eexist_and_leaves_it_unchanged),
 		T(create_on_existing_other_file_fails_with_eexist_and_leaves_it_unchanged),
 		T(create_with_size_too_small_fails_and_leaves_no_file),
+		T(create_killed_at_any_moment_leaves_no_file_or_a_whole_region),
+		T(create_refuses_while_another_process_creates_the_same_path),
 		T(create_with_invalid_options_fails_with_inval_and_leaves_no_file),
 		T(open_with_garbage_descriptor_fails_as_corrupt_without_crash),
 		T(open_with_invalid_superblock_meta_fails_as_corrupt_without_crash),

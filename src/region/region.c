@@ -7,10 +7,14 @@
  *     header before the file is mapped, and a failure leaves it untouched.
  *  2. Exactly one process has a region open: an exclusive, non-blocking
  *     flock is taken before anything is read, and held until close.
- *  3. create makes the file with O_EXCL and mode 0600, reserves its blocks
- *     (posix_fallocate), and writes the header last, after every other
- *     area is durable: a crash during create leaves a file that open
- *     rejects (bad magic or checksum), never one that half works.
+ *  3. create builds the region in "<path>.creating" (mode 0600, locked,
+ *     blocks reserved with posix_fallocate), writes the header last,
+ *     after every other area is durable, makes the whole file durable,
+ *     and only then renames it to path (RENAME_NOREPLACE, or link +
+ *     unlink) and syncs the directory. A crash during create therefore
+ *     leaves either no file at path or a complete region, never a file
+ *     that open must refuse; a stale "<path>.creating" that nobody holds
+ *     locked is reused by the next create.
  *  4. The geometry (where each area lies) is a pure function of (size,
  *     max_size, ndesc, root_size); open recomputes it and requires the
  *     header to agree, so every area offset used later is known to be in
@@ -36,6 +40,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
@@ -251,6 +256,89 @@ static uint64_t map_bytes(const struct region_geometry *g)
 	return geometry_bytes(g, g->max_nsb);
 }
 
+/* Open "<path>.creating" for a new region (invariant 3): refused if path
+ * exists or another create holds the temporary file; a stale one is
+ * emptied and reused. */
+static int open_creating(const char *path, pmtx_region **out)
+{
+	if (access(path, F_OK) == 0)
+		return EEXIST;
+	pmtx_region *r = calloc(1, sizeof(*r));
+	size_t n = strlen(path) + sizeof(".creating");
+	if (r && (r->create_path = strdup(path)))
+		r->create_tmp = malloc(n);
+	if (!r || !r->create_tmp) {
+		if (r)
+			free(r->create_path);
+		free(r);
+		return ENOMEM;
+	}
+	snprintf(r->create_tmp, n, "%s.creating", path);
+	r->fd = open(r->create_tmp,
+	             O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	int rc = r->fd < 0 ? errno : lock_fd(r->fd, LOCK_EX);
+	if (!rc && ftruncate(r->fd, 0))
+		rc = errno;
+	if (rc) {
+		if (rc == PMTX_E_LOCKED)
+			pmtx__set_errmsg("%s is being created by another process",
+			                 path);
+		free(r->create_tmp);
+		r->create_tmp = NULL; /* not ours to remove */
+		region_unmap(r);
+		return rc;
+	}
+	*out = r;
+	return 0;
+}
+
+/* Sync the directory that holds path, so that a rename in it is durable. */
+static int sync_dir_of(const char *path)
+{
+	char *dir = strdup(path);
+	if (!dir)
+		return ENOMEM;
+	char *slash = strrchr(dir, '/');
+	if (slash == dir)
+		slash[1] = '\0';
+	else if (slash)
+		*slash = '\0';
+	int fd = open(slash ? dir : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int rc = fd < 0 || fsync(fd) ? errno : 0;
+	if (fd >= 0)
+		close(fd);
+	free(dir);
+	return rc == EINVAL ? 0 : rc; /* a directory that cannot be synced */
+}
+
+/* Give the finished file its name, never replacing one (invariant 3). */
+static int publish(pmtx_region *r)
+{
+	int rc = renameat2(AT_FDCWD, r->create_tmp, AT_FDCWD, r->create_path,
+	                   RENAME_NOREPLACE) ? errno : 0;
+	if (rc == EINVAL || rc == ENOSYS) { /* no RENAME_NOREPLACE here */
+		rc = link(r->create_tmp, r->create_path) ? errno : 0;
+		if (!rc)
+			unlink(r->create_tmp);
+	}
+	if (rc) {
+		pmtx__set_errmsg("%s: cannot publish the new region: %s",
+		                 r->create_path, strerror(rc));
+		return rc;
+	}
+	free(r->create_tmp);
+	r->create_tmp = NULL;
+	return sync_dir_of(r->create_path) ? PMTX_E_IO : 0;
+}
+
+void region_discard_created(pmtx_region *r)
+{
+	if (r->create_tmp)
+		unlink(r->create_tmp);
+	else if (r->create_path)
+		unlink(r->create_path);
+}
+
 int region_create(const char *path, size_t size, const pmtx_options *o,
                   pmtx_region **out)
 {
@@ -263,31 +351,21 @@ int region_create(const char *path, size_t size, const pmtx_options *o,
 	if ((rc = region_geometry(size, o->max_size, o->ndesc, o->root_size,
 	                          &g)))
 		return rc;
-	pmtx_region *r = calloc(1, sizeof(*r));
-	if (!r)
-		return ENOMEM;
-	r->fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-	if (r->fd < 0) {
-		rc = errno;
-		free(r);
+	pmtx_region *r;
+	if ((rc = open_creating(path, &r)))
 		return rc;
-	}
-	if ((rc = lock_fd(r->fd, LOCK_EX)) ||
-	    (rc = reserve_space(r->fd, path, &g)) ||
+	if ((rc = reserve_space(r->fd, path, &g)) ||
 	    (rc = map_file(r, g.size, map_bytes(&g))) ||
 	    (rc = persist_setup(r, o))) {
-		if (r->base)
-			munmap(r->base, r->map_len);
-		close(r->fd);
-		unlink(path);
-		free(r);
+		region_discard_created(r);
+		region_unmap(r);
 		return rc;
 	}
 	/* Build the header in DRAM now; it is copied in by seal, last. */
 	struct pmtx_hdr *h = malloc(sizeof(*h));
 	if (!h) {
+		region_discard_created(r);
 		region_unmap(r);
-		unlink(path);
 		return ENOMEM;
 	}
 	fill_header(h, o, &g);
@@ -318,7 +396,7 @@ int region_seal_header(pmtx_region *r)
 	 * loss: make its blocks and size durable once. */
 	if (!rc && (msync(r->base, r->size, MS_SYNC) != 0 || fsync(r->fd) != 0))
 		rc = PMTX_E_IO;
-	return rc;
+	return rc ? rc : publish(r);
 }
 
 /* ---- open-time validation (invariant 1) ---- */
@@ -525,6 +603,8 @@ void region_unmap(pmtx_region *r)
 		munmap(r->base, r->map_len);
 	if (r->fd >= 0)
 		close(r->fd); /* releases the flock */
+	free(r->create_path);
+	free(r->create_tmp);
 	free(r);
 }
 

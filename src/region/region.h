@@ -33,6 +33,8 @@ struct pmtx_region {
 	struct txm *txm;
 	atomic_int closing;
 	int trunc_lazy;        /* pmtx_options.truncation == PMTX_TRUNC_LAZY */
+	char *create_path;     /* create: the path asked for, and the */
+	char *create_tmp;      /* file being built (NULL once published) */
 };
 
 /* Where each area goes, derived from the create-time parameters. The same
@@ -80,6 +82,9 @@ int region_create(const char *path, size_t size, const pmtx_options *o,
                   pmtx_region **out);
 /* Persist every area written during create, then the header (last). */
 int region_seal_header(pmtx_region *r);
+/* A create that fails after region_create: remove what it made (the
+ * temporary file, or the published region). */
+void region_discard_created(pmtx_region *r);
 /* Open, lock, validate the header and map. Nothing is written. */
 int region_open(const char *path, const pmtx_options *o, pmtx_region **out);
 void region_unmap(pmtx_region *r);

@@ -1,0 +1,357 @@
+#!/usr/bin/python3
+"""kill9.py - kill -9 pmcached under load, restart it, and check that
+every acknowledged write is there.
+
+A loader drives several connections at once, each owning its own keys and
+keeping a window of pipelined sets and deletes in flight. Values are
+derived from (key, version), so a value read back names the write it came
+from. The loader records, per key, the last acknowledged state and every
+write sent after it (in flight when the server died). After `kill -9` and
+a restart on the same region file, each key must hold its last
+acknowledged state or one of its in-flight writes; anything else (an older
+value, a lost key, a resurrected delete, a corrupt value) is a lost
+acknowledged write. The runtime is rotated (undo, redo, redo-async) at
+every restart, so recovery of each runtime's log is exercised by the
+others. Memory is sized so that nothing is evicted (checked with stats).
+
+Prints one JSON line; exits 1 on any violation.
+"""
+import argparse
+import json
+import os
+import random
+import selectors
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import zlib
+
+RUNTIMES = ["undo", "redo", "redo-async"]
+
+
+def value_of(key, version):
+    """The value of write `version` to `key`: its name, then up to 1.6 KB."""
+    head = f"{key}:{version}:".encode()
+    n = len(head) + zlib.crc32(head) % 1600
+    body = (head * (n // len(head) + 1))[:n]
+    return body
+
+
+def parse_version(key, data):
+    try:
+        k, v, _ = data.split(b":", 2)
+        version = int(v)
+    except ValueError:
+        return None
+    if k.decode(errors="replace") != key or value_of(key, version) != data:
+        return None
+    return version
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Server:
+    def __init__(self, binary, region, backend, threads, port, env=None):
+        self.binary, self.region, self.backend = binary, region, backend
+        self.threads, self.port, self.proc = threads, port, None
+        self.env = env
+
+    def start(self, runtime, deadline=20.0):
+        args = [self.binary, "-p", str(self.port), "-l", "127.0.0.1",
+                "-U", "0", "-t", str(self.threads), "-m", "256",
+                "-e", self.region, "--runtime", runtime,
+                "--backend", self.backend]
+        if os.geteuid() == 0:
+            args += ["-u", "root"]
+        t0 = time.monotonic()
+        self.proc = subprocess.Popen(args, stderr=subprocess.PIPE,
+                                     env=self.env)
+        while time.monotonic() - t0 < deadline:
+            if self.proc.poll() is not None:
+                err = self.proc.stderr.read().decode(errors="replace")
+                raise RuntimeError(f"pmcached exited: {err}")
+            try:
+                socket.create_connection(("127.0.0.1", self.port),
+                                         timeout=1).close()
+                return time.monotonic() - t0
+            except OSError:
+                time.sleep(0.002)
+        raise RuntimeError("pmcached did not start")
+
+    def kill9(self):
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGKILL)
+        if self.proc:
+            self.proc.wait(timeout=10)
+            self.proc.stderr.close()
+        self.proc = None
+
+
+class Conn:
+    """One loader connection: its keys, its window of writes in flight."""
+
+    def __init__(self, port, keys, state, rng):
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=5)
+        self.sock.setblocking(False)
+        self.keys, self.state, self.rng = keys, state, rng
+        self.pending = []   # (key, version or None) per unanswered write
+        self.rbuf = b""
+        self.out = b""
+        self.dead = False
+
+    def queue_writes(self, n):
+        for _ in range(n):
+            key = self.rng.choice(self.keys)
+            st = self.state[key]
+            if self.rng.random() < 0.15:
+                self.out += f"delete {key}\r\n".encode()
+                write = None
+            else:
+                st["next"] += 1
+                write = st["next"]
+                data = value_of(key, write)
+                self.out += (f"set {key} 0 0 {len(data)}\r\n".encode() +
+                             data + b"\r\n")
+            st["inflight"].append(write)
+            self.pending.append((key, write))
+
+    def on_reply(self, line):
+        key, write = self.pending.pop(0)
+        st = self.state[key]
+        if line not in (b"STORED", b"DELETED", b"NOT_FOUND"):
+            raise RuntimeError(f"unexpected reply {line!r} for {key}")
+        # acknowledged: this write is now the key's state; writes before
+        # it are no longer possible outcomes
+        i = st["inflight"].index(write)
+        st["acked"] = write
+        st["inflight"] = st["inflight"][i + 1:]
+        return 1
+
+    def read(self):
+        acks = 0
+        try:
+            data = self.sock.recv(1 << 16)
+        except (BlockingIOError, InterruptedError):
+            return 0
+        except OSError:
+            data = b""
+        if not data:
+            self.dead = True
+            return 0
+        self.rbuf += data
+        while b"\r\n" in self.rbuf:
+            line, self.rbuf = self.rbuf.split(b"\r\n", 1)
+            acks += self.on_reply(line)
+        return acks
+
+    def write(self):
+        if not self.out:
+            return
+        try:
+            n = self.sock.send(self.out)
+            self.out = self.out[n:]
+        except (BlockingIOError, InterruptedError):
+            pass
+        except OSError:
+            self.dead = True
+
+
+def load_and_kill(server, conns, window, kill_after, max_ops):
+    """Drive the connections; kill -9 the server after kill_after seconds
+    (or max_ops acks); read what was answered until every socket is
+    closed. Returns the number of acknowledgements."""
+    sel = selectors.DefaultSelector()
+    for c in conns:
+        sel.register(c.sock, selectors.EVENT_READ | selectors.EVENT_WRITE, c)
+    acks, killed = 0, False
+    t0 = time.monotonic()
+    while not all(c.dead for c in conns):
+        if time.monotonic() - t0 > kill_after + 30:
+            raise RuntimeError("connections did not close after the kill")
+        if not killed and (time.monotonic() - t0 >= kill_after or
+                           acks >= max_ops):
+            server.kill9()
+            killed = True
+        for c in conns:
+            if not killed and not c.dead and len(c.pending) < window:
+                c.queue_writes(window - len(c.pending))
+        for skey, ev in sel.select(timeout=0.05):
+            c = skey.data
+            if c.dead:
+                continue
+            if ev & selectors.EVENT_WRITE:
+                c.write()
+            if ev & selectors.EVENT_READ:
+                acks += c.read()
+            if c.dead:
+                sel.unregister(c.sock)
+                c.sock.close()
+    sel.close()
+    return acks
+
+
+def fetch(port, keys):
+    """Current values of keys: {key: bytes} for present ones."""
+    s = socket.create_connection(("127.0.0.1", port), timeout=10)
+    found = {}
+    for i in range(0, len(keys), 100):
+        batch = keys[i:i + 100]
+        s.sendall(("get " + " ".join(batch) + "\r\n").encode())
+        buf = b""
+        while not buf.endswith(b"END\r\n"):
+            chunk = s.recv(1 << 20)
+            if not chunk:
+                raise RuntimeError("connection closed during verification")
+            buf += chunk
+        pos = 0
+        while True:
+            nl = buf.index(b"\r\n", pos)
+            line = buf[pos:nl].split()
+            if line == [b"END"]:
+                break
+            key, n = line[1].decode(), int(line[3])
+            found[key] = buf[nl + 2:nl + 2 + n]
+            pos = nl + 2 + n + 2
+    s.close()
+    return found
+
+
+def stat(port, name):
+    s = socket.create_connection(("127.0.0.1", port), timeout=10)
+    s.sendall(b"stats\r\n")
+    buf = b""
+    while not buf.endswith(b"END\r\n"):
+        buf += s.recv(1 << 16)
+    s.close()
+    for line in buf.decode().split("\r\n"):
+        parts = line.split()
+        if len(parts) == 3 and parts[1] == name:
+            return int(parts[2])
+    raise KeyError(name)
+
+
+def verify(port, state):
+    """Check every key; then make what is there the acknowledged state.
+    Returns (acknowledged states checked, violations)."""
+    keys = sorted(state)
+    found = fetch(port, keys)
+    bad = []
+    for key in keys:
+        st = state[key]
+        data = found.get(key)
+        got = None if data is None else parse_version(key, data)
+        if data is not None and got is None:
+            bad.append(f"{key}: corrupt value {data[:40]!r}")
+            continue
+        allowed = [st["acked"]] + st["inflight"]
+        if got not in allowed:
+            bad.append(f"{key}: holds {got}, acknowledged {st['acked']}, "
+                       f"in flight {st['inflight']}")
+        st["acked"], st["inflight"] = got, []
+        if got is not None:
+            st["next"] = max(st["next"], got)
+    return len(keys), bad
+
+
+def run():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bin", required=True)
+    ap.add_argument("--kills", type=int, default=200)
+    ap.add_argument("--backend", default="hardware")
+    ap.add_argument("--dir", default="/dev/shm")
+    ap.add_argument("--keys", type=int, default=4000)
+    ap.add_argument("--conns", type=int, default=4)
+    ap.add_argument("--window", type=int, default=8)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--min-ms", type=int, default=20)
+    ap.add_argument("--max-ms", type=int, default=250)
+    ap.add_argument("--seed", type=int, default=None)
+    ap.add_argument("--time-limit", type=float, default=1200)
+    ap.add_argument("--runtimes", default=",".join(RUNTIMES),
+                    help="rotated at every restart")
+    ap.add_argument("--mutant", default=None,
+                    help="PMTX_MUTANT for a pmcached-mut binary: the run "
+                         "must then find lost writes (exit 0 if it does)")
+    a = ap.parse_args()
+    runtimes = a.runtimes.split(",")
+    env = dict(os.environ)
+    if a.mutant:
+        env["PMTX_MUTANT"] = a.mutant
+    seed = a.seed if a.seed is not None else random.randrange(1 << 30)
+    rng = random.Random(seed)
+    tmp = tempfile.mkdtemp(prefix="pmcached-kill9-", dir=a.dir)
+    region = os.path.join(tmp, "cache.region")
+    port = free_port()
+    server = Server(a.bin, region, a.backend, a.threads, port, env)
+    keys = [f"k{i}_{rng.randrange(1 << 20)}" for i in range(a.keys)]
+    state = {k: {"acked": None, "inflight": [], "next": 0} for k in keys}
+    per_conn = [keys[i::a.conns] for i in range(a.conns)]
+    totals = {"acks": 0, "checked": 0, "lost": 0, "kills": 0}
+    violations = []
+    t_start = time.monotonic()
+    try:
+        server.start(runtimes[0])
+        for k in range(a.kills):
+            if time.monotonic() - t_start > a.time_limit:
+                break
+            conns = [Conn(port, per_conn[i], state, rng)
+                     for i in range(a.conns)]
+            kill_after = rng.uniform(a.min_ms, a.max_ms) / 1000
+            totals["acks"] += load_and_kill(server, conns, a.window,
+                                            kill_after, 1 << 30)
+            totals["kills"] += 1
+            server.start(runtimes[(k + 1) % len(runtimes)])
+            checked, bad = verify(port, state)
+            totals["checked"] += checked
+            totals["lost"] += len(bad)
+            violations += [f"kill {k}: {b}" for b in bad[:5]]
+            if stat(port, "evictions"):
+                violations.append(f"kill {k}: evictions (size -m up)")
+            if a.mutant and violations:
+                break  # caught: no need to go on
+        present = sum(1 for s in state.values() if s["acked"] is not None)
+    finally:
+        server.kill9()
+        for f in os.listdir(tmp):
+            os.unlink(os.path.join(tmp, f))
+        os.rmdir(tmp)
+    print(json.dumps({
+        "test": "pmcached_kill9", "backend": a.backend, "dir": a.dir,
+        "seed": seed, "runtimes": runtimes, "mutant": a.mutant,
+        "kills": totals["kills"],
+        "acknowledged_writes": totals["acks"],
+        "key_states_checked": totals["checked"],
+        "keys_present_at_end": present, "lost": totals["lost"],
+        "seconds": round(time.monotonic() - t_start, 1)}))
+    for v in violations[:20]:
+        print("VIOLATION", v, file=sys.stderr)
+    if totals["kills"] < a.kills and not a.mutant:
+        print(f"only {totals['kills']} kills within the time limit",
+              file=sys.stderr)
+        return 1
+    return 1 if violations else 0
+
+
+def main():
+    mutant = "--mutant" in sys.argv
+    try:
+        rc = run()
+    except (RuntimeError, OSError) as e:
+        print(f"FAILED: {e}", file=sys.stderr)
+        rc = 1
+    if mutant:  # the run must have failed: invert
+        print("the mutant was " + ("caught" if rc else "NOT caught"),
+              file=sys.stderr)
+        return 0 if rc else 1
+    return rc
+
+
+if __name__ == "__main__":
+    sys.exit(main())
