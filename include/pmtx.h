@@ -166,6 +166,10 @@ typedef struct pmtx_options {
 void pmtx_options_init(pmtx_options *o);
 
 /* Create a new region file (mode 0600). Fails with EEXIST if it exists.
+ * The file is built as "<path>.creating" and renamed to path once it is
+ * complete and durable, so a crash during create leaves either no file
+ * at path or a whole region (a leftover "<path>.creating" is reused by
+ * the next create; PMTX_E_LOCKED while another process is creating it).
  *
  * Growth. With o->max_size > size, the region starts at size bytes and
  * grows when its heap runs out: the file is extended (doubling the heap,
