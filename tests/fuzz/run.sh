@@ -27,11 +27,8 @@ while [ $# -gt 0 ]; do
 	esac
 done
 
-command -v clang >/dev/null || { echo "fuzz: clang missing (scripts/setup.sh)" >&2; exit 1; }
-cmake -S "$root" -B "$bdir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-	-DCMAKE_C_COMPILER=clang -DPMTX_WERROR=ON -DPMTX_FUZZ=ON \
-	-DPMTX_TESTS=OFF >/dev/null
-ninja -C "$bdir" fuzz_region fuzz_gen_corpus >/dev/null
+. "$root/tests/fuzz/common.sh"
+fuzz_build "$bdir" fuzz_region fuzz_gen_corpus
 
 work=$bdir/fuzz
 rm -rf "$work/seed" "$work/corpus"
@@ -50,18 +47,11 @@ if [ -n "$pmtx" ]; then
 fi
 echo "fuzz: $(ls "$work/seed" | wc -l) seed images in $work/seed"
 
-log=$work/fuzz.log
 set +e
-nice -n 10 "$bdir/tests/fuzz/fuzz_region" -dict="$root/tests/fuzz/pmtx.dict" \
-	-timeout=10 -rss_limit_mb=4096 -print_final_stats=1 \
+fuzz_exec "$work/fuzz.log" "$bdir/tests/fuzz/fuzz_region" \
+	-dict="$root/tests/fuzz/pmtx.dict" -timeout=10 -rss_limit_mb=4096 \
 	-artifact_prefix="$work/artifacts/" "${limit[@]}" "$@" \
-	"$work/corpus" "$work/seed" >"$log" 2>&1
+	"$work/corpus" "$work/seed"
 rc=$?
-set -e
-grep -E "^#[0-9]+[[:space:]]+(INITED|DONE)" "$log" | tail -2 || true
-grep -E "^stat::(number_of_executed_units|average_exec_per_sec)" "$log" || true
-if [ $rc -ne 0 ]; then
-	tail -60 "$log"
-	echo "fuzz: FAILED (status $rc); the input is in $work/artifacts" >&2
-fi
+[ $rc -ne 0 ] && echo "fuzz: the input is in $work/artifacts" >&2
 exit $rc

@@ -22,26 +22,16 @@ while [ $# -gt 0 ]; do
 	*) echo "usage: $0 [--runs N | --time S] [-- opts]" >&2; exit 2 ;;
 	esac
 done
-command -v clang >/dev/null || { echo "fuzz: clang missing (scripts/setup.sh)" >&2; exit 1; }
-cmake -S "$root" -B "$bdir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-	-DCMAKE_C_COMPILER=clang -DPMTX_WERROR=ON -DPMTX_FUZZ=ON \
-	-DPMTX_TESTS=OFF >/dev/null
-ninja -C "$bdir" fuzz_proto >/dev/null
+. "$root/tests/fuzz/common.sh"
+fuzz_build "$bdir" fuzz_proto
 work=$bdir/fuzz-proto
 rm -rf "$work/corpus"
 mkdir -p "$work/corpus" "$work/artifacts"
-log=$work/fuzz.log
 set +e
-nice -n 10 "$bdir/apps/pmcached/fuzz_proto" -dict="$here/fuzz_proto.dict" \
-	-timeout=10 -rss_limit_mb=2048 -max_len=4096 -print_final_stats=1 \
-	-artifact_prefix="$work/artifacts/" "${limit[@]}" "$@" \
-	"$work/corpus" "$here/fuzz_seeds" >"$log" 2>&1
+fuzz_exec "$work/fuzz.log" "$bdir/apps/pmcached/fuzz_proto" \
+	-dict="$here/fuzz_proto.dict" -timeout=10 -rss_limit_mb=2048 \
+	-max_len=4096 -artifact_prefix="$work/artifacts/" "${limit[@]}" "$@" \
+	"$work/corpus" "$here/fuzz_seeds"
 rc=$?
-set -e
-grep -E "^#[0-9]+[[:space:]]+(INITED|DONE)" "$log" | tail -2 || true
-grep -E "^stat::(number_of_executed_units|average_exec_per_sec)" "$log" || true
-if [ $rc -ne 0 ]; then
-	tail -60 "$log"
-	echo "fuzz: FAILED (status $rc); the input is in $work/artifacts" >&2
-fi
+[ $rc -ne 0 ] && echo "fuzz: the input is in $work/artifacts" >&2
 exit $rc
