@@ -88,6 +88,7 @@ static void (*cpu_flush)(const void *, size_t) = flush_clflush;
 static const char *cpu_flush_name = "clflush";
 static uint64_t tsc_khz; /* TSC ticks per millisecond */
 static pthread_once_t cpu_once = PTHREAD_ONCE_INIT;
+static pthread_once_t tsc_once = PTHREAD_ONCE_INIT;
 
 static uint64_t now_ns(void)
 {
@@ -119,7 +120,17 @@ static void cpu_detect(void)
 			cpu_flush_name = "clflushopt";
 		}
 	}
-	calibrate_tsc();
+}
+
+/* TSC ticks for ns: the calibration (2 ms of spinning) runs once, and
+ * only in a process that asks for a barrier delay, so that opening a
+ * region costs no calibration otherwise. */
+static uint64_t ns_to_ticks(uint64_t ns)
+{
+	if (!ns)
+		return 0;
+	pthread_once(&tsc_once, calibrate_tsc);
+	return ns * tsc_khz / 1000000ull;
 }
 
 const char *pmtx_flush_instruction(void)
@@ -346,7 +357,7 @@ int persist_init(struct persist *p, pmtx_domain d, pmtx_backend b,
 	p->ops = persist_default_ops(d, b);
 	p->barrier_ns = barrier_ns < 0 ? default_barrier_ns(d, b)
 	                               : (uint64_t)barrier_ns;
-	p->barrier_ticks = p->barrier_ns * tsc_khz / 1000000ull;
+	p->barrier_ticks = ns_to_ticks(p->barrier_ns);
 	p->base = base;
 	p->len = len;
 	if (override_ops)
