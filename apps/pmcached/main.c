@@ -353,18 +353,24 @@ static int daemonize(void)
 	if (null >= 0) {
 		dup2(null, STDIN_FILENO);
 		dup2(null, STDOUT_FILENO);
-		if (!VERBOSE(1))
-			dup2(null, STDERR_FILENO);
 		if (null > STDERR_FILENO)
 			close(null);
 	}
 	return 0;
 }
 
+/* Tell the parent of -d how the start went. stderr stays open until
+ * then, so that a failure to start is reported where it was launched. */
 static void report_ready(unsigned char status)
 {
 	if (ready_fd < 0)
 		return;
+	int null = status == 0 && !VERBOSE(1) ? open("/dev/null", O_WRONLY)
+	                                      : -1;
+	if (null >= 0) {
+		dup2(null, STDERR_FILENO);
+		close(null);
+	}
 	ssize_t w = write(ready_fd, &status, 1);
 	(void)w;
 	close(ready_fd);
