@@ -92,11 +92,17 @@ static enum mc_put_mode put_mode(enum mc_cmd cmd)
 	case MC_CMD_REPLACE: return MC_REPLACE;
 	case MC_CMD_APPEND: return MC_APPEND;
 	case MC_CMD_PREPEND: return MC_PREPEND;
-	/* -C: every unique is 0, so a cas matches any existing item, as in
-	 * memcached with CAS disabled. */
-	case MC_CMD_CAS: return settings.use_cas ? MC_CAS : MC_REPLACE;
+	case MC_CMD_CAS: return MC_CAS;
 	default: return MC_SET;
 	}
+}
+
+/* With -C no item has a unique to compare, and memcached answers a cas
+ * of an existing item with EXISTS whatever the client sends: no unique
+ * the store issues is UINT64_MAX. */
+uint64_t cas_operand(uint64_t cas)
+{
+	return settings.use_cas ? cas : UINT64_MAX;
 }
 
 static const char *storage_line(struct conn *c, const struct mc_request *req,
@@ -135,7 +141,8 @@ static void cmd_store(struct conn *c, const struct mc_request *req)
 		.mode = put_mode(req->cmd), .key = req->key.p,
 		.nkey = req->key.len, .flags = req->flags,
 		.exptime = cmd_abs_exptime(req->exptime, time(NULL)),
-		.value = req->data.p, .nbytes = req->data.len, .cas = req->cas};
+		.value = req->data.p, .nbytes = req->data.len,
+		.cas = cas_operand(req->cas)};
 	enum mc_result res;
 	int rc = mc_store_put(server.store, slot_of(c), &p, &res, NULL);
 	if (rc) {

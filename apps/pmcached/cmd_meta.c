@@ -6,7 +6,7 @@
  *  1. The parser (proto_meta.c) has validated every flag and token; here
  *     a flag is only looked up and its token converted.
  *  2. Flags that need item state pmcached does not keep (mg h, l, N, R,
- *     E; ms I, E; md I, x, E; ma C, E) are refused with
+ *     E; ms E, and I with C; md I, x, E; ma C, E) are refused with
  *     "CLIENT_ERROR unsupported flag" rather than ignored, and nothing is
  *     changed.
  *  3. A storage reply (ms, md, ma) is queued after the store's
@@ -127,12 +127,12 @@ static void mg(struct conn *c, const struct mc_request *req)
 static enum mc_put_mode ms_mode(const struct mc_request *req)
 {
 	if (has(req, 'C'))
-		return settings.use_cas ? MC_CAS : MC_REPLACE;
+		return MC_CAS;
 	switch (req->mode) {
-	case 'E': case 'e': return MC_ADD;
-	case 'A': case 'a': return MC_APPEND;
-	case 'P': case 'p': return MC_PREPEND;
-	case 'R': case 'r': return MC_REPLACE;
+	case 'E': return MC_ADD;
+	case 'A': return MC_APPEND;
+	case 'P': return MC_PREPEND;
+	case 'R': return MC_REPLACE;
 	default: return MC_SET;
 	}
 }
@@ -149,7 +149,8 @@ static const char *ms_code(struct conn *c, enum mc_result res)
 
 static void ms(struct conn *c, const struct mc_request *req)
 {
-	if (unsupported(c, req, "IE"))
+	if (unsupported(c, req, "E") ||
+	    (has(req, 'C') && unsupported(c, req, "I")))
 		return;
 	STAT_INC(c, cmd_set);
 	struct mc_str key = meta_key(req);
@@ -159,7 +160,7 @@ static void ms(struct conn *c, const struct mc_request *req)
 		.flags = (uint32_t)token_u64(req, 'F', 0),
 		.exptime = cmd_abs_exptime(token_i64(req, 'T', 0), now),
 		.value = req->data.p, .nbytes = req->data.len,
-		.cas = token_u64(req, 'C', 0)};
+		.cas = cas_operand(token_u64(req, 'C', 0))};
 	enum mc_result res;
 	uint64_t cas = 0;
 	int rc = mc_store_put(server.store, slot_of(c), &p, &res, &cas);
@@ -187,14 +188,15 @@ static void md(struct conn *c, const struct mc_request *req)
 	struct mc_str key = meta_key(req);
 	enum mc_result res;
 	int rc;
-	if (has(req, 'C') && settings.use_cas) {
+	if (has(req, 'C')) {
 		/* compare first: a delete only if the unique matches */
 		struct mc_ref ref;
 		rc = mc_store_get(server.store, slot_of(c), key.p, key.len, 0,
 		                  0, &ref);
 		if (rc)
 			return cmd_store_failure(c, rc);
-		bool match = ref.off && ref.cas == token_u64(req, 'C', 0);
+		bool match = ref.off &&
+		             ref.cas == cas_operand(token_u64(req, 'C', 0));
 		bool found = ref.off != 0;
 		mc_store_release(server.store, slot_of(c), &ref);
 		if (!match)
@@ -249,7 +251,7 @@ static void ma(struct conn *c, const struct mc_request *req)
 	if (unsupported(c, req, "CE"))
 		return;
 	struct mc_str key = meta_key(req);
-	bool incr = !req->mode || strchr("Ii+", req->mode);
+	bool incr = !req->mode || strchr("I+", req->mode);
 	uint64_t v = 0;
 	enum mc_result res;
 	int rc = mc_store_arith(server.store, slot_of(c), key.p, key.len, incr,

@@ -310,6 +310,8 @@ int mc_store_get(struct mc_store *s, unsigned slot, const char *key,
 			rc = get_writes(s, &t, &f, touch, exptime, now);
 		if (!rc && f.off)
 			take_ref(s, f.it, f.off, ref);
+		if (!rc && f.off && touch)
+			ref->exptime = exptime; /* redo: not in place yet */
 	}
 	rc = mc_txn_end(&t, rc);
 	if (rc && ref->off) { /* the reference went with the rollback */

@@ -226,6 +226,8 @@ static int bind_entry(const char *entry, int type)
 {
 	char host[256], portstr[16];
 	int port = type == SOCK_DGRAM ? settings.udpport : settings.port;
+	if (port < 0)
+		port = 0; /* -p -1: the kernel picks */
 	if (split_host(entry, host, sizeof(host), &port))
 		return die("bad -l address: %s", entry);
 	snprintf(portstr, sizeof(portstr), "%d", port);

@@ -138,14 +138,14 @@ static const char *check_ms(struct mc_request *req)
 	const struct mc_meta_flag *f = mc_meta_find(req, 'F');
 	if (f && !mc_strtoul(f->tok, &req->flags))
 		return E_FORMAT;
-	if (req->mode && !strchr("EeAaPpRrSs", req->mode))
+	if (req->mode && !strchr("EAPRS", req->mode)) /* upper case only */
 		return "CLIENT_ERROR invalid mode for ms M token";
 	return NULL;
 }
 
 static const char *check_ma(struct mc_request *req)
 {
-	if (req->mode && !strchr("Ii+Dd-", req->mode))
+	if (req->mode && !strchr("I+D-", req->mode))
 		return "CLIENT_ERROR invalid mode for ma M token";
 	return NULL;
 }

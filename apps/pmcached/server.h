@@ -110,6 +110,8 @@ void cmd_error(struct conn *c, const struct mc_request *req);
 /* memcached's realtime(): a protocol exptime to absolute seconds
  * (0 = never, -1 = already expired). */
 int64_t cmd_abs_exptime(int64_t exptime, int64_t now);
+/* The unique a cas compares with (-C: one no item has). */
+uint64_t cas_operand(uint64_t cas);
 /* A store status that is not a result: the reply and a log line. */
 void cmd_store_failure(struct conn *c, int rc);
 

@@ -48,7 +48,8 @@ static void usage(void)
 "pmcached " PMCACHED_VERSION " (pmtx): memcached whose whole cache lives in a\n"
 "persistent pmtx region and comes back warm after a restart, kill -9 or\n"
 "power loss.\n"
-"-p, --port=<num>          TCP port to listen on (default: 11211, 0: off)\n"
+"-p, --port=<num>          TCP port to listen on (default: 11211, 0: off,\n"
+"                          -1: any free port, see MEMCACHED_PORT_FILENAME)\n"
 "-U, --udp-port=<num>      UDP port to listen on (default: 0, off)\n"
 "-s, --unix-socket=<file>  UNIX socket to listen on (disables network support)\n"
 "-a, --unix-mask=<mask>    access mask for UNIX socket, in octal (default: 700)\n"
@@ -215,7 +216,11 @@ static int numeric(int c, const char *arg)
 	int v = 0;
 	size_t sz;
 	switch (c) {
-	case 'p': if (parse_int(arg, 0, &v) || v > 65535) break;
+	case 'p': if (!strcmp(arg, "-1")) { /* any free port */
+			settings.port = -1;
+			return 0;
+		}
+		if (parse_int(arg, 0, &v) || v > 65535) break;
 		settings.port = v; return 0;
 	case 'U': if (parse_int(arg, 0, &v) || v > 65535) break;
 		settings.udpport = v; return 0;
