@@ -1,0 +1,117 @@
+"""Real clients against the server: libmemcached's memccapable (its ASCII
+protocol conformance tests) and pymemcache (its own integration tests,
+and a few direct calls, including a multi-threaded load)."""
+import os
+import re
+import subprocess
+import sys
+import threading
+
+import pytest
+
+MEMCCAPABLE = "/usr/bin/memccapable"
+PYMEMCACHE_TESTS = "/usr/lib/python3/dist-packages/pymemcache/test"
+ASCII_TESTS = 27        # what memccapable 1.1.x runs with -a
+
+
+def test_memccapable_ascii_tests_all_pass(server):
+    if not os.access(MEMCCAPABLE, os.X_OK):
+        pytest.skip("memccapable is not installed (libmemcached-tools)")
+    r = subprocess.run([MEMCCAPABLE, "-h", "127.0.0.1", "-p",
+                        str(server.port), "-a", "-t", "5"],
+                       capture_output=True, timeout=120,
+                       stdin=subprocess.DEVNULL)
+    out = r.stdout.decode(errors="replace")
+    # One line per test: "ascii set noreply       [pass]".
+    results = re.findall(r"^(ascii [\w ]+?)\s+\[(\w+)\]\s*$", out, re.M)
+    failed = [name for name, verdict in results if verdict != "pass"]
+    assert len(results) == ASCII_TESTS, out
+    assert failed == [], out
+    assert "All tests passed" in out, out
+    assert r.returncode == 0, out + r.stderr.decode(errors="replace")
+
+
+def test_pymemcache_integration_tests_pass(server, tmp_path):
+    path = os.path.join(PYMEMCACHE_TESTS, "test_integration.py")
+    if not os.path.exists(path):
+        pytest.skip("pymemcache's tests are not installed")
+    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
+    env.pop("PYTEST_ADDOPTS", None)
+    # Its conftest.py (next to the file) adds --server and --port.
+    r = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q",
+         "-W", "ignore::pytest.PytestUnknownMarkWarning",
+         "--rootdir", PYMEMCACHE_TESTS, path, "-m", "integration",
+         "--server", "127.0.0.1", "--port", str(server.port),
+         "-k", "not tls"],
+        cwd=str(tmp_path), capture_output=True, timeout=120, env=env,
+        stdin=subprocess.DEVNULL)
+    out = r.stdout.decode(errors="replace")
+    tail = out[-3000:] + r.stderr.decode(errors="replace")[-1000:]
+    m = re.search(r"(\d+) passed", out)
+    assert r.returncode == 0, tail
+    assert m and int(m.group(1)) >= 40, tail
+    assert not re.search(r"\d+ (failed|error)", out), tail
+
+
+def pymemcache_client(server, **kw):
+    try:
+        from pymemcache.client.base import Client
+    except ImportError:
+        pytest.skip("pymemcache is not installed")
+    return Client(("127.0.0.1", server.port), connect_timeout=3, timeout=5,
+                  **kw)
+
+
+def test_pymemcache_calls(server):
+    c = pymemcache_client(server)
+    try:
+        c.flush_all()
+        assert c.set("a", b"1", expire=0, noreply=False)
+        assert c.set_many({"b": b"2", "c": b"3"}, noreply=False) == []
+        assert c.get_many(["a", "b", "c", "nope"]) == {
+            "a": b"1", "b": b"2", "c": b"3"}
+        assert c.incr("a", 41) == 42
+        assert c.decr("a", 2) == 40
+        value, cas = c.gets("b")
+        assert c.cas("b", b"22", cas, noreply=False) is True
+        assert c.cas("b", b"23", cas, noreply=False) is False
+        assert c.add("b", b"x", noreply=False) is False
+        assert c.append("b", b"!", noreply=False) is True
+        assert c.get("b") == b"22!"
+        assert c.touch("b", 100, noreply=False) is True
+        assert c.delete("b", noreply=False) is True
+        assert c.get("b") is None
+        assert c.version()
+        # flush_all is lazy: curr_items may still count flushed items.
+        assert int(c.stats()[b"curr_items"]) >= 2
+    finally:
+        c.close()
+
+
+def test_concurrent_clients_see_their_own_writes(server):
+    errors = []
+
+    def worker(n):
+        c = pymemcache_client(server)
+        try:
+            for i in range(300):
+                key = "t%d-%d" % (n, i % 40)
+                value = b"%d:%d" % (n, i)
+                c.set(key, value, noreply=False)
+                got = c.get(key)
+                if got != value:
+                    errors.append((key, value, got))
+                    return
+        except Exception as e:          # reported below, not lost
+            errors.append(repr(e))
+        finally:
+            c.close()
+
+    threads = [threading.Thread(target=worker, args=(n,)) for n in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert not any(t.is_alive() for t in threads), "a client hung"
+    assert errors == []

@@ -1,0 +1,273 @@
+"""pmcached's promise: after kill -9 and a restart with the same -e file it
+serves every acknowledged item (and nothing that was deleted, flushed or
+expired). All tests here are pmcached_only: memcached keeps nothing across
+kill -9 (test_proxy.py's controls show it).
+"""
+import random
+import re
+import threading
+import time
+import zlib
+
+import pytest
+
+from mcserver import wait_until
+
+STORED = b"STORED\r\n"
+RUNTIMES = ["undo", "redo", "redo-async"]
+
+pytestmark = pytest.mark.pmcached_only
+
+
+def populate(c, rnd):
+    """A mix of every kind of change; the model of what must survive:
+    {key: (flags, value) or None for absent}."""
+    model = {}
+    req = b""
+    for i in range(300):
+        key = b"item:%d" % i
+        size = rnd.choice([0, 1, 10, 100, 1000, 5000, 60000])
+        value = bytes(rnd.getrandbits(8) for _ in range(min(size, 64)))
+        value = (value * (size // max(len(value), 1) + 1))[:size]
+        flags = rnd.getrandbits(32)
+        req += b"set %s %d 0 %d\r\n%s\r\n" % (key, flags, size, value)
+        model[key] = (flags, value)
+    c.call(req, STORED * 300)
+    for i in range(0, 300, 7):                      # append / prepend
+        key = b"item:%d" % i
+        flags, value = model[key]
+        c.call(b"append %s 0 0 3\r\nEND\r\n" % key, STORED)
+        c.call(b"prepend %s 0 0 5\r\nBEGIN\r\n" % key, STORED)
+        model[key] = (flags, b"BEGIN" + value + b"END")
+    for i in range(3, 300, 11):                     # deletes
+        key = b"item:%d" % i
+        c.call(b"delete %s\r\n" % key, b"DELETED\r\n")
+        model[key] = None
+    for i in range(20):                             # counters
+        key = b"counter:%d" % i
+        c.call(b"set %s 0 0 1\r\n9\r\n" % key, STORED)
+        c.call(b"incr %s %d\r\n" % (key, 10 ** i), b"%d\r\n" % (9 + 10 ** i))
+        model[key] = (0, b"%d" % (9 + 10 ** i))
+    c.call(b"set replaced 1 0 3\r\nold\r\nset replaced 2 0 3\r\nnew\r\n",
+           STORED * 2)
+    model[b"replaced"] = (2, b"new")
+    c.call(b"ms meta 4 F77 T0\r\nmeta\r\n", b"HD\r\n")
+    model[b"meta"] = (77, b"meta")
+    return model
+
+
+def verify(c, model):
+    for key, want in model.items():
+        assert c.get_value(key) == want, key
+
+
+@pytest.mark.parametrize("runtime", RUNTIMES)
+def test_every_acknowledged_change_survives_kill9(make_server, runtime):
+    srv = make_server("--runtime=" + runtime)
+    c = srv.connect()
+    model = populate(c, random.Random(runtime))
+    c.call(b"set ttl 0 1000 1\r\nt\r\n", STORED)
+    srv.restart()                       # SIGKILL, same port, same -e file
+    c = srv.connect()
+    verify(c, model)
+    c.send(b"mg ttl t v\r\n")
+    m = re.fullmatch(rb"VA 1 t(\d+)\r\n", c.readline())
+    assert m and 990 <= int(m.group(1)) <= 1000
+    c.expect(b"t\r\n")
+    st = c.stats()
+    assert int(st["curr_items"]) == sum(v is not None for v in model.values()) + 1
+
+
+NWKEYS = 40
+WINDOW = 16
+
+
+def versioned(key, version):
+    """Write `version` of `key`: names itself, 20 bytes to ~2 KB."""
+    head = b"%s:%d:" % (key, version)
+    n = len(head) + zlib.crc32(head) % 2000
+    return (head * (n // len(head) + 1))[:n]
+
+
+def version_of(key, data):
+    if not data.startswith(key + b":"):
+        return "corrupt"
+    try:
+        version = int(data[len(key) + 1:].split(b":")[0])
+    except ValueError:
+        return "corrupt"
+    return version if versioned(key, version) == data else "corrupt"
+
+
+class Stream:
+    """Overwrites NWKEYS keys of its own with ever newer versions, WINDOW
+    pipelined sets at a time, until the server dies. For each key it knows
+    the last acknowledged version and the versions sent but not
+    acknowledged."""
+
+    def __init__(self, rnd, name):
+        self.rnd = rnd
+        self.name = name
+        self.acked = {}                 # key -> last acknowledged version
+        self.inflight = {}              # key -> versions sent, unanswered
+        self.version = 0
+        self.count = 0
+
+    def run(self, srv, stop):
+        try:
+            c = srv.connect(timeout=2)
+            while not stop.is_set():
+                batch = []
+                for _ in range(WINDOW):
+                    key = b"%s:%d" % (self.name, self.rnd.randrange(NWKEYS))
+                    self.version += 1
+                    batch.append((key, self.version))
+                    self.inflight.setdefault(key, set()).add(self.version)
+                c.send(b"".join(b"set %s 0 0 %d\r\n%s\r\n" % (
+                    k, len(versioned(k, v)), versioned(k, v))
+                    for k, v in batch))
+                for key, version in batch:
+                    if c.recv_exact(8) != STORED:
+                        return
+                    self.acked[key] = version
+                    self.inflight[key] = {
+                        v for v in self.inflight[key] if v > version}
+                    self.count += 1
+        except OSError:
+            return
+
+    def check(self, c):
+        """Each key holds its last acknowledged version or a later one
+        that was in flight: never an older one, a torn one or nothing.
+        What was found becomes the new baseline: a write that survived a
+        crash and was served must survive the next one too."""
+        bad = []
+        for i in range(NWKEYS):
+            key = b"%s:%d" % (self.name, i)
+            got = c.get_value(key)
+            version = version_of(key, got[1]) if got else None
+            allowed = self.inflight.get(key, set()) | {self.acked.get(key)}
+            if version not in allowed:
+                bad.append((key, version, self.acked.get(key)))
+            elif version is not None:
+                self.acked[key] = version
+            self.inflight[key] = set()
+        return bad
+
+
+@pytest.mark.parametrize("runtime", RUNTIMES)
+def test_kill9_during_writes_loses_no_acknowledged_write(make_server,
+                                                         runtime):
+    """Four connections overwrite their keys, pipelined, on two worker
+    threads; kill -9 at a random moment, restart, check, twelve times. The
+    runtime rotates at every restart (undo -> redo -> redo-async -> ...,
+    from the parameter), so each runtime's recovery also meets logs left
+    by the others."""
+    first = RUNTIMES.index(runtime)
+    srv = make_server("--runtime=" + runtime, "-t", "2")
+    rnd = random.Random(runtime)
+    streams = [Stream(random.Random(rnd.random()), b"w%d" % i)
+               for i in range(4)]
+    for cycle in range(12):
+        stop = threading.Event()
+        threads = [threading.Thread(target=s.run, args=(srv, stop))
+                   for s in streams]
+        for t in threads:
+            t.start()
+        time.sleep(rnd.uniform(0.05, 0.25))
+        srv.kill9()
+        stop.set()
+        for t in threads:
+            t.join(10)
+            assert not t.is_alive()
+        srv.args[0] = "--runtime=" + RUNTIMES[(first + cycle + 1) % 3]
+        srv.start()
+        c = srv.connect()
+        bad = [b for s in streams for b in s.check(c)]
+        assert bad == [], "cycle %d: (key, found, acknowledged) %r" % (
+            cycle, bad[:5])
+    count = sum(s.count for s in streams)
+    assert all(s.count for s in streams), "a stream got no acknowledgement"
+    print("%d acknowledged writes checked" % count)
+
+
+def test_deletes_flushes_and_expiry_survive_kill9(make_server):
+    srv = make_server()
+    c = srv.connect()
+    c.call(b"set gone 0 0 1\r\nx\r\nset flushed 0 0 1\r\nx\r\n", STORED * 2)
+    c.call(b"set short 0 1 1\r\nx\r\n", STORED)
+    c.call(b"delete gone\r\n", b"DELETED\r\n")
+    c.call(b"flush_all\r\n", b"OK\r\n")
+    c.call(b"set after 0 0 1\r\ny\r\nset short 0 1 1\r\nx\r\n", STORED * 2)
+    assert wait_until(lambda: c.get_value(b"short") is None, timeout=4)
+    srv.restart()
+    c = srv.connect()
+    for key in (b"gone", b"flushed", b"short"):
+        assert c.get_value(key) is None, key
+    assert c.get_value(b"after") == (0, b"y")
+
+
+def test_cas_uniques_are_not_reused_after_restart(make_server):
+    """A client holding a cas unique from before the crash must not be able
+    to overwrite a value stored after it."""
+    srv = make_server()
+    c = srv.connect()
+    before = set()
+    for i in range(30):
+        c.call(b"set k 0 0 1\r\n%d\r\n" % (i % 10), STORED)
+        before.add(c.gets_cas(b"k"))
+    stale = c.gets_cas(b"k")
+    srv.restart()
+    c = srv.connect()
+    c.call(b"cas k 0 0 1 %d\r\nz\r\n" % c.gets_cas(b"k"), STORED)
+    after = set()
+    for i in range(60):
+        c.call(b"set k 0 0 1\r\n%d\r\n" % (i % 10), STORED)
+        after.add(c.gets_cas(b"k"))
+    assert not before & after, sorted(before & after)[:5]
+    c.call(b"cas k 0 0 1 %d\r\nz\r\n" % stale, b"EXISTS\r\n")
+
+
+def test_sigterm_stops_cleanly_and_keeps_the_cache(make_server):
+    srv = make_server()
+    c = srv.connect()
+    c.call(b"set a 3 0 5\r\nhello\r\n", STORED)
+    assert srv.terminate(timeout=5) == 0, srv.stderr_tail()
+    srv.start()
+    assert srv.connect().get_value(b"a") == (3, b"hello")
+
+
+def test_repeated_kill9_restarts(make_server):
+    srv = make_server()
+    for cycle in range(5):
+        c = srv.connect()
+        c.call(b"set cycle%d 0 0 1\r\n%d\r\n" % (cycle, cycle), STORED)
+        srv.restart()
+    c = srv.connect()
+    for cycle in range(5):
+        assert c.get_value(b"cycle%d" % cycle) == (0, b"%d" % cycle)
+
+
+@pytest.mark.parametrize("domain,backend", [
+    ("pdom0", "hardware"), ("pdom1", "hardware"), ("pdom2", "emulated"),
+    ("pdom1", "file"), ("pdom2", "file")])
+def test_kill9_on_each_domain_and_backend(make_server, domain, backend):
+    srv = make_server("--domain=" + domain, "--backend=" + backend)
+    c = srv.connect()
+    model = populate(c, random.Random(domain + backend))
+    srv.restart()
+    verify(srv.connect(), model)
+
+
+def test_region_refuses_a_second_server(make_server):
+    """Two servers on one region file would corrupt it: pmtx holds an
+    exclusive flock on an open region (src/region/region.c, invariant 2),
+    so a second pmcached on the same -e file must exit with an error."""
+    first = make_server()
+    first.connect().call(b"set a 0 0 1\r\nx\r\n", STORED)
+    second = make_server(start=False)
+    second.region = first.region
+    second.start(wait=False)
+    assert second.wait_exit(timeout=5) not in (None, 0), \
+        "a second pmcached opened a region in use"
+    assert first.connect().get_value(b"a") == (0, b"x")
