@@ -3,7 +3,9 @@ serves every acknowledged item (and nothing that was deleted, flushed or
 expired). All tests here are pmcached_only: memcached keeps nothing across
 kill -9 (test_proxy.py's controls show it).
 """
+import os
 import random
+import subprocess
 import re
 import threading
 import time
@@ -271,3 +273,39 @@ def test_region_refuses_a_second_server(make_server):
     assert second.wait_exit(timeout=5) not in (None, 0), \
         "a second pmcached opened a region in use"
     assert first.connect().get_value(b"a") == (0, b"x")
+
+
+@pytest.mark.parametrize("content", [b"", b"not a region at all\n",
+                                     b"\0" * 65536],
+                         ids=["empty", "text", "zeroes"])
+def test_a_foreign_or_empty_file_is_refused_and_left_alone(make_server,
+                                                          tmp_path, content):
+    """-e naming a file that is not a pmcached region (empty, text, a
+    zeroed file as a crash during a non-atomic create would leave): exit
+    1 with a message naming the file, and the file is not written."""
+    path = tmp_path / "foreign.region"
+    path.write_bytes(content)
+    srv = make_server(start=False)
+    srv.region = str(path)
+    srv.start(wait=False)
+    assert srv.wait_exit(timeout=5) == 1
+    assert str(path) in srv.stderr_text()
+    assert path.read_bytes() == content
+
+
+def test_a_region_of_another_program_is_refused(make_server, tmp_path):
+    """A valid pmtx region with another layout name is refused by name."""
+    path = tmp_path / "other.region"
+    pmtx = os.path.join(os.path.dirname(os.environ["PMCACHED_BIN"]),
+                        "..", "..", "tools", "pmtx")
+    if not os.path.exists(pmtx):
+        pytest.skip("the pmtx command is not built next to pmcached")
+    subprocess.run([pmtx, "create", str(path), "--layout", "other",
+                    "--size", "8M"], check=True, capture_output=True)
+    before = path.read_bytes()
+    srv = make_server(start=False)
+    srv.region = str(path)
+    srv.start(wait=False)
+    assert srv.wait_exit(timeout=5) == 1
+    assert "layout" in srv.stderr_text()
+    assert path.read_bytes() == before
