@@ -146,3 +146,55 @@ int mc_store_peek(pmtx_region *r, const char *key, size_t nkey, int64_t now,
 	                       .cas = it->cas, .exptime = it->exptime};
 	return 0;
 }
+
+static int count_owned(pmtx_off off, void *arg)
+{
+	(void)off;
+	++*(uint64_t *)arg;
+	return 0;
+}
+
+static int count_heap(pmtx_off off, size_t usable, void *arg)
+{
+	(void)usable;
+	return count_owned(off, arg);
+}
+
+/* Everything the explorer checks on an image, on a region file: opened
+ * as a private view (recovery runs in memory; the file is not written). */
+int mc_store_verify(const char *path, char *msg, size_t len)
+{
+	pmtx_options o;
+	pmtx_options_init(&o);
+	o.layout = MC_LAYOUT;
+	o.flags = PMTX_OPEN_PRIVATE;
+	pmtx_region *r;
+	msg[0] = '\0';
+	int rc = pmtx_open(path, &o, &r);
+	if (rc) {
+		snprintf(msg, len, "%s: %s (%s)", path, pmtx_strerror(rc),
+		         pmtx_errmsg());
+		return rc;
+	}
+	pmtx_heap_stats st;
+	uint64_t owned = 0, blocks = 0;
+	rc = pmtx_heap_check(r, &st);
+	if (rc)
+		snprintf(msg, len, "heap: %s", pmtx_errmsg());
+	if (!rc)
+		rc = mc_store_check(r, msg, len);
+	if (!rc)
+		rc = mc_store_walk(r, count_owned, &owned);
+	if (!rc)
+		rc = pmtx_heap_walk(r, count_heap, &blocks);
+	if (!rc && owned != blocks) {
+		snprintf(msg, len, "%llu heap blocks, %llu reachable: a leak",
+		         (unsigned long long)blocks, (unsigned long long)owned);
+		rc = PMTX_E_CORRUPT;
+	}
+	if (!rc)
+		snprintf(msg, len, "%s: consistent, %llu items",
+		         path, (unsigned long long)mc_lru_count(pmtx_root(r, NULL)));
+	pmtx_close(r);
+	return rc;
+}

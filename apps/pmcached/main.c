@@ -421,6 +421,15 @@ static int open_store(void)
 	return 0;
 }
 
+/* --check: print what mc_store_verify found; 0 if consistent. */
+static int check_region(void)
+{
+	char msg[512];
+	int rc = mc_store_verify(settings.region_path, msg, sizeof(msg));
+	fprintf(rc ? stderr : stdout, "pmcached: %s\n", msg);
+	return rc ? 1 : 0;
+}
+
 /* ---- signals and the loop ---- */
 
 static void on_signal(evutil_socket_t sig, short what, void *arg)
@@ -482,6 +491,8 @@ int main(int argc, char **argv)
 	int rc = settings_parse(argc, argv);
 	if (rc)
 		return rc == 1 ? 0 : 64; /* memcached's EX_USAGE */
+	if (settings.check_only)
+		return check_region();
 	if (start()) {
 		report_ready(1);
 		return 1;

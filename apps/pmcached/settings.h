@@ -56,6 +56,7 @@ struct settings {
 	pmtx_runtime runtime;
 	pmtx_domain domain;
 	pmtx_backend backend;
+	bool check_only;          /* --check: verify the region and exit */
 };
 
 extern struct settings settings;

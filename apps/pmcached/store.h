@@ -149,5 +149,10 @@ int mc_store_peek(pmtx_region *r, const char *key, size_t nkey, int64_t now,
  * are consistent with the chains and their counts, pending items are
  * unlinked. 0 or PMTX_E_CORRUPT with a message in msg. */
 int mc_store_check(pmtx_region *r, char *msg, size_t len);
+/* Open the region file at path as a private view (recovery in memory, the
+ * file untouched) and run the heap check, mc_store_check and the leak
+ * check (every heap block is reachable from the cache). 0 and a summary
+ * in msg, or a status and what is wrong. */
+int mc_store_verify(const char *path, char *msg, size_t len);
 
 #endif

@@ -10,7 +10,9 @@ write sent after it (in flight when the server died). After `kill -9` and
 a restart on the same region file, each key must hold its last
 acknowledged state or one of its in-flight writes; anything else (an older
 value, a lost key, a resurrected delete, a corrupt value) is a lost
-acknowledged write. The runtime is rotated (undo, redo, redo-async) at
+acknowledged write. Before each restart, `pmcached --check` checks the
+region as the kill left it (heap, hash table, LRU lists, no leaked block),
+in a private view. The runtime is rotated (undo, redo, redo-async) at
 every restart, so recovery of each runtime's log is exercised by the
 others. Memory is sized so that nothing is evicted (checked with stats).
 
@@ -84,6 +86,15 @@ class Server:
             except OSError:
                 time.sleep(0.002)
         raise RuntimeError("pmcached did not start")
+
+    def check(self):
+        """pmcached --check on the region as the kill left it (a private
+        view: recovery in memory, the file untouched). None if it is
+        consistent, else what is wrong."""
+        r = subprocess.run([self.binary, "--check", "-e", self.region],
+                           capture_output=True, timeout=120, env=self.env)
+        return None if r.returncode == 0 else \
+            (r.stderr or r.stdout).decode(errors="replace").strip()
 
     def kill9(self):
         if self.proc and self.proc.poll() is None:
@@ -293,7 +304,7 @@ def run():
     keys = [f"k{i}_{rng.randrange(1 << 20)}" for i in range(a.keys)]
     state = {k: {"acked": None, "inflight": [], "next": 0} for k in keys}
     per_conn = [keys[i::a.conns] for i in range(a.conns)]
-    totals = {"acks": 0, "checked": 0, "lost": 0, "kills": 0}
+    totals = {"acks": 0, "checked": 0, "lost": 0, "kills": 0, "broken": 0}
     violations = []
     t_start = time.monotonic()
     try:
@@ -307,6 +318,10 @@ def run():
             totals["acks"] += load_and_kill(server, conns, a.window,
                                             kill_after, 1 << 30)
             totals["kills"] += 1
+            broken = server.check()
+            if broken:
+                totals["broken"] += 1
+                violations.append(f"kill {k}: structure: {broken}")
             server.start(runtimes[(k + 1) % len(runtimes)])
             checked, bad = verify(port, state)
             totals["checked"] += checked
@@ -329,6 +344,7 @@ def run():
         "acknowledged_writes": totals["acks"],
         "key_states_checked": totals["checked"],
         "keys_present_at_end": present, "lost": totals["lost"],
+        "inconsistent_regions": totals["broken"],
         "seconds": round(time.monotonic() - t_start, 1)}))
     for v in violations[:20]:
         print("VIOLATION", v, file=sys.stderr)

@@ -309,3 +309,23 @@ def test_a_region_of_another_program_is_refused(make_server, tmp_path):
     assert srv.wait_exit(timeout=5) == 1
     assert "layout" in srv.stderr_text()
     assert path.read_bytes() == before
+
+
+def test_check_reports_a_consistent_region_and_writes_nothing(make_server):
+    srv = make_server()
+    c = srv.connect()
+    for i in range(50):
+        c.call(b"set k%d 0 0 3\r\nabc\r\n" % i, STORED)
+    srv.kill9()
+    before = open(srv.region, "rb").read()
+    r = subprocess.run([os.environ["PMCACHED_BIN"], "--check", "-e",
+                        srv.region], capture_output=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert b"consistent, 50 items" in r.stdout
+    assert open(srv.region, "rb").read() == before
+    # and a damaged one is reported: cut the file short
+    with open(srv.region, "r+b") as f:
+        f.truncate(len(before) // 2)
+    r = subprocess.run([os.environ["PMCACHED_BIN"], "--check", "-e",
+                        srv.region], capture_output=True, timeout=60)
+    assert r.returncode == 1 and r.stderr
