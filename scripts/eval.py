@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-"""Run pmtx's evaluation: every workload of pmtx-bench, then the report.
+"""Run pmtx's evaluation: every workload of pmtx-bench, then the
+applications' benchmarks (pmcached), then the report.
 
     scripts/eval.py [--smoke|--quick|--full] [--workloads a,b] [--systems a,b]
                     [--domains c,d] [--out DIR] [--bench PATH]
                     [--seconds T] [--rounds R] [--dir D] [--dry-run]
-                    [--no-report]
+                    [--no-apps] [--no-report]
 
 (scripts/eval.sh installs the packages, builds, and runs this.)
 
@@ -14,11 +15,12 @@ Modes (each covers every workload unless --workloads narrows it):
   --quick   reduced sizes and sweeps (array slots=100000 with 7 write
             percentages, sps n=100000 with k=1,2,8,64,1024, 3 entry sizes
             x 2 read ratios, ...), all four domain configurations: about
-            2.5-3 minutes on a 2-core machine (plus the build).
+            2.5-3 minutes on a 2-core machine (plus the build), then
+            about a minute of pmcached.
   (none)    the default: the seeds' sweeps at the pmtx-bench default
             sizes (array slots=1000000, slot 4 and 64, all 11 write
             percentages, every k, 5 entry sizes x 4 read ratios): about
-            15 minutes.
+            15 minutes, then about 5 of pmcached.
   --full    the seeds' sizes and every sweep point (array slots=10M,
             slot 1..64, entry sizes 128..16384 B, ...), plus the `txn`
             table: about an hour or more. Each point measures 0.6 s per
@@ -29,6 +31,30 @@ Modes (each covers every workload unless --workloads narrows it):
             runner): on 24 GiB, slot 16 gets 9.5M slots, 32 gets 4.7M and
             64 gets 2.3M. The caps are printed, kept in meta.json and the
             report, and visible in each row's params.
+
+The applications: `pmcached` is a workload name too (in --workloads, and
+run by default after pmtx-bench's workloads; --no-apps leaves it out). Its
+stage runs apps/pmcached/bench/ycsb.py (memcached beside the pmcached
+variants, YCSB A/B/C/F) and then warmup.py once per item count (exec to
+first hit after a restart: memcached-graceful, memcached-kill9, and
+pmcached-undo/redo/redo-async-kill9), with the pmcached and mcload of the
+build tree that holds --bench:
+  --smoke   ycsb.py --quick, 1 round, memcached and pmcached-redo, 500
+            records, 2000 ops; warm-up: 1000 items, 1 restart, the two
+            kill -9 cases: a few seconds.
+  --quick   ycsb.py --quick (3 rounds, 5000 records, 30000 ops or 0.5 s
+            per workload); warm-up 100000 items, 3 restarts: about a
+            minute.
+  (none)    ycsb.py --quick --ops 300000 --seconds 3; warm-up 100000 and
+            1000000 items: about 5 minutes.
+  --full    ycsb.py's default mode (100000 records, 500000 ops or 10 s;
+            the file variant's load alone takes minutes a round); warm-up
+            100000, 1000000 and 10000000 items (warmup.py skips, with a
+            line saying why, a size that does not fit in memory): about
+            20 minutes.
+warmup.py's pmcached-redo-file case is left out: the file backend stores
+a few hundred sets a second, so its fill alone would take minutes.
+--systems, --domains, --seconds and --rounds apply to pmtx-bench only.
 
 Domain configurations (--domains, comma-separated): pdom1-hw (PDOM-1 on
 the hardware backend: clwb + sfence, the like-for-like comparison with
@@ -46,7 +72,11 @@ pointing at it):
                  flush_instruction, pmtx_version.
   meta.json      the run: metadata, command line, the steps, their
                  times, and any step that failed.
-  bench.log      pmtx-bench's stderr, per step.
+  pmcached.jsonl every JSON line of ycsb.py and warmup.py (schemas in
+                 apps/pmcached/bench/README.md), with the run's metadata
+                 added where the tool did not print the field itself
+                 (ycsb.py's "mode" is its own sizing: quick or default).
+  bench.log      pmtx-bench's and the pmcached tools' stderr, per step.
   report.md, *.png   from scripts/report.py.
 
 Progress and an estimated time remaining go to stderr: a bar when stderr
@@ -55,11 +85,14 @@ a long one). The estimate starts from a cost model (runners x (seconds +
 set-up) per step) and is corrected by the rate measured so far.
 
 Exit status: 0 if every step succeeded, 1 if any failed (a validator
-failure makes its step fail), 2 on bad arguments, 130 on interruption.
+failure makes its step fail; a pmcached step fails when ycsb.py or
+warmup.py exits non-zero: a failed measurement, a server that did not
+start), 2 on bad arguments or a missing binary, 130 on interruption.
 """
 import argparse
 import datetime
 import glob
+import importlib
 import itertools
 import json
 import os
@@ -177,8 +210,10 @@ INNER = {"array": ["write_pct"], "array-raw": ["write_pct"]}
 
 
 def mode_workloads(mode):
-    """The workloads a mode runs when --workloads is not given."""
-    return WORKLOADS + (EXTRA_WORKLOADS if mode == "full" else [])
+    """The workloads a mode runs when --workloads is not given: pmtx-bench's,
+    then the applications'."""
+    return WORKLOADS + (EXTRA_WORKLOADS if mode == "full" else []) + \
+        APP_WORKLOADS
 
 
 # ---- steps: one pmtx-bench invocation each ----
@@ -198,6 +233,7 @@ class Step:
             self.npoints *= len(v) if isinstance(v, list) else 1
         self.expected_lines = runners * self.npoints
         self.est = estimate_cost(self)
+        self.out_name = "results.jsonl"
         self.actual = None
         self.rc = None
         self.lines = 0
@@ -219,6 +255,16 @@ class Step:
             a += [f"--{k}", v] if self.workload == "txn" else \
                 ["--p", f"{k}={v}"]
         return a
+
+    def annotate(self, obj, meta):
+        """The run's metadata on a result line."""
+        obj.update(meta)
+
+    def stop(self, proc, pool_dir):
+        """Interrupted: kill pmtx-bench and delete the pools it left."""
+        proc.kill()
+        proc.wait()
+        remove_pools(pool_dir, proc.pid)
 
 
 def fmt_value(v):
@@ -380,6 +426,191 @@ def workload_steps(w, wspec, systems, systems_wanted, cfgs, how, notes):
         steps += [Step(w, p, sysarg, g, seconds, rounds, n)
                   for g, n in zip(groups, counts)]
     return steps
+
+
+# ---- the applications: pmcached's benchmark scripts ----
+
+APP_WORKLOADS = ["pmcached"]
+PMC_BENCH_DIR = os.path.join(ROOT, "apps", "pmcached", "bench")
+WARMUP_CASES = ["memcached-graceful", "memcached-kill9",
+                "pmcached-undo-kill9", "pmcached-redo-kill9",
+                "pmcached-redo-async-kill9"]
+
+# Per mode: ycsb.py's options (the ones not given are its own defaults,
+# --quick's or the default mode's) and warmup.py's.
+PMCACHED = {
+    "smoke": {"ycsb": {"quick": True, "rounds": 1,
+                       "variants": ["memcached", "pmcached-redo"],
+                       "records": 500, "ops": 2000, "seconds": 0.2},
+              "warmup": {"items": [1000], "repeat": 1,
+                         "cases": ["memcached-kill9",
+                                   "pmcached-redo-kill9"]}},
+    "quick": {"ycsb": {"quick": True},
+              "warmup": {"items": [100000], "repeat": 3,
+                         "cases": WARMUP_CASES}},
+    "default": {"ycsb": {"quick": True, "ops": 300000, "seconds": 3},
+                "warmup": {"items": [100000, 1000000], "repeat": 3,
+                           "cases": WARMUP_CASES}},
+    "full": {"ycsb": {},
+             "warmup": {"items": [100000, 1000000, 10000000], "repeat": 3,
+                        "cases": WARMUP_CASES}},
+}
+
+
+def bench_tool(name):
+    """pmcached's bench script `name` as a module (ycsb, warmup), for its
+    defaults and variants."""
+    if PMC_BENCH_DIR not in sys.path:
+        sys.path.insert(0, PMC_BENCH_DIR)
+    return importlib.import_module(name)
+
+
+def app_binaries(bench):
+    """The binaries the pmcached stage runs: pmcached and mcload from the
+    build tree of pmtx-bench (<build>/bench/pmtx-bench), memcached from
+    PATH."""
+    build = os.path.dirname(os.path.dirname(os.path.abspath(bench)))
+    return {"pmcached": os.path.join(build, "apps", "pmcached", "pmcached"),
+            "mcload": os.path.join(build, "apps", "pmcached", "bench",
+                                   "mcload"),
+            "memcached": shutil.which("memcached") or "/usr/bin/memcached"}
+
+
+def option_args(opts):
+    """{name: value} as command-line options: True is a bare flag, a
+    list is comma-separated."""
+    a = []
+    for k, v in opts.items():
+        flag = "--" + k.replace("_", "-")
+        if v is True:
+            a.append(flag)
+        elif isinstance(v, list):
+            a += [flag, ",".join(map(str, v))]
+        else:
+            a += [flag, f"{v:g}" if isinstance(v, float) else str(v)]
+    return a
+
+
+class AppStep:
+    """One run of an application's benchmark script (ycsb.py, or
+    warmup.py for one item count). Its JSON lines go to <workload>.jsonl;
+    the interface is Step's, for the progress and the run log."""
+
+    def __init__(self, workload, tool, opts, est, expected_lines, what):
+        self.workload, self.tool, self.opts = workload, tool, opts
+        self.out_name = workload + ".jsonl"
+        self.est, self.expected_lines, self.what = est, expected_lines, what
+        self.cfg = None
+        self.actual = None
+        self.rc = None
+        self.lines = 0
+
+    def label(self):
+        return f"{self.workload} {self.tool} {self.what}"
+
+    def argv(self, bench, _pool_dir):
+        bins = app_binaries(bench)
+        a = [sys.executable, os.path.join(PMC_BENCH_DIR, self.tool + ".py")]
+        a += option_args(self.opts)
+        a += ["--pmcached", bins["pmcached"], "--memcached",
+              bins["memcached"]]
+        return a + (["--mcload", bins["mcload"]] if self.tool == "ycsb"
+                    else [])
+
+    def annotate(self, obj, meta):
+        """The run's metadata, where the tool did not print the field."""
+        for k, v in meta.items():
+            obj.setdefault(k, v)
+
+    def stop(self, proc, _pool_dir):
+        """Interrupted: let the script stop its servers and remove its
+        regions (it does so on SIGINT and SIGTERM); SIGKILL is the last
+        resort."""
+        for signo, wait in ((None, 2), (signal.SIGTERM, 30),
+                            (signal.SIGKILL, 10)):
+            if signo:
+                proc.send_signal(signo)
+            try:
+                proc.wait(wait)
+                return
+            except subprocess.TimeoutExpired:
+                pass
+
+
+# Measured on the 2-core development VM: loads of 1 KiB values (mcload,
+# pipelined) and warm-up fills (noreply sets), per second.
+YCSB_LOAD_RATE = {"hardware": 80e3, "file": 650.0}
+YCSB_OPS_RATE = 90e3
+FILL_RATE = {"memcached": 450e3, "pmcached": 100e3}
+
+
+def ycsb_sizes(opts):
+    """ycsb.py's effective records, ops, seconds, rounds, variants and
+    workloads for these options."""
+    ycsb = bench_tool("ycsb")
+    sizes = dict(ycsb.QUICK if opts.get("quick") else ycsb.DEFAULT)
+    sizes.update(rounds=3, variants=list(ycsb.VARIANTS),
+                 workloads=list(ycsb.WORKLOADS))
+    sizes.update({k: v for k, v in opts.items() if k in sizes})
+    return sizes
+
+
+def ycsb_cost(sz):
+    """Seconds ycsb.py takes: per round and variant, a server start and
+    stop, the load, and each workload (ops at YCSB_OPS_RATE, at most
+    `seconds`; the file variant always runs into `seconds` on A, B, F)."""
+    ycsb = bench_tool("ycsb")
+    fast = min(sz["seconds"], sz["ops"] / YCSB_OPS_RATE)
+    per_round = 0.0
+    for v in sz["variants"]:
+        file = ycsb.VARIANTS[v][3] == "file"
+        load = sz["records"] / YCSB_LOAD_RATE["file" if file else
+                                              "hardware"]
+        runs = sum(sz["seconds"] if file and w != "c" else fast
+                   for w in sz["workloads"])
+        per_round += 0.3 + load + runs
+    return sz["rounds"] * per_round
+
+
+def warmup_cost(items, repeat, cases):
+    """Seconds warmup.py takes for one item count: per case a start, the
+    fill (before every restart for memcached-kill9), and each restart (a
+    graceful one waits warmup.RESTART_GAP; the restore reads the items)."""
+    gap = bench_tool("warmup").RESTART_GAP
+    t = 0.0
+    for c in cases:
+        server = "memcached" if c.startswith("memcached") else "pmcached"
+        fills = repeat if c == "memcached-kill9" else 1
+        restart = gap + 0.05 if c.endswith("-graceful") else 0.05
+        t += 0.5 + fills * items / FILL_RATE[server] + \
+            repeat * (restart + items * 2.5e-7)
+    return t
+
+
+def app_steps(mode):
+    """pmcached's steps: ycsb.py, then warmup.py per item count."""
+    spec = PMCACHED[mode]
+    sz = ycsb_sizes(spec["ycsb"])
+    nv, nw = len(sz["variants"]), len(sz["workloads"])
+    steps = [AppStep("pmcached", "ycsb", spec["ycsb"], ycsb_cost(sz),
+                     sz["rounds"] * nv * (1 + nw) + nv * nw,
+                     f"records={sz['records']}")]
+    w = spec["warmup"]
+    for n in w["items"]:
+        opts = {"items": [n], "repeat": w["repeat"], "cases": w["cases"]}
+        steps.append(AppStep("pmcached", "warmup", opts,
+                             warmup_cost(n, w["repeat"], w["cases"]),
+                             len(w["cases"]) * (w["repeat"] + 1),
+                             f"items={n}"))
+    return steps
+
+
+def missing_app_binaries(steps, bench):
+    """The binaries the app steps need that are not there."""
+    if not any(isinstance(s, AppStep) for s in steps):
+        return []
+    return [f"{name} at {path}" for name, path in app_binaries(bench).items()
+            if not os.access(path, os.X_OK)]
 
 
 # ---- metadata ----
@@ -587,16 +818,14 @@ def run_step(step, bench, pool_dir, meta, out, log):
             record_line(line, step, meta, out, log)
         step.rc = proc.wait()
     except BaseException:
-        proc.kill()
-        proc.wait()
-        remove_pools(pool_dir, proc.pid)
+        step.stop(proc, pool_dir)
         raise
     log.write(f"== exit {step.rc}\n")
     log.flush()
 
 
 def record_line(line, step, meta, out, log):
-    """One line of pmtx-bench's stdout: a result, or noise for the log."""
+    """One line of a step's stdout: a result, or noise for the log."""
     line = line.strip()
     if not line:
         return
@@ -608,28 +837,32 @@ def record_line(line, step, meta, out, log):
     if not isinstance(obj, dict):
         log.write(f"stdout: {line}\n")
         return
-    obj.update(meta)
+    step.annotate(obj, meta)
     out.write(json.dumps(obj, sort_keys=False) + "\n")
     out.flush()
     step.lines += 1
 
 
 def run_all(steps, bench, pool_dir, meta, out_dir):
-    """Run every step with progress; returns the failed steps."""
+    """Run every step with progress; returns the failed steps. Each step's
+    lines go to its out_name (results.jsonl, pmcached.jsonl, ...)."""
     prog = Progress(steps)
     prog.start()
     failed = []
-    with open(os.path.join(out_dir, "results.jsonl"), "a") as out, \
-            open(os.path.join(out_dir, "bench.log"), "a") as log:
-        try:
+    names = ["results.jsonl"] + sorted({s.out_name for s in steps})
+    outs = {n: open(os.path.join(out_dir, n), "a") for n in names}
+    try:
+        with open(os.path.join(out_dir, "bench.log"), "a") as log:
             for s in steps:
                 prog.begin(s)
-                run_step(s, bench, pool_dir, meta, out, log)
+                run_step(s, bench, pool_dir, meta, outs[s.out_name], log)
                 if s.rc:
                     failed.append(s)
                 prog.end(s)
-        finally:
-            prog.finish()
+    finally:
+        prog.finish()
+        for f in outs.values():
+            f.close()
     return failed
 
 
@@ -682,6 +915,8 @@ def parse_args(argv):
                     help="where pools go (default /dev/shm)")
     ap.add_argument("--dry-run", action="store_true",
                     help="print the steps and the estimate, run nothing")
+    ap.add_argument("--no-apps", action="store_true",
+                    help="leave out the applications' benchmarks (pmcached)")
     ap.add_argument("--no-report", action="store_true")
     a = ap.parse_args(argv)
     a.mode = a.mode or "default"
@@ -692,7 +927,7 @@ def check_workloads(names, mode):
     """--workloads, checked against what the modes know."""
     if not names:
         return mode_workloads(mode)
-    known = WORKLOADS + EXTRA_WORKLOADS
+    known = WORKLOADS + EXTRA_WORKLOADS + APP_WORKLOADS
     bad = [w for w in names if w not in known]
     if bad:
         raise SystemExit(f"eval: unknown workload(s) {', '.join(bad)}; "
@@ -738,6 +973,8 @@ def write_meta(out_dir, meta, args, steps, notes, failed, wall):
     doc.update({
         "argv": sys.argv,
         "bench": os.path.abspath(args.bench),
+        "apps": app_binaries(args.bench) if any(
+            isinstance(s, AppStep) for s in steps) else {},
         "wall_s": round(wall, 1),
         "notes": sorted(notes),
         "steps": [{"label": s.label(), "est_s": round(s.est, 2),
@@ -752,11 +989,17 @@ def write_meta(out_dir, meta, args, steps, notes, failed, wall):
 
 
 def build_steps(args, notes):
+    """pmtx-bench's steps, then the applications'."""
     workloads = check_workloads(parse_list(args.workloads), args.mode)
+    if args.no_apps:
+        workloads = [w for w in workloads if w not in APP_WORKLOADS]
     cfgs = parse_configs(args.domains)
     wanted = parse_list(args.systems) or None
-    return plan(args.mode, workloads, wanted, cfgs, args.seconds,
-                args.rounds, notes, args.dir)
+    steps = plan(args.mode, [w for w in workloads if w not in APP_WORKLOADS],
+                 wanted, cfgs, args.seconds, args.rounds, notes, args.dir)
+    if "pmcached" in workloads:
+        steps += app_steps(args.mode)
+    return steps
 
 
 def ensure_matplotlib():
@@ -797,6 +1040,12 @@ def main(argv=None):
     if not os.access(args.bench, os.X_OK):
         sys.stderr.write(f"eval: no pmtx-bench at {args.bench} "
                          "(build it: scripts/build.sh build)\n")
+        return 2
+    missing = missing_app_binaries(steps, args.bench)
+    if missing:
+        sys.stderr.write(f"eval: no {', no '.join(missing)} (build: "
+                         "scripts/build.sh build; memcached: "
+                         "scripts/setup.sh; or run with --no-apps)\n")
         return 2
     out_dir = make_out_dir(args.out)
     meta = run_metadata(args.bench, args.mode, os.path.basename(out_dir))

@@ -224,9 +224,11 @@ def mem_available_mb():
 
 
 def room_mb(case):
-    st = os.statvfs(os.path.dirname(case.region))
+    where = os.path.dirname(case.region)
+    st = os.statvfs(where)
     disk = st.f_bavail * st.f_frsize // (1 << 20)
-    if os.path.dirname(case.region) == "/dev/shm":  # tmpfs: memory
+    # tmpfs: memory. pmcached's regions are in a directory under it.
+    if (where + "/").startswith("/dev/shm/"):
         return min(disk, mem_available_mb())
     return disk
 
