@@ -41,6 +41,14 @@
  *  I6. Expiry and flush_all are lazy: an item found dead is removed by
  *      the transaction that found it (or treated as absent by a get,
  *      which removes it in a transaction of its own).
+ *  I7. A read that writes nothing persistent runs no transaction: a get
+ *      of a live item that needs no bump, a miss, and a release that is
+ *      not the last reference of a pending item take the table lock
+ *      (shared) and the stripe, read with plain loads, touch only the
+ *      nonpersistent refcount (I4), and unlock. Plain loads are current:
+ *      every writer of the stripe holds it until its transaction has
+ *      committed and its data is in place (redo-async defers only the
+ *      log's truncation). Anything else takes the transactional path.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -292,6 +300,35 @@ static int needs_writes(struct mc_store *s, const struct mc_item *it,
 	       now - it->time >= MC_BUMP_SECONDS;
 }
 
+static void lock_key(struct mc_store *s, unsigned stripe)
+{
+	pthread_rwlock_rdlock(&s->table_lock);
+	pthread_mutex_lock(&s->stripe[stripe]);
+}
+
+static void unlock_key(struct mc_store *s, unsigned stripe)
+{
+	pthread_mutex_unlock(&s->stripe[stripe]);
+	pthread_rwlock_unlock(&s->table_lock);
+}
+
+/* I7: 1 if the get was served without a transaction, 0 if it needs one,
+ * or a negative status. */
+static int get_plain(struct mc_store *s, const char *key, size_t nkey,
+                     uint64_t h, int64_t now, struct mc_ref *ref)
+{
+	unsigned stripe = mc_stripe_of(s, h);
+	pmtx_off link, off = 0;
+	lock_key(s, stripe);
+	int rc = do_assoc_find(s, NULL, key, nkey, h, &link, &off);
+	struct mc_item *it = off ? mc_item_at(s->r, off) : NULL;
+	int served = !rc && (!off || (it && !needs_writes(s, it, 0, now)));
+	if (served && it)
+		take_ref(s, it, off, ref);
+	unlock_key(s, stripe);
+	return rc ? rc : served;
+}
+
 int mc_store_get(struct mc_store *s, unsigned slot, const char *key,
                  size_t nkey, int touch, int64_t exptime, struct mc_ref *ref)
 {
@@ -299,6 +336,11 @@ int mc_store_get(struct mc_store *s, unsigned slot, const char *key,
 	if (!key_ok(key, nkey))
 		return PMTX_E_INVAL;
 	struct found f = {.h = mc_hash(key, nkey)};
+	if (!touch) {
+		int served = get_plain(s, key, nkey, f.h, mc_now(s), ref);
+		if (served)
+			return served < 0 ? served : 0;
+	}
 	struct mc_txn t;
 	int64_t now = mc_now(s);
 	int rc = mc_txn_begin(s, &t, slot, mc_stripe_of(s, f.h));
@@ -321,6 +363,20 @@ int mc_store_get(struct mc_store *s, unsigned slot, const char *key,
 	return rc;
 }
 
+/* I7: drop a reference that is not the last one of a pending item,
+ * without a transaction. 1 if done. */
+static int release_plain(struct mc_store *s, struct mc_item *it,
+                         unsigned stripe)
+{
+	lock_key(s, stripe);
+	int last_pending = referenced(s, it) && it->refcount == 1 &&
+	                   it->link == MC_LINK_PENDING;
+	if (!last_pending && referenced(s, it))
+		it->refcount--;
+	unlock_key(s, stripe);
+	return !last_pending;
+}
+
 int mc_store_release(struct mc_store *s, unsigned slot, struct mc_ref *ref)
 {
 	struct mc_item *it = ref->off ? mc_item_at(s->r, ref->off) : NULL;
@@ -328,6 +384,10 @@ int mc_store_release(struct mc_store *s, unsigned slot, struct mc_ref *ref)
 		return 0;
 	struct mc_txn t;
 	uint64_t h = mc_hash(mc_item_key(it), it->nkey);
+	if (release_plain(s, it, mc_stripe_of(s, h))) {
+		ref->off = 0;
+		return 0;
+	}
 	int rc = mc_txn_begin(s, &t, slot, mc_stripe_of(s, h));
 	if (rc)
 		return rc;
