@@ -318,6 +318,7 @@ def run():
             totals["acks"] += load_and_kill(server, conns, a.window,
                                             kill_after, 1 << 30)
             totals["kills"] += 1
+            KILLS_DONE[0] += 1
             broken = server.check()
             if broken:
                 totals["broken"] += 1
@@ -355,13 +356,20 @@ def run():
     return 1 if violations else 0
 
 
+KILLS_DONE = [0]  # an error before the first kill proves nothing
+
+
 def main():
     mutant = "--mutant" in sys.argv
     try:
         rc = run()
     except (RuntimeError, OSError) as e:
         print(f"FAILED: {e}", file=sys.stderr)
-        rc = 1
+        rc = 1 if KILLS_DONE[0] else 2
+    if mutant and rc == 2:
+        print("the run failed before any kill: nothing was tested",
+              file=sys.stderr)
+        return 1
     if mutant:  # the run must have failed: invert
         print("the mutant was " + ("caught" if rc else "NOT caught"),
               file=sys.stderr)
