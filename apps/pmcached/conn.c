@@ -354,6 +354,18 @@ static void trace_request(const struct conn *c, const char *p, size_t n)
 	        p);
 }
 
+/* -vv: the first line of the reply queued since wbuf offset from. */
+static void trace_reply(const struct conn *c, size_t from)
+{
+	if (from >= c->wlen)
+		return;
+	const char *p = c->wbuf + from;
+	const char *nl = memchr(p, '\r', c->wlen - from);
+	size_t len = nl ? (size_t)(nl - p) : c->wlen - from;
+	fprintf(stderr, ">%d %.*s\n", c->fd, (int)(len > 512 ? 512 : len),
+	        p);
+}
+
 /* One request from the buffer. 1: done one, 0: need more input. */
 static int one_request(struct conn *c)
 {
@@ -366,6 +378,7 @@ static int one_request(struct conn *c)
 		c->state = n ? ST_NREAD : ST_WAITING;
 		return 0;
 	}
+	size_t reply_from = c->wlen;
 	if (VERBOSE(2))
 		trace_request(c, p, n);
 	c->last_cmd = time(NULL);
@@ -377,10 +390,14 @@ static int one_request(struct conn *c)
 		cmd_error(c, &req);
 		c->rpos += used;
 		c->swallow = req.swallow;
+		if (VERBOSE(2))
+			trace_reply(c, reply_from);
 		return 1;
 	}
 	enum cmd_outcome o = cmd_execute(c, &req); /* req points into rbuf */
 	c->rpos += used;
+	if (VERBOSE(2))
+		trace_reply(c, reply_from);
 	if (o == CMD_CLOSE)
 		c->closing = true;
 	if (o == CMD_SHUTDOWN) {
