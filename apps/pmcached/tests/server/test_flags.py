@@ -177,7 +177,7 @@ def test_c_limits_connections(make_server):
 
 @pytest.mark.pmcached_only
 def test_c_accepts_exactly_c_clients(make_server):
-    # The contract ("more connections than -c are refused"): pmcached does
+    # pmcached refuses exactly the connections over -c: it does
     # not count its own descriptors as memcached does.
     limit = 16
     srv = make_server("-c", limit)
@@ -247,7 +247,7 @@ def test_l_binds_the_given_address(make_server):
 @pytest.mark.pmcached_only
 def test_default_listen_address_is_loopback(make_server):
     # memcached's default is INADDR_ANY (0.0.0.0 and ::); pmcached's
-    # contract is 127.0.0.1.
+    # default is 127.0.0.1 (README, Flags).
     port = free_port()
     srv = make_server("-p", port, port=port, listen=False)
     assert listening_addresses(srv.port) == [HOST]
