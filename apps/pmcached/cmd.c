@@ -21,10 +21,6 @@
 
 #define REALTIME_MAXDELTA (60 * 60 * 24 * 30) /* memcached: 30 days */
 
-#define STAT_INC(c, name)                                                     \
-	atomic_fetch_add_explicit(&conn_worker(c)->stats.name, 1,             \
-	                          memory_order_relaxed)
-
 int64_t cmd_abs_exptime(int64_t exptime, int64_t now)
 {
 	if (exptime == 0)
@@ -36,11 +32,6 @@ int64_t cmd_abs_exptime(int64_t exptime, int64_t now)
 	return now + exptime;
 }
 
-static unsigned slot_of(const struct conn *c)
-{
-	return conn_worker(c)->id;
-}
-
 static void reply(struct conn *c, const struct mc_request *req,
                   const char *line)
 {
@@ -48,12 +39,14 @@ static void reply(struct conn *c, const struct mc_request *req,
 		conn_reply(c, line);
 }
 
-void cmd_store_failure(struct conn *c, int rc)
+void cmd_store_failure(struct conn *c, int rc, bool quiet)
 {
 	STAT_INC(c, store_errors);
 	if (VERBOSE(1))
 		fprintf(stderr, "pmcached: store: %s (%s)\n", pmtx_strerror(rc),
 		        pmtx_errmsg());
+	if (quiet)
+		return;
 	if (rc == PMTX_E_NOMEM || rc == ENOMEM)
 		conn_reply(c, "SERVER_ERROR out of memory storing object");
 	else {
@@ -145,11 +138,8 @@ static void cmd_store(struct conn *c, const struct mc_request *req)
 		.cas = cas_operand(req->cas)};
 	enum mc_result res;
 	int rc = mc_store_put(server.store, slot_of(c), &p, &res, NULL);
-	if (rc) {
-		if (!req->noreply)
-			cmd_store_failure(c, rc);
-		return;
-	}
+	if (rc)
+		return cmd_store_failure(c, rc, req->noreply);
 	reply(c, req, storage_line(c, req, res));
 }
 
@@ -201,7 +191,7 @@ static void cmd_get(struct conn *c, const struct mc_request *req)
 		int rc = mc_store_get(server.store, slot_of(c), key.p, key.len,
 		                      touch, exp, &ref);
 		if (rc) {
-			cmd_store_failure(c, rc);
+			cmd_store_failure(c, rc, false);
 			return; /* memcached stops the reply at an error */
 		}
 		count_lookup(c, touch, ref.off != 0);
@@ -221,11 +211,8 @@ static void cmd_delete(struct conn *c, const struct mc_request *req)
 	enum mc_result res;
 	int rc = mc_store_delete(server.store, slot_of(c), req->key.p,
 	                         req->key.len, &res);
-	if (rc) {
-		if (!req->noreply)
-			cmd_store_failure(c, rc);
-		return;
-	}
+	if (rc)
+		return cmd_store_failure(c, rc, req->noreply);
 	if (res == MC_DELETED)
 		STAT_INC(c, delete_hits);
 	else
@@ -252,11 +239,8 @@ static void cmd_arith(struct conn *c, const struct mc_request *req)
 	uint64_t v;
 	int rc = mc_store_arith(server.store, slot_of(c), req->key.p,
 	                        req->key.len, incr, req->delta, &v, &res);
-	if (rc) {
-		if (!req->noreply)
-			cmd_store_failure(c, rc);
-		return;
-	}
+	if (rc)
+		return cmd_store_failure(c, rc, req->noreply);
 	count_arith(c, incr, res != MC_NOT_FOUND);
 	if (res == MC_NOT_FOUND)
 		return reply(c, req, "NOT_FOUND");
@@ -278,11 +262,8 @@ static void cmd_touch(struct conn *c, const struct mc_request *req)
 	                        req->key.len,
 	                        cmd_abs_exptime(req->exptime, time(NULL)),
 	                        &res);
-	if (rc) {
-		if (!req->noreply)
-			cmd_store_failure(c, rc);
-		return;
-	}
+	if (rc)
+		return cmd_store_failure(c, rc, req->noreply);
 	if (res == MC_TOUCHED)
 		STAT_INC(c, touch_hits);
 	else
@@ -302,11 +283,8 @@ static void cmd_flush_all(struct conn *c, const struct mc_request *req)
 	if (req->has_delay && req->delay > 0)
 		when = cmd_abs_exptime(req->delay, time(NULL));
 	int rc = mc_store_flush_all(server.store, when);
-	if (rc) {
-		if (!req->noreply)
-			cmd_store_failure(c, rc);
-		return;
-	}
+	if (rc)
+		return cmd_store_failure(c, rc, req->noreply);
 	reply(c, req, "OK");
 }
 

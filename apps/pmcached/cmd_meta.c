@@ -20,15 +20,6 @@
 
 #include "server.h"
 
-#define STAT_INC(c, name)                                                     \
-	atomic_fetch_add_explicit(&conn_worker(c)->stats.name, 1,             \
-	                          memory_order_relaxed)
-
-static unsigned slot_of(const struct conn *c)
-{
-	return conn_worker(c)->id;
-}
-
 /* The key the store sees: decoded when the request gave it in base64. */
 static struct mc_str meta_key(const struct mc_request *req)
 {
@@ -110,7 +101,7 @@ static void mg(struct conn *c, const struct mc_request *req)
 	int rc = mc_store_get(server.store, slot_of(c), key.p, key.len, touch,
 	                      exp, &ref);
 	if (rc)
-		return cmd_store_failure(c, rc);
+		return cmd_store_failure(c, rc, false);
 	STAT_INC(c, cmd_get);
 	if (!ref.off) {
 		STAT_INC(c, get_misses);
@@ -165,7 +156,7 @@ static void ms(struct conn *c, const struct mc_request *req)
 	uint64_t cas = 0;
 	int rc = mc_store_put(server.store, slot_of(c), &p, &res, &cas);
 	if (rc)
-		return cmd_store_failure(c, rc);
+		return cmd_store_failure(c, rc, false);
 	if (res == MC_TOO_LARGE || res == MC_NO_MEMORY) {
 		STAT_INC(c, store_no_memory);
 		return conn_reply(c, res == MC_TOO_LARGE
@@ -194,7 +185,7 @@ static void md(struct conn *c, const struct mc_request *req)
 		rc = mc_store_get(server.store, slot_of(c), key.p, key.len, 0,
 		                  0, &ref);
 		if (rc)
-			return cmd_store_failure(c, rc);
+			return cmd_store_failure(c, rc, false);
 		bool match = ref.off &&
 		             ref.cas == cas_operand(token_u64(req, 'C', 0));
 		bool found = ref.off != 0;
@@ -204,7 +195,7 @@ static void md(struct conn *c, const struct mc_request *req)
 	}
 	rc = mc_store_delete(server.store, slot_of(c), key.p, key.len, &res);
 	if (rc)
-		return cmd_store_failure(c, rc);
+		return cmd_store_failure(c, rc, false);
 	if (res == MC_DELETED)
 		STAT_INC(c, delete_hits);
 	else
@@ -265,7 +256,7 @@ static void ma(struct conn *c, const struct mc_request *req)
 		                    cmd_abs_exptime(token_i64(req, 'T', 0),
 		                                    time(NULL)), &res);
 	if (rc)
-		return cmd_store_failure(c, rc);
+		return cmd_store_failure(c, rc, false);
 	if (res == MC_NON_NUMERIC)
 		return conn_reply(c, "CLIENT_ERROR cannot increment or "
 		                  "decrement non-numeric value");
@@ -283,7 +274,7 @@ static void me(struct conn *c, const struct mc_request *req)
 	int rc = mc_store_get(server.store, slot_of(c), key.p, key.len, 0, 0,
 	                      &ref);
 	if (rc)
-		return cmd_store_failure(c, rc);
+		return cmd_store_failure(c, rc, false);
 	if (!ref.off)
 		return conn_reply(c, "EN");
 	char line[600];

@@ -255,27 +255,33 @@ static void conn_free(struct conn *c)
 	free(c);
 }
 
+void sockaddr_text(const struct sockaddr *sa, const char *kind, char *out,
+                   size_t n)
+{
+	char host[INET6_ADDRSTRLEN] = "?";
+	int port = 0;
+	if (sa->sa_family == AF_INET6) {
+		const struct sockaddr_in6 *a = (const void *)sa;
+		inet_ntop(AF_INET6, &a->sin6_addr, host, sizeof(host));
+		port = ntohs(a->sin6_port);
+	} else {
+		const struct sockaddr_in *a = (const void *)sa;
+		inet_ntop(AF_INET, &a->sin_addr, host, sizeof(host));
+		port = ntohs(a->sin_port);
+	}
+	snprintf(out, n, "%s:%s:%d", kind, host, port);
+}
+
 static void peer_name(struct conn *c)
 {
 	struct sockaddr_storage ss;
 	socklen_t len = sizeof(ss);
-	char host[INET6_ADDRSTRLEN] = "?";
-	if (c->is_unix || getpeername(c->fd, (struct sockaddr *)&ss, &len)) {
+	if (c->is_unix || getpeername(c->fd, (struct sockaddr *)&ss, &len))
 		snprintf(c->addr, sizeof(c->addr), "unix:%s",
 		         settings.socketpath ? settings.socketpath : "");
-		return;
-	}
-	int port = 0;
-	if (ss.ss_family == AF_INET6) {
-		struct sockaddr_in6 *a = (struct sockaddr_in6 *)&ss;
-		inet_ntop(AF_INET6, &a->sin6_addr, host, sizeof(host));
-		port = ntohs(a->sin6_port);
-	} else {
-		struct sockaddr_in *a = (struct sockaddr_in *)&ss;
-		inet_ntop(AF_INET, &a->sin_addr, host, sizeof(host));
-		port = ntohs(a->sin_port);
-	}
-	snprintf(c->addr, sizeof(c->addr), "tcp:%s:%d", host, port);
+	else
+		sockaddr_text((struct sockaddr *)&ss, "tcp", c->addr,
+		              sizeof(c->addr));
 }
 
 static struct conn *conn_alloc(struct worker *w, int fd)

@@ -98,20 +98,9 @@ static void describe_listener(int fd, const struct sockaddr *sa,
 {
 	if (server.nlisten >= MC_MAX_LISTEN)
 		return;
-	char host[INET6_ADDRSTRLEN] = "?";
-	int port = 0;
-	if (sa->sa_family == AF_INET6) {
-		const struct sockaddr_in6 *a = (const void *)sa;
-		inet_ntop(AF_INET6, &a->sin6_addr, host, sizeof(host));
-		port = ntohs(a->sin6_port);
-	} else {
-		const struct sockaddr_in *a = (const void *)sa;
-		inet_ntop(AF_INET, &a->sin_addr, host, sizeof(host));
-		port = ntohs(a->sin_port);
-	}
 	server.listen_fds[server.nlisten] = fd;
-	snprintf(server.listen_desc[server.nlisten++], 128, "%s:%s:%d", kind,
-	         host, port);
+	sockaddr_text(sa, kind, server.listen_desc[server.nlisten++],
+	              sizeof(server.listen_desc[0]));
 }
 
 static void on_accept(evutil_socket_t lfd, short what, void *arg)

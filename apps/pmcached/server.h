@@ -97,8 +97,22 @@ void conn_foreach(struct worker *w,
 void conn_describe(const struct conn *c, char *addr, size_t n,
                    const char **state, int64_t *idle);
 int conn_fd(const struct conn *c);
+/* "kind:host:port" for an IPv4 or IPv6 address (stats conns). */
+struct sockaddr;
+void sockaddr_text(const struct sockaddr *sa, const char *kind, char *out,
+                   size_t n);
 /* Serve one UDP datagram (memcached's 8-byte frame header). */
 void conn_udp_datagram(struct worker *w, int fd);
+
+/* Count one event in the connection's worker (server.h 4). */
+#define STAT_INC(c, name)                                                     \
+	atomic_fetch_add_explicit(&conn_worker(c)->stats.name, 1,             \
+	                          memory_order_relaxed)
+/* The pending-reclamation slot of the connection's worker (server.h 2). */
+static inline unsigned slot_of(const struct conn *c)
+{
+	return conn_worker(c)->id;
+}
 
 /* ---- cmd.c ---- */
 enum cmd_outcome { CMD_CONTINUE = 0, CMD_CLOSE, CMD_SHUTDOWN };
@@ -112,8 +126,9 @@ void cmd_error(struct conn *c, const struct mc_request *req);
 int64_t cmd_abs_exptime(int64_t exptime, int64_t now);
 /* The unique a cas compares with (-C: one no item has). */
 uint64_t cas_operand(uint64_t cas);
-/* A store status that is not a result: the reply and a log line. */
-void cmd_store_failure(struct conn *c, int rc);
+/* A store status that is not a result: counted, logged (-v), and
+ * replied to unless quiet (noreply). */
+void cmd_store_failure(struct conn *c, int rc, bool quiet);
 
 /* ---- cmd_meta.c ---- */
 enum cmd_outcome cmd_meta(struct conn *c, struct mc_request *req);
