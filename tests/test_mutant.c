@@ -607,7 +607,6 @@ static const struct site_case cases[] = {
 	BARRIER(MUT_UNDO_ABORT_IDLE_BARRIER, wl_undo_abort, 1),
 	FLUSH(MUT_UNDO_RECOVER_FLUSH, wl_recover_undo, 2),
 	/* redo.c: two commits, the second one only frees */
-	FLUSH(MUT_REDO_REWRITE_FLUSH, wl_redo, 1),
 	STORE(MUT_REDO_BATCH_CHECK, wl_redo, P_BATCH),
 	BARRIER(MUT_REDO_COMMIT_BARRIER, wl_redo, 2),
 	FLUSH(MUT_REDO_DATA_FLUSH, wl_redo, 2),
@@ -615,6 +614,7 @@ static const struct site_case cases[] = {
 	BARRIER(MUT_REDO_NAKED_BARRIER, wl_naked, 1),
 	BARRIER(MUT_REDO_NAKED_ORDER_BARRIER, wl_naked, 1),
 	STORE(MUT_REDO_IDLE_MARK, wl_redo, P_STATE),
+	BARRIER(MUT_REDO_COVER_WAIT, wl_redo_async, 1),
 	FLUSH(MUT_REDO_TRUNC_DATA_FLUSH, wl_redo_async, 2),
 	BARRIER(MUT_REDO_TRUNC_BARRIER, wl_redo_async, 1),
 	FLUSH(MUT_REDO_RECOVER_FLUSH, wl_recover_redo, 2),

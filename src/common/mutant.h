@@ -176,9 +176,6 @@
 	  "recovery: flush of every range an undo log rolls back; else IDLE "\
 	  "may be durable before the rolled-back data")                       \
 	/* ---- redo.c (redo and redo-async) ---- */                          \
-	X(MUT_REDO_REWRITE_FLUSH, "redo.rewrite_flush",                      \
-	  "flush of a redo record rewritten in place by a repeated write of " \
-	  "its range (D11); else the COMMIT may persist with its old bytes") \
 	X(MUT_REDO_BATCH_CHECK, "redo.batch_check",                          \
 	  "batch checksum in the redo COMMIT record (D1); else recovery "    \
 	  "never counts the log as committed and loses the transaction")      \
@@ -200,6 +197,10 @@
 	X(MUT_REDO_IDLE_MARK, "redo.idle_mark",                              \
 	  "store IDLE when a redo log is retired (sync commit and async "    \
 	  "truncation); else recovery replays it over newer data")            \
+	X(MUT_REDO_COVER_WAIT, "redo.cover_wait",                            \
+	  "redo-async retires a transaction only after a later barrier of "  \
+	  "the thread that flushed its data (D12); else IDLE may persist "   \
+	  "before the data")                                                \
 	X(MUT_REDO_TRUNC_DATA_FLUSH, "redo.trunc_data_flush",                \
 	  "redo-async truncation: flush of the lines applied at commit; "    \
 	  "else IDLE may be durable before the data")                         \

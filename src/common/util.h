@@ -33,6 +33,19 @@ static inline uint64_t pmtx_mix64(uint64_t x)
 	return x ^ (x >> 31);
 }
 
+/* memcpy for the short copies of the transaction hot paths: an 8-byte
+ * copy (a word of a struct) is one load and one store, not a call. */
+static inline void pmtx_copy(void *d, const void *s, size_t n)
+{
+	if (n == 8) {
+		uint64_t v;
+		__builtin_memcpy(&v, s, 8);
+		__builtin_memcpy(d, &v, 8);
+	} else {
+		__builtin_memcpy(d, s, n);
+	}
+}
+
 /* Number of cache lines touched by [p, p+n). */
 static inline uint64_t lines_spanned(const void *p, size_t n)
 {

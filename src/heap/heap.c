@@ -511,7 +511,8 @@ int heap_free_entry(struct heap *h, uint64_t user_off,
 	return 0;
 }
 
-int heap_object_of(struct heap *h, uint64_t off, uint64_t *base)
+int heap_object_span(struct heap *h, uint64_t off, uint64_t *base,
+                     uint64_t *end)
 {
 	if (off < h->heap_off || off >= sb_off(h, h->r->nsb))
 		return PMTX_E_RANGE;
@@ -520,6 +521,7 @@ int heap_object_of(struct heap *h, uint64_t off, uint64_t *base)
 	if (x->state == RT_SMALL) {
 		uint64_t in = off - sb_off(h, s), bs = class_size[x->cls];
 		*base = sb_off(h, s) + in / bs * bs;
+		*end = *base + bs;
 		return 0;
 	}
 	if (x->state == RT_CONT)
@@ -527,6 +529,7 @@ int heap_object_of(struct heap *h, uint64_t off, uint64_t *base)
 	if (h->rt[s].state != RT_LARGE)
 		return PMTX_E_RANGE;
 	*base = sb_off(h, s);
+	*end = sb_off(h, s + h->rt[s].run);
 	return 0;
 }
 

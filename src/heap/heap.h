@@ -57,8 +57,10 @@ void heap_mark_internal(struct heap *h, uint64_t off);
 size_t heap_usable_size(struct heap *h, uint64_t user_off);
 /* pmtx_heap_check, once no truncation is pending (pmtx.c). */
 int heap_check(pmtx_region *r, pmtx_heap_stats *st);
-/* The block (object header offset) that contains off, whether or not it
- * is allocated; PMTX_E_RANGE outside any small or large block. */
-int heap_object_of(struct heap *h, uint64_t off, uint64_t *base);
+/* The block that contains off, whether or not it is allocated: its object
+ * header at *base, its end at *end; PMTX_E_RANGE outside any small or
+ * large block. */
+int heap_object_span(struct heap *h, uint64_t off, uint64_t *base,
+                     uint64_t *end);
 
 #endif

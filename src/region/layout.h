@@ -48,6 +48,9 @@
  *       a redo COMMIT's batch checksum covers the transaction's
  *       allocation-log entries; undo stores COMMITTED in statever at
  *       commit; pmtx_desc.log_tail is set at create and never maintained.
+ *  3.0  A redo record's payload is a list of entries (PMTX_RE_*), each the
+ *       new contents of one byte range, instead of the contents of the
+ *       one range at rec.off; rec.off holds the number of entries.
  */
 #ifndef PMTX_LAYOUT_H
 #define PMTX_LAYOUT_H
@@ -58,7 +61,7 @@
 /* "PMTXRGN1" read as a little-endian word; a big-endian reader sees the
  * bytes reversed, so a byte-order mismatch shows as a bad magic. */
 #define PMTX_MAGIC 0x314e475258544d50ull
-#define PMTX_FORMAT_MAJOR 2
+#define PMTX_FORMAT_MAJOR 3
 #define PMTX_FORMAT_MINOR 0
 /* Feature masks: bits this build understands. */
 #define PMTX_FEAT_COMPAT_SUPPORTED 0ull
@@ -189,9 +192,19 @@ _Static_assert(sizeof(struct pmtx_chunk) == 64, "chunk header size");
 enum pmtx_rec_type {
 	PMTX_REC_UNDO = 1,   /* off: target; payload: old contents */
 	PMTX_REC_COMMIT = 2, /* off: number of alloc-log entries */
-	PMTX_REC_REDO = 3,   /* off: target; payload: new contents */
+	PMTX_REC_REDO = 3,   /* off: number of entries; payload: entries */
 	PMTX_REC_COW = 4,    /* off: a wrapper in the write set; no payload */
 };
+
+/* A redo record's payload: entries one after another, each an 8-byte
+ * word PMTX_RE_WORD(off, len) followed by the len new bytes for
+ * [off, off + len), padded with zeros to a multiple of 8. */
+#define PMTX_RE_OFF_BITS 48
+#define PMTX_RE_MAX_LEN 4096u /* bytes of one entry, at most */
+#define PMTX_RE_WORD(off, len) ((uint64_t)(off) | ((uint64_t)(len) << 48))
+#define PMTX_RE_OFF(w) ((w) & ((1ull << PMTX_RE_OFF_BITS) - 1))
+#define PMTX_RE_LEN(w) ((size_t)((w) >> PMTX_RE_OFF_BITS))
+#define PMTX_RE_BYTES(len) (8u + (((len) + 7u) & ~(size_t)7u))
 
 #define PMTX_RF_CSUM 1u
 #define PMTX_RF_MARK 2u

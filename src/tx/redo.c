@@ -2,32 +2,31 @@
  * redo.c - the redo-log runtimes (seed 000 section 4.2; asynchronous
  * truncation from seed 004): `redo` and `redo-async`.
  *
- * A write appends a record holding the NEW bytes to the descriptor's log
- * and flushes it (an asynchronous write-back), with no barrier; the data
- * in place is untouched until commit. A read of something this
- * transaction wrote must see the new bytes: every object header holds a
- * 64-bit writers bitmap (objbits.h), and a read whose object does not
- * carry this transaction's bit is a plain load. Otherwise a DRAM map,
- * keyed by object segment, gives the newest record for that segment, and
- * records of one segment are chained newest to oldest, so a lookup never
- * looks at unrelated records; bytes are taken from the newest record that
- * covers them, the rest from memory. Transactions on descriptors >= 64
- * have no bit and always consult their map.
+ * A write touches DRAM only: the transaction's write set holds, per cache
+ * line, the newest bytes it wrote there and a mask of which bytes those
+ * are (struct wline), found through a hash map keyed by line. A read is a
+ * plain load when the transaction has written nothing; otherwise the load
+ * is followed by one map lookup per line, which overlays the bytes the
+ * transaction wrote. The data in place is untouched until commit.
  *
- * Raw ranges. A segment is 4 KiB of one object, counted from the start of
- * its data: a write is split at segment boundaries, so a large raw range
- * (a page of a database file inside one big block, say) is indexed page by
- * page, and reading a page never walks the records of the others. Any
- * address in the root or in an allocated block belongs to exactly one
- * object, so no range goes unindexed; writes to memory that belongs to no
- * block fail with PMTX_E_RANGE.
+ * Commit turns the write set into the log: runs of written bytes, merged
+ * across consecutive lines, become entries (8-byte header with offset and
+ * length, then the bytes; layout.h, PMTX_RE_*), packed into as few redo
+ * records as the log chunks allow. A word written once costs 16 bytes of
+ * log, and a word written many times is logged once.
+ *
+ * Writes are checked against the object that holds them (the root, or a
+ * block of the heap: a write to memory that belongs to no block fails with
+ * PMTX_E_RANGE), once per object and transaction: the object last
+ * written is remembered, and a write inside it is not checked again.
  *
  * Barrier sequence, `redo` (synchronous truncation):
- *   writes      records flushed as they are written          -> 0 barriers
- *   commit  1.  COMMIT record (CSN, allocation count), allocation-log
+ *   writes      DRAM only                                    -> 0 barriers
+ *   commit  1.  redo records (the write set), COMMIT record (CSN,
+ *               allocation count), allocation-log
  *               entries, descriptor RUNNING                  -> 1 barrier
  *               (the transaction is durable here)
- *           2.  apply every record in place in log order, apply the
+ *           2.  apply the write set in place, apply the
  *               allocation log to the heap, flush            -> 1 barrier
  *           3.  descriptor IDLE: a store, no flush, no barrier (tx.c R3)
  *   abort       drop the log: nothing was written in place   -> 0 barriers
@@ -36,12 +35,17 @@
  *   flushes (D10); none for a transaction that wrote and allocated
  *   nothing.
  *
- * `redo-async`: step 1, then the records and the allocation log are
- * applied in place with plain stores before commit returns, so every
- * thread sees the new data at once: 1 barrier on the critical path. The
- * write-back, its barrier and the retirement run later, in the region's
- * truncation thread, or earlier in a thread that needs the descriptor or
- * one of its objects (tx.c: drain_until).
+ * `redo-async`: step 1, then the write set and the allocation log are
+ * applied in place with plain stores and flushed before commit returns,
+ * so every thread sees the new data at once: 1 barrier on the critical
+ * path. The barrier that makes the data durable is the committing
+ * thread's next commit barrier, after which that commit retires this
+ * transaction with a store (D12); so a thread that commits redo-async
+ * transactions one after another pays 1 barrier per commit. A truncation
+ * with a barrier of its own runs only when that does not happen soon: in
+ * the region's truncation thread (after a grace period), or in a thread
+ * that needs the descriptor or one of its objects (tx.c: drain_until),
+ * or at pmtx_drain and pmtx_close.
  *
  * Invariants
  *  D1. Redo records carry no checksum of their own: the COMMIT record
@@ -102,15 +106,21 @@
  *      written. In the same epoch as the COMMIT, the COMMIT could persist
  *      without them, and recovery would link a block whose contents were
  *      lost.
- *  D11. A write of exactly the range of the newest record of its segment
- *      stores into that record instead of appending one (a transaction
- *      that rewrites one object logs it once). Before the COMMIT nothing
- *      depends on a record's bytes: the batch checksum is computed at
- *      commit over what the records hold then, and a rewritten record is
- *      flushed once more before the COMMIT's barrier, which makes its new
- *      bytes durable with the rest. Reads and
- *      the apply take the newest bytes of a range from the newest record
- *      that covers it, which is this one.
+ *  D12. A redo-async transaction's data is flushed at commit by the
+ *      committing thread, which records itself as the flusher. It may be
+ *      retired (IDLE stored) without a barrier of its own only by the same
+ *      thread, right after a later commit barrier of that thread returned
+ *      without error (a barrier orders only its own thread's flushes), and
+ *      only if it is the head of the queue and no IDLE mark was stored
+ *      (txm.idle_gen) since before that barrier's retire cover: then every
+ *      earlier IDLE is durable and this one is ordered after them (D6).
+ *      One such retirement per barrier, since two IDLE stores with no
+ *      barrier between them may persist in either order. Any other thread
+ *      truncating it flushes the data again, then issues its barrier.
+ *  D11. The write set holds each written byte once, with its newest value,
+ *      so the log holds it once too, and the apply stores and flushes each
+ *      line once. Entries of one log never overlap, so their order within
+ *      the log does not matter to recovery.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -119,176 +129,150 @@
 #include "objbits.h"
 #include "tx.h"
 
-#define SEG_SIZE 4096u
 #define OBJ_MARK (-2)
+#define LINE_MASK(at, n) ((n) >= 64 ? ~0ull : ((1ull << (n)) - 1) << (at))
+/* A record is cut short to fill the rest of a chunk only if that rest
+ * holds at least this many payload bytes; otherwise it starts in the next
+ * chunk, and holds at most REC_MAX bytes of entries. */
+#define REC_MIN 512u
+#define REC_MAX (32u * 1024u)
 
 static int redo_begin(struct pmtx_tx *tx)
 {
 	logw_reset(tx->r, &tx->log, tx->d->log_head);
-	idxmap_clear(&tx->map);
-	tx->last_obj = 0;
-	tx->nents = 0;
-	tx->rewrites = 0;
+	idxmap_clear(&tx->objs);
+	u64map_clear(&tx->wmap);
+	tx->obj_lo = tx->obj_hi = 0;
+	tx->nwl = 0;
 	return 0;
 }
 
-static int ents_push(struct pmtx_tx *tx, struct redo_ent e)
+/* ---- the write set ---- */
+
+/* The write-set line at offset line, added empty if absent; NULL if out
+ * of memory (the set is then unchanged). */
+static struct wline *wline_get(struct pmtx_tx *tx, uint64_t line)
 {
-	if (tx->nents == tx->capents) {
-		size_t cap = tx->capents ? tx->capents * 2 : 64;
-		struct redo_ent *n = realloc(tx->ents, cap * sizeof(*n));
+	const uint64_t *hit = u64map_find(&tx->wmap, line);
+	if (hit)
+		return &tx->wl[*hit];
+	if (tx->nwl == tx->capwl) {
+		size_t cap = tx->capwl ? tx->capwl * 2 : 64;
+		struct wline *n = realloc(tx->wl, cap * sizeof(*n));
 		if (!n)
-			return ENOMEM;
-		tx->ents = n, tx->capents = cap;
+			return NULL;
+		tx->wl = n, tx->capwl = cap;
 	}
-	tx->ents[tx->nents++] = e;
-	return 0;
+	int fresh;
+	uint64_t *v = u64map_insert(&tx->wmap, line, &fresh);
+	if (!v)
+		return NULL;
+	if (!fresh)
+		return &tx->wl[*v];
+	*v = tx->nwl;
+	struct wline *l = &tx->wl[tx->nwl++];
+	l->off = line;
+	l->mask = 0;
+	return l;
 }
 
-/* Note that this transaction writes (or allocated) the object at base:
- * set its writers bit once. */
-static int own_object(struct pmtx_tx *tx, uint64_t base)
-{
-	if (base == tx->last_obj || idxmap_get(&tx->map, base) == OBJ_MARK) {
-		tx->last_obj = base;
-		return 0;
-	}
-	tx->last_obj = base;
-	if (tx->mybit)
-		objbits_set(tx->r, objhdr_at(tx->r, base), tx->mybit);
-	return idxmap_put(&tx->map, base, OBJ_MARK);
-}
-
-static inline uint64_t seg_key(uint64_t base, uint64_t off)
-{
-	uint64_t data = base + sizeof(struct pmtx_objhdr);
-	return data + ALIGN_DOWN(off - data, SEG_SIZE);
-}
-
-/* D11: store the new bytes into the newest record of the same range; it
- * is flushed once, at commit (flush_rewritten). */
-static void rewrite(struct pmtx_tx *tx, struct redo_ent *e, const void *src)
-{
-	pmtx_region *r = tx->r;
-	void *p = (void *)rec_payload(region_at(r, e->rec));
-	memcpy(p, src, e->len);
-	TRACE_STORE(&r->persist, p, e->len);
-	e->rewritten = 1;
-	tx->rewrites = 1;
-}
-
-static void flush_rewritten(struct pmtx_tx *tx)
-{
-	pmtx_region *r = tx->r;
-	for (size_t i = 0; tx->rewrites && i < tx->nents; i++)
-		if (tx->ents[i].rewritten)
-			MUT_FLUSH(MUT_REDO_REWRITE_FLUSH, &r->persist,
-			          rec_payload(region_at(r, tx->ents[i].rec)),
-			          tx->ents[i].len);
-}
-
-/* Append one record for [off, off+len), all inside one segment, or
- * rewrite the newest one if it is for exactly that range (D11). */
-static int append(struct pmtx_tx *tx, uint64_t base, uint64_t off,
-                  const void *src, size_t len)
-{
-	pmtx_region *r = tx->r;
-	uint64_t rec, key = seg_key(base, off);
-	int32_t head = idxmap_get(&tx->map, key);
-	if (head >= 0 && tx->ents[head].off == off &&
-	    tx->ents[head].len == len) {
-		rewrite(tx, &tx->ents[head], src);
-		return 0;
-	}
-	int rc = logw_reserve(r, &tx->log, len, &rec);
-	if (rc || (rc = own_object(tx, base)))
-		return rc;
-	log_put(r, &tx->log, rec, PMTX_REC_REDO, tx->version, off, src, len,
-	        LOG_BATCH);
-	struct redo_ent e = {rec, off, (uint32_t)len, -1, 0};
-	if ((rc = ents_push(tx, e)))
-		return rc;
-	return idxmap_swap(&tx->map, key, (int32_t)(tx->nents - 1),
-	                   &tx->ents[tx->nents - 1].prev);
-}
-
-/* Split [off, off+n) at object and segment boundaries. */
-static int for_each_piece(struct pmtx_tx *tx, uint64_t off, size_t n,
-                          int (*fn)(struct pmtx_tx *, uint64_t base,
-                                    uint64_t off, size_t len, void *arg),
-                          void *arg)
+static int wset_put(struct pmtx_tx *tx, uint64_t off, const char *src,
+                    size_t n)
 {
 	while (n > 0) {
-		uint64_t base;
-		int rc = tx_object_of(tx->r, off, &base);
-		if (rc)
-			return rc;
-		uint64_t end = seg_key(base, off) + SEG_SIZE;
-		size_t len = (size_t)MIN((uint64_t)n, end - off);
-		if ((rc = fn(tx, base, off, len, arg)))
-			return rc;
-		off += len;
-		n -= len;
-		arg = (char *)arg + len;
+		uint64_t line = ALIGN_DOWN(off, CACHE_LINE);
+		unsigned at = (unsigned)(off - line);
+		size_t k = MIN(n, CACHE_LINE - at);
+		struct wline *l = wline_get(tx, line);
+		if (!l)
+			return ENOMEM;
+		pmtx_copy(l->data + at, src, k);
+		l->mask |= LINE_MASK(at, k);
+		off += k, src += k, n -= k;
 	}
 	return 0;
 }
 
-static int write_piece(struct pmtx_tx *tx, uint64_t base, uint64_t off,
-                       size_t len, void *src)
+/* Calls fn(arg, at, len) for each run of set bits of mask, in order. */
+#define FOR_EACH_RUN(mask, at, len)                                           \
+	for (uint64_t m_ = (mask), at, len;                                   \
+	     m_ && ((at = (uint64_t)__builtin_ctzll(m_)),                     \
+	            (len = (~(m_ >> at) ? (uint64_t)__builtin_ctzll(~(m_ >> at)) \
+	                                : 64 - at)),                          \
+	            1);                                                       \
+	     m_ &= ~LINE_MASK(at, len))
+
+/* Overlay on out (the bytes of [off, off+n) as loaded) those that the
+ * write set holds. */
+static void wset_overlay(const struct pmtx_tx *tx, uint64_t off, char *out,
+                         size_t n)
 {
-	return append(tx, base, off, src, len);
+	while (n > 0) {
+		uint64_t line = ALIGN_DOWN(off, CACHE_LINE);
+		unsigned at = (unsigned)(off - line);
+		size_t k = MIN(n, CACHE_LINE - at);
+		const uint64_t *v = u64map_find(&tx->wmap, line);
+		if (v) {
+			const struct wline *l = &tx->wl[*v];
+			uint64_t want = LINE_MASK(at, k);
+			if ((l->mask & want) == want)
+				pmtx_copy(out, l->data + at, k);
+			else
+				FOR_EACH_RUN(l->mask & want, s, len)
+					memcpy(out + (s - at), l->data + s, len);
+		}
+		off += k, out += k, n -= k;
+	}
+}
+
+/* ---- writes ---- */
+
+/* Note that this transaction writes (or allocated) the object at base:
+ * redo-async sets its writers bit, once (W1, D4b). */
+static int own_object(struct pmtx_tx *tx, uint64_t base)
+{
+	if (tx->kind != PMTX_RT_REDO_ASYNC || !tx->mybit ||
+	    idxmap_get(&tx->objs, base) == OBJ_MARK)
+		return 0;
+	objbits_set(tx->r, objhdr_at(tx->r, base), tx->mybit);
+	return idxmap_put(&tx->objs, base, OBJ_MARK);
+}
+
+/* Check that [off, off+n) lies in objects, and own each of them; the last
+ * one is remembered, so that the next write inside it skips this. */
+static int check_objects(struct pmtx_tx *tx, uint64_t off, size_t n)
+{
+	for (uint64_t end = off + n; off < end;) {
+		uint64_t base, oend;
+		int rc = tx_object_span(tx->r, off, &base, &oend);
+		if (rc || (rc = own_object(tx, base)))
+			return rc;
+		tx->obj_lo = base + sizeof(struct pmtx_objhdr);
+		tx->obj_hi = oend;
+		off = oend;
+	}
+	return 0;
 }
 
 static int redo_write(struct pmtx_tx *tx, void *dst, const void *src,
                       size_t n)
 {
-	return for_each_piece(tx, region_off(tx->r, dst), n, write_piece,
-	                      (void *)src);
-}
-
-/* Copy into out the bytes of [off, off+len) that the record covers and
- * that no newer record has supplied (done: one bit per byte of out). */
-static size_t overlay(const pmtx_region *r, const struct redo_ent *e,
-                      uint64_t off, size_t len, char *out, uint64_t *done)
-{
-	uint64_t lo = MAX(off, e->off), hi = MIN(off + len, e->off + e->len);
-	const char *src = (const char *)rec_payload(region_at(r, e->rec));
-	size_t filled = 0;
-	for (uint64_t p = lo; p < hi; p++) {
-		size_t i = (size_t)(p - off);
-		if (done[i / 64] & (1ull << (i % 64)))
-			continue;
-		done[i / 64] |= 1ull << (i % 64);
-		out[i] = src[p - e->off];
-		filled++;
+	uint64_t off = region_off(tx->r, dst);
+	if (off < tx->obj_lo || off + n > tx->obj_hi) {
+		int rc = check_objects(tx, off, n);
+		if (rc)
+			return rc;
 	}
-	return filled;
-}
-
-static int read_piece(struct pmtx_tx *tx, uint64_t base, uint64_t off,
-                      size_t len, void *dst)
-{
-	const pmtx_region *r = tx->r;
-	memcpy(dst, region_at(r, off), len);
-	if (tx->mybit && !(objbits_get(r, objhdr_at(r, base)) & tx->mybit))
-		return 0;
-	uint64_t done[SEG_SIZE / 64] = {0};
-	size_t left = len;
-	for (int32_t i = idxmap_get(&tx->map, seg_key(base, off));
-	     i >= 0 && left; i = tx->ents[i].prev)
-		left -= overlay(r, &tx->ents[i], off, len, dst, done);
-	return 0;
+	return wset_put(tx, off, src, n);
 }
 
 static int redo_read(struct pmtx_tx *tx, void *dst, const void *src,
                      size_t n)
 {
-	if (tx->nents == 0) {
-		memcpy(dst, src, n);
-		return 0;
-	}
-	return for_each_piece(tx, region_off(tx->r, src), n, read_piece, dst);
+	pmtx_copy(dst, src, n);
+	if (tx->nwl)
+		wset_overlay(tx, region_off(tx->r, src), dst, n);
+	return 0;
 }
 
 /* add_range announces a store in place, which redo forbids before commit
@@ -300,32 +284,137 @@ static int redo_add_range(struct pmtx_tx *tx, void *p, size_t n)
 	return PMTX_E_UNSUPPORTED;
 }
 
+/* ---- the log ---- */
+
+static int rbuf_room(struct pmtx_tx *tx, size_t more)
+{
+	if (tx->rlen + more <= tx->rcap)
+		return 0;
+	size_t cap = MAX(tx->rcap * 2, tx->rlen + more + 4096);
+	unsigned char *n = realloc(tx->rbuf, cap);
+	if (!n)
+		return ENOMEM;
+	tx->rbuf = n, tx->rcap = cap;
+	return 0;
+}
+
+/* The write set as entries in tx->rbuf: one per run of written bytes,
+ * runs that continue each other across lines merged, up to
+ * PMTX_RE_MAX_LEN bytes an entry. */
+static int build_entries(struct pmtx_tx *tx)
+{
+	size_t hdr = 0;          /* where the open entry's word is */
+	uint64_t eoff = 0, elen = 0; /* the open entry, elen 0: none */
+	tx->rlen = 0;
+	for (size_t i = 0; i < tx->nwl; i++) {
+		const struct wline *l = &tx->wl[i];
+		FOR_EACH_RUN(l->mask, at, len) {
+			uint64_t off = l->off + at;
+			if (elen && eoff + elen == off &&
+			    elen + len <= PMTX_RE_MAX_LEN) {
+				if (rbuf_room(tx, len))
+					return ENOMEM;
+				pmtx_copy(tx->rbuf + tx->rlen, l->data + at, len);
+				tx->rlen += len, elen += len;
+				continue;
+			}
+			if (rbuf_room(tx, 8 + 8 + len))
+				return ENOMEM;
+			if (elen) { /* close the open entry */
+				uint64_t w = PMTX_RE_WORD(eoff, elen);
+				memcpy(tx->rbuf + hdr, &w, 8);
+				while (tx->rlen % 8)
+					tx->rbuf[tx->rlen++] = 0;
+			}
+			hdr = tx->rlen;
+			tx->rlen += 8;
+			pmtx_copy(tx->rbuf + tx->rlen, l->data + at, len);
+			tx->rlen += len;
+			eoff = off, elen = len;
+		}
+	}
+	if (elen) {
+		uint64_t w = PMTX_RE_WORD(eoff, elen);
+		memcpy(tx->rbuf + hdr, &w, 8);
+		if (rbuf_room(tx, 8))
+			return ENOMEM;
+		while (tx->rlen % 8)
+			tx->rbuf[tx->rlen++] = 0;
+	}
+	return 0;
+}
+
+/* The longest run of whole entries from p (at most n bytes) that fits in
+ * room bytes; *count gets their number. */
+static size_t entries_fit(const unsigned char *p, size_t n, size_t room,
+                          uint64_t *count)
+{
+	size_t used = 0;
+	*count = 0;
+	while (used < n) {
+		uint64_t w;
+		memcpy(&w, p + used, 8);
+		size_t b = PMTX_RE_BYTES(PMTX_RE_LEN(w));
+		if (used + b > room)
+			break;
+		used += b;
+		(*count)++;
+	}
+	return used;
+}
+
+/* Payload bytes a record can hold in the rest of the writer's chunk. */
+static size_t chunk_room(const struct logw *w)
+{
+	size_t over = PMTX_REC_BYTES(0);
+	return w->end - w->pos > over ? ALIGN_DOWN(w->end - w->pos - over, 8)
+	                              : 0;
+}
+
+/* Write the entries as redo records, flushed, no barrier (D1). */
+static int put_records(struct pmtx_tx *tx)
+{
+	pmtx_region *r = tx->r;
+	int rc = build_entries(tx);
+	tx->nrecs = 0;
+	for (size_t done = 0; !rc && done < tx->rlen;) {
+		const unsigned char *p = tx->rbuf + done;
+		size_t left = tx->rlen - done, room = chunk_room(&tx->log);
+		uint64_t count, rec;
+		size_t take = entries_fit(p, left, room, &count);
+		if (take < left && take < REC_MIN)
+			take = entries_fit(p, left, REC_MAX, &count);
+		if ((rc = logw_reserve(r, &tx->log, take, &rec)) ||
+		    (rc = tx_recs_push(tx, rec)))
+			break;
+		log_put(r, &tx->log, rec, PMTX_REC_REDO, tx->version, count, p,
+		        take, LOG_BATCH);
+		done += take;
+	}
+	return rc;
+}
+
 /* ---- commit ---- */
 
 static void clear_bits(struct pmtx_tx *tx)
 {
 	if (!tx->mybit)
 		return;
-	for (uint32_t i = 0; i < tx->map.n; i++) {
-		uint64_t key = idxmap_key(&tx->map, i);
-		if (idxmap_get(&tx->map, key) == OBJ_MARK)
-			objbits_clear(tx->r, objhdr_at(tx->r, key), tx->mybit);
-	}
+	for (uint32_t i = 0; i < tx->objs.n; i++)
+		objbits_clear(tx->r, objhdr_at(tx->r, idxmap_key(&tx->objs, i)),
+		              tx->mybit);
 }
 
 /* The batch checksum (layout.h, PMTX_RF_BATCH; D1, D9): the records'
- * spans in log order, contiguous runs hashed in one piece, then the
- * allocation-log entries. */
+ * spans in log order, then the allocation-log entries. */
 static uint64_t batch_checksum(const struct pmtx_tx *tx)
 {
 	const pmtx_region *r = tx->r;
 	struct pmtx_hasher h;
 	pmtx_hash_init(&h, PMTX_CSUM_SEED_REC);
-	for (size_t i = 0; i < tx->nents;) {
-		uint64_t start = tx->ents[i].rec, end = start;
-		for (; i < tx->nents && tx->ents[i].rec == end; i++)
-			end += log_rec_span(tx->ents[i].len);
-		pmtx_hash_update(&h, region_at(r, start), end - start);
+	for (size_t i = 0; i < tx->nrecs; i++) {
+		const struct pmtx_rec *rec = region_at(r, tx->recs[i]);
+		pmtx_hash_update(&h, rec, log_rec_span(rec->len));
 	}
 	if (tx->alog.n)
 		pmtx_hash_update(&h, tx->alog.e,
@@ -333,15 +422,15 @@ static uint64_t batch_checksum(const struct pmtx_tx *tx)
 	return pmtx_hash_digest(&h);
 }
 
-/* Step 1: the transaction becomes durable (D1). */
-static int commit_durable(struct pmtx_tx *tx)
+/* Step 1: the transaction becomes durable (D1). The log has room for the
+ * COMMIT at rec. *gen: the IDLE marks stored before the retire cover
+ * (D12). */
+static int commit_durable(struct pmtx_tx *tx, uint64_t rec, uint64_t *gen)
 {
 	pmtx_region *r = tx->r;
-	uint64_t rec, body[2];
+	uint64_t body[2];
 	size_t nalloc = tx->alog.n;
-	int rc = logw_reserve(r, &tx->log, sizeof(body), &rec);
-	if (rc)
-		return rc;
+	*gen = atomic_load(&r->txm->idle_gen);
 	retire_cover_begin(tx);
 	tx_mark_running(tx);
 	tx->csn = atomic_fetch_add(&r->txm->next_csn, 1);
@@ -349,9 +438,8 @@ static int commit_durable(struct pmtx_tx *tx)
 	body[1] = MUT_SKIP(MUT_REDO_BATCH_CHECK) ? 0 : batch_checksum(tx);
 	log_put(r, &tx->log, rec, PMTX_REC_COMMIT, tx->version, nalloc, body,
 	        sizeof(body), LOG_CSUM);
-	flush_rewritten(tx);
 	alog_flush(tx);
-	rc = MUT_BARRIER(MUT_REDO_COMMIT_BARRIER, &r->persist);
+	int rc = MUT_BARRIER(MUT_REDO_COMMIT_BARRIER, &r->persist);
 	retire_cover_end(tx);
 	return rc;
 }
@@ -359,32 +447,29 @@ static int commit_durable(struct pmtx_tx *tx)
 static void apply_in_place(struct pmtx_tx *tx)
 {
 	pmtx_region *r = tx->r;
-	for (size_t i = 0; i < tx->nents; i++) {
-		const struct redo_ent *e = &tx->ents[i];
-		memcpy(region_at(r, e->off), rec_payload(region_at(r, e->rec)),
-		       e->len);
-		TRACE_STORE(&r->persist, region_at(r, e->off), e->len);
+	for (size_t i = 0; i < tx->nwl; i++) {
+		const struct wline *l = &tx->wl[i];
+		char *dst = region_at(r, l->off);
+		if (l->mask == ~0ull) {
+			memcpy(dst, l->data, CACHE_LINE);
+			TRACE_STORE(&r->persist, dst, CACHE_LINE);
+			continue;
+		}
+		FOR_EACH_RUN(l->mask, at, len) {
+			pmtx_copy(dst + at, l->data + at, len);
+			TRACE_STORE(&r->persist, dst + at, len);
+		}
 	}
 }
 
-/* Flush every line the records cover; a line flushed for the previous
- * record is not flushed again (writes to one line usually come
- * together). site: the mutation site (commit or truncation). */
+/* Flush every line of the write set, once each. site: the mutation site
+ * (commit or truncation). */
 static void flush_written(struct pmtx_tx *tx, unsigned site)
 {
 	pmtx_region *r = tx->r;
-	uintptr_t last = 0;
-	for (size_t i = 0; i < tx->nents; i++) {
-		const struct redo_ent *e = &tx->ents[i];
-		uintptr_t a = (uintptr_t)region_at(r, e->off);
-		uintptr_t l = ALIGN_DOWN(a, CACHE_LINE);
-		if (l == last)
-			l += CACHE_LINE;
-		if (l < a + e->len)
-			MUT_FLUSH(site, &r->persist, (const void *)l,
-			          a + e->len - l);
-		last = ALIGN_DOWN(a + e->len - 1, CACHE_LINE);
-	}
+	for (size_t i = 0; i < tx->nwl; i++)
+		MUT_FLUSH(site, &r->persist, region_at(r, tx->wl[i].off),
+		          CACHE_LINE);
 }
 
 /* Step 3, and what follows it: IDLE, then give back the objects' bits and
@@ -396,6 +481,7 @@ static void retire(struct pmtx_tx *tx)
 	 * flushes it before its barrier (the retire cover, tx.c R3). */
 	desc_store_state(r, tx->d, tx->version, tx->kind, PMTX_DS_IDLE,
 	                 MUT_REDO_IDLE_MARK);
+	atomic_fetch_add(&r->txm->idle_gen, 1);
 	retire_note(r, tx->idx);
 	clear_bits(tx);
 	for (size_t i = 0; i < tx->alog.n; i++)
@@ -403,13 +489,25 @@ static void retire(struct pmtx_tx *tx)
 			heap_release(r->heap, &tx->alog.e[i]);
 }
 
+void redo_retire(struct pmtx_tx *tx)
+{
+	retire(tx);
+}
+
+/* The data lines and heap metadata of a transaction applied in place. */
+static void flush_applied(struct pmtx_tx *tx)
+{
+	flush_written(tx, MUT_REDO_TRUNC_DATA_FLUSH);
+	for (size_t i = 0; i < tx->alog.n; i++)
+		heap_flush_entry(tx->r, &tx->alog.e[i]);
+}
+
 int redo_truncate_one(struct pmtx_tx *tx)
 {
-	if (tx->trunc_pending == TRUNC_FULL) {
-		flush_written(tx, MUT_REDO_TRUNC_DATA_FLUSH);
-		for (size_t i = 0; i < tx->alog.n; i++)
-			heap_flush_entry(tx->r, &tx->alog.e[i]);
-	}
+	/* D12: a barrier orders only its own thread's flushes. */
+	if (atomic_load(&tx->trunc_pending) == TRUNC_FLUSHED &&
+	    tx->flusher != tx_thread_id())
+		flush_applied(tx);
 	/* D6: the barrier also orders this IDLE after the previous ones,
 	 * whichever thread wrote them (the retire cover, tx.c R3). */
 	retire_cover_begin(tx);
@@ -425,32 +523,61 @@ static void apply_allocs(struct pmtx_tx *tx)
 		heap_apply(tx->r, &tx->alog.e[i]); /* built by the heap: valid */
 }
 
+/* Everything that may fail before the COMMIT is written: the records,
+ * room for the COMMIT, and the barrier of naked flushes (D10). The COMMIT
+ * goes at *rec. */
+static int commit_prepare(struct pmtx_tx *tx, uint64_t *rec)
+{
+	pmtx_region *r = tx->r;
+	int rc = put_records(tx);
+	if (!rc)
+		rc = logw_reserve(r, &tx->log, 2 * sizeof(uint64_t), rec);
+	if (!rc && tx->unfenced) /* D10 */
+		rc = MUT_BARRIER(MUT_REDO_NAKED_ORDER_BARRIER, &r->persist);
+	return rc;
+}
+
+/* redo-async after step 1 (D12): flush what was applied, retire the
+ * previous transaction if this commit's barrier made its data durable,
+ * and queue this one. rc: the commit barrier's. */
+static int commit_async(struct pmtx_tx *tx, int rc, uint64_t gen)
+{
+	flush_applied(tx);
+	if (MUT_SKIP(MUT_REDO_COVER_WAIT)) {
+		/* the mutant retires before any barrier covers the flushes */
+		retire(tx);
+		return rc;
+	}
+	if (rc == 0)
+		async_retire_covered(tx->r, gen);
+	tx->flusher = tx_thread_id();
+	int rc2 = async_enqueue(tx, TRUNC_FLUSHED);
+	return rc ? rc : rc2;
+}
+
 static int redo_commit(struct pmtx_tx *tx)
 {
 	pmtx_region *r = tx->r;
-	if (tx->nents == 0 && tx->alog.n == 0) {
+	if (tx->nwl == 0 && tx->alog.n == 0) {
 		clear_bits(tx);
 		return tx->unfenced
 		       ? MUT_BARRIER(MUT_REDO_NAKED_BARRIER, &r->persist)
 		       : 0;
 	}
 	uint64_t rec;
-	int rc = logw_reserve(r, &tx->log, 2 * sizeof(uint64_t), &rec);
-	if (!rc && tx->unfenced) /* D10 */
-		rc = MUT_BARRIER(MUT_REDO_NAKED_ORDER_BARRIER, &r->persist);
+	int rc = commit_prepare(tx, &rec);
 	if (rc) {
 		tx->rt->abort(tx);
 		alog_unreserve(tx);
 		return rc;
 	}
 	/* D7: from here on, a failed barrier does not stop the commit. */
-	rc = commit_durable(tx);
+	uint64_t gen;
+	rc = commit_durable(tx, rec, &gen);
 	apply_in_place(tx);
 	apply_allocs(tx);
-	if (tx->kind == PMTX_RT_REDO_ASYNC && tx->mybit) {
-		int rc2 = async_enqueue(tx, TRUNC_FULL);
-		return rc ? rc : rc2;
-	}
+	if (tx->kind == PMTX_RT_REDO_ASYNC && tx->mybit)
+		return commit_async(tx, rc, gen);
 	flush_written(tx, MUT_REDO_DATA_FLUSH);
 	int rc2 = MUT_BARRIER(MUT_REDO_APPLY_BARRIER, &r->persist);
 	rc = rc ? rc : rc2;
@@ -477,6 +604,43 @@ int redo_own_alloc(struct pmtx_tx *tx, uint64_t user_off)
 
 /* ---- recovery ---- */
 
+/* Calls fn on each entry of a redo record; 0, or PMTX_E_CORRUPT at the
+ * first entry that is malformed or outside the user data (every entry is
+ * checked before the first is applied: redo_recover). */
+static int for_each_entry(pmtx_region *r, const struct pmtx_rec *h,
+                          void (*fn)(pmtx_region *, uint64_t off,
+                                     const void *src, size_t len))
+{
+	const unsigned char *p = rec_payload(h);
+	size_t used = 0;
+	uint64_t count = 0;
+	while (used < h->len) {
+		uint64_t w;
+		if (h->len - used < 8)
+			return PMTX_E_CORRUPT;
+		memcpy(&w, p + used, 8);
+		uint64_t off = PMTX_RE_OFF(w);
+		size_t len = PMTX_RE_LEN(w);
+		if (len == 0 || len > PMTX_RE_MAX_LEN ||
+		    PMTX_RE_BYTES(len) > h->len - used || off >= r->size ||
+		    !tx_data_range_ok(r, region_at(r, off), len))
+			return PMTX_E_CORRUPT;
+		if (fn)
+			fn(r, off, p + used + 8, len);
+		used += PMTX_RE_BYTES(len);
+		count++;
+	}
+	return count == h->off ? 0 : PMTX_E_CORRUPT;
+}
+
+static void replay_entry(pmtx_region *r, uint64_t off, const void *src,
+                         size_t len)
+{
+	void *dst = region_at(r, off);
+	memcpy(dst, src, len);
+	MUT_FLUSH(MUT_REDO_RECOVER_FLUSH, &r->persist, dst, len);
+}
+
 static int redo_recover(pmtx_region *r, unsigned i,
                         const struct pmtx_rec **recs, size_t n,
                         int committed, int *wrote)
@@ -488,16 +652,11 @@ static int redo_recover(pmtx_region *r, unsigned i,
 	if (!committed)
 		return 0;
 	for (size_t k = 0; k + 1 < n; k++)
-		if (recs[k]->type != PMTX_REC_REDO || recs[k]->off > r->size ||
-		    !tx_data_range_ok(r, region_at(r, recs[k]->off),
-		                      recs[k]->len))
+		if (recs[k]->type != PMTX_REC_REDO ||
+		    for_each_entry(r, recs[k], NULL))
 			return PMTX_E_CORRUPT;
-	for (size_t k = 0; k + 1 < n; k++) {
-		void *dst = region_at(r, recs[k]->off);
-		memcpy(dst, rec_payload(recs[k]), recs[k]->len);
-		MUT_FLUSH(MUT_REDO_RECOVER_FLUSH, &r->persist, dst,
-		          recs[k]->len);
-	}
+	for (size_t k = 0; k + 1 < n; k++)
+		for_each_entry(r, recs[k], replay_entry);
 	*wrote = 1;
 	return 0;
 }

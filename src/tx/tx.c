@@ -40,6 +40,7 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "../common/mutant.h"
 #include "objbits.h"
@@ -76,7 +77,8 @@ static int tx_init(pmtx_region *r, struct pmtx_tx *tx, unsigned i)
 	tx->last_version = pmtx_checksum(seed, sizeof(seed), 7) >> 8; /* T2 */
 	tx->mybit = i < 64 ? 1ull << i : 0;
 	tx->cov = calloc(r->hdr->ndesc, sizeof(*tx->cov));
-	if (!tx->cov || lineset_init(&tx->lines) || idxmap_init(&tx->map))
+	if (!tx->cov || lineset_init(&tx->lines) || idxmap_init(&tx->objs) ||
+	    u64map_init(&tx->wmap))
 		return ENOMEM;
 	return 0;
 }
@@ -116,11 +118,13 @@ void txm_destroy(pmtx_region *r)
 	for (unsigned i = 0; m->txs && i < m->ndesc; i++) {
 		struct pmtx_tx *tx = &m->txs[i];
 		lineset_free(&tx->lines);
-		idxmap_free(&tx->map);
+		idxmap_free(&tx->objs);
+		u64map_free(&tx->wmap);
 		free(tx->alog.e);
 		free(tx->defer);
 		free(tx->recs);
-		free(tx->ents);
+		free(tx->wl);
+		free(tx->rbuf);
 		free(tx->cov);
 		free(tx->ws);
 	}
@@ -226,15 +230,17 @@ void retire_cover_end(struct pmtx_tx *tx)
 
 /* ---- objects and redo-async conflicts (W1, D4b) ---- */
 
-int tx_object_of(const pmtx_region *r, uint64_t off, uint64_t *base)
+int tx_object_span(const pmtx_region *r, uint64_t off, uint64_t *base,
+                   uint64_t *end)
 {
 	const struct pmtx_hdr *h = r->hdr;
 	uint64_t root = h->root_off + sizeof(struct pmtx_objhdr);
 	if (off >= root && off < root + h->root_size) {
 		*base = h->root_off;
+		*end = root + h->root_size;
 		return 0;
 	}
-	return heap_object_of(r->heap, off, base);
+	return heap_object_span(r->heap, off, base, end);
 }
 
 int tx_resolve_conflicts(struct pmtx_tx *tx, uint64_t base)
@@ -255,29 +261,49 @@ int tx_resolve_conflicts(struct pmtx_tx *tx, uint64_t base)
 /* Every object that [off, off+n) touches. */
 static int resolve_range(struct pmtx_tx *tx, uint64_t off, size_t n)
 {
-	uint64_t end = off + n, base;
+	uint64_t end = off + n, base, oend;
 	/* D4(b): only writers without a replayable log need this. */
 	if ((tx->kind != PMTX_RT_UNDO && tx->kind != PMTX_RT_COW) ||
 	    atomic_load(&tx->r->txm->async_pending) == 0)
 		return 0;
-	while (off < end) {
-		if (tx_object_of(tx->r, off, &base))
+	for (; off < end; off = oend) {
+		if (tx_object_span(tx->r, off, &base, &oend))
 			return 0;
 		int rc = tx_resolve_conflicts(tx, base);
 		if (rc)
 			return rc;
-		size_t usable = heap_usable_size(tx->r->heap,
-		                                 base + sizeof(struct pmtx_objhdr));
-		if (base == tx->r->hdr->root_off)
-			usable = tx->r->hdr->root_size;
-		if (usable == 0)
-			return 0;
-		off = base + sizeof(struct pmtx_objhdr) + usable;
 	}
 	return 0;
 }
 
 /* ---- the redo truncation queue (redo.c D6) ---- */
+
+uint64_t tx_thread_id(void)
+{
+	static _Atomic uint64_t next = 1;
+	static _Thread_local uint64_t id;
+	if (!id)
+		id = atomic_fetch_add(&next, 1);
+	return id;
+}
+
+/* q_lock held. */
+static void pop_head(struct txm *m)
+{
+	m->q_head = (m->q_head + 1) % m->ndesc;
+	m->q_n--;
+	m->q_popped++;
+}
+
+/* A queued transaction is done with; trunc_mutex held. */
+static void processed(struct txm *m, struct pmtx_tx *tx)
+{
+	/* In this order: lease() retries while async_pending says a
+	 * descriptor is about to come back. */
+	atomic_store(&tx->trunc_pending, TRUNC_NONE);
+	unhold(m, tx);
+	atomic_fetch_sub(&m->async_pending, 1);
+}
 
 /* Pop and process the queue's first transaction; trunc_mutex held.
  * Returns 1 if the queue was empty. */
@@ -289,18 +315,34 @@ static int process_head(struct txm *m)
 		return 1;
 	}
 	struct pmtx_tx *tx = &m->txs[m->q[m->q_head]];
-	m->q_head = (m->q_head + 1) % m->ndesc;
-	m->q_n--;
+	pop_head(m);
 	pthread_mutex_unlock(&m->q_lock);
 	int rc = redo_truncate_one(tx), zero = 0;
 	if (rc)
 		atomic_compare_exchange_strong(&m->async_rc, &zero, rc);
-	/* In this order: lease() retries while async_pending says a
-	 * descriptor is about to come back. */
-	atomic_store(&tx->trunc_pending, TRUNC_NONE);
-	unhold(m, tx);
-	atomic_fetch_sub(&m->async_pending, 1);
+	processed(m, tx);
 	return rc;
+}
+
+void async_retire_covered(pmtx_region *r, uint64_t gen)
+{
+	struct txm *m = r->txm;
+	if (atomic_load(&m->async_pending) == 0 ||
+	    pthread_mutex_trylock(&m->trunc_mutex))
+		return;
+	pthread_mutex_lock(&m->q_lock);
+	struct pmtx_tx *tx = m->q_n ? &m->txs[m->q[m->q_head]] : NULL;
+	int ok = tx && atomic_load(&tx->trunc_pending) == TRUNC_FLUSHED &&
+	         tx->flusher == tx_thread_id() &&
+	         atomic_load(&m->idle_gen) == gen;
+	if (ok)
+		pop_head(m);
+	pthread_mutex_unlock(&m->q_lock);
+	if (ok) {
+		redo_retire(tx);
+		processed(m, tx);
+	}
+	pthread_mutex_unlock(&m->trunc_mutex);
 }
 
 int drain_until(pmtx_region *r, struct pmtx_tx *tx)
@@ -316,15 +358,49 @@ int drain_until(pmtx_region *r, struct pmtx_tx *tx)
 	return rc == 1 ? 0 : rc; /* 1: the queue was empty */
 }
 
+/* q_lock held. Should the truncation thread leave the queue's head to
+ * the thread that flushed it (D12)? Yes while that thread makes
+ * progress: each of its commits retires its previous transaction without
+ * a barrier, which a truncation here would cost. */
+static int leave_to_owner(struct txm *m)
+{
+	return !m->thr_stop && m->q_n < m->ndesc / 2 &&
+	       atomic_load(&m->txs[m->q[m->q_head]].trunc_pending) ==
+	               TRUNC_FLUSHED;
+}
+
+/* q_lock held: wait up to OWNER_GRACE_NS for the queue to move. */
+#define OWNER_GRACE_NS 2000000L
+static void wait_for_owner(struct txm *m)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_REALTIME, &t);
+	t.tv_nsec += OWNER_GRACE_NS;
+	if (t.tv_nsec >= 1000000000L)
+		t.tv_sec++, t.tv_nsec -= 1000000000L;
+	m->thr_sleeping = 1;
+	pthread_cond_timedwait(&m->q_cond, &m->q_lock, &t);
+	m->thr_sleeping = 0;
+}
+
 static void *truncator(void *arg)
 {
 	struct txm *m = ((pmtx_region *)arg)->txm;
 	for (;;) {
 		pthread_mutex_lock(&m->q_lock);
-		while (m->q_n == 0 && !m->thr_stop) {
-			m->thr_sleeping = 1;
-			pthread_cond_wait(&m->q_cond, &m->q_lock);
-			m->thr_sleeping = 0;
+		for (;;) {
+			if (m->q_n == 0 && !m->thr_stop) {
+				m->thr_sleeping = 1;
+				pthread_cond_wait(&m->q_cond, &m->q_lock);
+				m->thr_sleeping = 0;
+				continue;
+			}
+			if (m->q_n == 0 || !leave_to_owner(m))
+				break;
+			uint64_t seen = m->q_popped;
+			wait_for_owner(m);
+			if (m->q_popped == seen && m->q_n > 0)
+				break; /* the owner went quiet: truncate */
 		}
 		int stop = m->q_n == 0;
 		pthread_mutex_unlock(&m->q_lock);
@@ -348,7 +424,10 @@ int async_enqueue(struct pmtx_tx *tx, int kind)
 	    pthread_create(&m->thr, NULL, truncator, tx->r) == 0)
 		m->thr_started = 1;
 	m->q[(m->q_head + m->q_n++) % m->ndesc] = tx->idx;
-	if (m->thr_sleeping) /* a wake-up is a system call: only if needed */
+	/* A wake-up is a system call: only if needed (D12: a flushed one is
+	 * left to its thread while the queue is short). */
+	if (m->thr_sleeping &&
+	    (kind != TRUNC_FLUSHED || m->q_n >= m->ndesc / 2))
 		pthread_cond_signal(&m->q_cond);
 	int started = lazy || (m->thr_started && !m->thr_stop);
 	pthread_mutex_unlock(&m->q_lock);
@@ -401,6 +480,19 @@ void tx_mark_running(struct pmtx_tx *tx)
 	}
 	MUT_FLUSH(MUT_TX_RUNNING_FLUSH, &tx->r->persist, &tx->d->statever, 8);
 	tx->sv_written = 1;
+}
+
+int tx_recs_push(struct pmtx_tx *tx, uint64_t rec)
+{
+	if (tx->nrecs == tx->caprecs) {
+		size_t cap = tx->caprecs ? tx->caprecs * 2 : 64;
+		uint64_t *n = realloc(tx->recs, cap * sizeof(*n));
+		if (!n)
+			return ENOMEM;
+		tx->recs = n, tx->caprecs = cap;
+	}
+	tx->recs[tx->nrecs++] = rec;
+	return 0;
 }
 
 int tx_data_range_ok(const pmtx_region *r, const void *p, size_t n)

@@ -23,7 +23,7 @@
 enum tx_state { TX_IDLE = 0, TX_RUNNING, TX_ABORTED };
 
 /* What a queued redo transaction still needs (redo.c). */
-enum { TRUNC_NONE = 0, TRUNC_FULL = 1, TRUNC_RETIRE = 2 };
+enum { TRUNC_NONE = 0, TRUNC_RETIRE = 1, TRUNC_FLUSHED = 2 };
 
 struct deferred {
 	void (*fn)(void *);
@@ -43,14 +43,12 @@ struct alog {
 
 struct tx_runtime;
 
-/* One redo record, in DRAM: where it is, what it covers, and the previous
- * record of the same object segment (-1 for none). */
-struct redo_ent {
-	uint64_t rec;
-	uint64_t off;
-	uint32_t len;
-	int32_t prev;
-	int rewritten; /* payload stored again since its flush (redo.c D11) */
+/* One cache line of a redo transaction's write set, in DRAM (redo.c): the
+ * newest bytes the transaction wrote there, and which bytes those are. */
+struct wline {
+	uint64_t off;  /* the line's offset in the region */
+	uint64_t mask; /* bit i: byte i written */
+	unsigned char data[64];
 };
 
 /* A descriptor whose IDLE mark may not be durable yet, as seen by a
@@ -83,15 +81,17 @@ struct pmtx_tx {
 	struct alog alog;
 	struct deferred *defer;
 	size_t ndefer, capdefer;
-	uint64_t *recs;           /* offsets of this tx's records (undo) */
+	uint64_t *recs;           /* offsets of this tx's records */
 	size_t nrecs, caprecs;
 	/* redo */
 	uint64_t mybit;           /* writers bit, 0 for descriptors >= 64 */
-	uint64_t last_obj;        /* object of the previous write */
-	struct idxmap map;        /* segment -> newest entry; object -> -2 */
-	struct redo_ent *ents;
-	size_t nents, capents;
-	int rewrites;             /* some ents are rewritten (redo.c D11) */
+	uint64_t obj_lo, obj_hi;  /* the object last written: [lo, hi) */
+	struct idxmap objs;       /* redo-async: objects carrying mybit */
+	struct u64map wmap;       /* line offset -> index in wl */
+	struct wline *wl;         /* the write set, in first-write order */
+	size_t nwl, capwl;
+	unsigned char *rbuf;      /* the write set as log entries (commit) */
+	size_t rlen, rcap;
 	uint64_t csn;             /* commit sequence number */
 	struct cover *cov;        /* ndesc slots */
 	size_t ncov;
@@ -99,7 +99,9 @@ struct pmtx_tx {
 	struct cow_ent *ws;
 	size_t nws, capws;
 	/* redo: the descriptor stays leased until its log is retired */
-	atomic_int trunc_pending;  /* TRUNC_NONE, TRUNC_FULL, TRUNC_RETIRE */
+	atomic_int trunc_pending;  /* TRUNC_* */
+	uint64_t flusher;          /* TRUNC_FLUSHED: tx_thread_id() of the
+	                            * thread that flushed the data */
 	atomic_int holds;          /* T4: parties still using the descriptor */
 };
 
@@ -119,6 +121,8 @@ struct txm {
 	atomic_int async_rc;         /* first failed truncation, not yet
 	                              * reported (sticky until reported) */
 	pthread_mutex_t trunc_mutex; /* held while one is processed */
+	_Atomic uint64_t idle_gen;   /* redo IDLE marks stored (D12) */
+	uint64_t q_popped;           /* transactions taken off the queue */
 	pthread_mutex_t q_lock;
 	pthread_cond_t q_cond;
 	unsigned *q;                 /* ring of descriptor indexes */
@@ -188,6 +192,9 @@ static inline void desc_set_state(pmtx_region *r, struct pmtx_desc *d,
 }
 /* 0 if tx is this thread's running transaction, else its status. */
 int tx_check(pmtx_tx *tx);
+/* Append rec to tx->recs (the offsets of this transaction's records):
+ * 0 or ENOMEM. */
+int tx_recs_push(struct pmtx_tx *tx, uint64_t rec);
 /* Is [p, p+n) user data (root object or heap)? */
 int tx_data_range_ok(const pmtx_region *r, const void *p, size_t n);
 void alog_reset(struct pmtx_tx *tx);
@@ -203,8 +210,10 @@ void retire_cover_begin(struct pmtx_tx *tx);
 void retire_cover_end(struct pmtx_tx *tx);
 /* A redo log was retired: its IDLE mark is written and flushed. */
 void retire_note(pmtx_region *r, unsigned idx);
-/* The object header (block or root) that holds off. */
-int tx_object_of(const pmtx_region *r, uint64_t off, uint64_t *base);
+/* The object (block or root) that holds off: its header at *base, and
+ * the end of its bytes at *end. PMTX_E_RANGE if off is in no object. */
+int tx_object_span(const pmtx_region *r, uint64_t off, uint64_t *base,
+                   uint64_t *end);
 /* Before writing or freeing the object at base: finish the truncation of
  * any redo-async transaction that still owns it (W1). */
 int tx_resolve_conflicts(struct pmtx_tx *tx, uint64_t base);
@@ -213,6 +222,14 @@ int tx_resolve_conflicts(struct pmtx_tx *tx, uint64_t base);
 int redo_own_alloc(struct pmtx_tx *tx, uint64_t user_off);
 /* Process one queued transaction (redo.c; trunc_mutex held). */
 int redo_truncate_one(struct pmtx_tx *tx);
+/* Retire a queued transaction whose data is durable (redo.c D12). */
+void redo_retire(struct pmtx_tx *tx);
+/* A number naming the calling thread, never reused. */
+uint64_t tx_thread_id(void);
+/* D12: right after a successful commit barrier of the calling thread,
+ * retire the queue's head without a barrier if the caller flushed its
+ * data and no IDLE mark was stored since idle_gen read gen. */
+void async_retire_covered(pmtx_region *r, uint64_t gen);
 /* Queue a committed redo transaction for truncation (kind TRUNC_*). */
 int async_enqueue(struct pmtx_tx *tx, int kind);
 /* Process the queue, in order, until tx is no longer pending (tx NULL:

@@ -8,11 +8,6 @@
 
 #define INIT_CAP 64u
 
-static inline uint32_t slot_of(uint64_t key, uint32_t cap)
-{
-	return (uint32_t)((key * 0x9e3779b97f4a7c15ull) >> 32) & (cap - 1);
-}
-
 int u64map_init(struct u64map *m)
 {
 	m->cap = INIT_CAP;
@@ -40,15 +35,9 @@ void u64map_clear(struct u64map *m)
 
 static struct u64_slot *probe(const struct u64map *m, uint64_t key)
 {
-	for (uint32_t i = slot_of(key, m->cap);; i = (i + 1) & (m->cap - 1))
+	for (uint32_t i = u64map_slot_of(key, m->cap);; i = (i + 1) & (m->cap - 1))
 		if (m->slot[i].key == key || m->slot[i].key == 0)
 			return &m->slot[i];
-}
-
-uint64_t *u64map_find(const struct u64map *m, uint64_t key)
-{
-	struct u64_slot *s = probe(m, key);
-	return s->key ? &s->val : NULL;
 }
 
 static int grow(struct u64map *m)

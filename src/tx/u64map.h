@@ -18,11 +18,26 @@ struct u64map {
 	uint32_t *used; /* slots in insertion order */
 };
 
+static inline uint32_t u64map_slot_of(uint64_t key, uint32_t cap)
+{
+	return (uint32_t)((key * 0x9e3779b97f4a7c15ull) >> 32) & (cap - 1);
+}
+
 int u64map_init(struct u64map *m);
 void u64map_free(struct u64map *m);
 void u64map_clear(struct u64map *m);
 /* The value of key, or NULL. */
-uint64_t *u64map_find(const struct u64map *m, uint64_t key);
+static inline uint64_t *u64map_find(const struct u64map *m, uint64_t key)
+{
+	for (uint32_t i = u64map_slot_of(key, m->cap);;
+	     i = (i + 1) & (m->cap - 1)) {
+		struct u64_slot *s = &m->slot[i];
+		if (s->key == key)
+			return &s->val;
+		if (s->key == 0)
+			return NULL;
+	}
+}
 /* The value of key, inserted as 0 (and *fresh = 1) if absent; NULL if
  * out of memory. */
 uint64_t *u64map_insert(struct u64map *m, uint64_t key, int *fresh);

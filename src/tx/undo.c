@@ -87,19 +87,6 @@ static int undo_begin(struct pmtx_tx *tx)
 	return 0;
 }
 
-static int recs_push(struct pmtx_tx *tx, uint64_t rec)
-{
-	if (tx->nrecs == tx->caprecs) {
-		size_t cap = tx->caprecs ? tx->caprecs * 2 : 64;
-		uint64_t *n = realloc(tx->recs, cap * sizeof(*n));
-		if (!n)
-			return ENOMEM;
-		tx->recs = n, tx->caprecs = cap;
-	}
-	tx->recs[tx->nrecs++] = rec;
-	return 0;
-}
-
 /* Append one record and make it durable (1 barrier, or 2 if marked). */
 static int append_durable(struct pmtx_tx *tx, uint16_t type, uint64_t off,
                           const void *payload, size_t len)
@@ -128,7 +115,7 @@ static int append_durable(struct pmtx_tx *tx, uint16_t type, uint64_t off,
 	assert(MUT_ON(MUT_UNDO_REC_CHECK) || MUT_ON(MUT_UNDO_MARK_STORE) ||
 	       MUT_ON(MUT_LOG_COMMIT_CHECK) ||
 	       log_rec_check(r, rec, tx->log.seq - 1, tx->version));
-	return recs_push(tx, rec);
+	return tx_recs_push(tx, rec);
 }
 
 static int undo_add_range(struct pmtx_tx *tx, void *p, size_t n)

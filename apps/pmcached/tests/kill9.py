@@ -79,10 +79,14 @@ class Server:
             if self.proc.poll() is not None:
                 err = self.proc.stderr.read().decode(errors="replace")
                 raise RuntimeError(f"pmcached exited: {err}")
+            # Ready means answering: the listener is bound before the
+            # region is opened (or created), so a connect alone is not.
             try:
-                socket.create_connection(("127.0.0.1", self.port),
-                                         timeout=1).close()
-                return time.monotonic() - t0
+                with socket.create_connection(("127.0.0.1", self.port),
+                                              timeout=5) as s:
+                    s.sendall(b"version\r\n")
+                    if s.recv(64).startswith(b"VERSION"):
+                        return time.monotonic() - t0
             except OSError:
                 time.sleep(0.002)
         raise RuntimeError("pmcached did not start")
