@@ -111,11 +111,14 @@
  *      retired (IDLE stored) without a barrier of its own only by the same
  *      thread, right after a later commit barrier of that thread returned
  *      without error (a barrier orders only its own thread's flushes), and
- *      only if it is the head of the queue and no IDLE mark was stored
- *      (txm.idle_gen) since before that barrier's retire cover: then every
- *      earlier IDLE is durable and this one is ordered after them (D6).
- *      One such retirement per barrier, since two IDLE stores with no
- *      barrier between them may persist in either order. Any other thread
+ *      only if it is the head of the queue, no IDLE store is under way
+ *      (txm.retiring) and every IDLE recorded for the retire cover is
+ *      known durable (pend_seq <= done_seq for every descriptor): then
+ *      every earlier IDLE is durable and this one is ordered after them
+ *      (D6). So one such retirement per barrier, since two IDLE stores
+ *      with no barrier between them may persist in either order. A sync
+ *      redo commit reads async_pending before its apply barrier, which
+ *      covers the IDLE of a truncation finished before that read. Any other thread
  *      truncating it flushes the data again, then issues its barrier.
  *  D11. The write set holds each written byte once, with its newest value,
  *      so the log holds it once too, and the apply stores and flushes each
@@ -423,14 +426,12 @@ static uint64_t batch_checksum(const struct pmtx_tx *tx)
 }
 
 /* Step 1: the transaction becomes durable (D1). The log has room for the
- * COMMIT at rec. *gen: the IDLE marks stored before the retire cover
- * (D12). */
-static int commit_durable(struct pmtx_tx *tx, uint64_t rec, uint64_t *gen)
+ * COMMIT at rec. */
+static int commit_durable(struct pmtx_tx *tx, uint64_t rec)
 {
 	pmtx_region *r = tx->r;
 	uint64_t body[2];
 	size_t nalloc = tx->alog.n;
-	*gen = atomic_load(&r->txm->idle_gen);
 	retire_cover_begin(tx);
 	tx_mark_running(tx);
 	tx->csn = atomic_fetch_add(&r->txm->next_csn, 1);
@@ -479,10 +480,13 @@ static void retire(struct pmtx_tx *tx)
 	pmtx_region *r = tx->r;
 	/* No flush: the next commit or truncation, in whatever thread,
 	 * flushes it before its barrier (the retire cover, tx.c R3). */
+	/* D12: retiring counts this IDLE store from before it is made
+	 * until retire_note has recorded it for the retire cover. */
+	atomic_fetch_add(&r->txm->retiring, 1);
 	desc_store_state(r, tx->d, tx->version, tx->kind, PMTX_DS_IDLE,
 	                 MUT_REDO_IDLE_MARK);
-	atomic_fetch_add(&r->txm->idle_gen, 1);
 	retire_note(r, tx->idx);
+	atomic_fetch_sub(&r->txm->retiring, 1);
 	clear_bits(tx);
 	for (size_t i = 0; i < tx->alog.n; i++)
 		if (PMTX_AE_OP(tx->alog.e[i].info) == PMTX_AE_FREE)
@@ -540,7 +544,7 @@ static int commit_prepare(struct pmtx_tx *tx, uint64_t *rec)
 /* redo-async after step 1 (D12): flush what was applied, retire the
  * previous transaction if this commit's barrier made its data durable,
  * and queue this one. rc: the commit barrier's. */
-static int commit_async(struct pmtx_tx *tx, int rc, uint64_t gen)
+static int commit_async(struct pmtx_tx *tx, int rc)
 {
 	flush_applied(tx);
 	if (MUT_SKIP(MUT_REDO_COVER_WAIT)) {
@@ -549,7 +553,7 @@ static int commit_async(struct pmtx_tx *tx, int rc, uint64_t gen)
 		return rc;
 	}
 	if (rc == 0)
-		async_retire_covered(tx->r, gen);
+		async_retire_covered(tx->r);
 	tx->flusher = tx_thread_id();
 	int rc2 = async_enqueue(tx, TRUNC_FLUSHED);
 	return rc ? rc : rc2;
@@ -572,17 +576,21 @@ static int redo_commit(struct pmtx_tx *tx)
 		return rc;
 	}
 	/* D7: from here on, a failed barrier does not stop the commit. */
-	uint64_t gen;
-	rc = commit_durable(tx, rec, &gen);
+	rc = commit_durable(tx, rec);
 	apply_in_place(tx);
 	apply_allocs(tx);
 	if (tx->kind == PMTX_RT_REDO_ASYNC && tx->mybit)
-		return commit_async(tx, rc, gen);
+		return commit_async(tx, rc);
 	flush_written(tx, MUT_REDO_DATA_FLUSH);
+	/* D6: behind older truncations, retire in order; read before the
+	 * barrier, whose retire cover then covers every IDLE of a
+	 * truncation finished before the read (D12). */
+	int pending = atomic_load(&r->txm->async_pending);
+	retire_cover_begin(tx);
 	int rc2 = MUT_BARRIER(MUT_REDO_APPLY_BARRIER, &r->persist);
+	retire_cover_end(tx);
 	rc = rc ? rc : rc2;
-	/* D6: behind older truncations, retire in order. */
-	if (atomic_load(&r->txm->async_pending))
+	if (pending)
 		rc2 = async_enqueue(tx, TRUNC_RETIRE);
 	else
 		retire(tx);

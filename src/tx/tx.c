@@ -203,12 +203,14 @@ void retire_cover_begin(struct pmtx_tx *tx)
 	for (unsigned w = 0; w < (m->ndesc + 63) / 64; w++)
 		for (uint64_t b = atomic_load(&m->pend_sum[w]); b; b &= b - 1) {
 			unsigned i = w * 64 + (unsigned)__builtin_ctzll(b);
-			if (i == tx->idx) /* tx_mark_running flushes it */
-				continue;
 			tx->cov[tx->ncov++] =
 				(struct cover){i, atomic_load(&m->pend_seq[i])};
-			MUT_FLUSH(MUT_TX_COVER_FLUSH, &tx->r->persist,
-			          &region_desc(tx->r, i)->statever, 8);
+			/* Our own line holds our RUNNING mark, which
+			 * supersedes the IDLE and is flushed before the
+			 * barrier (tx_mark_running, or at our commit). */
+			if (i != tx->idx)
+				MUT_FLUSH(MUT_TX_COVER_FLUSH, &tx->r->persist,
+				          &region_desc(tx->r, i)->statever, 8);
 		}
 }
 
@@ -324,7 +326,18 @@ static int process_head(struct txm *m)
 	return rc;
 }
 
-void async_retire_covered(pmtx_region *r, uint64_t gen)
+/* Is every redo IDLE mark stored so far known durable (redo.c D12)? */
+static int idle_marks_durable(struct txm *m)
+{
+	if (atomic_load(&m->retiring))
+		return 0;
+	for (unsigned i = 0; i < m->ndesc; i++)
+		if (atomic_load(&m->pend_seq[i]) > atomic_load(&m->done_seq[i]))
+			return 0;
+	return 1;
+}
+
+void async_retire_covered(pmtx_region *r)
 {
 	struct txm *m = r->txm;
 	if (atomic_load(&m->async_pending) == 0 ||
@@ -333,8 +346,7 @@ void async_retire_covered(pmtx_region *r, uint64_t gen)
 	pthread_mutex_lock(&m->q_lock);
 	struct pmtx_tx *tx = m->q_n ? &m->txs[m->q[m->q_head]] : NULL;
 	int ok = tx && atomic_load(&tx->trunc_pending) == TRUNC_FLUSHED &&
-	         tx->flusher == tx_thread_id() &&
-	         atomic_load(&m->idle_gen) == gen;
+	         tx->flusher == tx_thread_id() && idle_marks_durable(m);
 	if (ok)
 		pop_head(m);
 	pthread_mutex_unlock(&m->q_lock);
@@ -369,13 +381,14 @@ static int leave_to_owner(struct txm *m)
 	               TRUNC_FLUSHED;
 }
 
-/* q_lock held: wait up to OWNER_GRACE_NS for the queue to move. */
+/* q_lock held: wait up to ns for a signal. */
 #define OWNER_GRACE_NS 2000000L
-static void wait_for_owner(struct txm *m)
+#define IDLE_POLL_NS 10000000L
+static void wait_for(struct txm *m, long ns)
 {
 	struct timespec t;
 	clock_gettime(CLOCK_REALTIME, &t);
-	t.tv_nsec += OWNER_GRACE_NS;
+	t.tv_nsec += ns;
 	if (t.tv_nsec >= 1000000000L)
 		t.tv_sec++, t.tv_nsec -= 1000000000L;
 	m->thr_sleeping = 1;
@@ -390,15 +403,13 @@ static void *truncator(void *arg)
 		pthread_mutex_lock(&m->q_lock);
 		for (;;) {
 			if (m->q_n == 0 && !m->thr_stop) {
-				m->thr_sleeping = 1;
-				pthread_cond_wait(&m->q_cond, &m->q_lock);
-				m->thr_sleeping = 0;
+				wait_for(m, IDLE_POLL_NS);
 				continue;
 			}
 			if (m->q_n == 0 || !leave_to_owner(m))
 				break;
 			uint64_t seen = m->q_popped;
-			wait_for_owner(m);
+			wait_for(m, OWNER_GRACE_NS);
 			if (m->q_popped == seen && m->q_n > 0)
 				break; /* the owner went quiet: truncate */
 		}
@@ -425,7 +436,8 @@ int async_enqueue(struct pmtx_tx *tx, int kind)
 		m->thr_started = 1;
 	m->q[(m->q_head + m->q_n++) % m->ndesc] = tx->idx;
 	/* A wake-up is a system call: only if needed (D12: a flushed one is
-	 * left to its thread while the queue is short). */
+	 * left to its thread while the queue is short; the truncation thread
+	 * never sleeps longer than IDLE_POLL_NS, so it still finds it). */
 	if (m->thr_sleeping &&
 	    (kind != TRUNC_FLUSHED || m->q_n >= m->ndesc / 2))
 		pthread_cond_signal(&m->q_cond);

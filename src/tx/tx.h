@@ -121,7 +121,7 @@ struct txm {
 	atomic_int async_rc;         /* first failed truncation, not yet
 	                              * reported (sticky until reported) */
 	pthread_mutex_t trunc_mutex; /* held while one is processed */
-	_Atomic uint64_t idle_gen;   /* redo IDLE marks stored (D12) */
+	atomic_int retiring;         /* redo IDLE stores under way (D12) */
 	uint64_t q_popped;           /* transactions taken off the queue */
 	pthread_mutex_t q_lock;
 	pthread_cond_t q_cond;
@@ -228,8 +228,8 @@ void redo_retire(struct pmtx_tx *tx);
 uint64_t tx_thread_id(void);
 /* D12: right after a successful commit barrier of the calling thread,
  * retire the queue's head without a barrier if the caller flushed its
- * data and no IDLE mark was stored since idle_gen read gen. */
-void async_retire_covered(pmtx_region *r, uint64_t gen);
+ * data and every IDLE mark stored so far is known durable. */
+void async_retire_covered(pmtx_region *r);
 /* Queue a committed redo transaction for truncation (kind TRUNC_*). */
 int async_enqueue(struct pmtx_tx *tx, int kind);
 /* Process the queue, in order, until tx is no longer pending (tx NULL:
