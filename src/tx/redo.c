@@ -196,7 +196,8 @@ static int wset_put(struct pmtx_tx *tx, uint64_t off, const char *src,
 	return 0;
 }
 
-/* Calls fn(arg, at, len) for each run of set bits of mask, in order. */
+/* A loop over the runs of set bits of mask, in order: each run starts at
+ * bit at and is len bits long. */
 #define FOR_EACH_RUN(mask, at, len)                                           \
 	for (uint64_t m_ = (mask), at, len;                                   \
 	     m_ && ((at = (uint64_t)__builtin_ctzll(m_)),                     \
@@ -304,45 +305,45 @@ static int rbuf_room(struct pmtx_tx *tx, size_t more)
 /* The write set as entries in tx->rbuf: one per run of written bytes,
  * runs that continue each other across lines merged, up to
  * PMTX_RE_MAX_LEN bytes an entry. */
+/* Close the entry whose word is at hdr: write the word, pad to 8 (the
+ * caller has made room for the padding). */
+static void close_entry(struct pmtx_tx *tx, size_t hdr, uint64_t off,
+                        uint64_t len)
+{
+	uint64_t w = PMTX_RE_WORD(off, len);
+	memcpy(tx->rbuf + hdr, &w, 8);
+	while (tx->rlen % 8)
+		tx->rbuf[tx->rlen++] = 0;
+}
+
 static int build_entries(struct pmtx_tx *tx)
 {
-	size_t hdr = 0;          /* where the open entry's word is */
+	size_t hdr = 0;              /* where the open entry's word is */
 	uint64_t eoff = 0, elen = 0; /* the open entry, elen 0: none */
 	tx->rlen = 0;
 	for (size_t i = 0; i < tx->nwl; i++) {
 		const struct wline *l = &tx->wl[i];
 		FOR_EACH_RUN(l->mask, at, len) {
 			uint64_t off = l->off + at;
-			if (elen && eoff + elen == off &&
-			    elen + len <= PMTX_RE_MAX_LEN) {
-				if (rbuf_room(tx, len))
-					return ENOMEM;
-				pmtx_copy(tx->rbuf + tx->rlen, l->data + at, len);
-				tx->rlen += len, elen += len;
-				continue;
-			}
+			/* padding, a word, the bytes */
 			if (rbuf_room(tx, 8 + 8 + len))
 				return ENOMEM;
-			if (elen) { /* close the open entry */
-				uint64_t w = PMTX_RE_WORD(eoff, elen);
-				memcpy(tx->rbuf + hdr, &w, 8);
-				while (tx->rlen % 8)
-					tx->rbuf[tx->rlen++] = 0;
+			if (!elen || eoff + elen != off ||
+			    elen + len > PMTX_RE_MAX_LEN) {
+				if (elen)
+					close_entry(tx, hdr, eoff, elen);
+				hdr = tx->rlen;
+				tx->rlen += 8;
+				eoff = off, elen = 0;
 			}
-			hdr = tx->rlen;
-			tx->rlen += 8;
 			pmtx_copy(tx->rbuf + tx->rlen, l->data + at, len);
-			tx->rlen += len;
-			eoff = off, elen = len;
+			tx->rlen += len, elen += len;
 		}
 	}
 	if (elen) {
-		uint64_t w = PMTX_RE_WORD(eoff, elen);
-		memcpy(tx->rbuf + hdr, &w, 8);
 		if (rbuf_room(tx, 8))
 			return ENOMEM;
-		while (tx->rlen % 8)
-			tx->rbuf[tx->rlen++] = 0;
+		close_entry(tx, hdr, eoff, elen);
 	}
 	return 0;
 }
@@ -475,7 +476,7 @@ static void flush_written(struct pmtx_tx *tx, unsigned site)
 
 /* Step 3, and what follows it: IDLE, then give back the objects' bits and
  * the freed blocks (D5). */
-static void retire(struct pmtx_tx *tx)
+void redo_retire(struct pmtx_tx *tx)
 {
 	pmtx_region *r = tx->r;
 	/* No flush: the next commit or truncation, in whatever thread,
@@ -491,11 +492,6 @@ static void retire(struct pmtx_tx *tx)
 	for (size_t i = 0; i < tx->alog.n; i++)
 		if (PMTX_AE_OP(tx->alog.e[i].info) == PMTX_AE_FREE)
 			heap_release(r->heap, &tx->alog.e[i]);
-}
-
-void redo_retire(struct pmtx_tx *tx)
-{
-	retire(tx);
 }
 
 /* The data lines and heap metadata of a transaction applied in place. */
@@ -517,7 +513,7 @@ int redo_truncate_one(struct pmtx_tx *tx)
 	retire_cover_begin(tx);
 	int rc = MUT_BARRIER(MUT_REDO_TRUNC_BARRIER, &tx->r->persist);
 	retire_cover_end(tx);
-	retire(tx); /* D8 */
+	redo_retire(tx); /* D8 */
 	return rc;
 }
 
@@ -549,7 +545,7 @@ static int commit_async(struct pmtx_tx *tx, int rc)
 	flush_applied(tx);
 	if (MUT_SKIP(MUT_REDO_COVER_WAIT)) {
 		/* the mutant retires before any barrier covers the flushes */
-		retire(tx);
+		redo_retire(tx);
 		return rc;
 	}
 	if (rc == 0)
@@ -593,7 +589,7 @@ static int redo_commit(struct pmtx_tx *tx)
 	if (pending)
 		rc2 = async_enqueue(tx, TRUNC_RETIRE);
 	else
-		retire(tx);
+		redo_retire(tx);
 	return rc ? rc : rc2;
 }
 

@@ -222,7 +222,8 @@ int tx_resolve_conflicts(struct pmtx_tx *tx, uint64_t base);
 int redo_own_alloc(struct pmtx_tx *tx, uint64_t user_off);
 /* Process one queued transaction (redo.c; trunc_mutex held). */
 int redo_truncate_one(struct pmtx_tx *tx);
-/* Retire a queued transaction whose data is durable (redo.c D12). */
+/* Store IDLE for a transaction whose data is durable, then give back its
+ * bits and freed blocks (redo.c step 3, D5, D12). */
 void redo_retire(struct pmtx_tx *tx);
 /* A number naming the calling thread, never reused. */
 uint64_t tx_thread_id(void);
