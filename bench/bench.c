@@ -24,8 +24,10 @@ uint64_t bench_now_ns(void)
 static int run_for(struct runner *r, uint64_t ns, int account)
 {
 	pmtx_counters c0, c1;
+	uint64_t pf0, pb0, pf1, pb1; /* PMDK's: a runner moves one set only */
 	uint64_t batch = 1, ops = 0, t0 = bench_now_ns(), t = t0;
 	pmtx_counters_get(&c0);
+	bench_pmdk_counters(&pf0, &pb0);
 	while (t - t0 < ns) {
 		int rc = r->run(r->ctx, batch);
 		if (rc)
@@ -36,11 +38,12 @@ static int run_for(struct runner *r, uint64_t ns, int account)
 			batch *= 2;
 	}
 	pmtx_counters_get(&c1);
+	bench_pmdk_counters(&pf1, &pb1);
 	if (account) {
 		r->ops += ops;
 		r->ns += t - t0;
-		r->barriers += c1.barriers - c0.barriers;
-		r->flushes += c1.flushes - c0.flushes;
+		r->barriers += c1.barriers - c0.barriers + pb1 - pb0;
+		r->flushes += c1.flushes - c0.flushes + pf1 - pf0;
 		if (r->nrounds < BENCH_MAX_ROUNDS)
 			r->round_ns[r->nrounds++] =
 				(double)(t - t0) / (double)ops;
@@ -342,6 +345,7 @@ const char *bench_system_name(pmtx_runtime rt)
 	case PMTX_RT_REDO: return "pmtx-redo";
 	case PMTX_RT_REDO_ASYNC: return "pmtx-redo-async";
 	case PMTX_RT_COW: return "pmtx-cow";
+	case PMTX_RT_AUTO: return "pmtx-auto";
 	case (int)BENCH_RT_CLTX: return "pmtx-cltx";
 	default: return "pmtx-?";
 	}
@@ -397,7 +401,8 @@ int bench_pmdk_pool(struct runner *r, const struct bench_opts *o,
 		return PMTX_E_IO;
 	}
 	*out = pop;
-	*r = (struct runner){.has_counters = 0};
+	/* creating the pool persisted: counted if the calls were seen */
+	*r = (struct runner){.has_counters = bench_pmdk_counting()};
 	snprintf(r->system, sizeof(r->system), "pmdk");
 	snprintf(r->domain, sizeof(r->domain), "pdom1");
 	snprintf(r->backend, sizeof(r->backend), "hardware");

@@ -148,6 +148,10 @@ void bench_pmdk_destroy(struct pmemobjpool *pop, const char *path);
  * place PMDK's setjmp-based macros are used. */
 int bench_pmdk_tx(struct pmemobjpool *pop, void (*body)(void *ctx),
                   void *ctx);
+/* PMDK's persistence work so far, counted at its libpmem calls
+ * (pmdk_count.c); and whether those calls are being counted. */
+void bench_pmdk_counters(uint64_t *flushes, uint64_t *barriers);
+int bench_pmdk_counting(void);
 /* Fill r's names for the plain floor (system "plain", pdom1, hardware). */
 void bench_plain_names(struct runner *r);
 

@@ -23,11 +23,10 @@
  * measures and needs the read too).
  *
  * Systems (the pmtx ones under each configuration of bench_configs())
- *   pmtx-undo, pmtx-redo, pmtx-redo-async  as above. The whole array is one
- *       object (the root), so once a redo transaction has written a slot,
- *       its writers bit is set on the root and every later read in that
- *       transaction consults the redo map (reads before the first write are
- *       plain loads).
+ *   pmtx-undo, pmtx-redo, pmtx-redo-async, pmtx-auto  as above. Once a
+ *       redo transaction has written, every later read in it looks up its
+ *       lines in the write set (reads before the first write are plain
+ *       loads). pmtx-auto begins with PMTX_RT_AUTO (one call site).
  *   pmtx-cow  every slot is a copy-on-write object of slot * 8 bytes; the
  *       root holds the wrappers. A read opens the object for reading and
  *       sums the payload; a write (array and array-raw alike: the private
@@ -470,7 +469,8 @@ static int plain_runner(struct runner *r, const struct bench_opts *o,
 }
 
 static const pmtx_runtime runtimes[] = {PMTX_RT_UNDO, PMTX_RT_REDO,
-                                        PMTX_RT_REDO_ASYNC, PMTX_RT_COW};
+                                        PMTX_RT_REDO_ASYNC, PMTX_RT_COW,
+                                        PMTX_RT_AUTO};
 #define NRUNTIMES (sizeof(runtimes) / sizeof(*runtimes))
 
 /* A runner was built: record how long its setup took, count it. */
@@ -597,7 +597,8 @@ static int array_main(const struct bench_opts *o, int raw)
 {
 	static const char *const systems[] = {"pmtx-undo", "pmtx-redo",
 	                                      "pmtx-redo-async", "pmtx-cow",
-	                                      "pmdk", "plain", NULL};
+	                                      "pmtx-auto", "pmdk", "plain",
+	                                      NULL};
 	const char *wl = raw ? "array-raw" : "array";
 	if (bench_check_systems(o, wl, systems))
 		return PMTX_E_INVAL;

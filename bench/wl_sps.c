@@ -9,9 +9,10 @@
  * "swaps_per_s" is k x ops_per_s.
  *
  * Systems
- *   pmtx-undo, pmtx-redo, pmtx-redo-async  the array is the region's root;
- *       a swap is two pmtx_read and two pmtx_write of 8 bytes, so redo
- *       sees this transaction's earlier swaps.
+ *   pmtx-undo, pmtx-redo, pmtx-redo-async, pmtx-auto  the array is the
+ *       region's root; a swap is two pmtx_read and two pmtx_write of 8
+ *       bytes, so redo sees this transaction's earlier swaps. pmtx-auto
+ *       begins with PMTX_RT_AUTO (one call site).
  *   pmtx-cow  the array is split into ceil(n/8) 64-byte copy-on-write
  *       objects of 8 integers; the root holds their wrappers. A swap opens
  *       both objects for writing (one private copy per object per
@@ -360,7 +361,8 @@ static int plain_runner(struct runner *r, const struct bench_opts *o,
 /* ---- the sweep ---- */
 
 static const pmtx_runtime runtimes[] = {PMTX_RT_UNDO, PMTX_RT_REDO,
-                                        PMTX_RT_REDO_ASYNC, PMTX_RT_COW};
+                                        PMTX_RT_REDO_ASYNC, PMTX_RT_COW,
+                                        PMTX_RT_AUTO};
 #define NRUNTIMES (sizeof(runtimes) / sizeof(*runtimes))
 
 static int pmtx_runners(struct runner *rs, int *n, const struct bench_opts *o,
@@ -399,7 +401,8 @@ int wl_sps(const struct bench_opts *o)
 {
 	static const char *const systems[] = {"pmtx-undo", "pmtx-redo",
 	                                      "pmtx-redo-async", "pmtx-cow",
-	                                      "pmdk", "plain", NULL};
+	                                      "pmtx-auto", "pmdk", "plain",
+	                                      NULL};
 	if (bench_check_systems(o, "sps", systems))
 		return PMTX_E_INVAL;
 	long ks[32];

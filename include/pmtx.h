@@ -106,6 +106,7 @@ typedef enum pmtx_runtime {
 	PMTX_RT_REDO = 2,
 	PMTX_RT_REDO_ASYNC = 3,
 	PMTX_RT_COW = 4,
+	PMTX_RT_AUTO = 5, /* chosen per call site by measured cost: see below */
 } pmtx_runtime;
 
 const char *pmtx_domain_name(pmtx_domain d);   /* "pdom0" ... */
@@ -161,6 +162,10 @@ typedef struct pmtx_options {
  * this process's view only, and no barrier reaches storage. For checking
  * and inspecting a region (pmtx check, pmtx info). */
 #define PMTX_OPEN_PRIVATE 1u
+/* PMTX_RT_AUTO takes undo, redo and redo-async in turn, one transaction
+ * each, instead of choosing by cost: every runtime is exercised, in a
+ * reproducible order (tests, the crash-state explorer). */
+#define PMTX_OPEN_AUTO_ROTATE 2u
 
 /* Fill *o with the defaults. Always call before setting fields. */
 void pmtx_options_init(pmtx_options *o);
@@ -248,7 +253,26 @@ int pmtx_abort(pmtx_tx *tx);
 /* The transaction running in this thread, or NULL. */
 pmtx_tx *pmtx_tx_current(void);
 pmtx_region *pmtx_tx_region(const pmtx_tx *tx);
+/* The runtime the transaction runs: never PMTX_RT_AUTO or DEFAULT. */
 pmtx_runtime pmtx_tx_runtime(const pmtx_tx *tx);
+
+/* PMTX_RT_AUTO (as pmtx_begin's rt, or as the region's default runtime,
+ * pmtx_options.runtime at create): each transaction runs under undo, redo
+ * or redo-async, chosen for the call site of pmtx_begin from the measured
+ * time of that site's own transactions. Every so often (after 1,024 to
+ * 65,536 transactions of the site) 96 transactions try each runtime in
+ * turn, 32 each; the one with the lowest median time then runs the site's
+ * transactions until the next trial. Copy-on-write is never chosen. A call
+ * site that uses pmtx_add_range (an in-place store, which only undo can
+ * roll back) runs undo from then on; the transaction that first calls it
+ * under redo is turned into an undo transaction at that call, its writes
+ * kept. The choice is per open: nothing of it is stored in the region.
+ * A call site is the return address of pmtx_begin, so a helper that
+ * begins transactions for many callers is one site unless inlined. */
+typedef struct pmtx_auto_stats {
+	uint64_t undo, redo, redo_async; /* transactions begun under each */
+} pmtx_auto_stats;
+int pmtx_auto_stats_get(pmtx_region *r, pmtx_auto_stats *st);
 
 /* Write n bytes from src to persistent dst (which must lie in the region). */
 int pmtx_write(pmtx_tx *tx, void *dst, const void *src, size_t n);

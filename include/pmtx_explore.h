@@ -84,9 +84,12 @@ enum {
 	PMTX_EXPLORE_REDO_ASYNC = 1u << 2,
 	PMTX_EXPLORE_COW = 1u << 3,
 	PMTX_EXPLORE_CLTX = 1u << 4,
+	/* PMTX_RT_AUTO, explored with PMTX_OPEN_AUTO_ROTATE: its transactions
+	 * take undo, redo and redo-async in turn. */
+	PMTX_EXPLORE_AUTO = 1u << 5,
 	/* The runtimes under which pmtx_write works. */
 	PMTX_EXPLORE_LOGGING = PMTX_EXPLORE_UNDO | PMTX_EXPLORE_REDO |
-	                       PMTX_EXPLORE_REDO_ASYNC,
+	                       PMTX_EXPLORE_REDO_ASYNC | PMTX_EXPLORE_AUTO,
 	PMTX_EXPLORE_ALL = PMTX_EXPLORE_LOGGING | PMTX_EXPLORE_COW |
 	                   PMTX_EXPLORE_CLTX,
 };

@@ -123,10 +123,10 @@ HW = "pdom1-hw"
 PMTX4 = ["pmtx-undo", "pmtx-redo", "pmtx-redo-async", "pmtx-cow"]
 FLOORS = ["pmdk", "plain"]  # run on PDOM-1 hardware only
 SYSTEMS = {
-    "array": PMTX4 + FLOORS,
-    "array-raw": PMTX4 + FLOORS,
+    "array": PMTX4 + ["pmtx-auto"] + FLOORS,
+    "array-raw": PMTX4 + ["pmtx-auto"] + FLOORS,
     "alloc": PMTX4 + ["pmtx-undo-eager"] + FLOORS,
-    "sps": PMTX4 + FLOORS,
+    "sps": PMTX4 + ["pmtx-auto"] + FLOORS,
     "single-obj": PMTX4 + FLOORS,
     "multi-obj": PMTX4 + FLOORS,
     "hashmap": PMTX4 + FLOORS,

@@ -41,13 +41,15 @@ CONFIG_ORDER = [("pdom1", "hardware"), ("pdom0", "emulated"),
                 ("pdom1", "emulated"), ("pdom2", "emulated")]
 HW = ("pdom1", "hardware")
 SYSTEM_ORDER = ["pmtx-undo", "pmtx-redo", "pmtx-redo-async", "pmtx-cow",
-                "pmtx-cltx", "pmtx-undo-eager", "pmdk", "plain"]
+                "pmtx-auto", "pmtx-cltx", "pmtx-undo-eager", "pmdk",
+                "plain"]
 STYLE = {  # colour, marker, line style: the same in every plot
     "pmtx-undo": ("#1f77b4", "o", "-"),
     "pmtx-redo": ("#ff7f0e", "s", "-"),
     "pmtx-redo-async": ("#2ca02c", "^", "-"),
     "pmtx-cow": ("#d62728", "v", "-"),
     "pmtx-cltx": ("#9467bd", "D", "-"),
+    "pmtx-auto": ("#17becf", "*", "--"),
     "pmtx-undo-eager": ("#8c564b", "x", ":"),
     "pmdk": ("#000000", "P", "-"),
     "plain": ("#7f7f7f", "", "--"),
@@ -622,7 +624,38 @@ TARGETS = [  # (id, text, workload, check)
      "hashmap"),
     ("bbuf-2", "bbuf scenario 2: cltx >= 3x PMDK", "bbuf"),
     ("bbuf-3", "bbuf scenario 3: cltx >= 10x PMDK", "bbuf"),
+    ("auto", "auto: within 5% of the best fixed runtime at every point of "
+     "sps and array, in every configuration", "sps"),
 ]
+FIXED = ["pmtx-undo", "pmtx-redo", "pmtx-redo-async", "pmtx-cow"]
+
+
+def auto_vs_fixed(data):
+    """[(workload, config, point, best fixed system, auto ns / best ns)]."""
+    out = []
+    for w in ("sps", "array"):
+        for cfg in data.configs(w) if w in data.idx else []:
+            for pk, sr in data.points(w, cfg).items():
+                fx = [(sr[s]["ns_per_op"], s) for s in FIXED if s in sr]
+                if "pmtx-auto" in sr and fx:
+                    ns, s = min(fx)
+                    out.append((w, cfg, dict(pk), s,
+                                sr["pmtx-auto"]["ns_per_op"] / ns))
+    return out
+
+
+def target_auto(data):
+    v = auto_vs_fixed(data)
+    if not v:
+        return None
+    worst = max(v, key=lambda x: x[4])
+    gm = geomean([x[4] for x in v])
+    over = [x for x in v if x[4] > 1.05]
+    text = (f"worst {worst[4]:.2f}x the best fixed ({worst[0]}, "
+            f"{config_label(worst[1])}, {data.show(worst[0], worst[2])}, "
+            f"best {short(worst[3])}), geo-mean {gm:.3f}x, over {len(v)} "
+            f"points; {len(over)} points over 1.05x")
+    return text, not over
 
 
 def target_min_ratio(data, w, goal, where):
@@ -673,6 +706,8 @@ def check_target(data, tid):
         return target_min_ratio(data, "sps", 10, lambda p: p.get("k", 0) >= 8)
     if tid == "sps-k1":
         return target_sps_k1(data)
+    if tid == "auto":
+        return target_auto(data)
     if tid in ("alloc", "hashmap"):
         return target_min_ratio(data, tid, 3 if tid == "alloc" else 5, None)
     return target_cltx(data, int(tid[-1]), 3 if tid == "bbuf-2" else 10)

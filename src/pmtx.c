@@ -103,6 +103,7 @@ int pmtx_create(const char *path, size_t size, const pmtx_options *o,
 		return rc;
 	trace_region(r->base, r->map_len, r->hdr->uuid);
 	r->trunc_lazy = o->truncation == PMTX_TRUNC_LAZY;
+	r->auto_rotate = (o->flags & PMTX_OPEN_AUTO_ROTATE) != 0;
 	format_descriptors(r);
 	heap_format(r);
 	rc = region_seal_header(r);
@@ -133,6 +134,7 @@ int pmtx_open(const char *path, const pmtx_options *o, pmtx_region **out)
 		return rc;
 	trace_region(r->base, r->map_len, r->hdr->uuid);
 	r->trunc_lazy = o->truncation == PMTX_TRUNC_LAZY;
+	r->auto_rotate = (o->flags & PMTX_OPEN_AUTO_ROTATE) != 0;
 	if ((rc = finish_open(r))) {
 		teardown(r);
 		return rc;

@@ -49,7 +49,8 @@
 #include "testutil.h"
 
 static const pmtx_runtime runtimes[] = {PMTX_RT_UNDO, PMTX_RT_REDO,
-                                        PMTX_RT_REDO_ASYNC, PMTX_RT_COW};
+                                        PMTX_RT_REDO_ASYNC, PMTX_RT_COW,
+                                        PMTX_RT_AUTO};
 
 #define NACC 64
 #define INIT_BAL 1000000ull
@@ -249,6 +250,7 @@ struct view {
 	pmtx_tx *tx;
 	int cow;
 	struct croot *root;
+	int in_place; /* AUTO: odd values are stored in place (add_range) */
 };
 
 static int is_cow(pmtx_runtime rt)
@@ -289,6 +291,13 @@ static int obj_set(struct view *v, pmtx_off h, size_t field, uint64_t x)
 	if (v->cow) {
 		memcpy(p, &x, 8); /* the private copy: commit persists it */
 		return 0;
+	}
+	if (v->in_place && (x & 1)) {
+		/* a redo transaction of AUTO turns to undo here */
+		int rc = pmtx_add_range(v->tx, p, 8);
+		if (!rc)
+			memcpy(p, &x, 8);
+		return rc;
 	}
 	return pmtx_write(v->tx, p, &x, 8);
 }
@@ -446,7 +455,8 @@ static void run_aborted(pmtx_region *r, pmtx_runtime rt, const struct plan *p)
 	inner = tx;
 	if (p->nested && (rc = pmtx_begin(r, rt, &inner)))
 		child_fail(CHILD_BEGIN, rc);
-	struct view v = {r, inner, is_cow(rt), pmtx_root(r, NULL)};
+	struct view v = {r, inner, is_cow(rt), pmtx_root(r, NULL),
+	                 rt == PMTX_RT_AUTO};
 	if ((rc = pm_apply(&v, p, ~0ull)))
 		child_fail(CHILD_APPLY, rc);
 	if ((rc = pmtx_abort(inner)))
@@ -480,7 +490,8 @@ static void child_main(const char *path, const pmtx_options *o,
 		plan_make(seed, k, 0, &m, &p);
 		if ((rc = pmtx_begin(r, rt, &tx)))
 			child_fail(CHILD_BEGIN, rc);
-		struct view v = {r, tx, is_cow(rt), pmtx_root(r, NULL)};
+		struct view v = {r, tx, is_cow(rt), pmtx_root(r, NULL),
+		                 rt == PMTX_RT_AUTO};
 		if ((rc = pm_apply(&v, &p, k)))
 			child_fail(CHILD_APPLY, rc);
 		if ((rc = pmtx_commit(tx)))
@@ -772,6 +783,8 @@ static void kill_loop(const char *path, pmtx_backend backend,
 	o.root_size = sizeof(struct croot);
 	o.backend = backend;
 	o.runtime = rt;
+	if (rt == PMTX_RT_AUTO) /* every runtime, and switches to undo */
+		o.flags |= PMTX_OPEN_AUTO_ROTATE;
 	struct ctx c = {what, crash_seed(), 0, is_cow(rt)};
 	uint64_t rs = c.seed ^ 0xabcdefull;
 	snprintf(cur_path, sizeof(cur_path), "%s", path);

@@ -31,7 +31,8 @@
 #include "testutil.h"
 
 static const pmtx_runtime runtimes[] = {PMTX_RT_UNDO, PMTX_RT_REDO,
-                                        PMTX_RT_REDO_ASYNC, PMTX_RT_COW};
+                                        PMTX_RT_REDO_ASYNC, PMTX_RT_COW,
+                                        PMTX_RT_AUTO};
 #define NRUNTIMES (sizeof(runtimes) / sizeof(runtimes[0]))
 
 #define NTHREADS 4

@@ -33,9 +33,15 @@ pmtx_region *tu_create(const char **path, size_t size, size_t root_size,
 	o.domain = d;
 	o.backend = b;
 	o.runtime = rt;
+	return tu_create_with(path, size, &o);
+}
+
+pmtx_region *tu_create_with(const char **path, size_t size,
+                            const pmtx_options *o)
+{
 	*path = tu_path();
 	pmtx_region *r = NULL;
-	int rc = pmtx_create(*path, size, &o, &r);
+	int rc = pmtx_create(*path, size, o, &r);
 	if (rc)
 		fprintf(stderr, "pmtx_create: %s %s\n", pmtx_strerror(rc),
 		        pmtx_errmsg());

@@ -19,6 +19,9 @@ const char *tu_path(void);
 /* Create a region at a fresh path; asserts success. */
 pmtx_region *tu_create(const char **path, size_t size, size_t root_size,
                        pmtx_domain d, pmtx_backend b, pmtx_runtime rt);
+/* The same with options of the caller's. */
+pmtx_region *tu_create_with(const char **path, size_t size,
+                            const pmtx_options *o);
 /* Reopen path with default options; asserts success. */
 pmtx_region *tu_open(const char *path);
 /* XXH3 of the whole file (to show it was not modified). */

@@ -34,7 +34,7 @@
 /* In the order runs are made. */
 static const pmtx_runtime all_rt[] = {PMTX_RT_UNDO, PMTX_RT_REDO,
                                       PMTX_RT_REDO_ASYNC, PMTX_RT_COW,
-                                      PMTX_EXPLORE_RT_CLTX};
+                                      PMTX_EXPLORE_RT_CLTX, PMTX_RT_AUTO};
 
 struct args {
 	pmtx_explore_config c;

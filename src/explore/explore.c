@@ -36,7 +36,9 @@
  *      (PMTX_TRUNC_LAZY): with no truncation thread, a single-threaded
  *      workload reaches the same barriers in the same order on every run,
  *      which E3 needs. Truncations are then as late as they can be:
- *      retired only when a descriptor or an object is needed again.
+ *      retired only when a descriptor or an object is needed again. For
+ *      the same reason PMTX_RT_AUTO is explored in rotation
+ *      (PMTX_OPEN_AUTO_ROTATE), never chosen by time.
  *  E6. A workload and a configuration are validated before anything is
  *      forked: a malformed one is PMTX_E_INVAL with pmtx_errmsg, never a
  *      child that fails in a way that looks like a violation.
@@ -132,6 +134,7 @@ static const struct {
 	{PMTX_RT_REDO_ASYNC, PMTX_EXPLORE_REDO_ASYNC, "redo-async"},
 	{PMTX_RT_COW, PMTX_EXPLORE_COW, "cow"},
 	{PMTX_EXPLORE_RT_CLTX, PMTX_EXPLORE_CLTX, "cltx"},
+	{PMTX_RT_AUTO, PMTX_EXPLORE_AUTO, "auto"},
 };
 
 const char *pmtx_explore_runtime_name(pmtx_runtime rt)
@@ -294,6 +297,8 @@ static int make_region(struct explorer *x)
 	o.backend = PMTX_BACKEND_EMULATED;
 	o.barrier_ns = 0;
 	o.truncation = PMTX_TRUNC_LAZY; /* E5: deterministic crash points */
+	if (x->c->runtime == PMTX_RT_AUTO) /* E5 too */
+		o.flags |= PMTX_OPEN_AUTO_ROTATE;
 	unlink(x->region);
 	int rc = pmtx_create(x->region, x->size, &o, &r);
 	if (rc)
@@ -374,6 +379,8 @@ static pmtx_region *child_open(const struct explorer *x, struct chan *ch,
 	o.backend = PMTX_BACKEND_EMULATED;
 	o.barrier_ns = 0;
 	o.truncation = PMTX_TRUNC_LAZY;
+	if (x->c->runtime == PMTX_RT_AUTO)
+		o.flags |= PMTX_OPEN_AUTO_ROTATE;
 	int rc = pmtx_open(path, &o, &r);
 	if (rc) {
 		ch->h->status = rc;

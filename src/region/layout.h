@@ -51,6 +51,8 @@
  *  3.0  A redo record's payload is a list of entries (PMTX_RE_*), each the
  *       new contents of one byte range, instead of the contents of the
  *       one range at rec.off; rec.off holds the number of entries.
+ *  3.1  hdr.default_runtime may be PMTX_RT_AUTO (5). A 3.0 build refuses
+ *       such a region as corrupt; 3.1 opens every 3.0 region.
  */
 #ifndef PMTX_LAYOUT_H
 #define PMTX_LAYOUT_H
@@ -62,7 +64,7 @@
  * bytes reversed, so a byte-order mismatch shows as a bad magic. */
 #define PMTX_MAGIC 0x314e475258544d50ull
 #define PMTX_FORMAT_MAJOR 3
-#define PMTX_FORMAT_MINOR 0
+#define PMTX_FORMAT_MINOR 1
 /* Feature masks: bits this build understands. */
 #define PMTX_FEAT_COMPAT_SUPPORTED 0ull
 #define PMTX_FEAT_INCOMPAT_SUPPORTED 0ull

@@ -239,8 +239,8 @@ static int options_ok(const pmtx_options *o)
 {
 	if ((unsigned)o->domain > PMTX_PDOM2 ||
 	    (unsigned)o->backend > PMTX_BACKEND_FILE ||
-	    (unsigned)o->runtime > PMTX_RT_COW ||
-	    (o->flags & ~PMTX_OPEN_PRIVATE) ||
+	    (unsigned)o->runtime > PMTX_RT_AUTO ||
+	    (o->flags & ~(PMTX_OPEN_PRIVATE | PMTX_OPEN_AUTO_ROTATE)) ||
 	    (o->layout && strlen(o->layout) >= PMTX_LAYOUT_LEN))
 		return PMTX_E_INVAL;
 	return 0;
@@ -450,7 +450,7 @@ static int geometry_differs(const struct pmtx_hdr *h)
 	struct region_geometry g;
 	if (h->desc_size != sizeof(struct pmtx_desc) ||
 	    h->sb_size != PMTX_SB_SIZE || h->default_runtime == 0 ||
-	    h->default_runtime > PMTX_RT_COW || h->max_size < h->size ||
+	    h->default_runtime > PMTX_RT_AUTO || h->max_size < h->size ||
 	    region_geometry(h->size, h->max_size, h->ndesc, h->root_size,
 	                    &g) != 0)
 		return 1;

@@ -33,6 +33,7 @@ struct pmtx_region {
 	struct txm *txm;
 	atomic_int closing;
 	int trunc_lazy;        /* pmtx_options.truncation == PMTX_TRUNC_LAZY */
+	int auto_rotate;       /* PMTX_OPEN_AUTO_ROTATE */
 	char *create_path;     /* create: the path asked for, and the */
 	char *create_tmp;      /* file being built (NULL once published) */
 };

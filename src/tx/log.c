@@ -12,7 +12,11 @@
  *      are durable (PMTX_RF_MARK). A redo record may carry neither
  *      (PMTX_RF_BATCH): it is then only structurally valid, and counts
  *      only under a COMMIT record whose batch checksum covers it (redo.c
- *      D1), which recovery verifies.
+ *      D1), which recovery verifies. So only a reader of a redo log
+ *      accepts one (logr.batch): in any other log it is an older redo
+ *      transaction's record, or one torn by a crash while it was being
+ *      overwritten (its version word new, the rest old), and it ends the
+ *      log, as any invalid record does.
  *  L2. Sequence numbers of one transaction are 0, 1, 2, ... with no gap,
  *      and versions are unique per descriptor, so a stale record (from an
  *      older transaction, or garbage) can never pass as the next record.
@@ -215,7 +219,7 @@ static int rec_valid(const struct logr *rd, const struct pmtx_rec *h,
 		return check == pmtx_checksum(h, sizeof(*h) + ALIGN_UP(h->len, 8),
 		                              PMTX_CSUM_SEED_REC);
 	if (h->flags == PMTX_RF_BATCH) /* the caller checks the batch */
-		return h->type == PMTX_REC_REDO && check == 0;
+		return rd->batch && h->type == PMTX_REC_REDO && check == 0;
 	return h->flags == PMTX_RF_MARK && check == rec_mark(h);
 }
 

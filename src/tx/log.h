@@ -51,6 +51,7 @@ struct logr {
 	uint32_t seq;
 	uint64_t version; /* of the transaction, once the first is read */
 	uint64_t hops;    /* chunks visited: bounds a cyclic chain */
+	int batch;        /* a redo log: PMTX_RF_BATCH records count (L1) */
 };
 
 int logr_init(const pmtx_region *r, struct logr *rd, uint64_t head);

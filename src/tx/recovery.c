@@ -70,6 +70,7 @@ static int collect(pmtx_region *r, uint64_t head, struct found *f)
 	 * transaction's first record, of the same sequence number 0, at the
 	 * head: without the version it would pass for this log's start. */
 	rd.version = f->vs;
+	rd.batch = f->kind == PMTX_RT_REDO || f->kind == PMTX_RT_REDO_ASYNC;
 	f->n = 0;
 	while (!rc) {
 		const struct pmtx_rec *h;

@@ -599,6 +599,56 @@ static int redo_abort(struct pmtx_tx *tx)
 	return 0;
 }
 
+/* The write set, as runs that continue each other across lines merged
+ * up to 4 KiB, handed to write in first-write order (redo_to_undo). */
+static int hand_over(struct pmtx_tx *tx, const struct wline *wl, size_t n,
+                     int (*write)(struct pmtx_tx *, void *, const void *,
+                                  size_t))
+{
+	unsigned char run[PMTX_RE_MAX_LEN];
+	uint64_t start = 0;
+	size_t len = 0;
+	int rc = 0;
+	for (size_t i = 0; !rc && i < n; i++)
+		FOR_EACH_RUN(wl[i].mask, at, k) {
+			uint64_t off = wl[i].off + at;
+			if (len && (off != start + len || len + k > sizeof(run))) {
+				if ((rc = write(tx, region_at(tx->r, start), run,
+				                len)))
+					break;
+				len = 0;
+			}
+			if (!len)
+				start = off;
+			memcpy(run + len, wl[i].data + at, k);
+			len += k;
+		}
+	if (!rc && len)
+		rc = write(tx, region_at(tx->r, start), run, len);
+	return rc;
+}
+
+int redo_to_undo(struct pmtx_tx *tx,
+                 int (*write)(struct pmtx_tx *, void *, const void *, size_t))
+{
+	clear_bits(tx); /* undo resolves conflicts by waiting (D4b) */
+	idxmap_clear(&tx->objs);
+	tx->rt = &undo_runtime;
+	tx->kind = PMTX_RT_UNDO;
+	tx->sv_written = 0; /* redo marks RUNNING only at commit (T2) */
+	int rc = undo_runtime.begin(tx);
+	/* D4b for the frees made under redo, as pmtx_free does under undo */
+	for (size_t i = 0; !rc && i < tx->alog.n; i++)
+		if (PMTX_AE_OP(tx->alog.e[i].info) == PMTX_AE_FREE &&
+		    atomic_load(&tx->r->txm->async_pending))
+			rc = tx_resolve_conflicts(tx, tx->alog.e[i].off);
+	if (!rc)
+		rc = hand_over(tx, tx->wl, tx->nwl, write);
+	tx->nwl = 0;
+	u64map_clear(&tx->wmap);
+	return rc;
+}
+
 /* Allocations of a redo-async transaction carry its bit too (D4b), so a
  * later free of the block waits for the allocation to be durable. */
 int redo_own_alloc(struct pmtx_tx *tx, uint64_t user_off)

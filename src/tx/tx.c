@@ -100,9 +100,10 @@ int txm_create(pmtx_region *r)
 	pthread_mutex_init(&m->q_lock, NULL);
 	pthread_mutex_init(&m->trunc_mutex, NULL);
 	pthread_cond_init(&m->q_cond, NULL);
+	m->autos = auto_create(r->auto_rotate);
 	r->txm = m;
 	if (!m->txs || !m->busy || !m->pend_sum || !m->pend_seq ||
-	    !m->done_seq || !m->q)
+	    !m->done_seq || !m->q || !m->autos)
 		return ENOMEM;
 	for (unsigned i = 0; i < m->ndesc; i++)
 		if (tx_init(r, &m->txs[i], i))
@@ -134,6 +135,7 @@ void txm_destroy(pmtx_region *r)
 	free((void *)m->pend_seq);
 	free((void *)m->done_seq);
 	free(m->q);
+	auto_destroy(m->autos);
 	free(m);
 	r->txm = NULL;
 }
@@ -552,6 +554,10 @@ int pmtx_begin(pmtx_region *r, pmtx_runtime kind, pmtx_tx **out)
 	}
 	if (kind == PMTX_RT_DEFAULT)
 		kind = r->default_rt;
+	struct auto_run arun = {0};
+	if (kind == PMTX_RT_AUTO)
+		kind = auto_begin(r->txm->autos,
+		                  (uintptr_t)__builtin_return_address(0), &arun);
 	const struct tx_runtime *rt = tx_runtime_of(kind);
 	if (!rt)
 		return PMTX_E_UNSUPPORTED;
@@ -564,6 +570,13 @@ int pmtx_begin(pmtx_region *r, pmtx_runtime kind, pmtx_tx **out)
 	atomic_store(&tx->holds, 1);
 	tx->rt = rt;
 	tx->kind = kind;
+	tx->arun = arun;
+	if (arun.site) /* the descriptor is ours: no locked add */
+		atomic_store_explicit(
+			&tx->auto_runs[arun.arm],
+			atomic_load_explicit(&tx->auto_runs[arun.arm],
+			                     memory_order_relaxed) + 1,
+			memory_order_relaxed);
 	tx->version = ++tx->last_version & (~0ull >> 8);
 	if (tx->version == 0) /* 0 is never a valid record version */
 		tx->version = ++tx->last_version & (~0ull >> 8);
@@ -602,16 +615,18 @@ int pmtx_commit(pmtx_tx *tx)
 		return tx->state == TX_ABORTED ? PMTX_E_ABORTED : 0;
 	int rc = tx->state == TX_ABORTED ? PMTX_E_ABORTED : tx->rt->commit(tx);
 	TRACE_TX(PMTX_TEV_COMMIT, tx, rc);
+	struct auto_run arun = tx->arun;
 	tx_end(tx);
+	if (!rc && arun.site)
+		auto_commit(&arun);
 	/* A background truncation that failed (redo.c D8) is reported here. */
 	int arc = rc ? 0 : async_take_error(tx->r);
 	return rc ? rc : arc;
 }
 
-int pmtx_abort(pmtx_tx *tx)
+/* Roll a running transaction back; it stays begun, as TX_ABORTED. */
+static int roll_back(pmtx_tx *tx)
 {
-	if (!tx || tx != tls_tx)
-		return PMTX_E_NO_TX;
 	int rc = 0;
 	if (tx->state == TX_RUNNING) {
 		rc = tx->rt->abort(tx);
@@ -619,6 +634,14 @@ int pmtx_abort(pmtx_tx *tx)
 		tx->state = TX_ABORTED;
 		TRACE_TX(PMTX_TEV_ABORT, tx, rc);
 	}
+	return rc;
+}
+
+int pmtx_abort(pmtx_tx *tx)
+{
+	if (!tx || tx != tls_tx)
+		return PMTX_E_NO_TX;
+	int rc = roll_back(tx);
 	if (--tx->depth == 0)
 		tx_end(tx);
 	return rc;
@@ -639,6 +662,19 @@ pmtx_runtime pmtx_tx_runtime(const pmtx_tx *tx)
 	return tx->kind;
 }
 
+int pmtx_auto_stats_get(pmtx_region *r, pmtx_auto_stats *st)
+{
+	if (!r || !st || !r->txm)
+		return PMTX_E_INVAL;
+	uint64_t runs[AUTO_ARMS] = {0};
+	for (unsigned i = 0; i < r->txm->ndesc; i++)
+		for (int a = 0; a < AUTO_ARMS; a++)
+			runs[a] += atomic_load_explicit(&r->txm->txs[i].auto_runs[a],
+			                                memory_order_relaxed);
+	st->undo = runs[0], st->redo = runs[1], st->redo_async = runs[2];
+	return 0;
+}
+
 /* ---- data ---- */
 
 static int check_range(pmtx_tx *tx, const void *p, size_t n)
@@ -651,6 +687,13 @@ static int check_range(pmtx_tx *tx, const void *p, size_t n)
 	return tx_data_range_ok(tx->r, p, n) ? 0 : PMTX_E_RANGE;
 }
 
+/* A write to a checked range: conflicts first (D4b), then the runtime. */
+static int write_checked(pmtx_tx *tx, void *dst, const void *src, size_t n)
+{
+	int rc = resolve_range(tx, region_off(tx->r, dst), n);
+	return rc ? rc : tx->rt->write(tx, dst, src, n);
+}
+
 int pmtx_write(pmtx_tx *tx, void *dst, const void *src, size_t n)
 {
 	int rc = check_range(tx, dst, n);
@@ -658,9 +701,30 @@ int pmtx_write(pmtx_tx *tx, void *dst, const void *src, size_t n)
 		return rc;
 	if (!src)
 		return PMTX_E_INVAL;
-	if ((rc = resolve_range(tx, region_off(tx->r, dst), n)))
-		return rc;
-	return tx->rt->write(tx, dst, src, n);
+	return write_checked(tx, dst, src, n);
+}
+
+/* An AUTO transaction that stores in place needs undo (auto.c A2). A
+ * switch that fails part way (log or memory full) would leave some of
+ * the writes made under redo behind: the transaction is rolled back, and
+ * its commit returns PMTX_E_ABORTED. */
+static int become_undo(pmtx_tx *tx)
+{
+	auto_pin_undo(tx->r->txm->autos, &tx->arun);
+	if (tx->kind == PMTX_RT_UNDO)
+		return 0;
+	tx->arun.t0 = 0; /* its time is no arm's */
+	int rc = redo_to_undo(tx, write_checked);
+	if (rc)
+		roll_back(tx);
+	return rc;
+}
+
+/* add_range on a checked range, in a transaction that runs undo. */
+static int add_range_checked(pmtx_tx *tx, void *p, size_t n)
+{
+	int rc = resolve_range(tx, region_off(tx->r, p), n);
+	return rc ? rc : tx->rt->add_range(tx, p, n);
 }
 
 int pmtx_add_range(pmtx_tx *tx, void *p, size_t n)
@@ -668,9 +732,9 @@ int pmtx_add_range(pmtx_tx *tx, void *p, size_t n)
 	int rc = check_range(tx, p, n);
 	if (rc || n == 0)
 		return rc;
-	if ((rc = resolve_range(tx, region_off(tx->r, p), n)))
+	if (tx->arun.site && (rc = become_undo(tx)))
 		return rc;
-	return tx->rt->add_range(tx, p, n);
+	return add_range_checked(tx, p, n);
 }
 
 int pmtx_read(pmtx_tx *tx, void *dst, const void *src, size_t n)
@@ -686,8 +750,9 @@ int pmtx_read(pmtx_tx *tx, void *dst, const void *src, size_t n)
 int pmtx_memset(pmtx_tx *tx, void *dst, int c, size_t n)
 {
 	if (tx && tx == tls_tx && tx->kind == PMTX_RT_UNDO) {
-		int rc = pmtx_add_range(tx, dst, n);
-		if (!rc)
+		/* not pmtx_add_range: a memset does not pin an AUTO site */
+		int rc = check_range(tx, dst, n);
+		if (!rc && n && !(rc = add_range_checked(tx, dst, n)))
 			memset(dst, c, n);
 		return rc;
 	}

@@ -64,12 +64,25 @@ struct cow_ent {
 	int deleted;
 };
 
+/* PMTX_RT_AUTO (auto.c): the arm a transaction runs, and its start time
+ * if it is timed (0 if not). */
+#define AUTO_ARMS 3
+struct auto_site;
+struct auto_table;
+struct auto_run {
+	struct auto_site *site; /* NULL: not begun as AUTO */
+	uint64_t t0;
+	int arm;
+};
+
 struct pmtx_tx {
 	pmtx_region *r;
 	unsigned idx;             /* descriptor index */
 	struct pmtx_desc *d;
 	const struct tx_runtime *rt;
 	pmtx_runtime kind;
+	struct auto_run arun;     /* begun as PMTX_RT_AUTO */
+	_Atomic uint64_t auto_runs[AUTO_ARMS]; /* ... under each arm, here */
 	uint64_t version;         /* this transaction's version */
 	uint64_t last_version;    /* highest version this descriptor used */
 	int depth;
@@ -129,6 +142,7 @@ struct txm {
 	unsigned q_head, q_n;
 	int thr_started, thr_stop, thr_sleeping;
 	pthread_t thr;
+	struct auto_table *autos;    /* PMTX_RT_AUTO's call sites */
 };
 
 struct tx_runtime {
@@ -155,6 +169,23 @@ extern const struct tx_runtime redo_async_runtime;
 extern const struct tx_runtime cow_runtime;
 
 const struct tx_runtime *tx_runtime_of(pmtx_runtime kind);
+
+/* ---- PMTX_RT_AUTO (auto.c) ---- */
+struct auto_table *auto_create(int rotate);
+void auto_destroy(struct auto_table *t);
+/* The runtime for a transaction begun at call site key; fills *run. */
+pmtx_runtime auto_begin(struct auto_table *t, uintptr_t key,
+                        struct auto_run *run);
+/* The transaction of run committed: record its time if it was timed. */
+void auto_commit(const struct auto_run *run);
+/* The site of run uses pmtx_add_range: undo from now on (A2). */
+void auto_pin_undo(struct auto_table *t, const struct auto_run *run);
+/* A redo or redo-async transaction becomes an undo transaction (A2): its
+ * write set is handed to write, which stores it through the undo runtime
+ * (redo.c). */
+int redo_to_undo(struct pmtx_tx *tx,
+                 int (*write)(struct pmtx_tx *, void *, const void *,
+                              size_t));
 
 int txm_create(pmtx_region *r);
 void txm_destroy(pmtx_region *r);

@@ -183,6 +183,7 @@ struct cellx {
 	pmtx_region *r;
 	pmtx_tx *tx;
 	pmtx_runtime rt;
+	int in_place;         /* cell_set stores in place (pmtx_add_range) */
 	uint64_t *obj[NOBJS]; /* cow: this transaction's copies */
 };
 
@@ -219,6 +220,12 @@ static int cell_get(struct cellx *x, unsigned i, uint64_t *v)
 static int cell_set(struct cellx *x, unsigned i, uint64_t v)
 {
 	uint64_t *p;
+	if (x->in_place) {
+		int rc = pmtx_add_range(x->tx, cell_addr(x, i), sizeof(v));
+		if (!rc)
+			*cell_addr(x, i) = v;
+		return rc;
+	}
 	if (x->rt != PMTX_RT_COW)
 		return pmtx_write(x->tx, cell_addr(x, i), &v, sizeof(v));
 	int rc = cow_obj(x, i, &p);
@@ -227,10 +234,15 @@ static int cell_set(struct cellx *x, unsigned i, uint64_t v)
 	return rc;
 }
 
-static int tx_ops(struct cellx *x, const struct op *ops, unsigned n)
+/* Under PMTX_RT_AUTO, every other transaction does its last operation
+ * with in-place stores: one that runs redo becomes undo there (auto.c A2),
+ * and the explorer crashes it before, during and after the switch. */
+static int tx_ops(struct cellx *x, const struct op *ops, unsigned n,
+                  int switch_last)
 {
 	for (unsigned k = 0; k < n; k++) {
 		uint64_t a, b;
+		x->in_place = switch_last && k == n - 1;
 		int rc = cell_get(x, ops[k].a, &a);
 		if (!rc)
 			rc = cell_get(x, ops[k].b, &b);
@@ -327,7 +339,7 @@ static int cells_run(const pmtx_explore_env *e, pmtx_region *r, unsigned t,
 	int rc = pmtx_begin(r, e->runtime, &x.tx);
 	if (rc)
 		return rc;
-	rc = tx_ops(&x, ops, n);
+	rc = tx_ops(&x, ops, n, e->runtime == PMTX_RT_AUTO && (i & 1));
 	if (!rc && aborts(w, i)) {
 		/* An aborted transaction may also allocate: nothing leaks. */
 		pmtx_off off;

@@ -1,0 +1,125 @@
+/*
+ * pmdk_count.c - flushed lines and barriers of PMDK, counted at its
+ * persistence calls.
+ *
+ * libpmemobj makes every write-back and fence through libpmem's exported
+ * functions (pmem_flush, pmem_drain, pmem_persist, pmem_memcpy, ...),
+ * called through the dynamic linker. pmtx-bench defines the same
+ * functions: the dynamic linker binds libpmemobj's calls to these first,
+ * and each one counts, then calls libpmem's own (dlsym RTLD_NEXT). The
+ * counts are the same quantities pmtx's counters hold:
+ *   flushes   cache lines written back: the lines of a flushed range, or
+ *             of a copy or fill that is not PMEM_F_MEM_NOFLUSH (libpmem
+ *             writes those back with clwb or with non-temporal stores);
+ *   barriers  pmem_drain calls, and the drain that pmem_persist,
+ *             pmem_msync and a copy or fill without PMEM_F_MEM_NODRAIN
+ *             end with.
+ * bench_pmdk_counting() says whether the binding took (a libpmemobj that
+ * called libpmem another way would leave the counts at 0).
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <libpmem.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "bench.h"
+
+static _Atomic uint64_t n_flush, n_drain;
+
+static uint64_t lines(const void *p, size_t len)
+{
+	if (len == 0)
+		return 0;
+	uintptr_t a = (uintptr_t)p & ~(uintptr_t)63;
+	uintptr_t b = ((uintptr_t)p + len + 63) & ~(uintptr_t)63;
+	return (b - a) / 64;
+}
+
+static void count(const void *p, size_t len, unsigned flags)
+{
+	if (!(flags & PMEM_F_MEM_NOFLUSH))
+		atomic_fetch_add_explicit(&n_flush, lines(p, len),
+		                          memory_order_relaxed);
+	if (!(flags & PMEM_F_MEM_NODRAIN))
+		atomic_fetch_add_explicit(&n_drain, 1, memory_order_relaxed);
+}
+
+typedef void (*range_fn)(const void *, size_t);
+typedef int (*irange_fn)(const void *, size_t);
+typedef void *(*copy_fn)(void *, const void *, size_t, unsigned);
+typedef void *(*fill_fn)(void *, int, size_t, unsigned);
+typedef void (*drain_fn)(void);
+
+/* real_: libpmem's own function of that name, of type T. */
+#define REAL(name, T)                                \
+	static T real_;                              \
+	if (!real_)                                  \
+		real_ = (T)dlsym(RTLD_NEXT, name)
+
+void pmem_flush(const void *addr, size_t len)
+{
+	REAL("pmem_flush", range_fn);
+	count(addr, len, PMEM_F_MEM_NODRAIN);
+	real_(addr, len);
+}
+
+void pmem_drain(void)
+{
+	REAL("pmem_drain", drain_fn);
+	atomic_fetch_add_explicit(&n_drain, 1, memory_order_relaxed);
+	real_();
+}
+
+void pmem_persist(const void *addr, size_t len)
+{
+	REAL("pmem_persist", range_fn);
+	count(addr, len, 0);
+	real_(addr, len);
+}
+
+void pmem_deep_flush(const void *addr, size_t len)
+{
+	REAL("pmem_deep_flush", range_fn);
+	count(addr, len, PMEM_F_MEM_NODRAIN);
+	real_(addr, len);
+}
+
+int pmem_msync(const void *addr, size_t len)
+{
+	REAL("pmem_msync", irange_fn);
+	count(addr, len, 0);
+	return real_(addr, len);
+}
+
+void *pmem_memcpy(void *dst, const void *src, size_t len, unsigned flags)
+{
+	REAL("pmem_memcpy", copy_fn);
+	count(dst, len, flags);
+	return real_(dst, src, len, flags);
+}
+
+void *pmem_memmove(void *dst, const void *src, size_t len, unsigned flags)
+{
+	REAL("pmem_memmove", copy_fn);
+	count(dst, len, flags);
+	return real_(dst, src, len, flags);
+}
+
+void *pmem_memset(void *dst, int c, size_t len, unsigned flags)
+{
+	REAL("pmem_memset", fill_fn);
+	count(dst, len, flags);
+	return real_(dst, c, len, flags);
+}
+
+void bench_pmdk_counters(uint64_t *flushes, uint64_t *barriers)
+{
+	*flushes = atomic_load(&n_flush);
+	*barriers = atomic_load(&n_drain);
+}
+
+int bench_pmdk_counting(void)
+{
+	return atomic_load(&n_drain) > 0;
+}
