@@ -17,10 +17,13 @@
  * Each site numbers its transactions (tickets). An exploration is a
  * window of AUTO_ARMS * AUTO_SAMPLES tickets in which the arms take turns
  * in blocks of AUTO_BLOCK; each committed transaction of the window is
- * timed. The transaction that takes the ticket just past the window
- * decides: the arm with the lowest median wins, and runs until the next
- * window, AUTO_GAP_MIN tickets later, doubling up to AUTO_GAP_MAX while
- * the same arm keeps winning. Outside a window nothing is timed, so the
+ * timed. At each block's start, an arm whose median is already over
+ * AUTO_DROP times the lowest drops out of the window (screen): on a short
+ * run, or where one runtime costs ten times another, a trial must not
+ * cost more than the choice saves. The transaction that takes the ticket
+ * just past the window decides: the arm with the lowest median wins, and
+ * runs until the next window, AUTO_GAP_MIN tickets later, doubling up to
+ * AUTO_GAP_MAX while the same arm keeps winning. Outside a window nothing is timed, so the
  * chooser costs a hash probe and a ticket (a relaxed load and store, no
  * locked instruction) per transaction.
  *
@@ -53,7 +56,7 @@
 #include "tx.h"
 
 #define AUTO_SITES 64        /* call sites tracked per region */
-#define AUTO_BLOCK 8         /* consecutive tickets per arm in a window */
+#define AUTO_BLOCK 4         /* consecutive tickets per arm in a window */
 #define AUTO_SAMPLES 32      /* timed transactions per arm per window */
 #define AUTO_GAP_MIN 1024    /* tickets between windows, at first */
 #define AUTO_GAP_MAX 65536   /* ... at most */
@@ -68,6 +71,8 @@ struct auto_site {
 	_Atomic uint64_t win_start;     /* the current or next window */
 	_Atomic int best;               /* index into arms */
 	_Atomic int pinned;             /* A2 */
+	_Atomic unsigned dropped;       /* arms out of this window (bits) */
+	_Atomic int lead;               /* the cheapest arm so far */
 	_Atomic uint32_t nsamp[AUTO_ARMS];
 	_Atomic uint32_t samp[AUTO_ARMS][AUTO_SAMPLES]; /* ns; 0 = none */
 	uint64_t gap;                   /* under lock */
@@ -90,6 +95,7 @@ struct auto_table *auto_create(int rotate)
 		pthread_mutex_init(&s->lock, NULL);
 		s->gap = AUTO_GAP_MIN;
 		atomic_store(&s->best, 1); /* redo until measured */
+		atomic_store(&s->lead, 1);
 	}
 	return t;
 }
@@ -144,6 +150,33 @@ static uint32_t arm_median(struct auto_site *s, int a)
 	return zeros < n ? v[zeros + (n - zeros) / 2] : 0;
 }
 
+/* At the start of a block: an arm whose median is over AUTO_DROP times
+ * the lowest is out of the rest of the window; its blocks run the lead
+ * arm, untimed. A clearly worse arm so costs one block, not AUTO_SAMPLES
+ * transactions. */
+#define AUTO_DROP 1.5
+static void screen(struct auto_site *s)
+{
+	pthread_mutex_lock(&s->lock);
+	uint32_t m[AUTO_ARMS], lo = 0;
+	int lead = -1;
+	for (int a = 0; a < AUTO_ARMS; a++) {
+		m[a] = atomic_load(&s->nsamp[a]) >= AUTO_BLOCK ? arm_median(s, a)
+		                                               : 0;
+		if (m[a] && (lead < 0 || m[a] < lo))
+			lead = a, lo = m[a];
+	}
+	if (lead >= 0) {
+		unsigned out = atomic_load(&s->dropped);
+		for (int a = 0; a < AUTO_ARMS; a++)
+			if (m[a] && m[a] > AUTO_DROP * lo)
+				out |= 1u << a;
+		atomic_store(&s->dropped, out);
+		atomic_store(&s->lead, lead);
+	}
+	pthread_mutex_unlock(&s->lock);
+}
+
 /* The window that ended at ticket end is over: choose, and place the next
  * window. Called once per window, by the transaction holding ticket end. */
 static void decide(struct auto_site *s, uint64_t end)
@@ -166,6 +199,8 @@ static void decide(struct auto_site *s, uint64_t end)
 			atomic_store(&s->samp[a][i], 0);
 		atomic_store(&s->nsamp[a], 0);
 	}
+	atomic_store(&s->dropped, 0);
+	atomic_store(&s->lead, atomic_load(&s->best));
 	atomic_store(&s->win_start, end + s->gap);
 	pthread_mutex_unlock(&s->lock);
 }
@@ -188,7 +223,12 @@ pmtx_runtime auto_begin(struct auto_table *t, uintptr_t key,
 		a = 0;
 	else if (k >= w && k < w + AUTO_WINDOW) {
 		a = (int)((k - w) / AUTO_BLOCK % AUTO_ARMS);
-		run->t0 = now_ns();
+		if ((k - w) % AUTO_BLOCK == 0 && k > w)
+			screen(s);
+		if (atomic_load(&s->dropped) & (1u << a))
+			a = atomic_load(&s->lead);
+		else
+			run->t0 = now_ns();
 	} else {
 		if (k == w + AUTO_WINDOW)
 			decide(s, k);
