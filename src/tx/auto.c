@@ -23,8 +23,8 @@
  * cost more than the choice saves. The transaction that takes the ticket
  * just past the window decides: the arm with the lowest median wins, and
  * runs until the next window, AUTO_GAP_MIN tickets later, doubling up to
- * AUTO_GAP_MAX while the same arm keeps winning. Outside a window nothing is timed, so the
- * chooser costs a hash probe and a ticket (a relaxed load and store, no
+ * AUTO_GAP_MAX while the same arm keeps winning. Outside a window nothing
+ * is timed, so the chooser costs a hash probe and a ticket (a relaxed load and store, no
  * locked instruction) per transaction.
  *
  * A call site is the return address of pmtx_begin: a wrapper that the
@@ -150,6 +150,19 @@ static uint32_t arm_median(struct auto_site *s, int a)
 	return zeros < n ? v[zeros + (n - zeros) / 2] : 0;
 }
 
+/* The arm with the lowest median among those with at least need samples
+ * (-1 if none); m[a] receives each arm's median, 0 for one left out. */
+static int cheapest(struct auto_site *s, uint32_t need, uint32_t m[])
+{
+	int low = -1;
+	for (int a = 0; a < AUTO_ARMS; a++) {
+		m[a] = atomic_load(&s->nsamp[a]) >= need ? arm_median(s, a) : 0;
+		if (m[a] && (low < 0 || m[a] < m[low]))
+			low = a;
+	}
+	return low;
+}
+
 /* At the start of a block: an arm whose median is over AUTO_DROP times
  * the lowest is out of the rest of the window; its blocks run the lead
  * arm, untimed. A clearly worse arm so costs one block, not AUTO_SAMPLES
@@ -157,19 +170,13 @@ static uint32_t arm_median(struct auto_site *s, int a)
 #define AUTO_DROP 1.5
 static void screen(struct auto_site *s)
 {
+	uint32_t m[AUTO_ARMS];
 	pthread_mutex_lock(&s->lock);
-	uint32_t m[AUTO_ARMS], lo = 0;
-	int lead = -1;
-	for (int a = 0; a < AUTO_ARMS; a++) {
-		m[a] = atomic_load(&s->nsamp[a]) >= AUTO_BLOCK ? arm_median(s, a)
-		                                               : 0;
-		if (m[a] && (lead < 0 || m[a] < lo))
-			lead = a, lo = m[a];
-	}
+	int lead = cheapest(s, AUTO_BLOCK, m);
 	if (lead >= 0) {
 		unsigned out = atomic_load(&s->dropped);
 		for (int a = 0; a < AUTO_ARMS; a++)
-			if (m[a] && m[a] > AUTO_DROP * lo)
+			if (m[a] > AUTO_DROP * m[lead])
 				out |= 1u << a;
 		atomic_store(&s->dropped, out);
 		atomic_store(&s->lead, lead);
@@ -181,14 +188,9 @@ static void screen(struct auto_site *s)
  * window. Called once per window, by the transaction holding ticket end. */
 static void decide(struct auto_site *s, uint64_t end)
 {
+	uint32_t m[AUTO_ARMS];
 	pthread_mutex_lock(&s->lock);
-	int best = atomic_load(&s->best), won = -1;
-	uint32_t lo = 0;
-	for (int a = 0; a < AUTO_ARMS; a++) {
-		uint32_t m = arm_median(s, a);
-		if (m && (won < 0 || m < lo))
-			won = a, lo = m;
-	}
+	int best = atomic_load(&s->best), won = cheapest(s, 1, m);
 	if (won >= 0) {
 		s->gap = won == best ? MIN(s->gap * 2, AUTO_GAP_MAX)
 		                     : AUTO_GAP_MIN;

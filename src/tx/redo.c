@@ -637,11 +637,6 @@ int redo_to_undo(struct pmtx_tx *tx,
 	tx->kind = PMTX_RT_UNDO;
 	tx->sv_written = 0; /* redo marks RUNNING only at commit (T2) */
 	int rc = undo_runtime.begin(tx);
-	/* D4b for the frees made under redo, as pmtx_free does under undo */
-	for (size_t i = 0; !rc && i < tx->alog.n; i++)
-		if (PMTX_AE_OP(tx->alog.e[i].info) == PMTX_AE_FREE &&
-		    atomic_load(&tx->r->txm->async_pending))
-			rc = tx_resolve_conflicts(tx, tx->alog.e[i].off);
 	if (!rc)
 		rc = hand_over(tx, tx->wl, tx->nwl, write);
 	tx->nwl = 0;

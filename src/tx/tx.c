@@ -263,12 +263,18 @@ int tx_resolve_conflicts(struct pmtx_tx *tx, uint64_t base)
 }
 
 /* Every object that [off, off+n) touches. */
+/* D4(b): only writers without a replayable log wait for truncations, and
+ * only while some are queued. */
+static int must_resolve(const struct pmtx_tx *tx)
+{
+	return (tx->kind == PMTX_RT_UNDO || tx->kind == PMTX_RT_COW) &&
+	       atomic_load(&tx->r->txm->async_pending) != 0;
+}
+
 static int resolve_range(struct pmtx_tx *tx, uint64_t off, size_t n)
 {
 	uint64_t end = off + n, base, oend;
-	/* D4(b): only writers without a replayable log need this. */
-	if ((tx->kind != PMTX_RT_UNDO && tx->kind != PMTX_RT_COW) ||
-	    atomic_load(&tx->r->txm->async_pending) == 0)
+	if (!must_resolve(tx))
 		return 0;
 	for (; off < end; off = oend) {
 		if (tx_object_span(tx->r, off, &base, &oend))
@@ -715,6 +721,10 @@ static int become_undo(pmtx_tx *tx)
 		return 0;
 	tx->arun.t0 = 0; /* its time is no arm's */
 	int rc = redo_to_undo(tx, write_checked);
+	/* the frees made under redo wait now, as pmtx_free's under undo */
+	for (size_t i = 0; !rc && must_resolve(tx) && i < tx->alog.n; i++)
+		if (PMTX_AE_OP(tx->alog.e[i].info) == PMTX_AE_FREE)
+			rc = tx_resolve_conflicts(tx, tx->alog.e[i].off);
 	if (rc)
 		roll_back(tx);
 	return rc;
@@ -813,9 +823,7 @@ int pmtx_free(pmtx_tx *tx, pmtx_off off)
 	struct pmtx_alog_entry e;
 	if (heap_free_entry(tx->r->heap, off, &e) || alog_frees(tx, e.off))
 		return PMTX_E_INVAL;
-	if ((tx->kind == PMTX_RT_UNDO || tx->kind == PMTX_RT_COW) &&
-	    atomic_load(&tx->r->txm->async_pending) &&
-	    (rc = tx_resolve_conflicts(tx, e.off)))
+	if (must_resolve(tx) && (rc = tx_resolve_conflicts(tx, e.off)))
 		return rc;
 	return alog_append(tx, &e);
 }
