@@ -1,0 +1,18 @@
+"""Fixtures of pmtx-sqlite's tests: a temporary directory on /dev/shm
+(the hardware backend needs a memory-backed file to be fast, and any file
+works), and the runtimes every test can be run under."""
+import os
+import shutil
+import tempfile
+
+import pytest
+
+RUNTIMES = ("undo", "redo", "redo-async", "auto")
+
+
+@pytest.fixture
+def tmp(request):
+    base = "/dev/shm" if os.path.isdir("/dev/shm") else None
+    d = tempfile.mkdtemp(prefix="psq-test-", dir=base)
+    yield d
+    shutil.rmtree(d, ignore_errors=True)
