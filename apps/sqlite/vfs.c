@@ -163,6 +163,13 @@ static int db_xwrite(sqlite3_file *p, const void *buf, int n,
 		return fail(PMTX_E_NOMEM, SQLITE_FULL, msg);
 	}
 	int st = db_write(f->db, buf, (size_t)n, (uint64_t)off);
+#ifdef PSQ_MUTATION
+	/* Tests only: commit every write at once, breaking V1, so that the
+	 * kill -9 test is seen to catch a half transaction. */
+	if (!st && getenv("PSQ_MUTANT") &&
+	    !strcmp(getenv("PSQ_MUTANT"), "write_through"))
+		st = db_commit(f->db);
+#endif
 	return st ? fail(st, SQLITE_IOERR_WRITE, NULL) : SQLITE_OK;
 }
 
