@@ -11,7 +11,10 @@ PKGS=(build-essential cmake ninja-build pkg-config
       libevent-dev              # apps/pmcached: the server's event loops
       libmemcached-tools        # apps/pmcached tests: memccapable
       python3-pymemcache        # apps/pmcached tests: pymemcache's own tests
-      nutcracker)               # apps/pmcached tests: twemproxy in front
+      nutcracker                # apps/pmcached tests: twemproxy in front
+      libsqlite3-dev            # apps/sqlite: the VFS is built against it
+      sqlite3                   # apps/sqlite tests: the shell loads the VFS
+      python3-apsw)             # apps/sqlite tests: a second Python binding
 
 missing=()
 for p in "${PKGS[@]}"; do
