@@ -310,10 +310,8 @@ static int do_open(const char *path, const struct psq_config *c, int create,
 	if (rc)
 		return rc;
 	struct stat st;
-	if (!rc && stat(path, &st))
-		rc = errno;
-	if (!rc)
-		rc = db_adopt(path, r, c->runtime, out, msg, len);
+	rc = stat(path, &st) ? errno
+	     : db_adopt(path, r, c->runtime, out, msg, len);
 	if (rc) {
 		pmtx_close(r);
 		return rc;

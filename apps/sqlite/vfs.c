@@ -405,10 +405,11 @@ static int vfs_delete(sqlite3_vfs *vfs, const char *name, int sync_dir)
 static int vfs_access(sqlite3_vfs *vfs, const char *name, int flags,
                       int *out)
 {
-	if (mf_exists(name) || is_journal_name(name)) {
-		*out = mf_exists(name);
+	/* A journal or WAL name is answered by the DRAM files alone: a
+	 * stale file of that name on disk is not this database's. */
+	*out = mf_exists(name);
+	if (*out || is_journal_name(name))
 		return SQLITE_OK;
-	}
 	return dflt->xAccess(dflt, name, flags, out);
 }
 

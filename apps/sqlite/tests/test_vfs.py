@@ -17,6 +17,25 @@ def db_path(tmp, name="app.db"):
     return os.path.join(tmp, name)
 
 
+def last_errmsg():
+    """pmtx_errmsg() of this thread, read through a plain connection."""
+    m = psq.connect(":memory:", vfs=None)
+    try:
+        return psq.errmsg(m)
+    finally:
+        m.close()
+
+
+def small_db(tmp):
+    """A database of one table and one row that spans several chunks."""
+    p = db_path(tmp)
+    c = psq.connect(p)
+    c.execute("create table t(x)")
+    c.execute("insert into t values (randomblob(20000))")
+    c.close()
+    return p
+
+
 @pytest.mark.parametrize("runtime", RUNTIMES)
 def test_commits_survive_reopen_and_rollbacks_leave_nothing(tmp, runtime):
     p = db_path(tmp)
@@ -201,10 +220,8 @@ def test_an_ordinary_sqlite_file_is_refused_with_a_message(tmp):
     s.close()
     with pytest.raises(sqlite3.OperationalError, match="unable to open"):
         psq.connect(p)
-    m = psq.connect(":memory:", vfs=None)
-    assert "not a pmtx region" in psq.errmsg(m) or \
-        "magic" in psq.errmsg(m)
-    m.close()
+    msg = last_errmsg()
+    assert "not a pmtx region" in msg or "magic" in msg
 
 
 def test_a_region_of_another_application_is_refused_by_layout(tmp):
@@ -213,9 +230,7 @@ def test_a_region_of_another_application_is_refused_by_layout(tmp):
                     "--layout", "pmcached"], check=True)
     with pytest.raises(sqlite3.OperationalError, match="unable to open"):
         psq.connect(p)
-    m = psq.connect(":memory:", vfs=None)
-    assert "layout" in psq.errmsg(m)
-    m.close()
+    assert "layout" in last_errmsg()
 
 
 def region_root(path):
@@ -234,28 +249,18 @@ def region_root(path):
     (40, (1).to_bytes(8, "little")),       # a reserved field
 ])
 def test_a_corrupt_root_is_refused_as_corrupt(tmp, field, value):
-    p = db_path(tmp)
-    c = psq.connect(p)
-    c.execute("create table t(x)")
-    c.execute("insert into t values (randomblob(20000))")
-    c.close()
+    p = small_db(tmp)
     root = region_root(p)
     with open(p, "r+b") as f:
         f.seek(root + field)
         f.write(value)
     with pytest.raises(sqlite3.DatabaseError, match="malformed"):
         psq.connect(p)
-    m = psq.connect(":memory:", vfs=None)
-    assert "pmtx-sqlite region" in psq.errmsg(m)
-    m.close()
+    assert "pmtx-sqlite region" in last_errmsg()
 
 
 def test_a_chunk_offset_that_names_no_chunk_is_refused(tmp):
-    p = db_path(tmp)
-    c = psq.connect(p)
-    c.execute("create table t(x)")
-    c.execute("insert into t values (randomblob(20000))")
-    c.close()
+    p = small_db(tmp)
     root = region_root(p)
     with open(p, "r+b") as f:
         f.seek(root + 24)
@@ -330,12 +335,6 @@ def test_a_full_file_system_gives_sqlite_full_and_loses_nothing(tmp):
 def test_vacuum_into_imports_and_exports(tmp):
     plain = db_path(tmp, "plain.db")
     s = sqlite3.connect(plain)
-    s.executescript("""
-        create table t(a integer primary key, b text, c blob);
-        create index tb on t(b);
-        insert into t(b, c) select 'row' || value, randomblob(value * 10)
-          from generate_series(1, 500);
-    """) if False else None
     s.execute("create table t(a integer primary key, b text, c blob)")
     s.execute("create index tb on t(b)")
     for i in range(500):
@@ -408,8 +407,7 @@ def test_apsw_loads_it_and_logs_why_an_open_failed(tmp):
 def test_bad_uri_parameters_are_refused(tmp):
     with pytest.raises(sqlite3.OperationalError, match="unable to open"):
         psq.connect(db_path(tmp), runtime="fast")
-    m = psq.connect(":memory:", vfs=None)
-    assert "runtime=fast" in psq.errmsg(m)
+    assert "runtime=fast" in last_errmsg()
     with pytest.raises(sqlite3.OperationalError, match="unable to open"):
         psq.connect(db_path(tmp), runtime="cow")
-    m.close()
+    assert "runtime=cow" in last_errmsg()
