@@ -11,6 +11,7 @@ import pytest
 
 MEMCCAPABLE = "/usr/bin/memccapable"
 PYMEMCACHE_TESTS = "/usr/lib/python3/dist-packages/pymemcache/test"
+HERE = os.path.dirname(os.path.abspath(__file__))
 ASCII_TESTS = 27        # what memccapable 1.1.x runs with -a
 
 
@@ -37,9 +38,13 @@ def test_pymemcache_integration_tests_pass(server, tmp_path):
         pytest.skip("pymemcache's tests are not installed")
     env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
     env.pop("PYTEST_ADDOPTS", None)
-    # Its conftest.py (next to the file) adds --server and --port.
+    env["PYTHONPATH"] = os.pathsep.join(
+        [HERE] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
+    # Its conftest.py (next to the file) adds --server and --port;
+    # settle_plugin orders the tests' connections (see its docstring).
     r = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q",
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider",
+         "-p", "settle_plugin", "-q",
          "-W", "ignore::pytest.PytestUnknownMarkWarning",
          "--rootdir", PYMEMCACHE_TESTS, path, "-m", "integration",
          "--server", "127.0.0.1", "--port", str(server.port),
