@@ -19,7 +19,8 @@ def db_path(tmp, name="app.db"):
 
 def last_errmsg():
     """pmtx_errmsg() of this thread, read through a plain connection."""
-    m = psq.connect(":memory:", vfs=None)
+    psq.load()
+    m = sqlite3.connect(":memory:")
     try:
         return psq.errmsg(m)
     finally:
