@@ -295,7 +295,8 @@ int pmtx_alloc(pmtx_tx *tx, size_t n, pmtx_off *out);
 int pmtx_zalloc(pmtx_tx *tx, size_t n, pmtx_off *out);
 /* Free a block. Takes effect only when the transaction commits. */
 int pmtx_free(pmtx_tx *tx, pmtx_off off);
-/* Usable size of an allocated block (>= the size asked for), or 0. */
+/* Usable size of an allocated block (>= the size asked for), or 0 if
+ * off names none (pmtx's own log chunks are not blocks). */
 size_t pmtx_usable_size(pmtx_region *r, pmtx_off off);
 
 /* Run fn(arg) once the outermost transaction has committed or aborted,

@@ -1171,6 +1171,14 @@ static void usable_size_of_non_block_is_zero(void **state)
 	assert_int_equal(pmtx_usable_size(r, big + PMTX_SB_SIZE), 0);
 	assert_int_equal(pmtx_usable_size(r, heap_end(r)), 0);
 	assert_int_equal(pmtx_usable_size(r, UINT64_MAX), 0);
+	/* pmtx's own log chunks are not the user's blocks: an offset read
+	 * from a region that names one must not pass as a block. */
+	uint64_t ioff;
+	struct pmtx_alog_entry ie;
+	assert_int_equal(heap_reserve_internal(r->heap, 100000, &ioff, &ie), 0);
+	assert_int_equal(pmtx_usable_size(r, ioff + HDR), 0);
+	assert_int_equal(pmtx_usable_size(r, ioff), 0);
+	heap_unreserve(r->heap, &ie);
 	done(r, path);
 }
 

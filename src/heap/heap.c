@@ -541,6 +541,8 @@ size_t heap_usable_size(struct heap *h, uint64_t user_off)
 	    locate(h, user_off - sizeof(struct pmtx_objhdr), &s, &idx))
 		return 0;
 	struct sb_rt *x = &h->rt[s];
+	if (x->state == RT_LARGE && x->internal)
+		return 0; /* pmtx's own log chunk: not a block of the user's */
 	if (x->state == RT_LARGE)
 		return (size_t)x->run * PMTX_SB_SIZE - sizeof(struct pmtx_objhdr);
 	if ((dram_bits(h, s)[idx / 64] >> (idx % 64)) & 1)

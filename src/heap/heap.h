@@ -54,6 +54,8 @@ int heap_adopt_internal(pmtx_region *r, uint64_t off, uint64_t size,
                         struct pmtx_alog_entry *e);
 void heap_mark_internal(struct heap *h, uint64_t off);
 
+/* The usable size of the user block at user_off; 0 if it is none (free,
+ * not a block start, or one of pmtx's own log chunks). */
 size_t heap_usable_size(struct heap *h, uint64_t user_off);
 /* pmtx_heap_check, once no truncation is pending (pmtx.c). */
 int heap_check(pmtx_region *r, pmtx_heap_stats *st);
