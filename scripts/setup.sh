@@ -14,7 +14,9 @@ PKGS=(build-essential cmake ninja-build pkg-config
       nutcracker                # apps/pmcached tests: twemproxy in front
       libsqlite3-dev            # apps/sqlite: the VFS is built against it
       sqlite3                   # apps/sqlite tests: the shell loads the VFS
-      python3-apsw)             # apps/sqlite tests: a second Python binding
+      python3-apsw              # apps/sqlite tests: a second Python binding
+      tcl)                      # apps/sqlite: builds the SQLite amalgamation
+                                # (batch atomic writes, speedtest1)
 
 missing=()
 for p in "${PKGS[@]}"; do

@@ -17,7 +17,8 @@
  *
  * Pragmas: journal_mode=WAL is refused with a message (vfs.c); pmtx_info
  * reports the region; pmtx_runtime reads or sets the commit runtime of
- * this process; pmtx_stats reports the commits of this process.
+ * this process; pmtx_stats reports the commits of this process, and how
+ * they went: by batch atomic write or by journal (vfs.c, B1-B4).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -138,11 +139,17 @@ static int pragma_stats(char **arg)
 	struct psq_stats st;
 	db_stats_get(&st);
 	arg[0] = sqlite3_mprintf("commits %llu, new chunks %llu, unchanged "
-	         "chunks %llu, bytes written %llu",
+	         "chunks %llu, bytes written %llu, batch commits %llu, "
+	         "batch rollbacks %llu, batches refused %llu, "
+	         "journals opened %llu",
 	         (unsigned long long)st.commits,
 	         (unsigned long long)st.chunks_new,
 	         (unsigned long long)st.chunks_same,
-	         (unsigned long long)st.bytes_written);
+	         (unsigned long long)st.bytes_written,
+	         (unsigned long long)st.batch_commits,
+	         (unsigned long long)st.batch_rollbacks,
+	         (unsigned long long)st.batch_refused,
+	         (unsigned long long)st.journals);
 	return SQLITE_OK;
 }
 

@@ -81,6 +81,7 @@ struct psq_db {
 static pthread_mutex_t reg_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct psq_db *reg_head;
 static _Atomic uint64_t st_commits, st_new, st_same, st_bytes;
+static _Atomic uint64_t st_events[PSQ_EV_JOURNAL + 1];
 
 static uint64_t nchunks(uint64_t size)
 {
@@ -147,15 +148,9 @@ static int check_chunks(pmtx_region *r, const struct psq_root *root,
 	return rc;
 }
 
-int db_validate(pmtx_region *r, char *msg, size_t len)
+static int check_root(pmtx_region *r, const struct psq_root *root,
+                      char *msg, size_t len)
 {
-	size_t rsz;
-	const struct psq_root *root = pmtx_root(r, &rsz);
-	if (rsz < sizeof(*root))
-		return bad(msg, len, "root object too small", rsz);
-	if (root->magic == 0 && root->size == 0 && root->dir == 0 &&
-	    root->dir_cap == 0)
-		return 0; /* never set up: db_setup will */
 	if (root->magic != PSQ_MAGIC)
 		return bad(msg, len, "bad magic", root->magic);
 	if (root->major != PSQ_FORMAT_MAJOR) {
@@ -179,6 +174,20 @@ int db_validate(pmtx_region *r, char *msg, size_t len)
 		return bad(msg, len, "directory is not a block of its size",
 		           root->dir);
 	return check_chunks(r, root, msg, len);
+}
+
+int db_validate(pmtx_region *r, char *msg, size_t len)
+{
+	size_t rsz;
+	const struct psq_root *root = pmtx_root(r, &rsz);
+	if (rsz < sizeof(*root))
+		return bad(msg, len, "root object too small", rsz);
+	if (root->magic == 0 && root->size == 0 && root->dir == 0 &&
+	    root->dir_cap == 0)
+		return 0; /* never set up: db_setup will */
+	/* pmtx_usable_size is 0 for pmtx's own log chunks too: an entry
+	 * naming one would have SQLite's pages written over a log. */
+	return check_root(r, root, msg, len);
 }
 
 int db_walk(pmtx_region *r, int (*fn)(pmtx_off, void *), void *arg)
@@ -339,17 +348,20 @@ int db_acquire(const char *path, const struct psq_config *c, int create,
 	return rc;
 }
 
+/* The last release closes the region under reg_mu: a db_acquire of the
+ * same file meanwhile would find it unregistered but still open, and its
+ * pmtx_open would fail (the region's lock is per open file). */
 void db_release(struct psq_db *db)
 {
 	pthread_mutex_lock(&reg_mu);
 	int last = --db->refs == 0 && !db->attached;
-	if (last)
+	if (last) {
 		do_unregister(db);
+		pmtx_close(db->r);
+	}
 	pthread_mutex_unlock(&reg_mu);
-	if (!last)
-		return;
-	pmtx_close(db->r);
-	db_destroy(db);
+	if (last)
+		db_destroy(db);
 }
 
 int db_attach(const char *path, pmtx_region *r, pmtx_runtime rt,
@@ -650,15 +662,28 @@ static int do_commit(struct psq_db *db)
 	return rc;
 }
 
+static int do_dirty(const struct psq_db *db)
+{
+	return db->ov.count || db->size != db->root->size ||
+	       db->low != db->root->size;
+}
+
 int db_commit(struct psq_db *db)
 {
 	int rc = 0;
 	pthread_rwlock_wrlock(&db->rw);
-	if (db->ov.count || db->size != db->root->size ||
-	    db->low != db->root->size)
+	if (do_dirty(db))
 		rc = do_commit(db);
 	pthread_rwlock_unlock(&db->rw);
 	return rc;
+}
+
+int db_dirty(struct psq_db *db)
+{
+	pthread_rwlock_rdlock(&db->rw);
+	int dirty = do_dirty(db);
+	pthread_rwlock_unlock(&db->rw);
+	return dirty;
 }
 
 void db_discard(struct psq_db *db)
@@ -716,4 +741,13 @@ void db_stats_get(struct psq_stats *st)
 	st->chunks_new = atomic_load(&st_new);
 	st->chunks_same = atomic_load(&st_same);
 	st->bytes_written = atomic_load(&st_bytes);
+	st->batch_commits = atomic_load(&st_events[PSQ_EV_BATCH_COMMIT]);
+	st->batch_rollbacks = atomic_load(&st_events[PSQ_EV_BATCH_ROLLBACK]);
+	st->batch_refused = atomic_load(&st_events[PSQ_EV_BATCH_REFUSED]);
+	st->journals = atomic_load(&st_events[PSQ_EV_JOURNAL]);
+}
+
+void db_stats_count(enum psq_event ev)
+{
+	atomic_fetch_add_explicit(&st_events[ev], 1, memory_order_relaxed);
 }

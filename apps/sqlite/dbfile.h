@@ -63,6 +63,8 @@ uint64_t db_size(struct psq_db *db);
 int db_commit(struct psq_db *db);
 /* Drop the writes since the last commit (a batch-atomic rollback). */
 void db_discard(struct psq_db *db);
+/* Whether anything was written or truncated since the last commit. */
+int db_dirty(struct psq_db *db);
 
 /* Lock levels (locks.h) under the database's lock. */
 int db_lock(struct psq_db *db, const void *who, int *level, int want);
@@ -79,7 +81,18 @@ struct psq_stats {
 	uint64_t chunks_new;    /* chunks allocated */
 	uint64_t chunks_same;   /* written chunks found unchanged */
 	uint64_t bytes_written; /* bytes given to pmtx_write */
+	/* Counted by the VFS (vfs.c, B1-B4): */
+	uint64_t batch_commits;   /* batches committed (at their sync) */
+	uint64_t batch_rollbacks; /* batches dropped: rolled back, their
+	                           * commit failed or never came */
+	uint64_t batch_refused;   /* BEGIN_ATOMIC_WRITEs refused (B2) */
+	uint64_t journals;        /* DRAM journals opened */
+};
+enum psq_event {
+	PSQ_EV_BATCH_COMMIT, PSQ_EV_BATCH_ROLLBACK, PSQ_EV_BATCH_REFUSED,
+	PSQ_EV_JOURNAL,
 };
 void db_stats_get(struct psq_stats *st);
+void db_stats_count(enum psq_event ev);
 
 #endif /* PSQ_DBFILE_H */

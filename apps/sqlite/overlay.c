@@ -1,6 +1,10 @@
 /*
  * overlay.c - a DRAM hash map from chunk number to a chunk's new bytes
  * (overlay.h). Open addressing with linear probing, at most half full.
+ * Clearing and sorting walk every slot, so a table grown past
+ * OV_KEEP_CAP slots by one large commit (a bulk load: tens of thousands
+ * of chunks) is freed by the clear that follows it, not kept for the
+ * small commits after it.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -28,6 +32,11 @@ void ov_clear(struct overlay *ov)
 		ov->slot[i].buf = NULL;
 	}
 	ov->count = 0;
+	if (ov->cap > OV_KEEP_CAP) { /* grown for one large commit */
+		free(ov->slot);
+		ov->slot = NULL;
+		ov->cap = 0;
+	}
 }
 
 void ov_free(struct overlay *ov)

@@ -22,9 +22,13 @@ struct overlay {
 	size_t count;  /* chunks held */
 };
 
+/* The largest table ov_clear keeps (slots); a larger one is freed. */
+#define OV_KEEP_CAP 1024
+
 void ov_init(struct overlay *ov);
 void ov_free(struct overlay *ov);
-/* Drop every chunk (after a commit, or when one failed). */
+/* Drop every chunk (after a commit, or when one failed); a table of more
+ * than OV_KEEP_CAP slots goes too. */
 void ov_clear(struct overlay *ov);
 /* The chunk's buffer, or NULL. */
 char *ov_find(const struct overlay *ov, uint64_t chunk);

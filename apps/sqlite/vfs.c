@@ -38,11 +38,59 @@
  *  V5. A multi-database transaction (ATTACH) commits each database in its
  *      own pmtx transaction: atomic per database, not across them (the
  *      super-journal is in DRAM too).
- * With SQLITE_ENABLE_BATCH_ATOMIC_WRITE, SQLite writes a whole commit
- * between the file controls BEGIN and COMMIT_ATOMIC_WRITE, without a
- * journal; COMMIT is then a db_commit and ROLLBACK a db_discard. The VFS
- * advertises SQLITE_IOCAP_BATCH_ATOMIC; a SQLite built without it ignores
- * the flag.
+ *
+ * Batch atomic writes (B1-B4; line numbers are SQLite 3.40.1's)
+ * The VFS advertises SQLITE_IOCAP_BATCH_ATOMIC. A SQLite built without
+ * SQLITE_ENABLE_BATCH_ATOMIC_WRITE (Debian's) ignores it. One built with
+ * it keeps the journal of a transaction in its own heap when the database
+ * was not empty (pager.c:1209-1213, used at 5793), and at the commit, if
+ * that journal is still in the heap, there is no super-journal and
+ * synchronous is not OFF (bBatch, pager.c:6452-6457), it writes the dirty
+ * pages between BEGIN_ATOMIC_WRITE and COMMIT_ATOMIC_WRITE instead of
+ * journalling them (6545-6568): no journal is opened through this VFS. A
+ * cache spill first makes the journal a file (pagerStress, 4586-4591), so
+ * a transaction that spilled commits the usual way; except in
+ * journal_mode=MEMORY, whose heap journal never becomes a file, so that
+ * there a batch can begin with the spilled pages already written (B2).
+ *  B1. A batch does not move V1's commit point. COMMIT_ATOMIC_WRITE only
+ *      marks the batch complete. SQLite may still write after it: the page
+ *      that grows the file to the size its header gives (6586-6591), or a
+ *      backup's pages of another page size (backup.c:505-531). Then it
+ *      sends the sync (6594-6595), whose db_commit applies all of it in one
+ *      pmtx transaction. Committing at COMMIT_ATOMIC_WRITE would leave
+ *      those writes to a second transaction; a crash between the two would
+ *      leave a file shorter than its header says, which SQLite refuses as
+ *      corrupt (btree.c:3295). (SQLite's documentation says the file
+ *      control commits. The pager does not depend on that: it closes
+ *      its heap journal after the batch either way, and a failed sync
+ *      ends the transaction as a failed COMMIT_ATOMIC_WRITE would, B4.)
+ *  B2. A batch must begin at the last commit. BEGIN_ATOMIC_WRITE with
+ *      writes pending returns SQLITE_IOERR_BEGIN_ATOMIC, and SQLite writes
+ *      the same pages without a batch (6558-6564; its journal stays in the
+ *      heap); the sync commits the transaction whole. (Committing the
+ *      pending writes at BEGIN made two pmtx transactions of one SQLite
+ *      transaction, and a batch that then failed left the first one in.)
+ *  B3. SQLite sends ROLLBACK_ATOMIC_WRITE on any failure after BEGIN
+ *      (6553-6555): it drops the overlay, which by B2 holds the batch's
+ *      writes alone, so the file reads as at the last commit. On an IOERR
+ *      (not IOERR_NOMEM) SQLite then makes its journal a file (DRAM, V2)
+ *      and writes its dirty pages, all still dirty, again without a batch
+ *      (6558-6564, 6571): the sync commits them. On any other code
+ *      (SQLITE_FULL past max_size, NOMEM) it closes the heap journal
+ *      (6566) and returns the code to the application; the rollback finds
+ *      no journal and drops its page cache (6706-6718), which is then read
+ *      again from the file: the last commit.
+ *  B4. After the batch the heap journal is gone (6566). If the commit at
+ *      the sync fails (SQLITE_FULL: the region is full), D3 drops the
+ *      overlay, and SQLite, with no journal, drops its cache as in B3. If
+ *      SQLite fails before the sync (the growing write of B1 past
+ *      max_size), the unlock or close that ends the transaction drops the
+ *      batch (settle()). V1 would commit it: the application told
+ *      SQLITE_FULL would find its transaction in, in a file shorter than
+ *      its header (as when COMMIT_ATOMIC_WRITE committed, before B1).
+ * PRAGMA pmtx_stats counts batch commits (B1), batch rollbacks (B3, B4),
+ * batches refused (B2) and the DRAM journals opened, so the path a commit
+ * took is visible: a batch opens no journal.
  *
  * Errors are pmtx statuses below this file and SQLite codes above it:
  * sqlite_rc() is the one translation, and fail() records the message.
@@ -70,6 +118,7 @@ struct psq_file {
 	int kind;
 	struct psq_db *db;   /* PF_DB */
 	int lock;            /* PF_DB: this connection's level (LK_*) */
+	int batch;           /* PF_DB: a batch awaits its commit (B1, B4) */
 	struct memfile *mf;  /* PF_MEM */
 };
 
@@ -118,7 +167,11 @@ static int fail(int status, int io_default, const char *msg)
 
 static int commit(struct psq_file *f, int io_default)
 {
+	int batch = f->batch;
+	f->batch = 0;
 	int st = db_commit(f->db);
+	if (batch)
+		db_stats_count(st ? PSQ_EV_BATCH_ROLLBACK : PSQ_EV_BATCH_COMMIT);
 	if (!st)
 		return SQLITE_OK;
 	char msg[256];
@@ -128,6 +181,18 @@ static int commit(struct psq_file *f, int io_default)
 	return fail(st, io_default, msg);
 }
 
+/* The end of a write transaction that no sync ended (V1): commit, unless
+ * it is a batch, whose sync would have come but for a failure (B4). */
+static int settle(struct psq_file *f, int io_default)
+{
+	if (!f->batch)
+		return commit(f, io_default);
+	f->batch = 0;
+	db_discard(f->db);
+	db_stats_count(PSQ_EV_BATCH_ROLLBACK);
+	return SQLITE_OK;
+}
+
 /* ---- the database file ---- */
 
 static int db_close(sqlite3_file *p)
@@ -135,7 +200,7 @@ static int db_close(sqlite3_file *p)
 	struct psq_file *f = (struct psq_file *)p;
 	int rc = SQLITE_OK;
 	if (f->lock >= LK_EXCLUSIVE)
-		rc = commit(f, SQLITE_IOERR_CLOSE);
+		rc = settle(f, SQLITE_IOERR_CLOSE);
 	db_unlock(f->db, f, &f->lock, LK_NONE);
 	db_release(f->db);
 	f->db = NULL;
@@ -203,7 +268,7 @@ static int db_xunlock(sqlite3_file *p, int level)
 	struct psq_file *f = (struct psq_file *)p;
 	int rc = SQLITE_OK;
 	if (f->lock >= LK_EXCLUSIVE)
-		rc = commit(f, SQLITE_IOERR_UNLOCK); /* V1: no sync came */
+		rc = settle(f, SQLITE_IOERR_UNLOCK); /* V1: no sync came */
 	db_unlock(f->db, f, &f->lock, level);
 	return rc;
 }
@@ -224,18 +289,32 @@ static int db_xdevchar(sqlite3_file *p)
 	return SQLITE_IOCAP_POWERSAFE_OVERWRITE | SQLITE_IOCAP_BATCH_ATOMIC;
 }
 
-/* PRAGMA journal_mode=WAL and the pmtx_* pragmas (vfs_pragma.c). */
+/* B2: a batch starts at the last commit, or SQLite writes without one. */
+static int batch_begin(struct psq_file *f)
+{
+	if (!db_dirty(f->db))
+		return SQLITE_OK;
+	db_stats_count(PSQ_EV_BATCH_REFUSED);
+	return SQLITE_IOERR_BEGIN_ATOMIC;
+}
+
+/* The commit file controls, the pmtx_* pragmas (config.c) and PRAGMA
+ * journal_mode=WAL. */
 static int db_xfcntl(sqlite3_file *p, int op, void *arg)
 {
 	struct psq_file *f = (struct psq_file *)p;
 	switch (op) {
 	case SQLITE_FCNTL_SYNC:
-	case SQLITE_FCNTL_COMMIT_ATOMIC_WRITE:
 		return commit(f, SQLITE_IOERR_FSYNC);
 	case SQLITE_FCNTL_BEGIN_ATOMIC_WRITE:
-		return commit(f, SQLITE_IOERR_FSYNC); /* nothing pending */
+		return batch_begin(f);
+	case SQLITE_FCNTL_COMMIT_ATOMIC_WRITE:
+		f->batch = 1; /* B1: the sync that follows commits it */
+		return SQLITE_OK;
 	case SQLITE_FCNTL_ROLLBACK_ATOMIC_WRITE:
-		db_discard(f->db);
+		f->batch = 0;
+		db_discard(f->db); /* B3 */
+		db_stats_count(PSQ_EV_BATCH_ROLLBACK);
 		return SQLITE_OK;
 	case SQLITE_FCNTL_VFSNAME:
 		*(char **)arg = sqlite3_mprintf("pmtx");
@@ -360,6 +439,7 @@ static int open_mem(struct psq_file *f, const char *name, int flags)
 		return st == ENOENT ? SQLITE_CANTOPEN : SQLITE_NOMEM;
 	f->kind = PF_MEM;
 	f->base.pMethods = &mem_methods;
+	db_stats_count(PSQ_EV_JOURNAL);
 	return SQLITE_OK;
 }
 

@@ -1,9 +1,31 @@
 # Shared by the fuzzing scripts (tests/fuzz/run.sh,
-# apps/pmcached/tests/fuzz_proto.sh); source it, then:
+# apps/pmcached/tests/fuzz_proto.sh, apps/sqlite/tests/fuzz_open.sh);
+# source it, then:
+#   fuzz_limits SHORT ARGS...      parse [--runs N | --time S] [-- libFuzzer
+#                                  options]: sets limit (SHORT executions
+#                                  with a fixed seed, or 10,000,000 when
+#                                  PMTX_LONG_TESTS=1) and extra (the
+#                                  options after --); status 2 on a bad one
 #   fuzz_build BDIR TARGET...      configure the clang tree, build targets
 #   fuzz_exec LOG FUZZER ARGS...   run a libFuzzer binary (niced), report
 #                                  executions and exec/s, and on failure
 #                                  the log's tail; returns its status
+
+fuzz_limits() {
+	limit=(-runs="$1" -seed=1)
+	shift
+	[ "${PMTX_LONG_TESTS:-0}" = 1 ] && limit=(-runs=10000000)
+	extra=()
+	while [ $# -gt 0 ]; do
+		case $1 in
+		--runs) limit=(-runs="$2"); shift 2 ;;
+		--time) limit=(-max_total_time="$2"); shift 2 ;;
+		--) shift; extra=("$@"); return 0 ;;
+		*) echo "usage: $0 [--runs N | --time S] [-- opts]" >&2
+		   return 2 ;;
+		esac
+	done
+}
 
 fuzz_build() {
 	local bdir=$1 root

@@ -12,17 +12,8 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../../.." && pwd)
 bdir=${PMTX_FUZZ_BUILD:-$root/build-fuzz}
-limit=(-runs=300000 -seed=1)
-[ "${PMTX_LONG_TESTS:-0}" = 1 ] && limit=(-runs=10000000)
-while [ $# -gt 0 ]; do
-	case $1 in
-	--runs) limit=(-runs="$2"); shift 2 ;;
-	--time) limit=(-max_total_time="$2"); shift 2 ;;
-	--) shift; break ;;
-	*) echo "usage: $0 [--runs N | --time S] [-- opts]" >&2; exit 2 ;;
-	esac
-done
 . "$root/tests/fuzz/common.sh"
+fuzz_limits 300000 "$@" || exit 2
 fuzz_build "$bdir" fuzz_proto
 work=$bdir/fuzz-proto
 rm -rf "$work/corpus"
@@ -30,7 +21,7 @@ mkdir -p "$work/corpus" "$work/artifacts"
 set +e
 fuzz_exec "$work/fuzz.log" "$bdir/apps/pmcached/fuzz_proto" \
 	-dict="$here/fuzz_proto.dict" -timeout=10 -rss_limit_mb=2048 \
-	-max_len=4096 -artifact_prefix="$work/artifacts/" "${limit[@]}" "$@" \
+	-max_len=4096 -artifact_prefix="$work/artifacts/" "${limit[@]}" "${extra[@]}" \
 	"$work/corpus" "$here/fuzz_seeds"
 rc=$?
 [ $rc -ne 0 ] && echo "fuzz: the input is in $work/artifacts" >&2
