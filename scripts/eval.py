@@ -54,6 +54,19 @@ build tree that holds --bench:
             20 minutes.
 warmup.py's pmcached-redo-file case is left out: the file backend stores
 a few hundred sets a second, so its fill alone would take minutes.
+SQLite: `sqlite` is a workload name too (run by default after pmcached;
+--no-apps leaves it out). Its stage runs apps/sqlite/bench/sqlbench.py:
+TPC-C (psq-tpcc) and speedtest1 (psq-speedtest1, built when
+scripts/eval.sh found the SQLite source) over :memory:, the pmtx VFS
+(undo, redo; PDOM-1 hardware, PDOM-2, the file backend on ext4) and
+stock SQLite (DELETE and WAL, synchronous FULL and NORMAL, /dev/shm and
+ext4), every configuration in turn each round; lines in sqlite.jsonl:
+  --smoke   TPC-C scale 0.02, 0.5 s, one round, three configurations.
+  --quick   scale 0.1, 1 warehouse, 2 rounds of 3 s, speedtest1 --size
+            25: about 3 minutes.
+  (none)    scale 1.0 (80 MB), 1 warehouse, 3 rounds of 5 s, --size 50:
+            about 9 minutes.
+  --full    1 and 4 warehouses, 3 rounds of 10 s, --size 100.
 --systems, --domains, --seconds and --rounds apply to pmtx-bench only.
 
 Domain configurations (--domains, comma-separated): pdom1-hw (PDOM-1 on
@@ -430,7 +443,7 @@ def workload_steps(w, wspec, systems, systems_wanted, cfgs, how, notes):
 
 # ---- the applications: pmcached's benchmark scripts ----
 
-APP_WORKLOADS = ["pmcached"]
+APP_WORKLOADS = ["pmcached", "sqlite"]
 PMC_BENCH_DIR = os.path.join(ROOT, "apps", "pmcached", "bench")
 WARMUP_CASES = ["memcached-graceful", "memcached-kill9",
                 "pmcached-undo-kill9", "pmcached-redo-kill9",
@@ -605,11 +618,71 @@ def app_steps(mode):
     return steps
 
 
+# ---- the applications: pmtx-sqlite's benchmark (sqlbench.py) ----
+
+SQL_BENCH = os.path.join(ROOT, "apps", "sqlite", "bench", "sqlbench.py")
+HERE_BENCH_SQL = os.path.dirname(SQL_BENCH)
+# Per mode: sqlbench.py's options. --quick's sizes are its own QUICK.
+SQLITE = {
+    "smoke": {"quick": True, "rounds": 1, "seconds": 0.5, "scale": 0.02,
+              "size": 5, "configs": ["memory", "pmtx-redo-pdom1",
+                                     "wal-full-shm"]},
+    "quick": {"quick": True},
+    "default": {},
+    "full": {"seconds": 10.0, "warehouses": [1, 4], "size": 100},
+}
+# Measured on the 2-core development VM: copying a TPC-C database of one
+# warehouse into a configuration (per unit of scale), and speedtest1's
+# run time per unit of --size on the slowest configuration.
+SQL_COPY_S = 2.0
+SQL_ST1_S = 0.1
+
+
+def sqlbench_sizes(opts):
+    """sqlbench.py's effective sizes for these options."""
+    if HERE_BENCH_SQL not in sys.path:
+        sys.path.insert(0, HERE_BENCH_SQL)
+    sb = importlib.import_module("sqlbench")
+    sz = dict(sb.QUICK if opts.get("quick") else sb.DEFAULT)
+    sz["configs"] = list(sb.CONFIGS)
+    sz.update({k: v for k, v in opts.items() if k in sz})
+    return sz
+
+
+class SqlStep(AppStep):
+    """sqlbench.py: TPC-C and speedtest1 over every SQLite configuration."""
+
+    def argv(self, bench, _pool_dir):
+        build = os.path.dirname(os.path.dirname(os.path.abspath(bench)))
+        sq = os.path.join(build, "apps", "sqlite")
+        return [sys.executable, SQL_BENCH] + option_args(self.opts) + [
+            "--tpcc", os.path.join(sq, "bench", "psq-tpcc"),
+            "--speedtest1", os.path.join(sq, "psq-speedtest1")]
+
+
+def sql_steps(mode):
+    opts = SQLITE[mode]
+    sz = sqlbench_sizes(opts)
+    n = len(sz["configs"]) * sz["rounds"]
+    w = sz["warehouses"]
+    est = sum(20 * sz["scale"] * x for x in w) + n * (
+        sum(sz["seconds"] + SQL_COPY_S * sz["scale"] * x for x in w) +
+        SQL_ST1_S * sz["size"])
+    return [SqlStep("sqlite", "sqlbench", opts, est, n * (len(w) + 1),
+                    f"warehouses={','.join(map(str, w))} "
+                    f"scale={sz['scale']:g}")]
+
+
 def missing_app_binaries(steps, bench):
     """The binaries the app steps need that are not there."""
-    if not any(isinstance(s, AppStep) for s in steps):
-        return []
-    return [f"{name} at {path}" for name, path in app_binaries(bench).items()
+    need = {}
+    if any(s.workload == "pmcached" for s in steps):
+        need.update(app_binaries(bench))
+    if any(s.workload == "sqlite" for s in steps):
+        build = os.path.dirname(os.path.dirname(os.path.abspath(bench)))
+        need["psq-tpcc"] = os.path.join(build, "apps", "sqlite", "bench",
+                                        "psq-tpcc")
+    return [f"{name} at {path}" for name, path in need.items()
             if not os.access(path, os.X_OK)]
 
 
@@ -974,7 +1047,7 @@ def write_meta(out_dir, meta, args, steps, notes, failed, wall):
         "argv": sys.argv,
         "bench": os.path.abspath(args.bench),
         "apps": app_binaries(args.bench) if any(
-            isinstance(s, AppStep) for s in steps) else {},
+            s.workload == "pmcached" for s in steps) else {},
         "wall_s": round(wall, 1),
         "notes": sorted(notes),
         "steps": [{"label": s.label(), "est_s": round(s.est, 2),
@@ -999,6 +1072,8 @@ def build_steps(args, notes):
                  wanted, cfgs, args.seconds, args.rounds, notes, args.dir)
     if "pmcached" in workloads:
         steps += app_steps(args.mode)
+    if "sqlite" in workloads:
+        steps += sql_steps(args.mode)
     return steps
 
 

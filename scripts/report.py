@@ -5,8 +5,9 @@
 
 Reads <run>/results.jsonl (pmtx-bench's lines, schema in bench/bench.h,
 with scripts/eval.py's metadata), <run>/pmcached.jsonl (ycsb.py's and
-warmup.py's lines, apps/pmcached/bench/README.md) and <run>/meta.json if
-present, and writes into <run>:
+warmup.py's lines, apps/pmcached/bench/README.md), <run>/sqlite.jsonl
+(apps/sqlite/bench/sqlbench.py's lines; its section is report_sqlite.py)
+and <run>/meta.json if present, and writes into <run>:
 
   report.md   the summary first: best pmtx runtime against PMDK on
               PDOM-1 hardware per workload (range and geometric mean),
@@ -25,6 +26,8 @@ present, and writes into <run>:
   pmcached-ycsb.png, pmcached-warmup.png   pmcached: ops/s and p99 per
               workload and variant, with the goals; first hit after a
               restart per item count and case.
+  sqlite-tpcc.png, sqlite-speedtest1.png   SQLite: TPC-C transactions/s
+              and speedtest1's total time per configuration.
 
 Importable: make_report(run_dir) returns the path of report.md. Needs
 matplotlib (Agg backend) and the standard library only.
@@ -1675,7 +1678,7 @@ def plot_section(plots):
     return out
 
 
-def render(data, meta, plots, pmc=(), pmc_plots=()):
+def render(data, meta, plots, pmc=(), pmc_plots=(), sql=()):
     obs = observations(data)
     fails = failure_lines(meta)
     doc = ["# pmtx evaluation report", "",
@@ -1684,7 +1687,9 @@ def render(data, meta, plots, pmc=(), pmc_plots=()):
            "per op over pmtx's (higher is better for pmtx); every ratio "
            "compares systems measured interleaved in the same run." +
            (" pmcached beside memcached: [its section](#pmcached)." if pmc
-            else ""), "",
+            else "") +
+           (" SQLite on pmtx beside stock SQLite: [its section](#sqlite)."
+            if sql else ""), "",
            "## Summary", "",
            "### Best pmtx runtime against PMDK (PDOM-1 hardware)", "",
            table_vs_pmdk(data), "",
@@ -1706,6 +1711,7 @@ def render(data, meta, plots, pmc=(), pmc_plots=()):
             "the cltx ratios).", "", table_claims(data), ""]
     if pmc:
         doc += pmc_section(pmc, pmc_plots, meta.get("mode"))
+    doc += list(sql)
     doc += ["## Plots"]
     doc += plot_section(plots)
     if fails:
@@ -1723,9 +1729,14 @@ def make_report(run_dir):
     plots = make_plots(data, run_dir) if rows else []
     pmc = load_jsonl(os.path.join(run_dir, "pmcached.jsonl"))
     pmc_plots = make_pmc_plots(pmc, run_dir) if pmc else []
+    sql = load_jsonl(os.path.join(run_dir, "sqlite.jsonl"))
+    if sql:
+        import report_sqlite
+        sql = report_sqlite.section(
+            sql, report_sqlite.make_plots(sql, run_dir), meta.get("mode"))
     path = os.path.join(run_dir, "report.md")
     with open(path, "w") as f:
-        f.write(render(data, meta, plots, pmc, pmc_plots))
+        f.write(render(data, meta, plots, pmc, pmc_plots, sql))
     return path
 
 

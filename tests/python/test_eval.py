@@ -352,3 +352,10 @@ def test_smoke_run_end_to_end(tmp_path):
     assert (out / "report.md").exists()
     assert (out / "meta.json").exists()
     assert "ETA" in r.stderr
+    # The SQLite stage: TPC-C on its three smoke configurations.
+    sql = [json.loads(l) for l in open(out / "sqlite.jsonl")]
+    tpcc = {x["config"]: x for x in sql if x["bench"] == "sqlite-tpcc"}
+    assert set(tpcc) == {"memory", "pmtx-redo-pdom1", "wal-full-shm"}
+    for x in tpcc.values():
+        assert x["tps"] > 0 and x["errors"] == 0, x
+    assert "## SQLite" in open(out / "report.md").read()
