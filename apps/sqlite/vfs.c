@@ -88,6 +88,10 @@
  *      batch (settle()). V1 would commit it: the application told
  *      SQLITE_FULL would find its transaction in, in a file shorter than
  *      its header (as when COMMIT_ATOMIC_WRITE committed, before B1).
+ *      Not closed: under locking_mode=EXCLUSIVE no unlock comes, so the
+ *      failed batch stays in the overlay and the connection reads it
+ *      (SQLITE_CORRUPT: its header counts more pages than the file has)
+ *      until it closes, which drops it. Nothing acknowledged is lost.
  * PRAGMA pmtx_stats counts batch commits (B1), batch rollbacks (B3, B4),
  * batches refused (B2) and the DRAM journals opened, so the path a commit
  * took is visible: a batch opens no journal.
@@ -178,7 +182,10 @@ static int commit(struct psq_file *f, int io_default)
 	snprintf(msg, sizeof(msg), "commit failed, the database is as at "
 	         "its previous commit: %s%s%s", pmtx_strerror(st),
 	         *pmtx_errmsg() ? ": " : "", pmtx_errmsg());
-	return fail(st, io_default, msg);
+	int rc = fail(st, io_default, msg);
+	/* Never BUSY: SQLite would retry the COMMIT, find nothing dirty
+	 * (the overlay is gone, D3) and report success. */
+	return rc == SQLITE_BUSY ? io_default : rc;
 }
 
 /* The end of a write transaction that no sync ended (V1): commit, unless
