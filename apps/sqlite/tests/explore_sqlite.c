@@ -29,20 +29,13 @@
 #include <pmtx_explore.h>
 #include <sqlite3.h>
 
+#include "common/util.h"
 #include "dbfile.h"
 #include "pmtx_sqlite.h"
 
 #define NAME "/pmtx-explore-sqlite.db"
 #define MAX_ROWS 2000
 #define MAX_NTX 200
-
-static uint64_t mix(uint64_t x)
-{
-	x += 0x9e3779b97f4a7c15ull;
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-	return x ^ (x >> 31);
-}
 
 /* ---- the operations, as run and as modelled ---- */
 
@@ -56,7 +49,7 @@ struct op {
 static struct op op_of(const pmtx_explore_env *e, uint64_t i)
 {
 	static const size_t sizes[] = { 16, 300, 2000, 6000 };
-	uint64_t r = mix(e->seed ^ mix(i + 1));
+	uint64_t r = pmtx_mix64(e->seed ^ pmtx_mix64(i + 1));
 	struct op o = { .kind = r % 5 < 3 ? 0 : r % 5 == 3 ? 1 : 2 };
 	o.nrows = 1 + (unsigned)(r >> 8) % 3;
 	o.mod = o.kind == 1 ? 5 : (r >> 16) % 4 == 0 ? 1 : 7;
@@ -69,10 +62,10 @@ static struct op op_of(const pmtx_explore_env *e, uint64_t i)
 static void value(const pmtx_explore_env *e, uint64_t i, unsigned j,
                   unsigned char *out, size_t n)
 {
-	uint64_t s = mix(e->seed ^ (i << 8) ^ j);
+	uint64_t s = pmtx_mix64(e->seed ^ (i << 8) ^ j);
 	for (size_t b = 0; b < n; b++) {
 		if (b % 8 == 0)
-			s = mix(s);
+			s = pmtx_mix64(s);
 		out[b] = (unsigned char)(s >> (b % 8 * 8));
 	}
 }

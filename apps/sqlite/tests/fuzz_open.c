@@ -88,6 +88,7 @@
 
 #include "layout.h"
 #include "pmtx_sqlite.h"
+#include "common/util.h"
 #include "region/layout.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
@@ -117,19 +118,11 @@ static uint64_t nchunks(uint64_t size)
 	return (size >> PSQ_CHUNK_SHIFT) + !!(size & (PSQ_CHUNK - 1));
 }
 
-static uint64_t mix(uint64_t x)
-{
-	x += 0x9e3779b97f4a7c15ull;
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-	return x ^ (x >> 31);
-}
-
 static void fill(unsigned char *p, size_t n, uint64_t seed)
 {
 	for (size_t i = 0; i < n; i++) {
 		if (i % 8 == 0)
-			seed = mix(seed);
+			seed = pmtx_mix64(seed);
 		p[i] = (unsigned char)(seed >> (i % 8 * 8));
 	}
 }

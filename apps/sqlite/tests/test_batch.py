@@ -55,6 +55,13 @@ class Delta:
         return {k: now[k] - self.before[k] for k in now}
 
 
+def insert_400_rows(c):
+    """About 360 KB: past a cache of 10 pages, so SQLite spills."""
+    for i in range(400):
+        c.execute("insert into t(x, v) values (?, ?)",
+                  (i, bytes([i % 251]) * 900))
+
+
 def fresh(tmp, name="app.db", **params):
     """A database whose first transaction is done: SQLite never batches
     the first (pager.c:1210, the database is empty), so it opens a
@@ -217,18 +224,14 @@ def test_a_transaction_that_spills_commits_through_a_journal(tmp):
     c.execute("pragma cache_size=10")
     d = Delta(c)
     c.execute("begin")
-    for i in range(400):
-        c.execute("insert into t(x, v) values (?, ?)",
-                  (i, bytes([i % 251]) * 900))
+    insert_400_rows(c)
     c.execute("rollback")
     assert checksum(c)[0] == 0
     got = d()  # the rollback wrote the spilled pages back, and committed
     assert (got["batch commits"], got["journals opened"]) == (0, 1), got
     d = Delta(c)
     c.execute("begin")
-    for i in range(400):
-        c.execute("insert into t(x, v) values (?, ?)",
-                  (i, bytes([i % 251]) * 900))
+    insert_400_rows(c)
     c.execute("commit")
     got = d()
     assert (got["commits"], got["batch commits"], got["journals opened"]) \
