@@ -179,7 +179,8 @@ typedef struct pmtx_explore_config {
 	/* Replay one image: replay_point > 0 (the numbers of a reproducer).
 	 * replay_rpoint > 0 replays a crash inside that image's recovery. */
 	uint64_t replay_point, replay_image, replay_rpoint, replay_rimage;
-	const char *save;     /* replay: copy the image here before recovery */
+	const char *save;     /* replay: copy the image here before recovery;
+	                       * otherwise the first violating image */
 	const char *prog;     /* the command that starts every reproducer
 	                       * line; NULL = the program's name */
 } pmtx_explore_config;
@@ -225,6 +226,8 @@ int pmtx_explore_run(const pmtx_explore_config *c, pmtx_explore_result *res);
  *   --stop-after N --min-images N --quiet --no-progress --progress
  *   --point P --image I [--rpoint Q --rimage J] [--save FILE]
  *                  replay one image (the tail of a reproducer line)
+ *   --save FILE    (without --point) save the first violating image as
+ *                  the crash left it, before recovery
  *   --help         usage and the workloads, on stdout
  *
  * Prints one line per (workload, runtime), and a total. Returns the exit

@@ -437,6 +437,30 @@ static void wl_redo_async(struct obs *o)
 	disarm(o);
 }
 
+/* Runtimes mixed (redo.c D13): a redo-async log still queued when a redo
+ * transaction commits, then an undo transaction over the redo's data,
+ * which truncates both before it writes. */
+static void wl_mix_queue(struct obs *o)
+{
+	const char *path;
+	pmtx_options opt;
+	pmtx_options_init(&opt);
+	opt.root_size = ROOT_SIZE;
+	opt.truncation = PMTX_TRUNC_LAZY; /* the redo-async log stays queued */
+	arm();
+	pmtx_region *r = tu_create_with(&path, REGION_SIZE, &opt);
+	static const pmtx_runtime rts[] = {PMTX_RT_REDO_ASYNC, PMTX_RT_REDO,
+	                                   PMTX_RT_UNDO};
+	for (size_t i = 0; i < ARRAY_SIZE(rts); i++) {
+		pmtx_tx *tx = begin(r, rts[i]);
+		put(tx, r, i ? 64 : 0);
+		assert_int_equal(pmtx_commit(tx), 0);
+	}
+	probe(r, o);
+	disarm(o); /* before close, which truncates what is still queued */
+	drop(r, path);
+}
+
 /* Copy-on-write: a new object committed, then opened for writing,
  * changed and committed (which frees its old payload). */
 static pmtx_off cow_new_object(pmtx_region *r)
@@ -618,6 +642,10 @@ static const struct site_case cases[] = {
 	FLUSH(MUT_REDO_TRUNC_DATA_FLUSH, wl_redo_async, 2),
 	BARRIER(MUT_REDO_TRUNC_BARRIER, wl_redo_async, 1),
 	FLUSH(MUT_REDO_RECOVER_FLUSH, wl_recover_redo, 2),
+	/* redo.c: runtimes mixed */
+	/* the redo log's truncation: its barrier, and its retire cover's
+	 * flush of the redo-async log's IDLE */
+	{MUT_MIX_QUEUE_OWN, wl_mix_queue, -1, -1, 0, P_NONE},
 	/* cow.c: two commits (new object, changed object) */
 	FLUSH(MUT_COW_NEW_FLUSH, wl_cow, 1),
 	FLUSH(MUT_COW_PAYLOAD_FLUSH, wl_cow, 2), /* 64 B at +96 */

@@ -58,7 +58,7 @@ static void make_combos(void)
 {
 	static const pmtx_runtime rts[] = {PMTX_RT_UNDO, PMTX_RT_REDO,
 	                                   PMTX_RT_REDO_ASYNC, PMTX_RT_COW,
-	                                   PMTX_EXPLORE_RT_CLTX};
+	                                   PMTX_EXPLORE_RT_CLTX, PMTX_RT_AUTO};
 	for (int d = PMTX_PDOM1; d <= PMTX_PDOM2; d++)
 		for (unsigned k = 0; k < sizeof(rts) / sizeof(*rts); k++)
 			for (size_t i = 0; i < ct_nworkloads; i++) {
@@ -82,6 +82,8 @@ static int preferred(const char *site, pmtx_runtime rt)
 		return rt == PMTX_RT_COW;
 	if (!strncmp(site, "api.", 4))
 		return rt == PMTX_EXPLORE_RT_CLTX;
+	if (!strncmp(site, "mix.", 4))
+		return rt == PMTX_RT_AUTO;
 	return 1;
 }
 

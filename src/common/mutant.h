@@ -210,6 +210,11 @@
 	X(MUT_REDO_RECOVER_FLUSH, "redo.recover_flush",                      \
 	  "recovery: flush of every range a redo log replays; else IDLE "    \
 	  "may be durable before the replayed data")                          \
+	/* ---- redo.c: runtimes mixed in one region ---- */                \
+	X(MUT_MIX_QUEUE_OWN, "mix.queue_own",                                \
+	  "a redo log queued behind redo-async ones marks its objects "      \
+	  "(D13); else an undo transaction over its data commits first, "    \
+	  "and recovery replays the older log over it")                       \
 	/* ---- cow.c ---- */                                                 \
 	X(MUT_COW_NEW_FLUSH, "cow.new_flush",                                \
 	  "pmtx_cow_new: flush of the new wrapper (durable at commit); else "\

@@ -6,13 +6,14 @@
  *        [--points all|N] [--images N] [--seed S] [--ntx N]
  *        [--depth2 N] [--d2images N] [--checks] [--json]
  *        [--stop-after N] [--min-images N] [--no-progress] [--quiet]
- *        [--point P --image I [--rpoint Q --rimage J] [--save FILE]]
+ *        [--point P --image I [--rpoint Q --rimage J]] [--save FILE]
  *
  * With no --workload (or --runtime) every workload runs under every
  * runtime it applies to. --images 0 means: every image when a point has
  * at most 65,536, else 10,000 samples. The default run takes every crash
  * point with up to 64 images each. --point/--image replay one image (the
- * reproducer printed with a violation).
+ * reproducer printed with a violation). --save FILE keeps the replayed
+ * image, or without --point the first violating one, before recovery.
  *
  * Invariants
  *  M1. The output is a contract: one line (or JSON object) per run in a
@@ -55,8 +56,8 @@ static void usage_to(const struct args *a, FILE *f)
 	        "         [--depth2 N] [--d2images N] [--checks] [--json]\n"
 	        "         [--stop-after N] [--min-images N] [--no-progress]"
 	        " [--quiet]\n"
-	        "         [--point P --image I [--rpoint Q --rimage J]"
-	        " [--save FILE]]\n"
+	        "         [--point P --image I [--rpoint Q --rimage J]]"
+	        " [--save FILE]\n"
 	        "workloads:", a->prog);
 	for (size_t i = 0; i < a->nwls; i++) {
 		fprintf(f, " %s", a->wls[i]->name);

@@ -633,6 +633,19 @@ static void violation(struct explorer *x, const char *why, uint64_t point,
 		x->stop = 1;
 }
 
+/* Not replaying, with --save: the first violating image, as the crash
+ * left it (the check recovered the file, so it is built again). A
+ * multithreaded workload's reproducer may not meet the same crash state
+ * again; this file keeps it. */
+static void save_first(struct explorer *x, struct chan *ch, int level,
+                       uint64_t id, int sample, uint64_t seed)
+{
+	const struct sim_snap *snap = (const void *)ch->snap;
+	image_build(&x->img[level], snap, ch->durable, id, sample, seed);
+	describe(snap, ch->durable, x->img[level].map);
+	save_image(x, x->img[level].path, x->c->save);
+}
+
 /* ---- exploring ---- */
 
 /* How many images a point is given, and whether they are enumerated. */
@@ -672,9 +685,12 @@ static void explore_image(struct explorer *x, struct chan *ch, int level,
 	if (replay && c->save && (!c->replay_rpoint || level))
 		save_image(x, x->img[level].path, c->save);
 	if (explore_check_image(&x->env, b, x->img[level].path, &x->scratch,
-	                        msg, sizeof(msg)))
+	                        msg, sizeof(msg))) {
+		if (!replay && c->save && !x->res->violations)
+			save_first(x, ch, level, id, sample, seed);
 		violation(x, msg, level ? point : here, level ? image : id,
 		          level ? here : 0, level ? id : 0);
+	}
 	else if (replay)
 		fprintf(stderr, "image passes every check\n");
 	if (level) {

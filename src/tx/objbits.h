@@ -11,8 +11,9 @@
  *
  * Invariants
  *  W1. Bit i is set while the transaction on descriptor i (i < 64) has
- *      written the object and has not finished: for redo-async, until its
- *      log has been truncated.
+ *      written the object and has not finished: for redo-async, and for a
+ *      redo log queued for retirement (redo.c D13), until its log has been
+ *      truncated.
  *  W2. The first setter after an open resets the bitmap under a
  *      per-header busy marker of this generation (obj_gen_busy), so a
  *      reset never erases a bit set for the current generation, and a

@@ -120,6 +120,15 @@
  *      redo commit reads async_pending before its apply barrier, which
  *      covers the IDLE of a truncation finished before that read. Any other thread
  *      truncating it flushes the data again, then issues its barrier.
+ *  D13. A sync redo log queued for retirement behind redo-async ones (D6)
+ *      is replayed by recovery until it is retired, exactly as they are,
+ *      so D4(b) holds for it too: before commit returns, every object its
+ *      write set touches carries its bit, which its retirement clears
+ *      (W1); a descriptor without a bit, or a commit that cannot record
+ *      its objects, waits for its own retirement instead. Without this,
+ *      an undo transaction over the same data (one that drained only the
+ *      redo-async logs it saw bits of) could commit, and recovery would
+ *      replay the older redo log over it.
  *  D11. The write set holds each written byte once, with its newest value,
  *      so the log holds it once too, and the apply stores and flushes each
  *      line once. Entries of one log never overlap, so their order within
@@ -233,13 +242,19 @@ static void wset_overlay(const struct pmtx_tx *tx, uint64_t off, char *out,
 
 /* Note that this transaction writes (or allocated) the object at base:
  * redo-async sets its writers bit, once (W1, D4b). */
-static int own_object(struct pmtx_tx *tx, uint64_t base)
+static int set_bit(struct pmtx_tx *tx, uint64_t base)
 {
-	if (tx->kind != PMTX_RT_REDO_ASYNC || !tx->mybit ||
-	    idxmap_get(&tx->objs, base) == OBJ_MARK)
+	if (idxmap_get(&tx->objs, base) == OBJ_MARK)
 		return 0;
 	objbits_set(tx->r, objhdr_at(tx->r, base), tx->mybit);
 	return idxmap_put(&tx->objs, base, OBJ_MARK);
+}
+
+static int own_object(struct pmtx_tx *tx, uint64_t base)
+{
+	if (tx->kind != PMTX_RT_REDO_ASYNC || !tx->mybit)
+		return 0;
+	return set_bit(tx, base);
 }
 
 /* Check that [off, off+n) lies in objects, and own each of them; the last
@@ -555,6 +570,33 @@ static int commit_async(struct pmtx_tx *tx, int rc)
 	return rc ? rc : rc2;
 }
 
+/* Every object the write set touches gets this transaction's bit (a
+ * run of written bytes never leaves its object: writes are checked
+ * against objects, and object headers lie between them). */
+static int own_written(struct pmtx_tx *tx)
+{
+	for (size_t i = 0; i < tx->nwl; i++)
+		FOR_EACH_RUN(tx->wl[i].mask, at, len) {
+			uint64_t off = tx->wl[i].off + at, base, end;
+			int rc = tx_object_span(tx->r, off, &base, &end);
+			if (rc || (rc = set_bit(tx, base)))
+				return rc;
+		}
+	return 0;
+}
+
+/* D13: a sync redo log queued for retirement behind redo-async ones is
+ * owned like theirs, or, where it cannot be (no bit, no memory), waits
+ * for its own retirement. */
+static int queue_retire(struct pmtx_tx *tx)
+{
+	if (MUT_SKIP(MUT_MIX_QUEUE_OWN))
+		return async_enqueue(tx, TRUNC_RETIRE);
+	int owned = tx->mybit && own_written(tx) == 0;
+	int rc = async_enqueue(tx, TRUNC_RETIRE);
+	return rc || owned ? rc : drain_until(tx->r, tx);
+}
+
 static int redo_commit(struct pmtx_tx *tx)
 {
 	pmtx_region *r = tx->r;
@@ -587,7 +629,7 @@ static int redo_commit(struct pmtx_tx *tx)
 	retire_cover_end(tx);
 	rc = rc ? rc : rc2;
 	if (pending)
-		rc2 = async_enqueue(tx, TRUNC_RETIRE);
+		rc2 = queue_retire(tx);
 	else
 		redo_retire(tx);
 	return rc ? rc : rc2;

@@ -99,7 +99,7 @@ struct pmtx_tx {
 	/* redo */
 	uint64_t mybit;           /* writers bit, 0 for descriptors >= 64 */
 	uint64_t obj_lo, obj_hi;  /* the object last written: [lo, hi) */
-	struct idxmap objs;       /* redo-async: objects carrying mybit */
+	struct idxmap objs;       /* objects carrying mybit (redo.c D13) */
 	struct u64map wmap;       /* line offset -> index in wl */
 	struct wline *wl;         /* the write set, in first-write order */
 	size_t nwl, capwl;

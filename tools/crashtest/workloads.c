@@ -53,6 +53,13 @@
  *      commit, not only before the growing thread's (region.c G1). The
  *      partner's blocks are checked by the leak and heap checks, not by
  *      the model: only the first thread's slots are observed.
+ *  W6. switch runs only under auto, where a region holds transactions of
+ *      undo, redo and redo-async at once: transaction i begins with the
+ *      runtime a fixed sequence names, so that every three consecutive
+ *      runtimes follow one another on the same cells (a redo-async log
+ *      still queued when a redo commits, then an undo transaction over
+ *      that redo's data, is the order that needs redo.c D4(b) for both
+ *      queued logs).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -1275,7 +1282,93 @@ static const pmtx_explore_workload wl_grow = {
 	.setup = grow_setup, .run = grow_run, .observe = grow_observe,
 	.model = grow_model, .walk = grow_walk};
 
+/* ---- the switch workload: the runtimes in every order (W6) ---- */
+
+#define SCELLS 12u
+
+/* The runtime of transaction i: a de Bruijn sequence B(3, 3) over undo
+ * (0), redo (1) and redo-async (2), so every three consecutive runtimes
+ * occur, starting with redo-async, redo, undo. */
+static pmtx_runtime switch_runtime(uint64_t i)
+{
+	static const char seq[] = "210221112122200010020110120";
+	static const pmtx_runtime rt[3] = {PMTX_RT_UNDO, PMTX_RT_REDO,
+	                                   PMTX_RT_REDO_ASYNC};
+	return rt[seq[i % (sizeof(seq) - 1)] - '0'];
+}
+
+/* Transaction i writes cell j unless (i + j) % 3 == 0: neighbours
+ * overlap in part, so a replay of an older log over a newer
+ * transaction's cells shows. */
+static int switch_writes(uint64_t i, unsigned j)
+{
+	return (i + j) % 3 != 0;
+}
+
+static uint64_t switch_value(uint64_t i, unsigned j)
+{
+	return (i + 1) << 8 | j;
+}
+
+static int switch_setup(const pmtx_explore_env *e, pmtx_region *r)
+{
+	(void)e, (void)r;
+	return 0; /* zeroed cells: the state after no transaction */
+}
+
+static int switch_run(const pmtx_explore_env *e, pmtx_region *r, unsigned t,
+                      uint64_t i)
+{
+	(void)e, (void)t;
+	uint64_t *cells = pmtx_root(r, NULL);
+	pmtx_tx *tx;
+	int rc = pmtx_begin(r, switch_runtime(i), &tx);
+	for (unsigned j = 0; !rc && j < SCELLS; j++)
+		if (switch_writes(i, j))
+			rc = PMTX_SET(tx, cells[j], switch_value(i, j));
+	if (rc) {
+		if (tx)
+			pmtx_abort(tx);
+		return rc;
+	}
+	return pmtx_commit(tx);
+}
+
+static size_t switch_observe(const pmtx_explore_env *e, pmtx_region *r,
+                             unsigned t, uint64_t *out, size_t max,
+                             char *msg, size_t len)
+{
+	(void)e, (void)t, (void)msg, (void)len;
+	if (max < SCELLS)
+		return 0;
+	memcpy(out, pmtx_root(r, NULL), SCELLS * sizeof(*out));
+	return SCELLS;
+}
+
+static size_t switch_model(const pmtx_explore_env *e, unsigned t, uint64_t k,
+                           uint64_t *out, size_t max)
+{
+	(void)e, (void)t;
+	if (max < SCELLS)
+		return 0;
+	memset(out, 0, SCELLS * sizeof(*out));
+	for (uint64_t i = 0; i < k; i++)
+		for (unsigned j = 0; j < SCELLS; j++)
+			if (switch_writes(i, j))
+				out[j] = switch_value(i, j);
+	return SCELLS;
+}
+
+static const pmtx_explore_workload wl_switch = {
+	.name = "switch",
+	.help = "one thread whose transactions run undo, redo and redo-async "
+	        "in every order of three, on overlapping cells",
+	.nthreads = 1, .root_size = SCELLS * 8,
+	.runtimes = PMTX_EXPLORE_AUTO, .max_ntx = CT_MAX_NTX,
+	.setup = switch_setup, .run = switch_run, .observe = switch_observe,
+	.model = switch_model};
+
 const pmtx_explore_workload *const ct_workloads[] = {
 	&wl_sps, &wl_bank, &wl_list, &wl_abort, &wl_mt, &wl_big, &wl_handoff,
-	&wl_grow};
+	&wl_grow, &wl_switch};
 const size_t ct_nworkloads = sizeof(ct_workloads) / sizeof(*ct_workloads);
