@@ -15,8 +15,11 @@ PKGS=(build-essential cmake ninja-build pkg-config
       libsqlite3-dev            # apps/sqlite: the VFS is built against it
       sqlite3                   # apps/sqlite tests: the shell loads the VFS
       python3-apsw              # apps/sqlite tests: a second Python binding
-      tcl)                      # apps/sqlite: builds the SQLite amalgamation
+      tcl                       # apps/sqlite: builds the SQLite amalgamation
                                 # (batch atomic writes, speedtest1)
+      redis-tools               # apps/pmkv tests: redis-cli, redis-benchmark
+      redis-server              # apps/pmkv: the reference server (benchmark)
+      python3-redis)            # apps/pmkv tests: the Python client
 
 missing=()
 for p in "${PKGS[@]}"; do

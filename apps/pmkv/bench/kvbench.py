@@ -1,0 +1,218 @@
+#!/usr/bin/python3
+"""kvbench.py - pmkv's benchmarks, each printed as JSON lines.
+
+  fig7    the seed's Figure 7 on this machine: pre-populate with 1,000,000
+          random puts over 238,328 keys, then 1, 2 and 4 clients at 90%,
+          50% and 10% reads (pmkv-load, no pipelining), for every runtime
+          of the opt version, in PDOM-2 and PDOM-1 (hardware backend,
+          /dev/shm).
+  redis   pmkv beside Redis (Debian's redis-server) in one invocation:
+          redis-benchmark -t set,get -c 4 -r 238328 -d 64, without
+          pipelining and with -P 16, against pmkv-opt on /dev/shm (PDOM-1,
+          hardware), pmkv on ext4 (file backend), and Redis with
+          persistence off, AOF everysec on ext4, AOF always on ext4 and on
+          /dev/shm. Every configuration runs once per round, rounds
+          interleaved, so that ratios survive a noisy machine.
+
+  kvbench.py fig7|redis|all [--quick] [--rounds N] [--out FILE]
+             [--build DIR] [--ext4 DIR]
+
+Every server listens on 127.0.0.1 only; every load is bounded in requests
+and time. Exits 1 if any run reported an error.
+"""
+import argparse
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_port(port, proc, timeout=60):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError("server exited with %s" % proc.returncode)
+        try:
+            socket.create_connection(("127.0.0.1", port), 1).close()
+            return
+        except OSError:
+            time.sleep(0.02)
+    raise RuntimeError("server did not start")
+
+
+class Running:
+    """A server process on a free port, in a directory of its own."""
+
+    def __init__(self, argv_of, workdir):
+        self.port = free_port()
+        self.dir = workdir
+        self.proc = subprocess.Popen(argv_of(self.port, workdir),
+                                     stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.DEVNULL)
+        wait_port(self.port, self.proc)
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(60)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def pmkv_argv(build, runtime, domain, backend):
+    binary = os.path.join(build, "apps", "pmkv", "pmkv")
+
+    def argv(port, d):
+        return [binary, "--port", str(port), "--region",
+                os.path.join(d, "kv.region"), "--runtime", runtime,
+                "--domain", domain, "--backend", backend,
+                "--maxmemory", "2gb"]
+    return argv
+
+
+def redis_argv(appendonly, fsync):
+    def argv(port, d):
+        return ["redis-server", "--port", str(port), "--bind", "127.0.0.1",
+                "--dir", d, "--save", "", "--appendonly", appendonly,
+                "--appendfsync", fsync, "--daemonize", "no",
+                "--protected-mode", "yes"]
+    return argv
+
+
+def emit(out, rec):
+    line = json.dumps(rec, sort_keys=True)
+    print(line, flush=True)
+    if out:
+        out.write(line + "\n")
+        out.flush()
+
+
+# ---- fig7 ----
+
+def fig7(a, out):
+    load = os.path.join(a.build, "apps", "pmkv", "pmkv-load")
+    populate = 100000 if a.quick else 1000000
+    seconds = 1 if a.quick else 3
+    clients = [1, 4] if a.quick else [1, 2, 4]
+    mixes = [90, 10] if a.quick else [90, 50, 10]
+    bad = 0
+    for domain in ["pdom2", "pdom1"]:
+        for runtime in ["undo", "redo", "redo-async"]:
+            d = tempfile.mkdtemp(prefix="kvbench-", dir="/dev/shm")
+            srv = Running(pmkv_argv(a.build, runtime, domain, "hardware"), d)
+            try:
+                first = True
+                for c in clients:
+                    for r in mixes:
+                        res = subprocess.run(
+                            [load, "--port", str(srv.port), "--clients",
+                             str(c), "--read-pct", str(r), "--seconds",
+                             str(seconds), "--populate",
+                             str(populate if first else 0)],
+                            capture_output=True, text=True, timeout=600)
+                        first = False
+                        rec = json.loads(res.stdout)
+                        rec.update(bench="pmkv-fig7", version="opt",
+                                   runtime=runtime, domain=domain,
+                                   backend="hardware")
+                        bad += res.returncode != 0
+                        emit(out, rec)
+            finally:
+                srv.stop()
+    return bad
+
+
+# ---- redis ----
+
+def parse_csv(text):
+    """redis-benchmark --csv: "test","rps",... per line."""
+    res = {}
+    for line in text.splitlines():
+        m = re.match(r'"(SET|GET)","([0-9.]+)"', line)
+        if m:
+            res[m.group(1)] = float(m.group(2))
+    return res
+
+
+def redis_configs(a):
+    return [
+        ("pmkv-opt pdom1 hardware /dev/shm", "/dev/shm",
+         pmkv_argv(a.build, "redo", "pdom1", "hardware")),
+        ("pmkv-opt file ext4", a.ext4,
+         pmkv_argv(a.build, "redo", "pdom1", "file")),
+        ("redis persistence off", "/dev/shm", redis_argv("no", "no")),
+        ("redis aof everysec ext4", a.ext4, redis_argv("yes", "everysec")),
+        ("redis aof always ext4", a.ext4, redis_argv("yes", "always")),
+        ("redis aof always /dev/shm", "/dev/shm", redis_argv("yes",
+                                                            "always")),
+    ]
+
+
+def redis_round(a, out, rnd):
+    n = 20000 if a.quick else 200000
+    bad = 0
+    for name, where, argv in redis_configs(a):
+        for pipeline in (1, 16):
+            # fewer requests where each one waits for a disk
+            slow = "always ext4" in name or "file" in name
+            reqs = n // 20 if slow else n
+            d = tempfile.mkdtemp(prefix="kvbench-", dir=where)
+            srv = Running(argv, d)
+            try:
+                res = subprocess.run(
+                    ["redis-benchmark", "-h", "127.0.0.1", "-p",
+                     str(srv.port), "-t", "set,get", "-c", "4", "-r",
+                     "238328", "-d", "64", "-n", str(reqs), "-P",
+                     str(pipeline), "--csv"],
+                    capture_output=True, text=True, timeout=1800)
+            finally:
+                srv.stop()
+            rps = parse_csv(res.stdout)
+            ok = res.returncode == 0 and "SET" in rps and "GET" in rps
+            bad += not ok
+            emit(out, {"bench": "pmkv-vs-redis", "config": name,
+                       "pipeline": pipeline, "requests": reqs,
+                       "round": rnd, "set_rps": rps.get("SET"),
+                       "get_rps": rps.get("GET"), "ok": ok})
+    return bad
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("what", choices=["fig7", "redis", "all"])
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--out")
+    ap.add_argument("--build", default=os.path.join(ROOT, "build"))
+    ap.add_argument("--ext4", default="/var/tmp")
+    a = ap.parse_args()
+    out = open(a.out, "a") if a.out else None
+    bad = 0
+    if a.what in ("fig7", "all"):
+        bad += fig7(a, out)
+    if a.what in ("redis", "all"):
+        for rnd in range(1 if a.quick else a.rounds):
+            bad += redis_round(a, out, rnd)
+    sys.exit(1 if bad else 0)
+
+
+if __name__ == "__main__":
+    main()

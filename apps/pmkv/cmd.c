@@ -1,0 +1,650 @@
+/*
+ * cmd.c - pmkv's commands: the table, argument checks with Redis's own
+ * error texts, and one handler per command, each a call into the store
+ * (store.h) and a reply (resp.h).
+ *
+ * Invariants
+ *  C1. A command that writes replies only after the store returned, and
+ *      the store returns only after the transaction committed (store.c
+ *      S1): every positive reply to a write is an acknowledged, durable
+ *      write. A failed write replies with an error and changed nothing.
+ *  C2. Arity is checked before the handler runs, as Redis does: a
+ *      positive arity is exact, a negative one a minimum (the command
+ *      name counts).
+ *  C3. Every reply is one RESP value, so pipelined replies stay in step.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "server.h"
+
+struct command {
+	const char *name;
+	int arity;
+	void (*fn)(struct cmd_ctx *c);
+	const char *flags; /* COMMAND's flags, space separated */
+	int first, last, step; /* key positions, for COMMAND */
+};
+
+/* ---- helpers ---- */
+
+static const char *arg(struct cmd_ctx *c, size_t i)
+{
+	return c->q->argv[i];
+}
+
+static size_t len(struct cmd_ctx *c, size_t i)
+{
+	return c->q->argl[i];
+}
+
+static void reply_status(struct cmd_ctx *c, int rc)
+{
+	resp_add_error(c->out, "%s", pmkv_strerror(rc));
+}
+
+static void reply_ok(struct cmd_ctx *c, int rc)
+{
+	if (rc)
+		reply_status(c, rc);
+	else
+		resp_add_simple(c->out, "OK");
+}
+
+static void reply_int(struct cmd_ctx *c, int rc, long long v)
+{
+	if (rc)
+		reply_status(c, rc);
+	else
+		resp_add_int(c->out, v);
+}
+
+static void emit_bulk(void *arg, const void *p, size_t n)
+{
+	resp_add_bulk(arg, p, n);
+}
+
+static void syntax_error(struct cmd_ctx *c)
+{
+	resp_add_error(c->out, "ERR syntax error");
+}
+
+static void not_integer(struct cmd_ctx *c)
+{
+	resp_add_error(c->out, "ERR value is not an integer or out of range");
+}
+
+/* Keys argv[from], argv[from + step], ... (at most n of them). */
+static size_t keys_of(struct cmd_ctx *c, size_t from, size_t step,
+                      struct pmkv_key *k, size_t n)
+{
+	size_t m = 0;
+	for (size_t i = from; i < c->q->argc && m < n; i += step)
+		k[m++] = (struct pmkv_key){arg(c, i), len(c, i)};
+	return m;
+}
+
+/* ---- connection and server ---- */
+
+static void cmd_ping(struct cmd_ctx *c)
+{
+	if (c->q->argc > 2)
+		resp_add_error(c->out,
+		               "ERR wrong number of arguments for 'ping' command");
+	else if (c->q->argc == 2)
+		resp_add_bulk(c->out, arg(c, 1), len(c, 1));
+	else
+		resp_add_simple(c->out, "PONG");
+}
+
+static void cmd_echo(struct cmd_ctx *c)
+{
+	resp_add_bulk(c->out, arg(c, 1), len(c, 1));
+}
+
+static void cmd_quit(struct cmd_ctx *c)
+{
+	resp_add_simple(c->out, "OK");
+	c->close_after = 1;
+}
+
+static void cmd_shutdown(struct cmd_ctx *c)
+{
+	for (size_t i = 1; i < c->q->argc; i++)
+		if (!resp_arg_is(c->q, i, "nosave") &&
+		    !resp_arg_is(c->q, i, "save") &&
+		    !resp_arg_is(c->q, i, "now") &&
+		    !resp_arg_is(c->q, i, "force"))
+			return syntax_error(c);
+	/* every write is already durable: nothing to save */
+	server_stop(c->srv);
+	c->close_after = 1;
+}
+
+static void cmd_select(struct cmd_ctx *c)
+{
+	long long db;
+	if (resp_arg_ll(c->q, 1, &db))
+		return not_integer(c);
+	if (db != 0)
+		return resp_add_error(c->out, "ERR DB index is out of range");
+	resp_add_simple(c->out, "OK");
+}
+
+/* CONFIG GET for the two parameters clients ask about; others empty. */
+static void cmd_config(struct cmd_ctx *c)
+{
+	if (resp_arg_is(c->q, 1, "resetstat") && c->q->argc == 2)
+		return resp_add_simple(c->out, "OK");
+	if (!resp_arg_is(c->q, 1, "get") || c->q->argc != 3)
+		return resp_add_error(c->out, "ERR unsupported CONFIG "
+		                      "subcommand or wrong number of arguments");
+	static const char *const kv[][2] = {{"save", ""},
+	                                    {"appendonly", "no"}};
+	for (size_t i = 0; i < sizeof(kv) / sizeof(*kv); i++)
+		if (resp_arg_is(c->q, 2, kv[i][0])) {
+			resp_add_array(c->out, 2);
+			resp_add_bulk(c->out, kv[i][0], strlen(kv[i][0]));
+			resp_add_bulk(c->out, kv[i][1], strlen(kv[i][1]));
+			return;
+		}
+	resp_add_array(c->out, 0);
+}
+
+/* CLIENT SETNAME / GETNAME / ID / SETINFO: accepted, as clients send them
+ * on connecting; the name is not kept. */
+static void cmd_client(struct cmd_ctx *c)
+{
+	if (resp_arg_is(c->q, 1, "getname"))
+		return resp_add_null(c->out);
+	if (resp_arg_is(c->q, 1, "id"))
+		return resp_add_int(c->out, 1);
+	if (resp_arg_is(c->q, 1, "setname") || resp_arg_is(c->q, 1, "setinfo"))
+		return resp_add_simple(c->out, "OK");
+	resp_add_error(c->out, "ERR unknown subcommand '%.64s'. Try CLIENT "
+	               "HELP.", arg(c, 1));
+}
+
+/* ---- strings ---- */
+
+static void cmd_get(struct cmd_ctx *c)
+{
+	int found;
+	int rc = pmkv_get(c->srv->store, arg(c, 1), len(c, 1), emit_bulk,
+	                  c->out, &found);
+	if (rc)
+		reply_status(c, rc);
+	else if (!found)
+		resp_add_null(c->out);
+}
+
+struct set_args {
+	unsigned flags;
+	int64_t expire_ms;
+};
+
+/* EX/PX/EXAT/PXAT's argument: a positive integer, as an absolute time. */
+static int set_expiry(struct cmd_ctx *c, size_t i, struct set_args *a)
+{
+	long long v;
+	const char *o = arg(c, i);
+	int64_t now = pmkv_now_ms();
+	if (resp_arg_ll(c->q, i + 1, &v)) {
+		not_integer(c);
+		return -1;
+	}
+	int ms = toupper((unsigned char)o[0]) == 'P';
+	int at = len(c, i) == 4;
+	if (v <= 0 || (!ms && v > INT64_MAX / 1000) ||
+	    (!at && v > INT64_MAX / 1000 - now)) {
+		resp_add_error(c->out, "ERR invalid expire time in 'set' command");
+		return -1;
+	}
+	int64_t t = ms ? v : v * 1000;
+	a->expire_ms = at ? t : now + t;
+	return 0;
+}
+
+/* SET's options from argv[3]: 0, or -1 after replying with the error. */
+static int set_options(struct cmd_ctx *c, struct set_args *a)
+{
+	static const char *const exp[] = {"ex", "px", "exat", "pxat"};
+	int has_exp = 0;
+	for (size_t i = 3; i < c->q->argc; i++) {
+		unsigned f = resp_arg_is(c->q, i, "nx")        ? PMKV_SET_NX
+		             : resp_arg_is(c->q, i, "xx")      ? PMKV_SET_XX
+		             : resp_arg_is(c->q, i, "get")     ? PMKV_SET_GET
+		             : resp_arg_is(c->q, i, "keepttl") ? PMKV_SET_KEEPTTL
+		                                               : 0;
+		int e = 0;
+		for (size_t k = 0; k < 4; k++)
+			e |= resp_arg_is(c->q, i, exp[k]);
+		if ((!f && !e) || (a->flags & f) || (e && has_exp) ||
+		    (e && i + 1 >= c->q->argc)) {
+			syntax_error(c);
+			return -1;
+		}
+		if (e && set_expiry(c, i++, a))
+			return -1;
+		has_exp |= e || f == PMKV_SET_KEEPTTL;
+		a->flags |= f;
+	}
+	if (((a->flags & PMKV_SET_NX) && (a->flags & PMKV_SET_XX)) ||
+	    ((a->flags & PMKV_SET_KEEPTTL) && a->expire_ms)) {
+		syntax_error(c);
+		return -1;
+	}
+	return 0;
+}
+
+static void cmd_set(struct cmd_ctx *c)
+{
+	struct set_args a = {0, 0};
+	int done, found = 0;
+	if (set_options(c, &a))
+		return;
+	size_t mark = c->out->n;
+	int rc = pmkv_set(c->srv->store, arg(c, 1), len(c, 1), arg(c, 2),
+	                  len(c, 2), a.flags, a.expire_ms, &done, emit_bulk,
+	                  c->out, &found);
+	if (rc) {
+		c->out->n = mark; /* no old value before an error (C3) */
+		return reply_status(c, rc);
+	}
+	if (a.flags & PMKV_SET_GET) {
+		if (!found)
+			resp_add_null(c->out);
+	} else if (done) {
+		resp_add_simple(c->out, "OK");
+	} else {
+		resp_add_null(c->out);
+	}
+}
+
+static void cmd_mget(struct cmd_ctx *c)
+{
+	resp_add_array(c->out, (long long)c->q->argc - 1);
+	for (size_t i = 1; i < c->q->argc; i++) {
+		int found;
+		size_t mark = c->out->n;
+		int rc = pmkv_get(c->srv->store, arg(c, i), len(c, i),
+		                  emit_bulk, c->out, &found);
+		if (rc)
+			c->out->n = mark;
+		if (rc || !found)
+			resp_add_null(c->out);
+	}
+}
+
+static void cmd_mset(struct cmd_ctx *c)
+{
+	size_t n = (c->q->argc - 1) / 2;
+	if ((c->q->argc - 1) % 2)
+		return resp_add_error(c->out, "ERR wrong number of arguments "
+		                      "for 'mset' command");
+	struct pmkv_key *k = calloc(2 * n, sizeof(*k));
+	if (!k)
+		return resp_add_error(c->out, "ERR out of memory");
+	keys_of(c, 1, 2, k, n);
+	keys_of(c, 2, 2, k + n, n);
+	reply_ok(c, pmkv_mset(c->srv->store, k, k + n, n));
+	free(k);
+}
+
+/* DEL and EXISTS: every argument a key. */
+static void keys_cmd(struct cmd_ctx *c, int del)
+{
+	size_t n = c->q->argc - 1;
+	uint64_t r = 0;
+	struct pmkv_key *k = calloc(n, sizeof(*k));
+	if (!k)
+		return resp_add_error(c->out, "ERR out of memory");
+	keys_of(c, 1, 1, k, n);
+	int rc = del ? pmkv_del(c->srv->store, k, n, &r)
+	             : pmkv_exists(c->srv->store, k, n, &r);
+	free(k);
+	reply_int(c, rc, (long long)r);
+}
+
+static void cmd_del(struct cmd_ctx *c)
+{
+	keys_cmd(c, 1);
+}
+
+static void cmd_exists(struct cmd_ctx *c)
+{
+	keys_cmd(c, 0);
+}
+
+static void incr_by(struct cmd_ctx *c, long long d)
+{
+	int64_t v = 0;
+	int rc = pmkv_incrby(c->srv->store, arg(c, 1), len(c, 1), d, &v);
+	reply_int(c, rc, v);
+}
+
+static void cmd_incr(struct cmd_ctx *c)
+{
+	incr_by(c, 1);
+}
+
+static void cmd_decr(struct cmd_ctx *c)
+{
+	incr_by(c, -1);
+}
+
+static void cmd_incrby(struct cmd_ctx *c)
+{
+	long long d;
+	if (resp_arg_ll(c->q, 2, &d))
+		return not_integer(c);
+	incr_by(c, d);
+}
+
+static void cmd_decrby(struct cmd_ctx *c)
+{
+	long long d;
+	if (resp_arg_ll(c->q, 2, &d))
+		return not_integer(c);
+	if (d == LLONG_MIN)
+		return resp_add_error(c->out, "ERR decrement would overflow");
+	incr_by(c, -d);
+}
+
+static void cmd_append(struct cmd_ctx *c)
+{
+	uint64_t n = 0;
+	int rc = pmkv_append(c->srv->store, arg(c, 1), len(c, 1), arg(c, 2),
+	                     len(c, 2), &n);
+	reply_int(c, rc, (long long)n);
+}
+
+static void cmd_strlen(struct cmd_ctx *c)
+{
+	uint64_t n = 0;
+	int rc = pmkv_strlen(c->srv->store, arg(c, 1), len(c, 1), &n);
+	reply_int(c, rc, (long long)n);
+}
+
+static void ttl_cmd(struct cmd_ctx *c, int ms)
+{
+	int64_t t = 0;
+	int rc = pmkv_pttl(c->srv->store, arg(c, 1), len(c, 1), &t);
+	if (!rc && !ms && t > 0)
+		t = (t + 500) / 1000;
+	reply_int(c, rc, t);
+}
+
+static void cmd_ttl(struct cmd_ctx *c)
+{
+	ttl_cmd(c, 0);
+}
+
+static void cmd_pttl(struct cmd_ctx *c)
+{
+	ttl_cmd(c, 1);
+}
+
+/* ---- the key space ---- */
+
+static void cmd_dbsize(struct cmd_ctx *c)
+{
+	resp_add_int(c->out, (long long)pmkv_dbsize(c->srv->store));
+}
+
+static void cmd_flushall(struct cmd_ctx *c)
+{
+	if (c->q->argc > 2 || (c->q->argc == 2 &&
+	                        !resp_arg_is(c->q, 1, "sync") &&
+	                        !resp_arg_is(c->q, 1, "async")))
+		return syntax_error(c);
+	reply_ok(c, pmkv_flushall(c->srv->store));
+}
+
+/* Keys collected for KEYS and SCAN (the reply's length comes first, so
+ * they are gathered, then replied): bytes one after another, and where
+ * each one ends. */
+struct collect {
+	char *bytes;
+	size_t nbytes, capbytes;
+	size_t *end;
+	size_t n, cap;
+	const char *pat;
+	size_t pn;
+	int oom;
+};
+
+static int collect_grow(struct collect *k, size_t more)
+{
+	if (k->n == k->cap) {
+		size_t cap = k->cap ? 2 * k->cap : 64;
+		size_t *e = realloc(k->end, cap * sizeof(*e));
+		if (!e)
+			return -1;
+		k->end = e, k->cap = cap;
+	}
+	if (k->nbytes + more > k->capbytes) {
+		size_t cap = k->capbytes ? 2 * k->capbytes : 4096;
+		while (cap < k->nbytes + more)
+			cap *= 2;
+		char *b = realloc(k->bytes, cap);
+		if (!b)
+			return -1;
+		k->bytes = b, k->capbytes = cap;
+	}
+	return 0;
+}
+
+static void collect_key(void *arg, const void *p, size_t n)
+{
+	struct collect *k = arg;
+	if (k->oom || (k->pat && !glob_match(k->pat, k->pn, p, n, 0)))
+		return;
+	if (collect_grow(k, n)) {
+		k->oom = 1;
+		return;
+	}
+	memcpy(k->bytes + k->nbytes, p, n);
+	k->nbytes += n;
+	k->end[k->n++] = k->nbytes;
+}
+
+static void collect_reply(struct cmd_ctx *c, struct collect *k)
+{
+	resp_add_array(c->out, (long long)k->n);
+	for (size_t i = 0, at = 0; i < k->n; at = k->end[i++])
+		resp_add_bulk(c->out, k->bytes + at, k->end[i] - at);
+}
+
+static void collect_free(struct collect *k)
+{
+	free(k->bytes);
+	free(k->end);
+}
+
+static void cmd_keys(struct cmd_ctx *c)
+{
+	struct collect k = {.pat = arg(c, 1), .pn = len(c, 1)};
+	uint64_t cur = 0;
+	int rc = 0;
+	if (len(c, 1) == 1 && arg(c, 1)[0] == '*')
+		k.pat = NULL;
+	do
+		rc = pmkv_scan(c->srv->store, cur, 4096, collect_key, &k, &cur);
+	while (!rc && cur && !k.oom);
+	if (rc || k.oom)
+		reply_status(c, rc ? rc : ENOMEM);
+	else
+		collect_reply(c, &k);
+	collect_free(&k);
+}
+
+static void cmd_scan(struct cmd_ctx *c)
+{
+	struct collect k = {0};
+	long long cur, count = 10;
+	uint64_t next;
+	if (resp_arg_ll(c->q, 1, &cur) || cur < 0)
+		return resp_add_error(c->out, "ERR invalid cursor");
+	for (size_t i = 2; i < c->q->argc; i += 2) {
+		if (i + 1 >= c->q->argc)
+			return syntax_error(c);
+		if (resp_arg_is(c->q, i, "match")) {
+			k.pat = arg(c, i + 1), k.pn = len(c, i + 1);
+		} else if (resp_arg_is(c->q, i, "count")) {
+			if (resp_arg_ll(c->q, i + 1, &count))
+				return not_integer(c);
+			if (count < 1)
+				return syntax_error(c);
+		} else if (!resp_arg_is(c->q, i, "type")) {
+			return syntax_error(c);
+		} else if (!resp_arg_is(c->q, i + 1, "string")) {
+			count = 0; /* no key of another type exists */
+		}
+	}
+	int rc = count ? pmkv_scan(c->srv->store, (uint64_t)cur,
+	                           (uint64_t)count, collect_key, &k, &next)
+	               : (next = 0, 0);
+	if (rc || k.oom) {
+		collect_free(&k);
+		return reply_status(c, rc ? rc : ENOMEM);
+	}
+	char buf[24];
+	int n = snprintf(buf, sizeof(buf), "%llu", (unsigned long long)next);
+	resp_add_array(c->out, 2);
+	resp_add_bulk(c->out, buf, (size_t)n);
+	collect_reply(c, &k);
+	collect_free(&k);
+}
+
+static void cmd_info_fn(struct cmd_ctx *c)
+{
+	cmd_info(c);
+}
+
+static void cmd_command(struct cmd_ctx *c);
+
+/* ---- the table ---- */
+
+static const struct command commands[] = {
+	{"get", 2, cmd_get, "readonly fast", 1, 1, 1},
+	{"set", -3, cmd_set, "write denyoom", 1, 1, 1},
+	{"del", -2, cmd_del, "write", 1, -1, 1},
+	{"exists", -2, cmd_exists, "readonly fast", 1, -1, 1},
+	{"mget", -2, cmd_mget, "readonly fast", 1, -1, 1},
+	{"mset", -3, cmd_mset, "write denyoom", 1, -1, 2},
+	{"incr", 2, cmd_incr, "write denyoom fast", 1, 1, 1},
+	{"decr", 2, cmd_decr, "write denyoom fast", 1, 1, 1},
+	{"incrby", 3, cmd_incrby, "write denyoom fast", 1, 1, 1},
+	{"decrby", 3, cmd_decrby, "write denyoom fast", 1, 1, 1},
+	{"append", 3, cmd_append, "write denyoom fast", 1, 1, 1},
+	{"strlen", 2, cmd_strlen, "readonly fast", 1, 1, 1},
+	{"ttl", 2, cmd_ttl, "readonly fast", 1, 1, 1},
+	{"pttl", 2, cmd_pttl, "readonly fast", 1, 1, 1},
+	{"dbsize", 1, cmd_dbsize, "readonly fast", 0, 0, 0},
+	{"flushall", -1, cmd_flushall, "write", 0, 0, 0},
+	{"flushdb", -1, cmd_flushall, "write", 0, 0, 0},
+	{"keys", 2, cmd_keys, "readonly", 0, 0, 0},
+	{"scan", -2, cmd_scan, "readonly", 0, 0, 0},
+	{"ping", -1, cmd_ping, "fast", 0, 0, 0},
+	{"echo", 2, cmd_echo, "fast", 0, 0, 0},
+	{"info", -1, cmd_info_fn, "loading stale", 0, 0, 0},
+	{"command", -1, cmd_command, "loading stale", 0, 0, 0},
+	{"select", 2, cmd_select, "loading stale fast", 0, 0, 0},
+	{"config", -2, cmd_config, "admin loading stale", 0, 0, 0},
+	{"client", -2, cmd_client, "admin loading stale", 0, 0, 0},
+	{"quit", -1, cmd_quit, "fast", 0, 0, 0},
+	{"shutdown", -1, cmd_shutdown, "admin loading stale", 0, 0, 0},
+};
+#define NCOMMANDS (sizeof(commands) / sizeof(*commands))
+
+static const struct command *lookup(const char *name, size_t n)
+{
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		if (strlen(commands[i].name) == n &&
+		    !strncasecmp(commands[i].name, name, n))
+			return &commands[i];
+	return NULL;
+}
+
+/* COMMAND's entry for one command (Redis 6's six fields). */
+static void command_entry(struct resp_out *o, const struct command *k)
+{
+	char buf[64];
+	resp_add_array(o, 6);
+	resp_add_bulk(o, k->name, strlen(k->name));
+	resp_add_int(o, k->arity);
+	size_t nf = 0;
+	for (const char *p = k->flags; *p; p++)
+		nf += p == k->flags || p[-1] == ' ';
+	resp_add_array(o, (long long)nf);
+	for (const char *p = k->flags; *p;) {
+		size_t n = strcspn(p, " ");
+		snprintf(buf, sizeof(buf), "%.*s", (int)n, p);
+		resp_add_simple(o, buf);
+		p += n + (p[n] == ' ');
+	}
+	resp_add_int(o, k->first);
+	resp_add_int(o, k->last);
+	resp_add_int(o, k->step);
+}
+
+static void cmd_command(struct cmd_ctx *c)
+{
+	if (c->q->argc == 1) {
+		resp_add_array(c->out, (long long)NCOMMANDS);
+		for (size_t i = 0; i < NCOMMANDS; i++)
+			command_entry(c->out, &commands[i]);
+	} else if (resp_arg_is(c->q, 1, "count")) {
+		resp_add_int(c->out, (long long)NCOMMANDS);
+	} else if (resp_arg_is(c->q, 1, "info")) {
+		resp_add_array(c->out, (long long)c->q->argc - 2);
+		for (size_t i = 2; i < c->q->argc; i++) {
+			const struct command *k = lookup(arg(c, i), len(c, i));
+			if (k)
+				command_entry(c->out, k);
+			else
+				resp_add_null(c->out);
+		}
+	} else if (resp_arg_is(c->q, 1, "docs")) {
+		resp_add_array(c->out, 0); /* no documentation to offer */
+	} else {
+		resp_add_error(c->out, "ERR unknown subcommand '%.64s'. Try "
+		               "COMMAND HELP.", arg(c, 1));
+	}
+}
+
+/* Redis's text for a command it does not know. */
+static void unknown(struct cmd_ctx *c)
+{
+	char args[256] = "";
+	size_t at = 0;
+	for (size_t i = 1; i < c->q->argc && at < sizeof(args) - 1; i++) {
+		int n = snprintf(args + at, sizeof(args) - at, "'%.128s' ",
+		                 arg(c, i));
+		if (n < 0)
+			break;
+		at += (size_t)n;
+	}
+	resp_add_error(c->out, "ERR unknown command '%.128s', with args "
+	               "beginning with: %s", arg(c, 0), args);
+}
+
+void cmd_dispatch(struct cmd_ctx *c)
+{
+	const struct command *k = lookup(arg(c, 0), len(c, 0));
+	long long argc = (long long)c->q->argc;
+	c->srv->commands++;
+	if (!k)
+		return unknown(c);
+	if ((k->arity > 0 && argc != k->arity) ||
+	    (k->arity < 0 && argc < -k->arity))
+		return resp_add_error(c->out, "ERR wrong number of arguments "
+		                      "for '%s' command", k->name);
+	k->fn(c);
+}

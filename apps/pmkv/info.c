@@ -1,0 +1,120 @@
+/*
+ * info.c - INFO: the server, clients, persistence, stats and keyspace
+ * sections, in Redis's "field:value" text, with pmkv's own persistence
+ * fields (the region, its runtime, domain and backend).
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "server.h"
+
+#define PMKV_VERSION "0.1.0"
+#define REDIS_COMPAT "7.0.0" /* the Redis whose commands pmkv follows */
+
+struct text {
+	char buf[4096];
+	size_t n;
+};
+
+static void put(struct text *t, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void put(struct text *t, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int k = vsnprintf(t->buf + t->n, sizeof(t->buf) - t->n, fmt, ap);
+	va_end(ap);
+	if (k > 0)
+		t->n += (size_t)k < sizeof(t->buf) - t->n ? (size_t)k
+		                                          : sizeof(t->buf) - t->n - 1;
+}
+
+static void server_section(struct text *t, struct server *s)
+{
+	put(t, "# Server\r\nredis_version:%s\r\npmkv_version:%s\r\n"
+	       "redis_mode:standalone\r\nos:Linux\r\narch_bits:%zu\r\n"
+	       "multiplexing_api:threads\r\nprocess_id:%ld\r\n"
+	       "tcp_port:%d\r\nuptime_in_seconds:%lld\r\nexecutable:%s\r\n",
+	    REDIS_COMPAT, PMKV_VERSION, sizeof(void *) * 8, (long)getpid(),
+	    s->cfg.port,
+	    (long long)((pmkv_now_ms() - s->started_ms) / 1000),
+	    s->cfg.executable ? s->cfg.executable : "");
+}
+
+static void clients_section(struct text *t, struct server *s)
+{
+	pthread_mutex_lock(&s->lock);
+	unsigned n = s->nconns;
+	pthread_mutex_unlock(&s->lock);
+	put(t, "# Clients\r\nconnected_clients:%u\r\nmaxclients:%u\r\n", n,
+	    s->cfg.maxclients);
+}
+
+static void persistence_section(struct text *t, struct server *s)
+{
+	struct pmkv_info in;
+	pmkv_info_get(s->store, &in);
+	put(t, "# Persistence\r\nloading:0\r\nrdb_changes_since_last_save:0\r\n"
+	       "aof_enabled:0\r\npmkv_every_write_durable:1\r\n"
+	       "pmkv_region:%s\r\npmkv_region_size:%zu\r\n"
+	       "pmkv_region_max_size:%zu\r\npmkv_runtime:%s\r\n"
+	       "pmkv_domain:%s\r\npmkv_backend:%s\r\npmkv_version:opt\r\n"
+	       "pmkv_buckets:%llu\r\n",
+	    s->cfg.region_path ? s->cfg.region_path : "", in.region_size,
+	    in.region_max, pmtx_runtime_name(in.runtime),
+	    pmtx_domain_name(in.domain), pmtx_backend_name(in.backend),
+	    (unsigned long long)in.buckets);
+}
+
+static void stats_section(struct text *t, struct server *s)
+{
+	put(t, "# Stats\r\ntotal_connections_received:%llu\r\n"
+	       "total_commands_processed:%llu\r\nrejected_connections:%llu\r\n",
+	    (unsigned long long)s->conns_total,
+	    (unsigned long long)s->commands, (unsigned long long)s->rejected);
+}
+
+static void keyspace_section(struct text *t, struct server *s)
+{
+	uint64_t n = pmkv_dbsize(s->store);
+	put(t, "# Keyspace\r\n");
+	if (n)
+		put(t, "db0:keys=%llu,expires=0,avg_ttl=0\r\n",
+		    (unsigned long long)n);
+}
+
+static const struct {
+	const char *name;
+	void (*fn)(struct text *t, struct server *s);
+} sections[] = {
+	{"server", server_section},       {"clients", clients_section},
+	{"persistence", persistence_section}, {"stats", stats_section},
+	{"keyspace", keyspace_section},
+};
+#define NSECTIONS (sizeof(sections) / sizeof(*sections))
+
+static int wanted(struct cmd_ctx *c, const char *name)
+{
+	if (c->q->argc == 1)
+		return 1;
+	for (size_t i = 1; i < c->q->argc; i++)
+		if (resp_arg_is(c->q, i, name) || resp_arg_is(c->q, i, "all") ||
+		    resp_arg_is(c->q, i, "default") ||
+		    resp_arg_is(c->q, i, "everything"))
+			return 1;
+	return 0;
+}
+
+void cmd_info(struct cmd_ctx *c)
+{
+	struct text t = {.n = 0};
+	for (size_t i = 0; i < NSECTIONS; i++)
+		if (wanted(c, sections[i].name)) {
+			if (t.n)
+				put(&t, "\r\n");
+			sections[i].fn(&t, c->srv);
+		}
+	resp_add_bulk(c->out, t.buf, t.n);
+}

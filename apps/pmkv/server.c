@@ -1,0 +1,218 @@
+/*
+ * server.c - listeners (TCP, 127.0.0.1 by default, and a UNIX-domain
+ * socket), the accept loop, the limit on clients, and shutdown.
+ *
+ * Invariants
+ *  V1. At most maxclients connections are served at once; one more gets
+ *      Redis's "-ERR max number of clients reached" and is closed, and
+ *      the others are untouched.
+ *  V2. server_run returns only once every connection thread has ended,
+ *      so the store is closed with no command running.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "server.h"
+
+static int tcp_listener(const struct server_config *c, char *msg, size_t len)
+{
+	struct addrinfo hints = {.ai_family = AF_UNSPEC,
+	                         .ai_socktype = SOCK_STREAM,
+	                         .ai_flags = AI_PASSIVE | AI_NUMERICSERV};
+	struct addrinfo *ai = NULL;
+	char port[16];
+	snprintf(port, sizeof(port), "%d", c->port);
+	int rc = getaddrinfo(c->bind, port, &hints, &ai), fd = -1, one = 1;
+	if (rc) {
+		snprintf(msg, len, "%s: %s", c->bind, gai_strerror(rc));
+		return -1;
+	}
+	fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd >= 0)
+		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (fd < 0 || bind(fd, ai->ai_addr, ai->ai_addrlen) ||
+	    listen(fd, 511)) {
+		snprintf(msg, len, "%s:%d: %s", c->bind, c->port,
+		         strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		fd = -1;
+	}
+	freeaddrinfo(ai);
+	return fd;
+}
+
+static int unix_listener(const struct server_config *c, char *msg,
+                         size_t len)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	if (strlen(c->unixsocket) >= sizeof(sa.sun_path)) {
+		snprintf(msg, len, "%s: path too long", c->unixsocket);
+		return -1;
+	}
+	strcpy(sa.sun_path, c->unixsocket);
+	unlink(c->unixsocket); /* a stale socket of an earlier run */
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) ||
+	    (c->unixsocketperm && chmod(c->unixsocket, c->unixsocketperm)) ||
+	    listen(fd, 511)) {
+		snprintf(msg, len, "%s: %s", c->unixsocket, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+int server_listen(struct server *srv, char *msg, size_t len)
+{
+	srv->tcp_fd = srv->unix_fd = -1;
+	pthread_mutex_init(&srv->lock, NULL);
+	pthread_cond_init(&srv->gone, NULL);
+	srv->fds = calloc(srv->cfg.maxclients + 1, sizeof(int));
+	if (!srv->fds || pipe2(srv->wake, O_CLOEXEC | O_NONBLOCK)) {
+		snprintf(msg, len, "%s", strerror(errno));
+		return -1;
+	}
+	srv->started_ms = pmkv_now_ms();
+	if (srv->cfg.port && (srv->tcp_fd = tcp_listener(&srv->cfg, msg, len)) < 0)
+		return -1;
+	if (srv->cfg.unixsocket &&
+	    (srv->unix_fd = unix_listener(&srv->cfg, msg, len)) < 0)
+		return -1;
+	if (srv->tcp_fd < 0 && srv->unix_fd < 0) {
+		snprintf(msg, len, "no TCP port and no unix socket to listen on");
+		return -1;
+	}
+	return 0;
+}
+
+void server_stop(struct server *srv)
+{
+	srv->stopping = 1;
+	ssize_t k = write(srv->wake[1], "x", 1); /* async-signal-safe */
+	(void)k;
+}
+
+struct conn_arg {
+	struct server *srv;
+	int fd;
+};
+
+static void forget(struct server *srv, int fd)
+{
+	pthread_mutex_lock(&srv->lock);
+	for (unsigned i = 0; i < srv->nconns; i++)
+		if (srv->fds[i] == fd) {
+			srv->fds[i] = srv->fds[--srv->nconns];
+			break;
+		}
+	close(fd);
+	pthread_cond_broadcast(&srv->gone);
+	pthread_mutex_unlock(&srv->lock);
+}
+
+static void *conn_main(void *p)
+{
+	struct conn_arg a = *(struct conn_arg *)p;
+	free(p);
+	conn_serve(a.srv, a.fd);
+	forget(a.srv, a.fd);
+	return NULL;
+}
+
+/* V1 */
+static void refuse(struct server *srv, int fd)
+{
+	static const char msg[] = "-ERR max number of clients reached\r\n";
+	char sink[4096];
+	ssize_t k = write(fd, msg, sizeof(msg) - 1);
+	/* what the client sent already is read, so that the close does not
+	 * reset the connection before the reply is read */
+	shutdown(fd, SHUT_WR);
+	while ((k = recv(fd, sink, sizeof(sink), MSG_DONTWAIT)) > 0)
+		;
+	close(fd);
+	srv->rejected++;
+}
+
+static void start_conn(struct server *srv, int fd)
+{
+	struct conn_arg *a = malloc(sizeof(*a));
+	pthread_attr_t at;
+	pthread_t t;
+	int one = 1;
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	pthread_mutex_lock(&srv->lock);
+	if (!a || srv->nconns >= srv->cfg.maxclients) {
+		pthread_mutex_unlock(&srv->lock);
+		free(a);
+		return refuse(srv, fd);
+	}
+	srv->fds[srv->nconns++] = fd;
+	pthread_mutex_unlock(&srv->lock);
+	*a = (struct conn_arg){srv, fd};
+	srv->conns_total++;
+	pthread_attr_init(&at);
+	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+	pthread_attr_setstacksize(&at, 256u << 10);
+	if (pthread_create(&t, &at, conn_main, a)) {
+		free(a);
+		forget(srv, fd);
+	}
+	pthread_attr_destroy(&at);
+}
+
+static void accept_one(struct server *srv, int lfd)
+{
+	int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+	if (fd >= 0)
+		start_conn(srv, fd);
+	else if (errno == EMFILE || errno == ENFILE)
+		usleep(10000); /* out of descriptors: let some close */
+}
+
+/* V2: close every connection, and wait for their threads. */
+static void close_all(struct server *srv)
+{
+	pthread_mutex_lock(&srv->lock);
+	for (unsigned i = 0; i < srv->nconns; i++)
+		shutdown(srv->fds[i], SHUT_RDWR);
+	while (srv->nconns > 0)
+		pthread_cond_wait(&srv->gone, &srv->lock);
+	pthread_mutex_unlock(&srv->lock);
+}
+
+int server_run(struct server *srv)
+{
+	struct pollfd p[3] = {{srv->wake[0], POLLIN, 0},
+	                      {srv->tcp_fd, POLLIN, 0},
+	                      {srv->unix_fd, POLLIN, 0}};
+	while (!srv->stopping) {
+		if (poll(p, 3, -1) < 0 && errno != EINTR)
+			break;
+		for (int i = 1; i < 3 && !srv->stopping; i++)
+			if (p[i].fd >= 0 && (p[i].revents & POLLIN))
+				accept_one(srv, p[i].fd);
+	}
+	if (srv->tcp_fd >= 0)
+		close(srv->tcp_fd);
+	if (srv->unix_fd >= 0) {
+		close(srv->unix_fd);
+		unlink(srv->cfg.unixsocket);
+	}
+	close_all(srv);
+	return 0;
+}

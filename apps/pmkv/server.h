@@ -1,0 +1,66 @@
+/*
+ * server.h - pmkv's server: listeners, a thread per connected client (the
+ * seed's architecture), and the command table they dispatch to.
+ */
+#ifndef PMKV_SERVER_H
+#define PMKV_SERVER_H
+
+#include <pthread.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "resp.h"
+#include "store.h"
+
+struct server_config {
+	const char *bind;        /* TCP address; default 127.0.0.1 */
+	int port;                /* 0: no TCP listener */
+	const char *unixsocket;  /* NULL: none */
+	unsigned unixsocketperm; /* octal mode of the socket file */
+	unsigned maxclients;
+	size_t qbuf_max;         /* most bytes one client may have buffered */
+	struct resp_limits lim;
+	const char *region_path; /* for INFO */
+	const char *executable;
+};
+
+struct server {
+	struct server_config cfg;
+	struct pmkv_store *store;
+	int tcp_fd, unix_fd;
+	int wake[2];             /* a pipe: written to stop accepting */
+	int64_t started_ms;
+	_Atomic int stopping;
+	/* the connections, to close them at shutdown */
+	pthread_mutex_t lock;
+	pthread_cond_t gone;     /* a connection has ended */
+	unsigned nconns;         /* under lock */
+	int *fds;                /* nconns open sockets, under lock */
+	_Atomic uint64_t conns_total, rejected, commands;
+};
+
+/* The context of one command. */
+struct cmd_ctx {
+	struct server *srv;
+	struct resp_req *q;
+	struct resp_out *out;
+	int close_after; /* QUIT: reply, then close */
+};
+
+/* Run the command in ctx->q, appending its reply to ctx->out. */
+void cmd_dispatch(struct cmd_ctx *c);
+/* INFO's text for the sections named in argv[1..] (all if none). */
+void cmd_info(struct cmd_ctx *c);
+/* Redis's glob-style match (KEYS, SCAN MATCH), binary safe. */
+int glob_match(const char *pat, size_t pn, const char *s, size_t sn,
+               int nocase);
+
+/* Serve one client on fd until it closes or the server stops. */
+void conn_serve(struct server *srv, int fd);
+
+int server_listen(struct server *srv, char *msg, size_t len);
+/* Accept clients until server_stop; then close them all and return. */
+int server_run(struct server *srv);
+void server_stop(struct server *srv);
+
+#endif

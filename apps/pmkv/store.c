@@ -1,0 +1,737 @@
+/*
+ * store.c - pmkv's operations, each one pmtx transaction (the opt
+ * version: plain structs, plain loads until the transaction writes).
+ *
+ * DESIGN
+ * Persistent: everything in layout.h. Volatile: the lock, the runtime.
+ *
+ * Invariants
+ *  S1. Every operation that writes runs in one transaction, under the
+ *      store lock held alone, and returns only after pmtx_commit has
+ *      returned: the server acknowledges a write only once it is durable.
+ *      A failed step aborts the whole transaction: nothing of it stays.
+ *  S2. Reads run in a transaction of their own under the shared lock, and
+ *      load with plain loads: no writer runs meanwhile (S1).
+ *  S3. Within a writing transaction, loads go through kvx_load once it
+ *      has written (assoc.c H3); key bytes, klen and hash never change
+ *      after an entry is linked, so they are read with plain loads.
+ *  S4. A value is changed in place (pmtx_write) when it is short and fits
+ *      the entry's block; otherwise a fresh entry (plain stores, flushed)
+ *      replaces the old one in the chain, which is freed: either way, one
+ *      transaction.
+ *  S5. An entry whose expiry has passed is absent to every operation;
+ *      a writing operation that meets it removes it in its transaction.
+ *  S6. Growth (assoc_maybe_grow) runs at the start of an inserting
+ *      operation, before its lookups, so no chain position it holds is
+ *      moved under it.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+#include "store_int.h"
+
+#define INPLACE_MAX 256u /* S4: longest value written in place */
+#define SWEEP_BATCH 1024u
+
+void pmkv_config_init(struct pmkv_config *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->size = 64u << 20;
+	c->max_size = 4ull << 30;
+	c->runtime = PMTX_RT_REDO;
+	c->domain = PMTX_PDOM1;
+	c->backend = PMTX_BACKEND_HARDWARE;
+	c->initial_buckets = PMKV_SEG_BUCKETS;
+	c->max_key = 64u << 10;
+	c->max_value = 16u << 20;
+}
+
+int64_t pmkv_now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+uint64_t pmkv_hash(const void *k, size_t n)
+{
+	return XXH3_64bits(k, n);
+}
+
+const char *pmkv_strerror(int status)
+{
+	switch (status) {
+	case PMKV_E_NOTINT:
+		return "ERR value is not an integer or out of range";
+	case PMKV_E_OVERFLOW:
+		return "ERR increment or decrement would overflow";
+	case PMKV_E_TOOBIG:
+		return "ERR string exceeds maximum allowed size "
+		       "(proto-max-bulk-len)";
+	case PMKV_E_OOM:
+	case PMTX_E_NOMEM:
+		return "OOM command not allowed when used memory > 'maxmemory'.";
+	case PMKV_E_FORMAT:
+		return "ERR not a pmkv store";
+	default:
+		return pmtx_strerror(status);
+	}
+}
+
+/* ---- the operation context ---- */
+
+uint64_t kvx_load(struct kvx *x, const uint64_t *p)
+{
+	uint64_t v;
+	if (!x->wrote || pmtx_read(x->tx, &v, p, sizeof(v)))
+		return __atomic_load_n(p, __ATOMIC_RELAXED);
+	return v;
+}
+
+int kvx_store(struct kvx *x, uint64_t *p, uint64_t v)
+{
+	x->wrote = 1;
+	return PMTX_SET(x->tx, *p, v);
+}
+
+/* klen and vlen, as this operation sees them (vlen may have changed). */
+static void lens(struct kvx *x, struct pmkv_entry *e, uint32_t *kl,
+                 uint32_t *vl)
+{
+	uint64_t w = kvx_load(x, &e->lens);
+	*kl = PMKV_KLEN(w);
+	*vl = PMKV_VLEN(w);
+}
+
+static int64_t expiry(struct kvx *x, struct pmkv_entry *e)
+{
+	return (int64_t)kvx_load(x, &e->expire_ms);
+}
+
+struct pmkv_entry *pmkv_entry_at(struct pmkv_store *s, pmtx_off off)
+{
+	if (!off || off % 16)
+		return NULL;
+	size_t usable = pmtx_usable_size(s->r, off);
+	struct pmkv_entry *e = pmtx_ptr(s->r, off);
+	if (!e || usable < sizeof(*e) ||
+	    (uint64_t)PMKV_KLEN(e->lens) + PMKV_VLEN(e->lens) >
+	            usable - sizeof(*e))
+		return NULL;
+	return e;
+}
+
+/* S5 */
+static int expired(struct kvx *x, struct pmkv_entry *e, int64_t now)
+{
+	int64_t t = expiry(x, e);
+	return t != 0 && t <= now;
+}
+
+static int r_begin(struct pmkv_store *s, struct kvx *x)
+{
+	*x = (struct kvx){s, NULL, 0, 0};
+	pthread_rwlock_rdlock(&s->lock);
+	int rc = pmtx_begin(s->r, s->rt, &x->tx);
+	if (rc)
+		pthread_rwlock_unlock(&s->lock);
+	return rc;
+}
+
+static int w_begin(struct pmkv_store *s, struct kvx *x)
+{
+	*x = (struct kvx){s, NULL, 1, 0};
+	pthread_rwlock_wrlock(&s->lock);
+	int rc = pmtx_begin(s->r, s->rt, &x->tx);
+	if (rc)
+		pthread_rwlock_unlock(&s->lock);
+	return rc;
+}
+
+/* End the operation's transaction: commit if rc == 0, else abort (S1). */
+static int x_end(struct kvx *x, int rc)
+{
+	if (rc)
+		pmtx_abort(x->tx);
+	else
+		rc = pmtx_commit(x->tx);
+	pthread_rwlock_unlock(&x->s->lock);
+	return rc == PMTX_E_NOMEM ? PMKV_E_OOM : rc;
+}
+
+/* ---- entries ---- */
+
+/* A fresh entry holding key k and the value v1 followed by v2 (H5). */
+static int new_entry(struct kvx *x, const void *k, size_t kn, uint64_t h,
+                     const void *v1, size_t n1, const void *v2, size_t n2,
+                     int64_t exp, pmtx_off *out)
+{
+	struct pmkv_store *s = x->s;
+	if (kn > s->max_key || n1 + n2 > s->max_value)
+		return PMKV_E_TOOBIG;
+	x->wrote = 1;
+	int rc = pmtx_alloc(x->tx, sizeof(struct pmkv_entry) + kn + n1 + n2, out);
+	if (rc)
+		return rc;
+	struct pmkv_entry *e = pmtx_ptr(s->r, *out);
+	*e = (struct pmkv_entry){0, h, (uint64_t)exp, PMKV_LENS(kn, n1 + n2)};
+	memcpy(entry_key(e), k, kn);
+	if (n1)
+		memcpy(entry_val(e), v1, n1);
+	if (n2)
+		memcpy(entry_val(e) + n1, v2, n2);
+#ifndef PMKV_PLANTED_BUG /* tests: the explorer must catch its removal */
+	pmtx_flush(s->r, e, sizeof(*e) + kn + n1 + n2);
+#endif
+	return 0;
+}
+
+/* Find a live key (S5): an expired one is removed first, in a writing
+ * operation, or reported absent in a reader. */
+static int find_live(struct kvx *x, const void *k, size_t kn, uint64_t h,
+                     int64_t now, struct pos *pos)
+{
+	int rc = assoc_find(x, k, kn, h, pos);
+	if (rc || !pos->off || !expired(x, pos->e, now))
+		return rc;
+	if (x->writer)
+		rc = assoc_unlink(x, pos);
+	pos->off = 0;
+	pos->e = NULL;
+	return rc;
+}
+
+/* Give key k the value v1 + v2 (S4), keeping or setting the expiry. */
+static int put(struct kvx *x, const void *k, size_t kn, uint64_t h,
+               struct pos *pos, const void *v1, size_t n1, const void *v2,
+               size_t n2, int64_t exp)
+{
+	pmtx_off off;
+	if (pos->off && n1 == 0 && n2 <= INPLACE_MAX) {
+		uint32_t kl, vl;
+		lens(x, pos->e, &kl, &vl);
+		size_t room = pmtx_usable_size(x->s->r, pos->off);
+		if (sizeof(struct pmkv_entry) + kl + n2 <= room) {
+			int rc = pmtx_write(x->tx, entry_val(pos->e), v2, n2);
+			x->wrote = 1;
+			if (!rc)
+				rc = kvx_store(x, &pos->e->lens,
+				               PMKV_LENS(kl, n2));
+			if (!rc)
+				rc = kvx_store(x, &pos->e->expire_ms,
+				               (uint64_t)exp);
+			return rc;
+		}
+	}
+	int rc = new_entry(x, k, kn, h, v1, n1, v2, n2, exp, &off);
+	if (rc)
+		return rc;
+	return pos->off ? assoc_replace(x, pos, off) : assoc_link(x, off, h);
+}
+
+/* ---- operations ---- */
+
+/* An inserting operation's lookup of key k, to which it may give a value
+ * of vn bytes: the limits, growth first (S6), then the key. */
+static int w_lookup(struct kvx *x, const void *k, size_t kn, size_t vn,
+                    uint64_t h, struct pos *pos)
+{
+	if (kn > x->s->max_key || vn > x->s->max_value)
+		return PMKV_E_TOOBIG;
+	int rc = assoc_maybe_grow(x);
+	return rc ? rc : find_live(x, k, kn, h, pmkv_now_ms(), pos);
+}
+
+/* A reader's lookup of one key: its transaction begun (the caller reads
+ * pos, then ends it with x_end), or a status with nothing begun. */
+static int r_find(struct pmkv_store *s, const void *k, size_t kn,
+                  int64_t now, struct kvx *x, struct pos *pos)
+{
+	int rc = r_begin(s, x);
+	if (rc)
+		return rc;
+	rc = find_live(x, k, kn, pmkv_hash(k, kn), now, pos);
+	if (rc)
+		x_end(x, rc);
+	return rc;
+}
+
+int pmkv_get(struct pmkv_store *s, const void *k, size_t kn,
+             pmkv_emit_fn emit, void *arg, int *found)
+{
+	struct kvx x;
+	struct pos pos;
+	int rc = r_find(s, k, kn, pmkv_now_ms(), &x, &pos);
+	*found = !rc && pos.off;
+	if (rc)
+		return rc;
+	if (*found)
+		emit(arg, entry_val(pos.e), PMKV_VLEN(pos.e->lens));
+	return x_end(&x, 0);
+}
+
+/* SET's decision on an existing or absent key: 0 = leave it. */
+static int set_applies(unsigned flags, int exists)
+{
+	return !((flags & PMKV_SET_NX) && exists) &&
+	       !((flags & PMKV_SET_XX) && !exists);
+}
+
+int pmkv_set(struct pmkv_store *s, const void *k, size_t kn, const void *v,
+             size_t vn, unsigned flags, int64_t expire_ms, int *done,
+             pmkv_emit_fn emit, void *arg, int *found)
+{
+	struct kvx x;
+	struct pos pos;
+	uint64_t h = pmkv_hash(k, kn);
+	int rc = w_begin(s, &x);
+	if (rc)
+		return rc;
+	*done = 0;
+	rc = w_lookup(&x, k, kn, vn, h, &pos);
+	if (!rc && (flags & PMKV_SET_GET)) {
+		*found = pos.off != 0;
+		if (pos.off)
+			emit(arg, entry_val(pos.e), PMKV_VLEN(pos.e->lens));
+	}
+	if (!rc && set_applies(flags, pos.off != 0)) {
+		int64_t exp = (flags & PMKV_SET_KEEPTTL) && pos.off
+		              ? expiry(&x, pos.e) : expire_ms;
+		rc = put(&x, k, kn, h, &pos, NULL, 0, v, vn, exp);
+		*done = !rc;
+	}
+	return x_end(&x, rc);
+}
+
+int pmkv_mset(struct pmkv_store *s, const struct pmkv_key *keys,
+              const struct pmkv_key *vals, size_t n)
+{
+	struct kvx x;
+	int rc = w_begin(s, &x);
+	if (rc)
+		return rc;
+	for (size_t i = 0; i < n && !rc; i++) {
+		struct pos pos;
+		uint64_t h = pmkv_hash(keys[i].p, keys[i].n);
+		rc = w_lookup(&x, keys[i].p, keys[i].n, vals[i].n, h, &pos);
+		if (!rc)
+			rc = put(&x, keys[i].p, keys[i].n, h, &pos, NULL, 0,
+			         vals[i].p, vals[i].n, 0);
+	}
+	return x_end(&x, rc);
+}
+
+/* DEL (del: remove each key found) and EXISTS: one transaction over the
+ * keys; *count: how many were found. */
+static int each_key(struct pmkv_store *s, const struct pmkv_key *keys,
+                    size_t n, int del, uint64_t *count)
+{
+	struct kvx x;
+	int64_t now = pmkv_now_ms();
+	int rc = del ? w_begin(s, &x) : r_begin(s, &x);
+	if (rc)
+		return rc;
+	*count = 0;
+	for (size_t i = 0; i < n && !rc; i++) {
+		struct pos pos;
+		uint64_t h = pmkv_hash(keys[i].p, keys[i].n);
+		rc = find_live(&x, keys[i].p, keys[i].n, h, now, &pos);
+		if (!rc && pos.off && del)
+			rc = assoc_unlink(&x, &pos);
+		*count += !rc && pos.off;
+	}
+	return x_end(&x, rc);
+}
+
+int pmkv_del(struct pmkv_store *s, const struct pmkv_key *keys, size_t n,
+             uint64_t *removed)
+{
+	return each_key(s, keys, n, 1, removed);
+}
+
+int pmkv_exists(struct pmkv_store *s, const struct pmkv_key *keys, size_t n,
+                uint64_t *count)
+{
+	return each_key(s, keys, n, 0, count);
+}
+
+/* Redis's reading of a value as an integer: base 10, optional '-', no
+ * spaces, no leading zeros, 64-bit signed, at most 20 characters. */
+static int parse_int(const char *p, size_t n, int64_t *out)
+{
+	uint64_t v = 0, lim;
+	size_t i = 0;
+	int neg = n > 0 && p[0] == '-';
+	if (n == 0 || n > 20)
+		return -1;
+	if (n == 1 && p[0] == '0')
+		return *out = 0, 0;
+	i = (size_t)neg;
+	if (i == n || p[i] < '1' || p[i] > '9')
+		return -1;
+	lim = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
+	for (; i < n; i++) {
+		if (p[i] < '0' || p[i] > '9' || v > (lim - (uint64_t)(p[i] - '0')) / 10)
+			return -1;
+		v = v * 10 + (uint64_t)(p[i] - '0');
+	}
+	*out = neg ? (int64_t)(0 - v) : (int64_t)v;
+	return 0;
+}
+
+int pmkv_incrby(struct pmkv_store *s, const void *k, size_t kn,
+                int64_t delta, int64_t *result)
+{
+	struct kvx x;
+	struct pos pos;
+	uint64_t h = pmkv_hash(k, kn);
+	int64_t old = 0;
+	char buf[24];
+	int rc = w_begin(s, &x);
+	if (rc)
+		return rc;
+	rc = w_lookup(&x, k, kn, 0, h, &pos);
+	if (!rc && pos.off) {
+		uint32_t kl, vl;
+		lens(&x, pos.e, &kl, &vl);
+		char tmp[24];
+		if (vl >= sizeof(tmp) || pmtx_read(x.tx, tmp, entry_val(pos.e), vl))
+			rc = PMKV_E_NOTINT;
+		else if (parse_int(tmp, vl, &old))
+			rc = PMKV_E_NOTINT;
+	}
+	if (!rc && ((delta > 0 && old > INT64_MAX - delta) ||
+	            (delta < 0 && old < INT64_MIN - delta)))
+		rc = PMKV_E_OVERFLOW;
+	if (!rc) {
+		*result = old + delta;
+		int n = snprintf(buf, sizeof(buf), "%lld", (long long)*result);
+		rc = put(&x, k, kn, h, &pos, NULL, 0, buf, (size_t)n,
+		         pos.off ? expiry(&x, pos.e) : 0);
+	}
+	return x_end(&x, rc);
+}
+
+int pmkv_append(struct pmkv_store *s, const void *k, size_t kn,
+                const void *v, size_t vn, uint64_t *len)
+{
+	struct kvx x;
+	struct pos pos;
+	uint64_t h = pmkv_hash(k, kn);
+	int rc = w_begin(s, &x);
+	if (rc)
+		return rc;
+	rc = w_lookup(&x, k, kn, vn, h, &pos);
+	if (rc || !pos.off) {
+		*len = vn;
+		rc = rc ? rc : put(&x, k, kn, h, &pos, NULL, 0, v, vn, 0);
+		return x_end(&x, rc);
+	}
+	uint32_t kl, vl;
+	lens(&x, pos.e, &kl, &vl);
+	*len = (uint64_t)vl + vn;
+	size_t room = pmtx_usable_size(s->r, pos.off);
+	if (*len > s->max_value) {
+		rc = PMKV_E_TOOBIG;
+	} else if (sizeof(struct pmkv_entry) + kl + *len <= room) {
+		/* in place: the old bytes stay, the new ones follow (S4) */
+		rc = pmtx_write(x.tx, entry_val(pos.e) + vl, v, vn);
+		x.wrote = 1;
+		if (!rc)
+			rc = kvx_store(&x, &pos.e->lens, PMKV_LENS(kl, *len));
+	} else {
+		/* the old value is read before anything is written here: it
+		 * is the committed one, or this transaction's (pmtx_read) */
+		rc = put(&x, k, kn, h, &pos, entry_val(pos.e), vl, v, vn,
+		         expiry(&x, pos.e));
+	}
+	return x_end(&x, rc);
+}
+
+int pmkv_strlen(struct pmkv_store *s, const void *k, size_t kn,
+                uint64_t *len)
+{
+	struct kvx x;
+	struct pos pos;
+	int rc = r_find(s, k, kn, pmkv_now_ms(), &x, &pos);
+	if (rc)
+		return rc;
+	*len = pos.off ? PMKV_VLEN(pos.e->lens) : 0;
+	return x_end(&x, 0);
+}
+
+int pmkv_pttl(struct pmkv_store *s, const void *k, size_t kn, int64_t *ttl)
+{
+	struct kvx x;
+	struct pos pos;
+	int64_t now = pmkv_now_ms();
+	int rc = r_find(s, k, kn, now, &x, &pos);
+	if (rc)
+		return rc;
+	*ttl = !pos.off ? -2 : pos.e->expire_ms
+	       ? (int64_t)pos.e->expire_ms - now : -1;
+	return x_end(&x, 0);
+}
+
+uint64_t pmkv_dbsize(struct pmkv_store *s)
+{
+	return __atomic_load_n(&s->root->count, __ATOMIC_RELAXED);
+}
+
+/* Free the trash in batches, each its own transaction. */
+static int sweep_all(struct pmkv_store *s)
+{
+	int left = 1, rc = 0;
+	while (left && !rc) {
+		struct kvx x;
+		if ((rc = w_begin(s, &x)))
+			break;
+		rc = x_end(&x, assoc_sweep(&x, SWEEP_BATCH, &left));
+	}
+	return rc;
+}
+
+int pmkv_flushall(struct pmkv_store *s)
+{
+	struct kvx x;
+	int rc = sweep_all(s); /* an older FLUSHALL's, if a crash cut it */
+	if (rc || (rc = w_begin(s, &x)))
+		return rc;
+	rc = x_end(&x, assoc_detach(&x));
+	return rc ? rc : sweep_all(s);
+}
+
+/* Emit the live keys of bucket b; how many in *n. */
+static int scan_bucket(struct kvx *x, uint64_t b, int64_t now,
+                       pmkv_emit_fn emit, void *arg, uint64_t *n)
+{
+	uint64_t *head = assoc_bucket_head(x, b), hops = 0;
+	if (!head)
+		return PMTX_E_CORRUPT;
+	for (pmtx_off cur = *head; cur; hops++) {
+		struct pmkv_entry *e = pmkv_entry_at(x->s, cur);
+		if (!e || hops > x->s->root->count)
+			return PMTX_E_CORRUPT;
+		if (!expired(x, e, now)) {
+			emit(arg, entry_key(e), PMKV_KLEN(e->lens));
+			(*n)++;
+		}
+		cur = e->next;
+	}
+	return 0;
+}
+
+int pmkv_scan(struct pmkv_store *s, uint64_t cursor, uint64_t count,
+              pmkv_emit_fn emit, void *arg, uint64_t *next)
+{
+	struct kvx x;
+	int64_t now = pmkv_now_ms();
+	uint64_t n = 0, b = cursor;
+	int rc = r_begin(s, &x);
+	if (rc)
+		return rc;
+	uint64_t nb = assoc_buckets(s->root);
+	for (; b < nb && n < count && !rc; b++)
+		rc = scan_bucket(&x, b, now, emit, arg, &n);
+	*next = b < nb ? b : 0;
+	return x_end(&x, rc);
+}
+
+void pmkv_info_get(struct pmkv_store *s, struct pmkv_info *out)
+{
+	pthread_rwlock_rdlock(&s->lock);
+	out->keys = s->root->count;
+	out->buckets = assoc_buckets(s->root);
+	pthread_rwlock_unlock(&s->lock);
+	out->expires = 0;
+	out->region_size = pmtx_region_size(s->r);
+	out->region_max = pmtx_region_max_size(s->r);
+	out->runtime = s->rt;
+	out->domain = pmtx_region_domain(s->r);
+	out->backend = pmtx_region_backend(s->r);
+}
+
+int pmkv_check(struct pmkv_store *s, char *msg, size_t len)
+{
+	struct kvx x;
+	uint64_t n = 0;
+	int rc = r_begin(s, &x);
+	if (rc)
+		return rc;
+	rc = assoc_check(&x, &n, msg, len);
+	if (!rc && n != s->root->count) {
+		snprintf(msg, len, "%llu entries in the chains, count says %llu",
+		         (unsigned long long)n,
+		         (unsigned long long)s->root->count);
+		rc = PMTX_E_CORRUPT;
+	}
+	return x_end(&x, rc);
+}
+
+/* ---- open and close ---- */
+
+/* A fresh region's root (a crash during create leaves it zero: then this
+ * runs at the next open). */
+static int init_root(struct pmkv_store *s)
+{
+	struct kvx x;
+	struct pmkv_root *root = s->root;
+	int rc = w_begin(s, &x);
+	if (rc)
+		return rc;
+	rc = assoc_new_table(&x);
+	if (!rc)
+		rc = kvx_store(&x, &root->magic, PMKV_MAGIC);
+	if (!rc)
+		rc = kvx_store(&x, (uint64_t *)&root->major,
+		               PMKV_FORMAT_MAJOR | (uint64_t)PMKV_FORMAT_MINOR << 16 |
+		               (uint64_t)PMKV_OPT << 32);
+	return x_end(&x, rc);
+}
+
+static int check_root(struct pmkv_store *s, char *msg, size_t len,
+                      const char *path)
+{
+	const struct pmkv_root *root = s->root;
+	if (root->magic != PMKV_MAGIC) {
+		snprintf(msg, len, "%s: not a pmkv store", path);
+		return PMKV_E_FORMAT;
+	}
+	if (root->major != PMKV_FORMAT_MAJOR || root->flavour != PMKV_OPT) {
+		snprintf(msg, len, "%s: pmkv format %u.%u, version %u; this "
+		         "server reads %u.x, version %u (opt)", path,
+		         root->major, root->minor, root->flavour,
+		         PMKV_FORMAT_MAJOR, PMKV_OPT);
+		return PMKV_E_FORMAT;
+	}
+	if (root->nbase < PMKV_NBASE_MIN || (root->nbase & (root->nbase - 1)) ||
+	    root->split >= root->nbase || root->dir_cap < PMKV_DIR_CAP_MIN ||
+	    root->dir_cap > PMKV_DIR_CAP_MAX ||
+	    (root->dir_cap & (root->dir_cap - 1)) ||
+	    pmkv_nsegs(root->nbase, root->split) > root->dir_cap ||
+	    pmtx_usable_size(s->r, root->dir) < root->dir_cap * 8 ||
+	    root->trash_nsegs > PMKV_DIR_CAP_MAX ||
+	    (root->trash_dir && pmtx_usable_size(s->r, root->trash_dir) <
+	                                root->trash_nsegs * 8)) {
+		snprintf(msg, len, "%s: the table's geometry is corrupt", path);
+		return PMTX_E_CORRUPT;
+	}
+	return 0;
+}
+
+static int open_region(const struct pmkv_config *c, pmtx_region **r,
+                       char *msg, size_t len)
+{
+	pmtx_options o;
+	struct stat st;
+	pmtx_options_init(&o);
+	o.layout = PMKV_LAYOUT;
+	o.root_size = sizeof(struct pmkv_root);
+	o.domain = c->domain;
+	o.backend = c->backend;
+	o.runtime = c->runtime;
+	o.max_size = c->max_size > c->size ? c->max_size : 0;
+	int rc = stat(c->path, &st) == 0 ? pmtx_open(c->path, &o, r)
+	                                  : pmtx_create(c->path, c->size, &o, r);
+	if (rc)
+		snprintf(msg, len, "%s: %s%s%s", c->path, pmtx_strerror(rc),
+		         *pmtx_errmsg() ? ": " : "", pmtx_errmsg());
+	return rc;
+}
+
+static int valid_initial(uint64_t n)
+{
+	return n >= PMKV_NBASE_MIN && n <= PMKV_SEG_BUCKETS && !(n & (n - 1));
+}
+
+int pmkv_attach(pmtx_region *r, const struct pmkv_config *c, unsigned flags,
+                struct pmkv_store **out, char *msg, size_t len)
+{
+	struct pmkv_store *s = calloc(1, sizeof(*s));
+	size_t rsz = 0;
+	int rc = 0;
+	const char *name = c->path ? c->path : "region";
+	*out = NULL;
+	if (!s)
+		return ENOMEM;
+	s->r = r;
+	s->root = pmtx_root(r, &rsz);
+	s->rt = c->runtime;
+	s->max_key = c->max_key;
+	s->max_value = c->max_value;
+	s->initial_buckets = valid_initial(c->initial_buckets)
+	                     ? c->initial_buckets : PMKV_SEG_BUCKETS;
+	pthread_rwlock_init(&s->lock, NULL);
+	if (rsz < sizeof(struct pmkv_root)) {
+		snprintf(msg, len, "%s: root too small", name);
+		rc = PMKV_E_FORMAT;
+	} else if (s->root->magic == 0 && s->root->dir == 0 &&
+	           !(flags & PMKV_ATTACH_INSPECT)) {
+		rc = init_root(s);
+	}
+	if (!rc)
+		rc = check_root(s, msg, len, name);
+	if (!rc && !(flags & PMKV_ATTACH_INSPECT))
+		rc = sweep_all(s);
+	if (rc && !*msg)
+		snprintf(msg, len, "%s: %s", name, pmkv_strerror(rc));
+	if (rc) {
+		pmkv_detach(s);
+		return rc;
+	}
+	*out = s;
+	return 0;
+}
+
+void pmkv_detach(struct pmkv_store *s)
+{
+	if (!s)
+		return;
+	pthread_rwlock_destroy(&s->lock);
+	free(s);
+}
+
+int pmkv_open(const struct pmkv_config *c, struct pmkv_store **out,
+              char *msg, size_t len)
+{
+	pmtx_region *r;
+	*msg = 0;
+	int rc = open_region(c, &r, msg, len);
+	if (rc)
+		return rc;
+	if ((rc = pmkv_attach(r, c, 0, out, msg, len)))
+		pmtx_close(r);
+	return rc;
+}
+
+int pmkv_close(struct pmkv_store *s)
+{
+	if (!s)
+		return 0;
+	int rc = pmtx_close(s->r);
+	pmkv_detach(s);
+	return rc;
+}
+
+int pmkv_walk(struct pmkv_store *s, int (*fn)(pmtx_off off, void *arg),
+              void *arg)
+{
+	struct kvx x = {s, NULL, 0, 0};
+	pthread_rwlock_rdlock(&s->lock);
+	int rc = assoc_walk(&x, fn, arg);
+	pthread_rwlock_unlock(&s->lock);
+	return rc;
+}
+
+pmtx_region *pmkv_region(struct pmkv_store *s)
+{
+	return s->r;
+}

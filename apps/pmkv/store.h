@@ -1,0 +1,136 @@
+/*
+ * store.h - pmkv's key space: string keys and values in a pmtx region,
+ * every operation one failure-atomic transaction (store.c, assoc.c).
+ *
+ * Errors: every function returns 0 or one status: a PMKV_E_* (below), a
+ * pmtx status (PMTX_E_*) or an errno value, as pmtx's own functions do.
+ * pmkv_strerror gives the text a client sees.
+ */
+#ifndef PMKV_STORE_H
+#define PMKV_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <pmtx.h>
+
+#include "layout.h"
+
+enum {
+	PMKV_E_NOTINT = -31000, /* value is not an integer or out of range */
+	PMKV_E_OVERFLOW,      /* increment or decrement would overflow */
+	PMKV_E_TOOBIG,        /* key or value beyond the configured limit */
+	PMKV_E_OOM,           /* the region is full */
+	PMKV_E_FORMAT,        /* the region is not a pmkv store we can use */
+};
+
+struct pmkv_config {
+	const char *path;       /* the region file */
+	size_t size;            /* bytes at creation */
+	size_t max_size;        /* the region grows up to this many bytes */
+	pmtx_runtime runtime;   /* of every transaction */
+	pmtx_domain domain;
+	pmtx_backend backend;
+	uint64_t initial_buckets; /* a new table's: a power of two, at least
+	                           * PMKV_NBASE_MIN (default 4096) */
+	size_t max_key;         /* longest key, bytes */
+	size_t max_value;       /* longest value, bytes */
+};
+void pmkv_config_init(struct pmkv_config *c);
+
+struct pmkv_store;
+
+/* Open the store at c->path, creating it if the file does not exist. On
+ * failure, msg (len bytes) says why, naming the file. */
+int pmkv_open(const struct pmkv_config *c, struct pmkv_store **out,
+              char *msg, size_t len);
+int pmkv_close(struct pmkv_store *s);
+
+/* The store in a region already open (the crash-state explorer): as
+ * pmkv_open after the region is open. With PMKV_ATTACH_INSPECT, nothing
+ * is written: no initialisation, no sweep of a FLUSHALL's trash.
+ * pmkv_detach frees the handle and leaves the region open. */
+enum { PMKV_ATTACH_INSPECT = 1 };
+int pmkv_attach(pmtx_region *r, const struct pmkv_config *c, unsigned flags,
+                struct pmkv_store **out, char *msg, size_t len);
+void pmkv_detach(struct pmkv_store *s);
+/* fn(off, arg) for every heap block the store owns: the directory, the
+ * segments, the entries, and the trash of a FLUSHALL not yet freed.
+ * Returns fn's first nonzero value, or a status. */
+int pmkv_walk(struct pmkv_store *s, int (*fn)(pmtx_off off, void *arg),
+              void *arg);
+pmtx_region *pmkv_region(struct pmkv_store *s);
+const char *pmkv_strerror(int status);
+
+/* Wall-clock milliseconds since the epoch (expiry times are absolute). */
+int64_t pmkv_now_ms(void);
+
+/* Called with a value while the store holds it (do not keep the pointer). */
+typedef void (*pmkv_emit_fn)(void *arg, const void *p, size_t n);
+
+/* SET's conditions and expiry. */
+enum { PMKV_SET_NX = 1, PMKV_SET_XX = 2, PMKV_SET_KEEPTTL = 4,
+       PMKV_SET_GET = 8 };
+
+struct pmkv_key {
+	const void *p;
+	size_t n;
+};
+
+/* GET: *found = 0 (no such key, or expired), or 1 and emit(value). */
+int pmkv_get(struct pmkv_store *s, const void *k, size_t kn,
+             pmkv_emit_fn emit, void *arg, int *found);
+/* SET with flags PMKV_SET_*; expire_ms absolute (0: none). *done = 0 if
+ * NX/XX refused it. With PMKV_SET_GET, emit gets the old value first
+ * (*found says whether there was one). */
+int pmkv_set(struct pmkv_store *s, const void *k, size_t kn, const void *v,
+             size_t vn, unsigned flags, int64_t expire_ms, int *done,
+             pmkv_emit_fn emit, void *arg, int *found);
+/* MSET: n pairs (keys[i], vals[i]), all in one transaction. */
+int pmkv_mset(struct pmkv_store *s, const struct pmkv_key *keys,
+              const struct pmkv_key *vals, size_t n);
+/* DEL: keys removed (one transaction), in *removed. */
+int pmkv_del(struct pmkv_store *s, const struct pmkv_key *keys, size_t n,
+             uint64_t *removed);
+/* EXISTS: how many of keys exist (a key named twice counts twice). */
+int pmkv_exists(struct pmkv_store *s, const struct pmkv_key *keys, size_t n,
+                uint64_t *count);
+/* INCRBY: the value must be a base-10 64-bit integer (absent: 0). */
+int pmkv_incrby(struct pmkv_store *s, const void *k, size_t kn,
+                int64_t delta, int64_t *result);
+/* APPEND: the new length in *len. */
+int pmkv_append(struct pmkv_store *s, const void *k, size_t kn,
+                const void *v, size_t vn, uint64_t *len);
+/* STRLEN: 0 for an absent key. */
+int pmkv_strlen(struct pmkv_store *s, const void *k, size_t kn,
+                uint64_t *len);
+/* TTL in ms: -2 absent, -1 no expiry. */
+int pmkv_pttl(struct pmkv_store *s, const void *k, size_t kn, int64_t *ttl);
+/* Keys in the store (expired ones not yet removed included, as Redis). */
+uint64_t pmkv_dbsize(struct pmkv_store *s);
+/* Remove every key: atomic (one transaction detaches the table); the
+ * old entries are then freed in batches, each a transaction of its own,
+ * and a restart finishes what a crash interrupted. */
+int pmkv_flushall(struct pmkv_store *s);
+/* SCAN from bucket cursor: emit each live key of buckets [cursor, ...)
+ * until at least count keys were emitted or the table ends; *next is the
+ * next cursor, 0 at the end. A key present for the whole scan is emitted
+ * at least once. */
+int pmkv_scan(struct pmkv_store *s, uint64_t cursor, uint64_t count,
+              pmkv_emit_fn emit, void *arg, uint64_t *next);
+
+/* What INFO shows. */
+struct pmkv_info {
+	uint64_t keys, expires, buckets;
+	size_t region_size, region_max;
+	pmtx_runtime runtime;
+	pmtx_domain domain;
+	pmtx_backend backend;
+};
+void pmkv_info_get(struct pmkv_store *s, struct pmkv_info *out);
+
+/* Check the whole store in a region already open (tests, --check):
+ * every chain well formed, every key in its bucket, count right. */
+int pmkv_check(struct pmkv_store *s, char *msg, size_t len);
+
+#endif

@@ -1,0 +1,162 @@
+/*
+ * fuzz_resp.c - libFuzzer harness of pmkv's RESP2 parser.
+ *
+ * The input is a connection's byte stream, parsed as a pipeline (small
+ * limits, so that the fuzzer reaches them). For every result it checks,
+ * and abort()s on a violation:
+ *  F1. *used is in (0, n] on RESP_OK and 0 otherwise; *err is set exactly
+ *      on RESP_EPROTO, and is one of the parser's texts.
+ *  F2. argc <= max_args, argl[i] <= max_bulk, argv[i][argl[i]] == 0.
+ *  F3. The request re-encoded as RESP (with the reply builders) parses
+ *      back to the same arguments, taking exactly the encoded bytes.
+ *  F4. Split independence: every prefix of the input shorter than the
+ *      point of decision is RESP_MORE, and every longer one gives the same
+ *      result (used, arguments, error text). Each prefix is parsed from an
+ *      exactly sized copy, so that a read past the end is caught.
+ *  F5. The error reply made of an error text is one line: '-', no CR or
+ *      LF, "\r\n".
+ * Build and run: tests/fuzz_resp.sh.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "resp.h"
+
+static const struct resp_limits lim = {512, 32, 128};
+
+/* Parses an exactly sized copy of in[0..n). */
+static int parse_copy(const char *in, size_t n, struct resp_req *q,
+                      size_t *used, const char **err)
+{
+	char *copy = malloc(n ? n : 1);
+	int rc;
+	if (!copy)
+		abort();
+	memcpy(copy, in, n);
+	rc = resp_parse(copy, n, &lim, q, used, err);
+	free(copy);
+	return rc;
+}
+
+static void check_err_text(const char *err)
+{
+	if (strcmp(err, "out of memory") != 0 &&
+	    strncmp(err, "Protocol error: ", 16) != 0)
+		abort();
+}
+
+/* F1, F2 */
+static void check_result(int rc, size_t n, const struct resp_req *q,
+                         size_t used, const char *err)
+{
+	if (rc == RESP_OK) {
+		if (used == 0 || used > n || err || q->argc > lim.max_args)
+			abort();
+		for (size_t i = 0; i < q->argc; i++)
+			if (q->argl[i] > lim.max_bulk ||
+			    q->argv[i][q->argl[i]] != '\0')
+				abort();
+		return;
+	}
+	if (used != 0 || q->argc != 0)
+		abort();
+	if (rc == RESP_MORE && err)
+		abort();
+	if (rc == RESP_EPROTO)
+		check_err_text(err);
+	if (rc != RESP_MORE && rc != RESP_EPROTO)
+		abort();
+}
+
+static int same_args(const struct resp_req *a, const struct resp_req *b)
+{
+	if (a->argc != b->argc)
+		return 0;
+	for (size_t i = 0; i < a->argc; i++)
+		if (a->argl[i] != b->argl[i] ||
+		    memcmp(a->argv[i], b->argv[i], a->argl[i] + 1) != 0)
+			return 0;
+	return 1;
+}
+
+/* F3 */
+static void check_reencoded(const struct resp_req *q, struct resp_req *r)
+{
+	struct resp_out o;
+	size_t used;
+	const char *err;
+	resp_out_init(&o);
+	resp_add_array(&o, (long long)q->argc);
+	for (size_t i = 0; i < q->argc; i++)
+		resp_add_bulk(&o, q->argv[i], q->argl[i]);
+	if (o.oom)
+		abort();
+	if (parse_copy(o.p, o.n, r, &used, &err) != RESP_OK ||
+	    used != o.n || r->is_inline || !same_args(q, r))
+		abort();
+	resp_out_free(&o);
+}
+
+/* F5 */
+static void check_error_reply(const char *err)
+{
+	struct resp_out o;
+	resp_out_init(&o);
+	resp_add_error(&o, "ERR %s", err);
+	if (o.oom || o.n < 3 || o.p[0] != '-' ||
+	    memcmp(o.p + o.n - 2, "\r\n", 2) != 0)
+		abort();
+	for (size_t i = 0; i < o.n - 2; i++)
+		if (o.p[i] == '\r' || o.p[i] == '\n')
+			abort();
+	resp_out_free(&o);
+}
+
+/* F4: in[0..n) gave rc (with q, used, err); its prefixes must agree. */
+static void check_prefixes(const char *in, size_t n, int rc,
+                           const struct resp_req *q, size_t used,
+                           const char *err, struct resp_req *p)
+{
+	size_t k = 0, pused;
+	const char *perr;
+	int prc = RESP_MORE;
+	for (; k <= n; k++) {
+		prc = parse_copy(in, k, p, &pused, &perr);
+		check_result(prc, k, p, pused, perr);
+		if (prc != RESP_MORE)
+			break;
+	}
+	if (rc == RESP_MORE) {
+		if (k <= n)
+			abort();
+		return;
+	}
+	if (k > n || prc != rc || pused != used ||
+	    (rc == RESP_OK && (k != used || !same_args(q, p) ||
+	                       p->is_inline != q->is_inline)) ||
+	    (rc == RESP_EPROTO && strcmp(perr, err) != 0))
+		abort();
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static struct resp_req q, r, p; /* zeroed: as resp_req_init leaves */
+	const char *in = (const char *)data;
+	size_t off = 0;
+	for (;;) {
+		size_t used, n = size - off;
+		const char *err;
+		int rc = parse_copy(in + off, n, &q, &used, &err);
+		check_result(rc, n, &q, used, err);
+		check_prefixes(in + off, n, rc, &q, used, err, &p);
+		if (rc == RESP_EPROTO)
+			check_error_reply(err);
+		if (rc != RESP_OK)
+			break;
+		check_reencoded(&q, &r);
+		off += used;
+	}
+	return 0;
+}

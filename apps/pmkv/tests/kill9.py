@@ -1,0 +1,327 @@
+#!/usr/bin/python3
+"""kill9.py - kill -9 pmkv under load, restart it, and check that every
+acknowledged write is there.
+
+Several client threads, each on its own keys and its own connection, keep
+a window of pipelined writes in flight: SET (values derived from key and
+version, so a value read back names the write it came from), DEL, INCR of
+the thread's counter, and MSET of two keys at once. Each thread records,
+per key, the last acknowledged state and the writes sent after it. After
+`kill -9`, `pmkv --check` checks the region as the kill left it (after
+recovery), and a restarted server must hold, for every key, its last
+acknowledged state or one of its writes in flight; an MSET in flight is
+whole or absent; a counter is at least its last acknowledged value.
+Anything else is a lost acknowledged write. The runtime rotates (undo,
+redo, redo-async) at every restart, so each runtime's log is recovered by
+a server running another.
+
+Prints one JSON line; exits 1 on any violation (0 with --expect-loss if
+there was one: the control that shows the check can fail).
+"""
+import argparse
+import json
+import os
+import random
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import zlib
+
+RUNTIMES = ["undo", "redo", "redo-async"]
+KEYS_PER_THREAD = 40
+WINDOW = 8
+
+
+def value_of(key, version):
+    head = b"%s:%d:" % (key, version)
+    n = len(head) + zlib.crc32(head) % 700
+    return (head * (n // len(head) + 1))[:n]
+
+
+def version_of(key, data):
+    try:
+        k, v, _ = data.split(b":", 2)
+        version = int(v)
+    except ValueError:
+        return "corrupt"
+    if k != key or value_of(key, version) != data:
+        return "corrupt"
+    return version
+
+
+def resp(*args):
+    out = [b"*%d\r\n" % len(args)]
+    for a in args:
+        a = a if isinstance(a, bytes) else str(a).encode()
+        out.append(b"$%d\r\n%s\r\n" % (len(a), a))
+    return b"".join(out)
+
+
+class Reader:
+    """Replies off a socket, one RESP value at a time."""
+
+    def __init__(self, sock):
+        self.s = sock
+        self.buf = b""
+
+    def _line(self):
+        while b"\r\n" not in self.buf:
+            chunk = self.s.recv(65536)
+            if not chunk:
+                raise ConnectionError("closed")
+            self.buf += chunk
+        line, self.buf = self.buf.split(b"\r\n", 1)
+        return line
+
+    def _exact(self, n):
+        while len(self.buf) < n:
+            chunk = self.s.recv(65536)
+            if not chunk:
+                raise ConnectionError("closed")
+            self.buf += chunk
+        data, self.buf = self.buf[:n], self.buf[n:]
+        return data
+
+    def reply(self):
+        line = self._line()
+        t, rest = line[:1], line[1:]
+        if t in (b"+", b"-"):
+            return (t, rest)
+        if t == b":":
+            return int(rest)
+        if t == b"$":
+            n = int(rest)
+            return None if n < 0 else self._exact(n + 2)[:-2]
+        if t == b"*":
+            return [self.reply() for _ in range(int(rest))]
+        raise ValueError("bad reply %r" % line)
+
+
+class Loader(threading.Thread):
+    """One client: its own keys k<t>:<i> and counter c<t>."""
+
+    def __init__(self, port, t, seed, state):
+        super().__init__(daemon=True)
+        self.port, self.t = port, t
+        self.rnd = random.Random(seed)
+        self.st = state  # persists across rounds: versions, acked state
+        self.acked = 0
+
+    def key(self, i):
+        return b"k%d_%d" % (self.t, i)
+
+    def next_op(self):
+        st, r = self.st, self.rnd.random()
+        a = self.key(self.rnd.randrange(KEYS_PER_THREAD))
+        if r < 0.1:
+            return ("incr", [b"c%d" % self.t], resp("INCR", b"c%d" % self.t))
+        if r < 0.2:
+            return ("del", [a], resp("DEL", a))
+        st["version"] += 1
+        v = st["version"]
+        if r < 0.3:
+            b = self.key(self.rnd.randrange(KEYS_PER_THREAD))
+            if b != a:
+                return ("mset", [a, b, v],
+                        resp("MSET", a, value_of(a, v), b, value_of(b, v)))
+        return ("set", [a, v], resp("SET", a, value_of(a, v)))
+
+    def run(self):
+        try:
+            sock = socket.create_connection(("127.0.0.1", self.port), 5)
+        except OSError:
+            return
+        rd, sent = Reader(sock), []
+        try:
+            while True:
+                while len(sent) < WINDOW:
+                    op = self.next_op()
+                    self.st["inflight"].append(op)
+                    sent.append(op)
+                    sock.sendall(op[2])
+                rep = rd.reply()
+                self.ack(sent.pop(0), rep)
+        except (OSError, ConnectionError, ValueError):
+            pass
+        finally:
+            sock.close()
+
+    def ack(self, op, rep):
+        st = self.st
+        st["inflight"].remove(op)
+        kind, args = op[0], op[1]
+        if isinstance(rep, tuple) and rep[0] == b"-":
+            st["errors"].append((kind, rep[1].decode(errors="replace")))
+            return
+        if kind == "set":
+            st["acked"][args[0]] = args[1]
+        elif kind == "del":
+            st["acked"][args[0]] = None
+        elif kind == "mset":
+            st["acked"][args[0]] = args[2]
+            st["acked"][args[1]] = args[2]
+        elif kind == "incr":
+            st["counter"] = rep
+        self.acked += 1
+
+
+def allowed(st, key):
+    """The states key may be in: acknowledged, or any write in flight."""
+    ok = {st["acked"].get(key)}
+    for kind, args, _ in st["inflight"]:
+        if kind == "set" and args[0] == key:
+            ok.add(args[1])
+        elif kind == "del" and args[0] == key:
+            ok.add(None)
+        elif kind == "mset" and key in args[:2]:
+            ok.add(args[2])
+    return ok
+
+
+def torn_msets(inflight, seen):
+    """An MSET in flight is whole or absent: one key with its version and
+    the other without is torn, unless a later write in flight touched the
+    other key."""
+    bad = []
+    for i, (kind, args, _) in enumerate(inflight):
+        if kind != "mset" or args[0] == args[1]:
+            continue
+        has = [seen.get(k) == args[2] for k in args[:2]]
+        if has[0] == has[1]:
+            continue
+        other = args[1] if has[0] else args[0]
+        if not any(other in later[1][:2] and later[0] != "incr"
+                   for later in inflight[i + 1:]):
+            bad.append("MSET %s %s (version %d) torn" % (
+                args[0].decode(), args[1].decode(), args[2]))
+    return bad
+
+
+def verify(port, states):
+    """Every violation, as text."""
+    bad = []
+    with socket.create_connection(("127.0.0.1", port), 10) as s:
+        rd = Reader(s)
+        for t, st in enumerate(states):
+            keys = [b"k%d_%d" % (t, i) for i in range(KEYS_PER_THREAD)]
+            s.sendall(resp("MGET", *keys) + resp("GET", b"c%d" % t))
+            vals, ctr = rd.reply(), rd.reply()
+            seen = {}
+            for k, v in zip(keys, vals):
+                got = None if v is None else version_of(k, v)
+                seen[k] = got
+                if got not in allowed(st, k):
+                    bad.append("%s: holds %r, acknowledged %r, in flight "
+                               "%r" % (k.decode(), got, st["acked"].get(k),
+                                       sorted(allowed(st, k) - {got},
+                                              key=str)))
+            bad += torn_msets(st["inflight"], seen)
+            c = int(ctr) if ctr is not None else 0
+            if c < st["counter"]:
+                bad.append("counter c%d: %d < acknowledged %d"
+                           % (t, c, st["counter"]))
+            st["counter"] = c  # in-flight INCRs may have landed
+            for k, v in seen.items():  # what survived is the new truth
+                st["acked"][k] = v
+            st["inflight"].clear()
+    return bad
+
+
+def start(binary, port, region, runtime, extra, timeout=30):
+    p = subprocess.Popen([binary, "--port", str(port), "--region", region,
+                          "--runtime", runtime] + extra,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if p.poll() is not None:
+            raise SystemExit("pmkv exited: %s" % p.stderr.read().decode())
+        try:
+            socket.create_connection(("127.0.0.1", port), 1).close()
+            return p
+        except OSError:
+            time.sleep(0.01)
+    p.kill()
+    raise SystemExit("pmkv did not start")
+
+
+def check_region(binary, region, extra):
+    r = subprocess.run([binary, "--check", "--region", region] + extra,
+                       capture_output=True, text=True, timeout=120)
+    return None if r.returncode == 0 else (r.stderr or r.stdout).strip()
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bin", required=True)
+    ap.add_argument("--kills", type=int, default=200)
+    ap.add_argument("--threads", type=int, default=4)
+    ap.add_argument("--backend", default="hardware")
+    ap.add_argument("--dir", default="/dev/shm")
+    ap.add_argument("--min-ms", type=int, default=5)
+    ap.add_argument("--max-ms", type=int, default=60)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--expect-loss", action="store_true")
+    a = ap.parse_args()
+    rnd = random.Random(a.seed)
+    extra = ["--backend", a.backend, "--maxmemory", "256mb"]
+    d = tempfile.mkdtemp(prefix="pmkv-kill9-", dir=a.dir)
+    region = os.path.join(d, "pmkv.region")
+    states = [{"version": 0, "acked": {}, "inflight": [], "counter": 0,
+               "errors": []} for _ in range(a.threads)]
+    port = free_port()
+    bad, acked, t0 = [], 0, time.monotonic()
+    try:
+        for k in range(a.kills):
+            p = start(a.bin, port, region, RUNTIMES[k % 3], extra)
+            if k:
+                bad += verify(port, states)
+                if bad:
+                    break
+            loaders = [Loader(port, t, rnd.random(), states[t])
+                       for t in range(a.threads)]
+            for ld in loaders:
+                ld.start()
+            time.sleep(rnd.uniform(a.min_ms, a.max_ms) / 1000)
+            p.send_signal(signal.SIGKILL)
+            p.wait()
+            for ld in loaders:
+                ld.join(10)
+                acked += ld.acked
+            err = check_region(a.bin, region, extra)
+            if err:
+                bad.append("after kill %d: --check: %s" % (k + 1, err))
+                break
+        if not bad:
+            p = start(a.bin, port, region, "redo", extra)
+            bad += verify(port, states)
+            p.kill()
+            p.wait()
+    finally:
+        subprocess.run(["rm", "-rf", d])
+    errors = [e for st in states for e in st["errors"]]
+    print(json.dumps({"test": "pmkv_kill9", "kills": a.kills,
+                      "backend": a.backend, "acked_writes": acked,
+                      "write_errors": len(errors), "violations": len(bad),
+                      "seconds": round(time.monotonic() - t0, 1)}))
+    for b in bad[:10]:
+        print("VIOLATION", b, file=sys.stderr)
+    for e in errors[:5]:
+        print("ERROR REPLY", e, file=sys.stderr)
+    lost = bool(bad) or bool(errors)
+    if a.expect_loss:
+        sys.exit(0 if bad else 1)
+    sys.exit(1 if lost else 0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,226 @@
+"""Every command through the Python redis client (python3-redis): replies,
+Redis's error texts, binary keys and values, and the value limit."""
+import time
+
+import pytest
+import redis
+
+from kvserver import raw
+
+
+def test_ping_echo(r, server):
+    assert r.ping() is True
+    assert r.echo(b"a\r\nb\x00") == b"a\r\nb\x00"
+    assert raw(server.port, b"PING hi\r\nPING\r\n", 0.3) == (
+        b"$2\r\nhi\r\n+PONG\r\n")
+
+
+def test_get_set(r):
+    assert r.get("k") is None
+    assert r.set("k", "v") is True
+    assert r.get("k") == b"v"
+    assert r.set("k", "w" * 1000) is True
+    assert r.get("k") == b"w" * 1000
+    assert r.set("k", "") is True
+    assert r.get("k") == b""
+
+
+def test_set_nx_xx_get(r):
+    assert r.set("k", "1", nx=True) is True
+    assert r.set("k", "2", nx=True) is None
+    assert r.get("k") == b"1"
+    assert r.set("other", "x", xx=True) is None
+    assert r.exists("other") == 0
+    assert r.set("k", "3", xx=True) is True
+    assert r.set("k", "4", get=True) == b"3"
+    assert r.set("new", "1", get=True) is None
+    assert r.get("new") == b"1"
+
+
+def test_set_expiry(r):
+    r.set("k", "v", ex=100)
+    assert 99 <= r.ttl("k") <= 100
+    r.set("k", "v", px=50)
+    assert 0 < r.pttl("k") <= 50
+    time.sleep(0.08)
+    assert r.get("k") is None
+    assert r.exists("k") == 0
+    assert r.ttl("k") == -2
+    r.set("p", "v")
+    assert r.ttl("p") == -1
+    r.set("p", "v", exat=int(time.time()) + 100)
+    assert 98 <= r.ttl("p") <= 100
+    r.set("p", "w", keepttl=True)
+    assert r.ttl("p") > 0
+    r.set("p", "w")
+    assert r.ttl("p") == -1
+
+
+@pytest.mark.parametrize("args,err", [
+    (["k", "v", "EX", "0"], "invalid expire time in 'set' command"),
+    (["k", "v", "EX", "-5"], "invalid expire time in 'set' command"),
+    (["k", "v", "EX", "x"], "value is not an integer or out of range"),
+    (["k", "v", "NX", "XX"], "syntax error"),
+    (["k", "v", "EX", "10", "PX", "10"], "syntax error"),
+    (["k", "v", "EX"], "syntax error"),
+    (["k", "v", "KEEPTTL", "EX", "5"], "syntax error"),
+    (["k", "v", "BOGUS"], "syntax error"),
+])
+def test_set_errors_store_nothing(r, args, err):
+    with pytest.raises(redis.ResponseError, match="^" + err):
+        r.execute_command("SET", *args)
+    assert r.exists("k") == 0
+
+
+def test_del_exists_mget_mset(r):
+    assert r.mset({"a": "1", "b": "2", "c": "3"}) is True
+    assert r.mget("a", "x", "c") == [b"1", None, b"3"]
+    assert r.exists("a", "b", "a", "x") == 3
+    assert r.delete("a", "x", "b") == 2
+    assert r.dbsize() == 1
+    with pytest.raises(redis.ResponseError,
+                       match="wrong number of arguments for 'mset'"):
+        r.execute_command("MSET", "a", "1", "b")
+    assert r.exists("a") == 0
+
+
+def test_incr_decr(r):
+    assert r.incr("n") == 1
+    assert r.incrby("n", 10) == 11
+    assert r.decr("n") == 10
+    assert r.decrby("n", 20) == -10
+    assert r.get("n") == b"-10"
+    r.set("n", "9223372036854775807")
+    with pytest.raises(redis.ResponseError,
+                       match="increment or decrement would overflow"):
+        r.incr("n")
+    assert r.get("n") == b"9223372036854775807"
+    r.set("s", "abc")
+    with pytest.raises(redis.ResponseError,
+                       match="value is not an integer or out of range"):
+        r.incr("s")
+    with pytest.raises(redis.ResponseError,
+                       match="value is not an integer or out of range"):
+        r.incrby("n", "1.5")
+    r.set("t", "5", ex=100)
+    r.incr("t")
+    assert r.ttl("t") > 0  # INCR keeps the expiry
+
+
+def test_append_strlen(r):
+    assert r.append("s", "ab") == 2
+    assert r.append("s", "cd") == 4
+    assert r.get("s") == b"abcd"
+    assert r.append("s", b"x" * 5000) == 5004
+    assert r.strlen("s") == 5004
+    assert r.strlen("none") == 0
+
+
+def test_binary_keys_and_values(r):
+    keys = [b"\x00", b"\x00\x00", b"a\r\nb", b"\xff\xfe", b" space ",
+            bytes(range(256))]
+    for i, k in enumerate(keys):
+        assert r.set(k, bytes([i]) * 3 + b"\x00\r\n") is True
+    for i, k in enumerate(keys):
+        assert r.get(k) == bytes([i]) * 3 + b"\x00\r\n"
+    assert set(r.keys("*")) == set(keys)
+    assert r.delete(*keys) == len(keys)
+
+
+def test_keys_and_scan(r):
+    for i in range(300):
+        r.set("user:%d" % i, i)
+    r.set("other", 1)
+    assert len(r.keys("user:*")) == 300
+    assert r.keys("user:1?") == [] or all(
+        len(k) == 7 for k in r.keys("user:1?"))
+    assert sorted(r.keys("user:1[0-2]")) == [b"user:10", b"user:11",
+                                             b"user:12"]
+    assert r.keys("nomatch*") == []
+    seen = set()
+    cur = 0
+    steps = 0
+    while True:
+        cur, ks = r.scan(cur, match="user:*", count=25)
+        seen.update(ks)
+        steps += 1
+        if cur == 0:
+            break
+    assert len(seen) == 300 and steps > 3
+    assert set(r.scan_iter(count=1000)) == seen | {b"other"}
+
+
+def test_dbsize_flushall(r):
+    for i in range(1000):
+        r.set(i, i)
+    assert r.dbsize() == 1000
+    assert r.flushall() is True
+    assert r.dbsize() == 0
+    assert r.get(1) is None
+    r.set("a", 1)
+    assert r.flushdb() is True
+    assert r.dbsize() == 0
+
+
+def test_info_sections(r):
+    r.set("a", 1)
+    info = r.info()
+    assert info["redis_mode"] == "standalone"
+    assert info["db0"]["keys"] == 1
+    assert info["pmkv_every_write_durable"] == 1
+    assert info["loading"] == 0
+    pers = r.info("persistence")
+    assert "pmkv_runtime" in pers and "redis_version" not in pers
+    assert "db0" in r.info("keyspace")
+
+
+def test_command(r, server):
+    n = r.command_count()
+    table = r.command()
+    assert len(table) == n
+    for c in ("get", "set", "del", "incr", "scan", "shutdown"):
+        assert c in table
+    assert table["get"]["arity"] == 2 and table["set"]["arity"] == -3
+    assert raw(server.port, b"COMMAND INFO get nosuch\r\n", 0.3) == (
+        b"*2\r\n*6\r\n$3\r\nget\r\n:2\r\n*2\r\n+readonly\r\n"
+        b"+fast\r\n:1\r\n:1\r\n:1\r\n$-1\r\n")
+
+
+def test_unknown_and_arity_errors(r):
+    with pytest.raises(redis.ResponseError) as e:
+        r.execute_command("HSET", "h", "f", "v")
+    assert str(e.value) == ("unknown command 'HSET', with args beginning "
+                            "with: 'h' 'f' 'v' ")
+    with pytest.raises(redis.ResponseError,
+                       match="^wrong number of arguments for 'get' command$"):
+        r.execute_command("GET")
+    with pytest.raises(redis.ResponseError,
+                       match="^DB index is out of range$"):
+        r.execute_command("SELECT", "1")
+    assert r.execute_command("SELECT", "0") is True
+
+
+def test_value_limit_stores_nothing(make_server):
+    s = make_server("--proto-max-bulk-len", "1kb")
+    c = redis.Redis(port=s.port)
+    c.set("k", "small")
+    c.append("k", b"x" * 600)
+    with pytest.raises(redis.ResponseError,
+                       match=r"^string exceeds maximum allowed size "
+                             r"\(proto-max-bulk-len\)$"):
+        c.append("k", b"y" * 600)
+    assert c.get("k") == b"small" + b"x" * 600
+    c.set("k", "small")
+    # beyond the limit, the bulk itself is refused, as Redis refuses one
+    # over its proto-max-bulk-len, and the connection closed
+    with pytest.raises(redis.ResponseError,
+                       match="^Protocol error: invalid bulk length$"):
+        c.set("big", b"x" * 2000)
+    c = redis.Redis(port=s.port)
+    assert c.exists("big") == 0 and c.get("k") == b"small"
+
+
+def test_unix_socket(server):
+    c = redis.Redis(unix_socket_path=server.unixsocket)
+    assert c.set("u", "1") is True
+    assert c.get("u") == b"1"

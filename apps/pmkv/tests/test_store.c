@@ -1,0 +1,394 @@
+/*
+ * test_store.c - pmkv's store without a server: every operation against
+ * a DRAM model, under undo, redo and redo-async; table growth over many
+ * keys; FLUSHALL; expiry; limits; a region of another kind refused; and
+ * every key back after a reopen.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "testutil.h"
+
+#include "store.h"
+
+static pmtx_runtime g_rt = PMTX_RT_REDO;
+
+struct buf {
+	char p[256];
+	size_t n;
+	int calls;
+};
+
+static void keep(void *arg, const void *p, size_t n)
+{
+	struct buf *b = arg;
+	assert_true(n <= sizeof(b->p));
+	memcpy(b->p, p, n);
+	b->n = n;
+	b->calls++;
+}
+
+static struct pmkv_store *open_at(const char *path)
+{
+	struct pmkv_config c;
+	struct pmkv_store *s = NULL;
+	char msg[256] = "";
+	pmkv_config_init(&c);
+	c.path = path;
+	c.size = 16u << 20;
+	c.max_size = 256u << 20;
+	c.runtime = g_rt;
+	c.max_value = 4096;
+	c.max_key = 512;
+	int rc = pmkv_open(&c, &s, msg, sizeof(msg));
+	if (rc)
+		fprintf(stderr, "pmkv_open: %s\n", msg);
+	assert_int_equal(rc, 0);
+	return s;
+}
+
+static void check(struct pmkv_store *s)
+{
+	char msg[256] = "";
+	int rc = pmkv_check(s, msg, sizeof(msg));
+	if (rc)
+		fprintf(stderr, "check: %s\n", msg);
+	assert_int_equal(rc, 0);
+}
+
+static int get(struct pmkv_store *s, const char *k, struct buf *b)
+{
+	int found = -1;
+	b->n = 0;
+	assert_int_equal(pmkv_get(s, k, strlen(k), keep, b, &found), 0);
+	return found;
+}
+
+static int set(struct pmkv_store *s, const char *k, const char *v,
+               unsigned flags, int64_t exp)
+{
+	int done = -1, found;
+	assert_int_equal(pmkv_set(s, k, strlen(k), v, strlen(v), flags, exp,
+	                          &done, keep, NULL, &found), 0);
+	return done;
+}
+
+static void expect(struct pmkv_store *s, const char *k, const char *v)
+{
+	struct buf b;
+	if (!v) {
+		assert_int_equal(get(s, k, &b), 0);
+		return;
+	}
+	assert_int_equal(get(s, k, &b), 1);
+	assert_int_equal(b.n, strlen(v));
+	assert_memory_equal(b.p, v, b.n);
+}
+
+static void set_get_del_and_conditions(void **state)
+{
+	(void)state;
+	const char *path = tu_path();
+	struct pmkv_store *s = open_at(path);
+	uint64_t n;
+	expect(s, "a", NULL);
+	assert_int_equal(set(s, "a", "1", 0, 0), 1);
+	expect(s, "a", "1");
+	assert_int_equal(set(s, "a", "2", PMKV_SET_NX, 0), 0);
+	expect(s, "a", "1");
+	assert_int_equal(set(s, "b", "2", PMKV_SET_XX, 0), 0);
+	expect(s, "b", NULL);
+	assert_int_equal(set(s, "a", "a longer value than before", PMKV_SET_XX,
+	                     0), 1);
+	expect(s, "a", "a longer value than before");
+	assert_int_equal(pmkv_dbsize(s), 1);
+	struct pmkv_key ks[] = {{"a", 1}, {"b", 1}, {"a", 1}};
+	assert_int_equal(pmkv_exists(s, ks, 3, &n), 0);
+	assert_int_equal(n, 2);
+	assert_int_equal(pmkv_del(s, ks, 3, &n), 0);
+	assert_int_equal(n, 1);
+	expect(s, "a", NULL);
+	assert_int_equal(pmkv_dbsize(s), 0);
+	check(s);
+	assert_int_equal(pmkv_close(s), 0);
+	unlink(path);
+}
+
+static void binary_keys_and_values(void **state)
+{
+	(void)state;
+	const char *path = tu_path();
+	struct pmkv_store *s = open_at(path);
+	const char k[] = {'\0', '\r', '\n', 'x', '\0'};
+	const char v[] = {'\n', '\0', '\0', '\xff'};
+	int done, found;
+	struct buf b = {0};
+	assert_int_equal(pmkv_set(s, k, sizeof(k), v, sizeof(v), 0, 0, &done,
+	                          keep, NULL, &found), 0);
+	assert_int_equal(pmkv_get(s, k, sizeof(k), keep, &b, &found), 0);
+	assert_int_equal(found, 1);
+	assert_int_equal(b.n, sizeof(v));
+	assert_memory_equal(b.p, v, sizeof(v));
+	assert_int_equal(pmkv_get(s, k, sizeof(k) - 1, keep, &b, &found), 0);
+	assert_int_equal(found, 0); /* a prefix is another key */
+	assert_int_equal(pmkv_close(s), 0);
+	unlink(path);
+}
+
+static void incr_append_strlen(void **state)
+{
+	(void)state;
+	const char *path = tu_path();
+	struct pmkv_store *s = open_at(path);
+	int64_t v;
+	uint64_t len;
+	assert_int_equal(pmkv_incrby(s, "n", 1, 5, &v), 0);
+	assert_int_equal(v, 5);
+	assert_int_equal(pmkv_incrby(s, "n", 1, -7, &v), 0);
+	assert_int_equal(v, -2);
+	expect(s, "n", "-2");
+	set(s, "n", "9223372036854775807", 0, 0);
+	assert_int_equal(pmkv_incrby(s, "n", 1, 1, &v), PMKV_E_OVERFLOW);
+	expect(s, "n", "9223372036854775807");
+	const char *bad[] = {"", "x", "01", "+1", " 1", "1 ", "-0",
+	                     "9223372036854775808", "1.5"};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+		set(s, "m", bad[i], 0, 0);
+		assert_int_equal(pmkv_incrby(s, "m", 1, 1, &v), PMKV_E_NOTINT);
+		expect(s, "m", bad[i]);
+	}
+	set(s, "m", "-9223372036854775808", 0, 0);
+	assert_int_equal(pmkv_incrby(s, "m", 1, -1, &v), PMKV_E_OVERFLOW);
+	assert_int_equal(pmkv_incrby(s, "m", 1, 0, &v), 0);
+	assert_int_equal(v, INT64_MIN);
+	assert_int_equal(pmkv_append(s, "s", 1, "ab", 2, &len), 0);
+	assert_int_equal(len, 2);
+	assert_int_equal(pmkv_append(s, "s", 1, "cd", 2, &len), 0);
+	assert_int_equal(len, 4);
+	expect(s, "s", "abcd");
+	char big[300];
+	memset(big, 'z', sizeof(big));
+	assert_int_equal(pmkv_append(s, "s", 1, big, sizeof(big), &len), 0);
+	assert_int_equal(len, 304);
+	assert_int_equal(pmkv_strlen(s, "s", 1, &len), 0);
+	assert_int_equal(len, 304);
+	assert_int_equal(pmkv_strlen(s, "none", 4, &len), 0);
+	assert_int_equal(len, 0);
+	check(s);
+	assert_int_equal(pmkv_close(s), 0);
+	unlink(path);
+}
+
+static void limits_store_nothing(void **state)
+{
+	(void)state;
+	const char *path = tu_path();
+	struct pmkv_store *s = open_at(path);
+	char big[5000];
+	int done = 7, found;
+	uint64_t len;
+	memset(big, 'v', sizeof(big));
+	assert_int_equal(pmkv_set(s, "k", 1, big, 4097, 0, 0, &done, keep,
+	                          NULL, &found), PMKV_E_TOOBIG);
+	assert_int_equal(done, 0);
+	expect(s, "k", NULL);
+	assert_int_equal(pmkv_set(s, big, 513, "v", 1, 0, 0, &done, keep,
+	                          NULL, &found), PMKV_E_TOOBIG);
+	set(s, "k", "v", 0, 0);
+	assert_int_equal(pmkv_append(s, "k", 1, big, 4096, &len),
+	                 PMKV_E_TOOBIG);
+	expect(s, "k", "v");
+	assert_int_equal(pmkv_dbsize(s), 1);
+	check(s);
+	assert_int_equal(pmkv_close(s), 0);
+	unlink(path);
+}
+
+static void expiry_hides_and_removes(void **state)
+{
+	(void)state;
+	const char *path = tu_path();
+	struct pmkv_store *s = open_at(path);
+	int64_t ttl, v;
+	set(s, "gone", "x", 0, pmkv_now_ms() - 1);
+	set(s, "later", "y", 0, pmkv_now_ms() + 100000);
+	expect(s, "gone", NULL);
+	assert_int_equal(pmkv_pttl(s, "gone", 4, &ttl), 0);
+	assert_int_equal(ttl, -2);
+	assert_int_equal(pmkv_pttl(s, "later", 5, &ttl), 0);
+	assert_true(ttl > 90000 && ttl <= 100000);
+	/* KEEPTTL keeps it; a plain SET drops it */
+	set(s, "later", "z", PMKV_SET_KEEPTTL, 0);
+	assert_int_equal(pmkv_pttl(s, "later", 5, &ttl), 0);
+	assert_true(ttl > 0);
+	set(s, "later", "z", 0, 0);
+	assert_int_equal(pmkv_pttl(s, "later", 5, &ttl), 0);
+	assert_int_equal(ttl, -1);
+	/* a write meets the expired key and takes its place */
+	assert_int_equal(set(s, "gone", "new", PMKV_SET_NX, 0), 1);
+	set(s, "gone", "5", 0, pmkv_now_ms() - 1);
+	assert_int_equal(pmkv_incrby(s, "gone", 4, 1, &v), 0);
+	assert_int_equal(v, 1);
+	check(s);
+	assert_int_equal(pmkv_close(s), 0);
+	unlink(path);
+}
+
+#define NKEYS 30000
+
+static void growth_keeps_every_key_across_reopen(void **state)
+{
+	(void)state;
+	const char *path = tu_path();
+	struct pmkv_store *s = open_at(path);
+	char k[32], v[32];
+	for (int i = 0; i < NKEYS; i++) {
+		snprintf(k, sizeof(k), "key:%d", i);
+		snprintf(v, sizeof(v), "%d", i * 7);
+		assert_int_equal(set(s, k, v, 0, 0), 1);
+	}
+	assert_int_equal(pmkv_dbsize(s), NKEYS);
+	struct pmkv_info in;
+	pmkv_info_get(s, &in);
+	assert_true(in.buckets + 1 >= NKEYS); /* a split per insert past 1 */
+	check(s);
+	assert_int_equal(pmkv_close(s), 0);
+	s = open_at(path);
+	for (int i = 0; i < NKEYS; i += 7) {
+		snprintf(k, sizeof(k), "key:%d", i);
+		snprintf(v, sizeof(v), "%d", i * 7);
+		expect(s, k, v);
+	}
+	assert_int_equal(pmkv_dbsize(s), NKEYS);
+	check(s);
+	assert_int_equal(pmkv_close(s), 0);
+	unlink(path);
+}
+
+struct scan_seen {
+	unsigned char *seen;
+	uint64_t n;
+};
+
+static void mark(void *arg, const void *p, size_t n)
+{
+	struct scan_seen *ss = arg;
+	char k[32];
+	assert_true(n < sizeof(k));
+	memcpy(k, p, n);
+	k[n] = 0;
+	int i = atoi(k + 4);
+	assert_true(i >= 0 && i < NKEYS);
+	ss->seen[i] = 1;
+	ss->n++;
+}
+
+static void scan_sees_every_key_while_the_table_grows(void **state)
+{
+	(void)state;
+	const char *path = tu_path();
+	struct pmkv_store *s = open_at(path);
+	struct scan_seen ss = {calloc(NKEYS, 1), 0};
+	char k[32];
+	for (int i = 0; i < NKEYS / 2; i++) {
+		snprintf(k, sizeof(k), "key:%d", i);
+		set(s, k, "v", 0, 0);
+	}
+	uint64_t cur = 0, next;
+	int more = NKEYS / 2, steps = 0;
+	do {
+		assert_int_equal(pmkv_scan(s, cur, 10, mark, &ss, &next), 0);
+		for (int j = 0; j < 20 && more < NKEYS; j++, more++) {
+			snprintf(k, sizeof(k), "key:%d", more);
+			set(s, k, "v", 0, 0); /* splits buckets meanwhile */
+		}
+		cur = next;
+		steps++;
+	} while (cur != 0);
+	for (int i = 0; i < NKEYS / 2; i++)
+		assert_int_equal(ss.seen[i], 1);
+	assert_true(steps > 10);
+	free(ss.seen);
+	assert_int_equal(pmkv_close(s), 0);
+	unlink(path);
+}
+
+static void flushall_empties_and_frees(void **state)
+{
+	(void)state;
+	const char *path = tu_path();
+	struct pmkv_store *s = open_at(path);
+	char k[32];
+	pmtx_heap_stats before, after;
+	assert_int_equal(pmtx_heap_check(pmkv_region(s), &before), 0);
+	for (int i = 0; i < 5000; i++) {
+		snprintf(k, sizeof(k), "key:%d", i);
+		set(s, k, "value", 0, 0);
+	}
+	assert_int_equal(pmkv_flushall(s), 0);
+	assert_int_equal(pmkv_dbsize(s), 0);
+	expect(s, "key:1", NULL);
+	assert_int_equal(pmtx_heap_check(pmkv_region(s), &after), 0);
+	/* the new table's two blocks, as before; pmtx's logs aside */
+	assert_int_equal(after.allocated_blocks - after.internal_blocks,
+	                 before.allocated_blocks - before.internal_blocks);
+	set(s, "key:1", "again", 0, 0);
+	expect(s, "key:1", "again");
+	check(s);
+	assert_int_equal(pmkv_close(s), 0);
+	unlink(path);
+}
+
+static void other_regions_are_refused(void **state)
+{
+	(void)state;
+	const char *path;
+	pmtx_options o;
+	pmtx_options_init(&o);
+	o.layout = "pmcached";
+	o.root_size = 4096;
+	pmtx_region *r = tu_create_with(&path, 8u << 20, &o);
+	assert_int_equal(pmtx_close(r), 0);
+	struct pmkv_config c;
+	struct pmkv_store *s = NULL;
+	char msg[256] = "";
+	pmkv_config_init(&c);
+	c.path = path;
+	assert_int_equal(pmkv_open(&c, &s, msg, sizeof(msg)),
+	                 PMTX_E_BAD_LAYOUT);
+	assert_non_null(strstr(msg, path));
+	assert_null(s);
+	unlink(path);
+}
+
+static int use_rt(void **state, pmtx_runtime rt)
+{
+	(void)state;
+	g_rt = rt;
+	return 0;
+}
+static int undo(void **s) { return use_rt(s, PMTX_RT_UNDO); }
+static int redo(void **s) { return use_rt(s, PMTX_RT_REDO); }
+static int redo_async(void **s) { return use_rt(s, PMTX_RT_REDO_ASYNC); }
+
+#define ALL(f)                                                               \
+	cmocka_unit_test_setup(f, undo), cmocka_unit_test_setup(f, redo),    \
+		cmocka_unit_test_setup(f, redo_async)
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		ALL(set_get_del_and_conditions),
+		ALL(binary_keys_and_values),
+		ALL(incr_append_strlen),
+		ALL(limits_store_nothing),
+		ALL(expiry_hides_and_removes),
+		ALL(growth_keeps_every_key_across_reopen),
+		ALL(scan_sees_every_key_while_the_table_grows),
+		ALL(flushall_empties_and_frees),
+		cmocka_unit_test(other_regions_are_refused),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
