@@ -67,6 +67,19 @@ ext4), every configuration in turn each round; lines in sqlite.jsonl:
   (none)    scale 1.0 (80 MB), 1 warehouse, 3 rounds of 5 s, --size 50:
             about 9 minutes.
   --full    1 and 4 warehouses, 3 rounds of 10 s, --size 100.
+pmkv: `pmkv` is a workload name too (run by default after sqlite;
+--no-apps leaves it out). Its stage runs apps/pmkv/bench/kvbench.py all:
+the seed's Figure 7 (pmkv-load: 1, 2 and 4 clients at 90/50/10 % reads
+after 1,000,000 puts over 238,328 keys; undo, redo, redo-async; PDOM-2
+and PDOM-1, hardware backend) and pmkv beside Redis 7.0 (redis-benchmark
+-t set,get -c 4 -r 238328 -d 64, -P 1 and 16; pmkv on /dev/shm and on
+ext4 with the file backend; Redis with persistence off, AOF everysec on
+ext4, AOF always on ext4 and /dev/shm); lines in pmkv.jsonl:
+  --smoke   100 keys' worth: PDOM-1 redo, 1 client, 90 % reads, 0.3 s;
+            pmkv on /dev/shm and Redis without persistence, 1,000 requests.
+  --quick   kvbench.py --quick: about a minute.
+  (none)    3 s per point, 200,000 requests, 3 rounds: about 8 minutes.
+  --full    5 rounds.
 --systems, --domains, --seconds and --rounds apply to pmtx-bench only.
 
 Domain configurations (--domains, comma-separated): pdom1-hw (PDOM-1 on
@@ -443,7 +456,7 @@ def workload_steps(w, wspec, systems, systems_wanted, cfgs, how, notes):
 
 # ---- the applications: pmcached's benchmark scripts ----
 
-APP_WORKLOADS = ["pmcached", "sqlite"]
+APP_WORKLOADS = ["pmcached", "sqlite", "pmkv"]
 PMC_BENCH_DIR = os.path.join(ROOT, "apps", "pmcached", "bench")
 WARMUP_CASES = ["memcached-graceful", "memcached-kill9",
                 "pmcached-undo-kill9", "pmcached-redo-kill9",
@@ -673,6 +686,51 @@ def sql_steps(mode):
                     f"scale={sz['scale']:g}")]
 
 
+# ---- the applications: pmkv's benchmark (kvbench.py) ----
+
+KV_BENCH = os.path.join(ROOT, "apps", "pmkv", "bench", "kvbench.py")
+# Per mode: kvbench.py's options.
+PMKV = {
+    "smoke": {"quick": True, "populate": 5000, "seconds": 0.3,
+              "clients": "1", "mixes": "90", "runtimes": "redo",
+              "domains": "pdom1", "requests": 1000,
+              "configs": "pmkv-shm,redis-off"},
+    "quick": {"quick": True},
+    "default": {},
+    "full": {"rounds": 5},
+}
+
+
+class KvStep(AppStep):
+    """kvbench.py all: Figure 7, then pmkv beside Redis."""
+
+    def argv(self, bench, _pool_dir):
+        build = os.path.dirname(os.path.dirname(os.path.abspath(bench)))
+        return [sys.executable, KV_BENCH, "all"] + option_args(
+            self.opts) + ["--build", build]
+
+
+def kv_steps(mode):
+    o = PMKV[mode]
+    q = o.get("quick")
+    n = lambda k, d: len(str(o.get(k, d)).split(","))  # noqa: E731
+    points = (n("clients", "1,4" if q else "1,2,4") *
+              n("mixes", "90,10" if q else "90,50,10"))
+    servers = n("runtimes", "undo,redo,redo-async") * n("domains",
+                                                        "pdom2,pdom1")
+    seconds = o.get("seconds", 1.0 if q else 3.0)
+    populate = o.get("populate", 100000 if q else 1000000)
+    configs = n("configs", "1,2,3,4,5,6")
+    rounds = 1 if q else o.get("rounds", 3)
+    requests = o.get("requests", 20000 if q else 200000)
+    est = servers * (populate / 300e3 + points * seconds) + \
+        rounds * configs * 2 * (2 * requests / 40e3 + 0.5)
+    lines = servers * points + rounds * configs * 2
+    return [KvStep("pmkv", "kvbench", o, est, lines,
+                   f"{servers} servers x {points} points, "
+                   f"{rounds} round(s) beside Redis")]
+
+
 def missing_app_binaries(steps, bench):
     """The binaries the app steps need that are not there."""
     need = {}
@@ -682,6 +740,12 @@ def missing_app_binaries(steps, bench):
         build = os.path.dirname(os.path.dirname(os.path.abspath(bench)))
         need["psq-tpcc"] = os.path.join(build, "apps", "sqlite", "bench",
                                         "psq-tpcc")
+    if any(s.workload == "pmkv" for s in steps):
+        build = os.path.dirname(os.path.dirname(os.path.abspath(bench)))
+        for b in ("pmkv", "pmkv-load"):
+            need[b] = os.path.join(build, "apps", "pmkv", b)
+        need["redis-server"] = shutil.which("redis-server") or \
+            "redis-server (scripts/setup.sh)"
     return [f"{name} at {path}" for name, path in need.items()
             if not os.access(path, os.X_OK)]
 
@@ -1074,6 +1138,8 @@ def build_steps(args, notes):
         steps += app_steps(args.mode)
     if "sqlite" in workloads:
         steps += sql_steps(args.mode)
+    if "pmkv" in workloads:
+        steps += kv_steps(args.mode)
     return steps
 
 

@@ -6,7 +6,8 @@
 Reads <run>/results.jsonl (pmtx-bench's lines, schema in bench/bench.h,
 with scripts/eval.py's metadata), <run>/pmcached.jsonl (ycsb.py's and
 warmup.py's lines, apps/pmcached/bench/README.md), <run>/sqlite.jsonl
-(apps/sqlite/bench/sqlbench.py's lines; its section is report_sqlite.py)
+(apps/sqlite/bench/sqlbench.py's lines; its section is report_sqlite.py),
+<run>/pmkv.jsonl (apps/pmkv/bench/kvbench.py's; report_pmkv.py)
 and <run>/meta.json if present, and writes into <run>:
 
   report.md   the summary first: best pmtx runtime against PMDK on
@@ -28,6 +29,8 @@ and <run>/meta.json if present, and writes into <run>:
               restart per item count and case.
   sqlite-tpcc.png, sqlite-speedtest1.png   SQLite: TPC-C transactions/s
               and speedtest1's total time per configuration.
+  pmkv-fig7.png, pmkv-redis.png   pmkv: the seed's Figure 7 (ops/s by
+              clients, per read mix), and SET/GET requests/s beside Redis.
 
 Importable: make_report(run_dir) returns the path of report.md. Needs
 matplotlib (Agg backend) and the standard library only.
@@ -1678,7 +1681,7 @@ def plot_section(plots):
     return out
 
 
-def render(data, meta, plots, pmc=(), pmc_plots=(), sql=()):
+def render(data, meta, plots, pmc=(), pmc_plots=(), sql=(), kv=()):
     obs = observations(data)
     fails = failure_lines(meta)
     doc = ["# pmtx evaluation report", "",
@@ -1689,7 +1692,8 @@ def render(data, meta, plots, pmc=(), pmc_plots=(), sql=()):
            (" pmcached beside memcached: [its section](#pmcached)." if pmc
             else "") +
            (" SQLite on pmtx beside stock SQLite: [its section](#sqlite)."
-            if sql else ""), "",
+            if sql else "") +
+           (" pmkv beside Redis: [its section](#pmkv)." if kv else ""), "",
            "## Summary", "",
            "### Best pmtx runtime against PMDK (PDOM-1 hardware)", "",
            table_vs_pmdk(data), "",
@@ -1712,6 +1716,7 @@ def render(data, meta, plots, pmc=(), pmc_plots=(), sql=()):
     if pmc:
         doc += pmc_section(pmc, pmc_plots, meta.get("mode"))
     doc += list(sql)
+    doc += list(kv)
     doc += ["## Plots"]
     doc += plot_section(plots)
     if fails:
@@ -1734,9 +1739,14 @@ def make_report(run_dir):
         import report_sqlite
         sql = report_sqlite.section(
             sql, report_sqlite.make_plots(sql, run_dir), meta.get("mode"))
+    kv = load_jsonl(os.path.join(run_dir, "pmkv.jsonl"))
+    if kv:
+        import report_pmkv
+        kv = report_pmkv.section(
+            kv, report_pmkv.make_plots(kv, run_dir), meta.get("mode"))
     path = os.path.join(run_dir, "report.md")
     with open(path, "w") as f:
-        f.write(render(data, meta, plots, pmc, pmc_plots, sql))
+        f.write(render(data, meta, plots, pmc, pmc_plots, sql, kv))
     return path
 
 

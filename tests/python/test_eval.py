@@ -359,3 +359,13 @@ def test_smoke_run_end_to_end(tmp_path):
     for x in tpcc.values():
         assert x["tps"] > 0 and x["errors"] == 0, x
     assert "## SQLite" in open(out / "report.md").read()
+    # The pmkv stage: Figure 7's one point, and pmkv beside Redis.
+    kv = [json.loads(l) for l in open(out / "pmkv.jsonl")]
+    f7 = [x for x in kv if x["bench"] == "pmkv-fig7"]
+    assert len(f7) == 1 and f7[0]["ops_per_s"] > 0 and not f7[0]["failed"]
+    vs = {(x["config"], x["pipeline"]): x for x in kv
+          if x["bench"] == "pmkv-vs-redis"}
+    assert set(vs) == {(c, p) for c in ("pmkv-shm", "redis-off")
+                       for p in (1, 16)}
+    assert all(x["ok"] and x["set_rps"] > 0 for x in vs.values())
+    assert "## pmkv" in open(out / "report.md").read()

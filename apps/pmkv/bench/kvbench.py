@@ -15,7 +15,14 @@
           interleaved, so that ratios survive a noisy machine.
 
   kvbench.py fig7|redis|all [--quick] [--rounds N] [--out FILE]
-             [--build DIR] [--ext4 DIR]
+             [--build DIR] [--ext4 DIR] [--populate N] [--seconds S]
+             [--clients 1,2,4] [--mixes 90,50,10] [--runtimes ...]
+             [--domains pdom2,pdom1] [--requests N] [--configs ...]
+
+--quick: 100,000 puts, 1 s per run, clients 1 and 4, mixes 90 and 10,
+20,000 requests per redis-benchmark test, 1 round. Configurations of the
+redis comparison: pmkv-shm, pmkv-file-ext4, redis-off,
+redis-everysec-ext4, redis-always-ext4, redis-always-shm.
 
 Every server listens on 127.0.0.1 only; every load is bounded in requests
 and time. Exits 1 if any run reported an error.
@@ -109,13 +116,11 @@ def emit(out, rec):
 
 def fig7(a, out):
     load = os.path.join(a.build, "apps", "pmkv", "pmkv-load")
-    populate = 100000 if a.quick else 1000000
-    seconds = 1 if a.quick else 3
-    clients = [1, 4] if a.quick else [1, 2, 4]
-    mixes = [90, 10] if a.quick else [90, 50, 10]
+    populate, seconds = a.populate, a.seconds
+    clients, mixes = a.clients, a.mixes
     bad = 0
-    for domain in ["pdom2", "pdom1"]:
-        for runtime in ["undo", "redo", "redo-async"]:
+    for domain in a.domains:
+        for runtime in a.runtimes:
             d = tempfile.mkdtemp(prefix="kvbench-", dir="/dev/shm")
             srv = Running(pmkv_argv(a.build, runtime, domain, "hardware"), d)
             try:
@@ -152,28 +157,34 @@ def parse_csv(text):
     return res
 
 
+CONFIGS = ["pmkv-shm", "pmkv-file-ext4", "redis-off", "redis-everysec-ext4",
+           "redis-always-ext4", "redis-always-shm"]
+
+
 def redis_configs(a):
-    return [
-        ("pmkv-opt pdom1 hardware /dev/shm", "/dev/shm",
-         pmkv_argv(a.build, "redo", "pdom1", "hardware")),
-        ("pmkv-opt file ext4", a.ext4,
-         pmkv_argv(a.build, "redo", "pdom1", "file")),
-        ("redis persistence off", "/dev/shm", redis_argv("no", "no")),
-        ("redis aof everysec ext4", a.ext4, redis_argv("yes", "everysec")),
-        ("redis aof always ext4", a.ext4, redis_argv("yes", "always")),
-        ("redis aof always /dev/shm", "/dev/shm", redis_argv("yes",
-                                                            "always")),
-    ]
+    """(id, where, argv, disk-bound) of each configuration chosen."""
+    every = {
+        "pmkv-shm": ("/dev/shm", pmkv_argv(a.build, "redo", "pdom1",
+                                           "hardware"), False),
+        "pmkv-file-ext4": (a.ext4, pmkv_argv(a.build, "redo", "pdom1",
+                                             "file"), True),
+        "redis-off": ("/dev/shm", redis_argv("no", "no"), False),
+        "redis-everysec-ext4": (a.ext4, redis_argv("yes", "everysec"),
+                                False),
+        "redis-always-ext4": (a.ext4, redis_argv("yes", "always"), True),
+        "redis-always-shm": ("/dev/shm", redis_argv("yes", "always"),
+                             False),
+    }
+    return [(c,) + every[c] for c in a.configs]
 
 
 def redis_round(a, out, rnd):
-    n = 20000 if a.quick else 200000
+    n = a.requests
     bad = 0
-    for name, where, argv in redis_configs(a):
+    for name, where, argv, slow in redis_configs(a):
         for pipeline in (1, 16):
             # fewer requests where each one waits for a disk
-            slow = "always ext4" in name or "file" in name
-            reqs = n // 20 if slow else n
+            reqs = max(n // 20, 100) if slow else n
             d = tempfile.mkdtemp(prefix="kvbench-", dir=where)
             srv = Running(argv, d)
             try:
@@ -195,6 +206,12 @@ def redis_round(a, out, rnd):
     return bad
 
 
+def on_sigterm(_signum, _frame):
+    """SIGTERM ends the run as Ctrl-C does: the servers are stopped and
+    their directories removed (the finally clauses)."""
+    raise KeyboardInterrupt
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("what", choices=["fig7", "redis", "all"])
@@ -203,7 +220,31 @@ def main():
     ap.add_argument("--out")
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--ext4", default="/var/tmp")
+    ap.add_argument("--populate", type=int)
+    ap.add_argument("--seconds", type=float)
+    ap.add_argument("--clients")
+    ap.add_argument("--mixes")
+    ap.add_argument("--runtimes", default="undo,redo,redo-async")
+    ap.add_argument("--domains", default="pdom2,pdom1")
+    ap.add_argument("--requests", type=int)
+    ap.add_argument("--configs", default=",".join(CONFIGS))
     a = ap.parse_args()
+    q = a.quick
+    a.populate = a.populate if a.populate is not None else (
+        100000 if q else 1000000)
+    a.seconds = a.seconds or (1.0 if q else 3.0)
+    a.clients = [int(x) for x in (a.clients or ("1,4" if q else "1,2,4"))
+                 .split(",")]
+    a.mixes = [int(x) for x in (a.mixes or ("90,10" if q else "90,50,10"))
+               .split(",")]
+    a.runtimes = a.runtimes.split(",")
+    a.domains = a.domains.split(",")
+    a.requests = a.requests or (20000 if q else 200000)
+    a.configs = a.configs.split(",")
+    if set(a.configs) - set(CONFIGS):
+        ap.error("unknown configuration: %s" % ", ".join(
+            sorted(set(a.configs) - set(CONFIGS))))
+    signal.signal(signal.SIGTERM, on_sigterm)
     out = open(a.out, "a") if a.out else None
     bad = 0
     if a.what in ("fig7", "all"):

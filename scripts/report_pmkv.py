@@ -1,0 +1,208 @@
+"""The pmkv section of report.md, from <run>/pmkv.jsonl (the lines of
+apps/pmkv/bench/kvbench.py: "pmkv-fig7", one per pmkv-load run, and
+"pmkv-vs-redis", one per redis-benchmark run).
+
+    section(rows, plots, eval_mode) -> the section's markdown lines
+    make_plots(rows, run_dir)       -> [(file name, caption)]
+
+Medians over rounds; every ratio compares configurations measured in the
+same kvbench.py invocation, round by round interleaved.
+"""
+import os
+import statistics
+from collections import defaultdict
+
+import report as R
+
+# The issue's goals: pmkv-opt on /dev/shm (PDOM-1 hardware) against Redis
+# with persistence off, SET and GET; pmkv on ext4 (file backend) against
+# Redis with AOF appendfsync always on ext4, SET.
+GOALS = [("pmkv-shm", "redis-off", "set_rps", 1.0),
+         ("pmkv-shm", "redis-off", "get_rps", 1.0),
+         ("pmkv-file-ext4", "redis-always-ext4", "set_rps", 2.0)]
+ORDER = ["pmkv-shm", "pmkv-file-ext4", "redis-off", "redis-everysec-ext4",
+         "redis-always-ext4", "redis-always-shm"]
+WHAT = {"pmkv-shm": "pmkv (opt, redo), /dev/shm, PDOM-1 hardware",
+        "pmkv-file-ext4": "pmkv (opt, redo), ext4, file backend",
+        "redis-off": "Redis 7.0, persistence off",
+        "redis-everysec-ext4": "Redis, AOF appendfsync everysec, ext4",
+        "redis-always-ext4": "Redis, AOF appendfsync always, ext4",
+        "redis-always-shm": "Redis, AOF appendfsync always, /dev/shm"}
+
+
+def med(vals):
+    vals = [v for v in vals if v is not None]
+    return statistics.median(vals) if vals else None
+
+
+def redis_runs(rows):
+    """{(config, pipeline): [row, ...]} of the successful runs."""
+    out = defaultdict(list)
+    for r in rows:
+        if r.get("bench") == "pmkv-vs-redis" and r.get("ok"):
+            out[(r["config"], r.get("pipeline"))].append(r)
+    return out
+
+
+def fig7_runs(rows):
+    """{(domain, runtime): {(clients, read_pct): [ops/s, ...]}}."""
+    out = defaultdict(lambda: defaultdict(list))
+    for r in rows:
+        if r.get("bench") == "pmkv-fig7" and not r.get("failed"):
+            out[(r["domain"], r["runtime"])][
+                (r["clients"], r["read_pct"])].append(r["ops_per_s"])
+    return out
+
+
+def table_goals(runs):
+    out = []
+    for pipeline in sorted({p for _, p in runs}):
+        for cfg, base, key, goal in GOALS:
+            a = med([r.get(key) for r in runs.get((cfg, pipeline), [])])
+            b = med([r.get(key) for r in runs.get((base, pipeline), [])])
+            what = f"{cfg} / {base}, {key[:3].upper()}, -P {pipeline}"
+            if a is None or b is None:
+                out.append([what, "-", "-", f">= {goal:g}x",
+                            "not measured"])
+                continue
+            ratio = a / b
+            out.append([what, R.fmt_rate(a), R.fmt_rate(b), f">= {goal:g}x",
+                        f"{ratio:.2f}x: " +
+                        ("**met**" if ratio >= goal else "**MISSED**")])
+    return R.md_table(["comparison", "pmkv req/s", "Redis req/s", "goal",
+                       "measured"], out)
+
+
+def table_redis(runs):
+    out = []
+    for pipeline in sorted({p for _, p in runs}):
+        for cfg in ORDER:
+            rs = runs.get((cfg, pipeline))
+            if not rs:
+                continue
+            out.append([cfg, WHAT.get(cfg, cfg), pipeline, len(rs),
+                        R.fmt_rate(med([r["set_rps"] for r in rs])),
+                        R.fmt_rate(med([r["get_rps"] for r in rs])),
+                        rs[0].get("requests")])
+    return R.md_table(["configuration", "what", "-P", "rounds",
+                       "SET req/s (median)", "GET req/s (median)",
+                       "requests per test"], out)
+
+
+def table_fig7(f7):
+    points = sorted({p for v in f7.values() for p in v})
+    head = ["domain", "runtime"] + [f"{c} cl, {r} % rd" for c, r in points]
+    out = []
+    for (domain, runtime), v in sorted(f7.items(), reverse=True):
+        out.append([domain, runtime] + [
+            R.fmt_rate(med(v[p])) if v.get(p) else "-" for p in points])
+    return R.md_table(head, out)
+
+
+def setup_lines(rows, eval_mode):
+    f7 = [r for r in rows if r.get("bench") == "pmkv-fig7"]
+    out = []
+    if f7:
+        pop = max(r.get("populate", 0) for r in f7)
+        out.append(f"- Figure 7: pmkv-load, {f7[0].get('keys')} keys, "
+                   f"{f7[0].get('value_size')}-byte values, pre-populated "
+                   f"with {pop:,} random puts; each point "
+                   f"{f7[0].get('seconds')} s, one request at a time per "
+                   "client (no pipelining), GETs and SETs of uniform random "
+                   "keys; the opt version (the wrapped one is not built "
+                   "yet).")
+    rs = [r for r in rows if r.get("bench") == "pmkv-vs-redis"]
+    if rs:
+        out.append("- beside Redis: redis-benchmark -t set,get -c 4 -r "
+                   "238328 -d 64, -P 1 and -P 16; every configuration in "
+                   "turn each round; the disk-bound ones (file backend, "
+                   "AOF always on ext4) run a twentieth of the requests.")
+    bad = [r for r in rows if r.get("bench") == "pmkv-vs-redis"
+           and not r.get("ok")] + [r for r in f7 if r.get("failed")
+                                   or r.get("errors")]
+    for r in bad:
+        out.append(f"- a run failed: {r.get('config') or r.get('runtime')}"
+                   f" (left out of the medians).")
+    if eval_mode:
+        out.append(f"- eval mode: {eval_mode}.")
+    return out
+
+
+def section(rows, plots, eval_mode=None):
+    runs, f7 = redis_runs(rows), fig7_runs(rows)
+    doc = ["## pmkv", "",
+           "pmkv (apps/pmkv: a Redis-protocol server whose every write is "
+           "one pmtx transaction, acknowledged after its commit) by "
+           "apps/pmkv/bench/kvbench.py (lines in pmkv.jsonl).", ""]
+    doc += setup_lines(rows, eval_mode) + [""]
+    if runs:
+        doc += ["### Goals (median requests per second)", "",
+                table_goals(runs), "",
+                "### Beside Redis", "", table_redis(runs), ""]
+    if f7:
+        doc += ["### The seed's Figure 7 (operations per second, median)",
+                "", table_fig7(f7), ""]
+    doc += [f"![pmkv {caption}]({name})\n" for name, caption in plots]
+    return doc
+
+
+def draw_fig7(plt, f7, path):
+    mixes = sorted({r for v in f7.values() for _, r in v}, reverse=True)
+    fig, axes = plt.subplots(1, len(mixes), figsize=(4 * len(mixes), 3.6),
+                             squeeze=False)
+    for ax, mix in zip(axes[0], mixes):
+        for (domain, runtime), v in sorted(f7.items()):
+            pts = sorted((c, med(o)) for (c, r), o in v.items() if r == mix)
+            if pts:
+                ax.plot([c for c, _ in pts], [y for _, y in pts],
+                        marker="o", label=f"{runtime} {domain}",
+                        linestyle="-" if domain == "pdom1" else "--")
+        ax.set_title(f"{mix} % reads", fontsize=9)
+        ax.set_xlabel("clients", fontsize=8)
+        ax.grid(True, alpha=0.35)
+        ax.set_ylim(bottom=0)
+    axes[0][0].set_ylabel("operations per second", fontsize=8)
+    axes[0][-1].legend(fontsize=7)
+    fig.suptitle("pmkv (opt): the seed's Figure 7 on this machine",
+                 fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def draw_redis(plt, runs, path):
+    pipes = sorted({p for _, p in runs})
+    cfgs = [c for c in ORDER if any((c, p) in runs for p in pipes)]
+    fig, axes = plt.subplots(1, len(pipes), figsize=(6 * len(pipes), 3.8),
+                             squeeze=False)
+    for ax, p in zip(axes[0], pipes):
+        for k, key in enumerate(("set_rps", "get_rps")):
+            vals = [med([r[key] for r in runs.get((c, p), [])]) or 0
+                    for c in cfgs]
+            ax.bar([i + 0.4 * k for i in range(len(cfgs))], vals, 0.4,
+                   label=key[:3].upper())
+        ax.set_xticks([i + 0.2 for i in range(len(cfgs))])
+        ax.set_xticklabels(cfgs, rotation=30, ha="right", fontsize=7)
+        ax.set_yscale("log")
+        ax.set_title(f"redis-benchmark -c 4, -P {p}", fontsize=9)
+        ax.grid(True, axis="y", alpha=0.35)
+        ax.legend(fontsize=7)
+    axes[0][0].set_ylabel("requests per second (median)", fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def make_plots(rows, run_dir):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    out = []
+    runs, f7 = redis_runs(rows), fig7_runs(rows)
+    if f7:
+        draw_fig7(plt, f7, os.path.join(run_dir, "pmkv-fig7.png"))
+        out.append(("pmkv-fig7.png", "Figure 7"))
+    if runs:
+        draw_redis(plt, runs, os.path.join(run_dir, "pmkv-redis.png"))
+        out.append(("pmkv-redis.png", "beside Redis"))
+    return out

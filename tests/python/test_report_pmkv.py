@@ -1,0 +1,66 @@
+"""The pmkv section of the report (scripts/report_pmkv.py) on synthetic
+kvbench.py lines: medians over rounds, goal verdicts that follow the
+data, failed runs left out, and the plots."""
+import json
+import os
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+
+import report  # noqa: E402
+
+# (set, get) per round; the median is the middle round.
+RPS = {"pmkv-shm": [(40e3, 30e3), (44e3, 50e3), (42e3, 40e3)],
+       "redis-off": [(41e3, 39e3), (40e3, 41e3), (39e3, 45e3)],
+       "pmkv-file-ext4": [(600, 40e3), (700, 41e3), (650, 42e3)],
+       "redis-always-ext4": [(300, 40e3), (310, 40e3), (320, 40e3)]}
+
+
+def rows(rps=RPS, failed_round=None):
+    out = []
+    for rnd in range(3):
+        for cfg, vals in rps.items():
+            ok = rnd != failed_round
+            out.append({"bench": "pmkv-vs-redis", "config": cfg,
+                        "pipeline": 1, "round": rnd, "requests": 1000,
+                        "set_rps": vals[rnd][0] if ok else 1.0,
+                        "get_rps": vals[rnd][1] if ok else 1.0, "ok": ok})
+    for rt, base in (("undo", 60e3), ("redo", 70e3)):
+        for c in (1, 2):
+            out.append({"bench": "pmkv-fig7", "domain": "pdom1",
+                        "runtime": rt, "clients": c, "read_pct": 90,
+                        "ops_per_s": base * c, "keys": 238328,
+                        "value_size": 64, "populate": 1000000,
+                        "seconds": 3.0, "failed": False, "errors": 0})
+    return out
+
+
+def make(tmp_path, data):
+    with open(tmp_path / "pmkv.jsonl", "w") as f:
+        for r in data:
+            f.write(json.dumps(r) + "\n")
+    return open(report.make_report(str(tmp_path))).read()
+
+
+def test_goals_follow_the_medians(tmp_path):
+    doc = make(tmp_path, rows())
+    assert "## pmkv" in doc
+    # SET: 42k vs 40k -> met; GET: 40k vs 41k -> missed
+    assert "| pmkv-shm / redis-off, SET, -P 1 | 42.00k/s | 40.00k/s | " \
+           ">= 1x | 1.05x: **met** |" in doc
+    assert "| pmkv-shm / redis-off, GET, -P 1 | 40.00k/s | 41.00k/s | " \
+           ">= 1x | 0.98x: **MISSED** |" in doc
+    # file: 650 vs 310 -> 2.10x, met
+    assert "| 650/s | 310/s | >= 2x | 2.10x: **met** |" in doc
+    assert "| pdom1 | redo | 70.00k/s | 140.00k/s |" in doc
+    assert (tmp_path / "pmkv-fig7.png").stat().st_size > 0
+    assert (tmp_path / "pmkv-redis.png").stat().st_size > 0
+
+
+def test_failed_runs_are_left_out(tmp_path):
+    doc = make(tmp_path, rows(failed_round=1))
+    # rounds 0 and 2 only: the median of two is their mean
+    assert "| pmkv-shm / redis-off, SET, -P 1 | 41.00k/s | 40.00k/s |" in doc
+    assert "a run failed" in doc
