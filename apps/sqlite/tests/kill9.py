@@ -25,6 +25,7 @@ import random
 import select
 import shutil
 import signal
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -50,6 +51,15 @@ def payload(n, i):
 
 
 def check(path, acked):
+    """The checks above; a database SQLite finds malformed, or cannot
+    read, is a violation too (not a crash of this script)."""
+    try:
+        return check_db(path, acked)
+    except sqlite3.DatabaseError as e:
+        raise Violation("SQLite: %s" % e)
+
+
+def check_db(path, acked):
     c = psq.connect(path)
     try:
         ic = c.execute("pragma integrity_check").fetchone()[0]
