@@ -720,7 +720,7 @@ def kv_steps(mode):
                                                         "pdom2,pdom1")
     seconds = o.get("seconds", 1.0 if q else 3.0)
     populate = o.get("populate", 100000 if q else 1000000)
-    configs = n("configs", "1,2,3,4,5,6")
+    configs = n("configs", "1,2,3,4,5,6,7")
     rounds = 1 if q else o.get("rounds", 3)
     requests = o.get("requests", 20000 if q else 200000)
     est = servers * (populate / 300e3 + points * seconds) + \

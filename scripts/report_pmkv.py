@@ -20,9 +20,10 @@ import report as R
 GOALS = [("pmkv-shm", "redis-off", "set_rps", 1.0),
          ("pmkv-shm", "redis-off", "get_rps", 1.0),
          ("pmkv-file-ext4", "redis-always-ext4", "set_rps", 2.0)]
-ORDER = ["pmkv-shm", "pmkv-file-ext4", "redis-off", "redis-everysec-ext4",
-         "redis-always-ext4", "redis-always-shm"]
+ORDER = ["pmkv-shm", "pmkv-shm-io1", "pmkv-file-ext4", "redis-off",
+         "redis-everysec-ext4", "redis-always-ext4", "redis-always-shm"]
 WHAT = {"pmkv-shm": "pmkv (opt, redo), /dev/shm, PDOM-1 hardware",
+        "pmkv-shm-io1": "the same, one event loop (--io-threads 1)",
         "pmkv-file-ext4": "pmkv (opt, redo), ext4, file backend",
         "redis-off": "Redis 7.0, persistence off",
         "redis-everysec-ext4": "Redis, AOF appendfsync everysec, ext4",

@@ -23,13 +23,15 @@ static void usage(FILE *f)
 	fprintf(f,
 	        "usage: pmkv [--port N] [--bind ADDR] [--unixsocket PATH]\n"
 	        "            [--unixsocketperm OCTAL] [--maxclients N]\n"
+	        "            [--io-threads N]\n"
 	        "            [--region FILE] [--maxmemory BYTES]\n"
 	        "            [--runtime undo|redo|redo-async]\n"
 	        "            [--domain pdom0|pdom1|pdom2]\n"
 	        "            [--backend hardware|emulated|file]\n"
 	        "            [--opt | --wrapped] [--proto-max-bulk-len BYTES]\n"
 	        "            [--check] [--version] [--help]\n"
-	        "Defaults: port 6379 on 127.0.0.1, maxclients 10000, region\n"
+	        "Defaults: port 6379 on 127.0.0.1, maxclients 10000, a thread\n"
+	        "per client (--io-threads N: N event loops instead), region\n"
 	        "/dev/shm/pmkv.<port>.region, maxmemory 4gb, runtime redo,\n"
 	        "pdom1, hardware, opt, proto-max-bulk-len 16mb.\n");
 }
@@ -84,6 +86,9 @@ static int parse_opt(struct flags *f, const char *o, const char *v)
 		f->srv.unixsocketperm = u;
 	else if (!strcmp(o, "--maxclients") && !parse_uint(v, 10, &u) && u)
 		f->srv.maxclients = u;
+	else if (!strcmp(o, "--io-threads") && !parse_uint(v, 10, &u) &&
+	         u <= 64)
+		f->srv.io_threads = u;
 	else if (!strcmp(o, "--region"))
 		f->kv.path = v;
 	else if (!strcmp(o, "--maxmemory") && !parse_bytes(v, &b) &&

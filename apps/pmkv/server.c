@@ -24,6 +24,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "loop.h"
 #include "server.h"
 
 static int tcp_listener(const struct server_config *c, char *msg, size_t len)
@@ -96,6 +97,11 @@ int server_listen(struct server *srv, char *msg, size_t len)
 		snprintf(msg, len, "no TCP port and no unix socket to listen on");
 		return -1;
 	}
+	if (srv->cfg.io_threads && loop_start(srv, srv->cfg.io_threads)) {
+		snprintf(msg, len, "cannot start %u event loops",
+		         srv->cfg.io_threads);
+		return -1;
+	}
 	return 0;
 }
 
@@ -111,7 +117,7 @@ struct conn_arg {
 	int fd;
 };
 
-static void forget(struct server *srv, int fd)
+void server_forget(struct server *srv, int fd)
 {
 	pthread_mutex_lock(&srv->lock);
 	for (unsigned i = 0; i < srv->nconns; i++)
@@ -129,7 +135,7 @@ static void *conn_main(void *p)
 	struct conn_arg a = *(struct conn_arg *)p;
 	free(p);
 	conn_serve(a.srv, a.fd);
-	forget(a.srv, a.fd);
+	server_forget(a.srv, a.fd);
 	return NULL;
 }
 
@@ -163,14 +169,20 @@ static void start_conn(struct server *srv, int fd)
 	}
 	srv->fds[srv->nconns++] = fd;
 	pthread_mutex_unlock(&srv->lock);
-	*a = (struct conn_arg){srv, fd};
 	srv->conns_total++;
+	if (srv->cfg.io_threads) {
+		free(a);
+		if (loop_hand(fd))
+			server_forget(srv, fd);
+		return;
+	}
+	*a = (struct conn_arg){srv, fd};
 	pthread_attr_init(&at);
 	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
 	pthread_attr_setstacksize(&at, 256u << 10);
 	if (pthread_create(&t, &at, conn_main, a)) {
 		free(a);
-		forget(srv, fd);
+		server_forget(srv, fd);
 	}
 	pthread_attr_destroy(&at);
 }
@@ -214,5 +226,7 @@ int server_run(struct server *srv)
 		unlink(srv->cfg.unixsocket);
 	}
 	close_all(srv);
+	if (srv->cfg.io_threads)
+		loop_stop(); /* L3 */
 	return 0;
 }

@@ -18,6 +18,8 @@ struct server_config {
 	const char *unixsocket;  /* NULL: none */
 	unsigned unixsocketperm; /* octal mode of the socket file */
 	unsigned maxclients;
+	unsigned io_threads;     /* 0: a thread per client (the seed's);
+	                          * else that many event-loop threads */
 	size_t qbuf_max;         /* most bytes one client may have buffered */
 	struct resp_limits lim;
 	const char *region_path; /* for INFO */
@@ -57,6 +59,8 @@ int glob_match(const char *pat, size_t pn, const char *s, size_t sn,
 
 /* Serve one client on fd until it closes or the server stops. */
 void conn_serve(struct server *srv, int fd);
+/* A connection has ended: close fd and let the server count it out. */
+void server_forget(struct server *srv, int fd);
 
 int server_listen(struct server *srv, char *msg, size_t len);
 /* Accept clients until server_stop; then close them all and return. */

@@ -21,7 +21,8 @@
 
 --quick: 100,000 puts, 1 s per run, clients 1 and 4, mixes 90 and 10,
 20,000 requests per redis-benchmark test, 1 round. Configurations of the
-redis comparison: pmkv-shm, pmkv-file-ext4, redis-off,
+redis comparison: pmkv-shm, pmkv-shm-io1 (one event loop instead of a
+thread per client), pmkv-file-ext4, redis-off,
 redis-everysec-ext4, redis-always-ext4, redis-always-shm.
 
 Every server listens on 127.0.0.1 only; every load is bounded in requests
@@ -84,14 +85,14 @@ class Running:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
-def pmkv_argv(build, runtime, domain, backend):
+def pmkv_argv(build, runtime, domain, backend, extra=()):
     binary = os.path.join(build, "apps", "pmkv", "pmkv")
 
     def argv(port, d):
         return [binary, "--port", str(port), "--region",
                 os.path.join(d, "kv.region"), "--runtime", runtime,
                 "--domain", domain, "--backend", backend,
-                "--maxmemory", "2gb"]
+                "--maxmemory", "2gb"] + list(extra)
     return argv
 
 
@@ -157,8 +158,8 @@ def parse_csv(text):
     return res
 
 
-CONFIGS = ["pmkv-shm", "pmkv-file-ext4", "redis-off", "redis-everysec-ext4",
-           "redis-always-ext4", "redis-always-shm"]
+CONFIGS = ["pmkv-shm", "pmkv-shm-io1", "pmkv-file-ext4", "redis-off",
+           "redis-everysec-ext4", "redis-always-ext4", "redis-always-shm"]
 
 
 def redis_configs(a):
@@ -166,6 +167,9 @@ def redis_configs(a):
     every = {
         "pmkv-shm": ("/dev/shm", pmkv_argv(a.build, "redo", "pdom1",
                                            "hardware"), False),
+        "pmkv-shm-io1": ("/dev/shm", pmkv_argv(
+            a.build, "redo", "pdom1", "hardware", ["--io-threads", "1"]),
+            False),
         "pmkv-file-ext4": (a.ext4, pmkv_argv(a.build, "redo", "pdom1",
                                              "file"), True),
         "redis-off": ("/dev/shm", redis_argv("no", "no"), False),

@@ -15,9 +15,17 @@
  *      exactly sized copy, so that a read past the end is caught.
  *  F5. The error reply made of an error text is one line: '-', no CR or
  *      LF, "\r\n".
+ *  F6. resp_arg_ll takes an argument exactly when it is the canonical
+ *      "%lld" of a long long (strtoll's reading, printed back), and then
+ *      gives that value; resp_arg_is finds an argument (without a NUL)
+ *      equal to itself upper-cased, but not with a non-letter's 0x20 bit
+ *      flipped, and not past argc.
  * Build and run: tests/fuzz_resp.sh.
  */
+#include <ctype.h>
+#include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -113,6 +121,39 @@ static void check_error_reply(const char *err)
 	resp_out_free(&o);
 }
 
+/* F6, for argument i (the reference is strtoll, printed back) */
+static void check_arg_helpers(const struct resp_req *q, size_t i)
+{
+	const char *a = q->argv[i];
+	size_t len = q->argl[i];
+	char back[32], up[128];
+	long long v = 0, want;
+	int canon = 0;
+	if (len > 0 && len < 32 && strlen(a) == len) {
+		char *end;
+		errno = 0;
+		want = strtoll(a, &end, 10);
+		snprintf(back, sizeof(back), "%lld", want);
+		canon = errno == 0 && *end == '\0' && strcmp(back, a) == 0;
+	}
+	if ((resp_arg_ll(q, i, &v) == 0) != canon || (canon && v != want))
+		abort();
+	if (len < sizeof(up) && strlen(a) == len) {
+		for (size_t j = 0; j <= len; j++)
+			up[j] = (char)toupper((unsigned char)a[j]);
+		if (!resp_arg_is(q, i, up) || resp_arg_is(q, q->argc, up))
+			abort();
+		for (size_t j = 0; j < len; j++) {
+			if (isalpha((unsigned char)a[j]))
+				continue;
+			up[j] ^= 0x20; /* '[' and '{' are not one letter */
+			if (resp_arg_is(q, i, up))
+				abort();
+			break;
+		}
+	}
+}
+
 /* F4: in[0..n) gave rc (with q, used, err); its prefixes must agree. */
 static void check_prefixes(const char *in, size_t n, int rc,
                            const struct resp_req *q, size_t used,
@@ -156,6 +197,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (rc != RESP_OK)
 			break;
 		check_reencoded(&q, &r);
+		for (size_t i = 0; i < q.argc; i++)
+			check_arg_helpers(&q, i);
 		off += used;
 	}
 	return 0;

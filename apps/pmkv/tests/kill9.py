@@ -271,9 +271,12 @@ def main():
     ap.add_argument("--max-ms", type=int, default=60)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--expect-loss", action="store_true")
+    ap.add_argument("--server-args", default="",
+                    help="more pmkv flags, e.g. \"--io-threads 2\"")
     a = ap.parse_args()
     rnd = random.Random(a.seed)
-    extra = ["--backend", a.backend, "--maxmemory", "256mb"]
+    extra = ["--backend", a.backend, "--maxmemory",
+             "256mb"] + a.server_args.split()
     d = tempfile.mkdtemp(prefix="pmkv-kill9-", dir=a.dir)
     region = os.path.join(d, "pmkv.region")
     states = [{"version": 0, "acked": {}, "inflight": [], "counter": 0,

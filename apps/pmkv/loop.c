@@ -1,0 +1,197 @@
+/*
+ * loop.c - --io-threads N: connections served by N event-loop threads
+ * (libevent), each with non-blocking sockets, instead of a thread per
+ * client. The accept loop (server.c) hands each accepted socket to a
+ * worker through the worker's pipe, round robin, as memcached does.
+ *
+ * Invariants
+ *  L1. A connection belongs to one worker for its whole life: its buffers
+ *      are touched by that worker's thread only, and its commands run
+ *      there, one at a time (a thread runs one transaction at a time).
+ *  L2. A connection waits for either input or output, never both: while
+ *      replies wait to be sent (the socket is full), no request is read
+ *      or run (conn.c N4); when they are sent, the requests already
+ *      received run before the next read.
+ *  L3. The workers stop only after every connection has closed
+ *      (server_run: close_all, then loop_stop), so no connection outlives
+ *      its loop.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "conn.h"
+#include "loop.h"
+
+struct worker {
+	struct server *srv;
+	struct event_base *base;
+	struct event *wake;
+	int pipe[2];
+	pthread_t th;
+};
+
+struct evconn {
+	struct conn c;
+	struct worker *w;
+	struct event *ev;
+	short waiting; /* EV_READ or EV_WRITE (L2) */
+};
+
+static struct worker *workers;
+static unsigned nworkers, next_worker;
+
+static void on_event(evutil_socket_t fd, short what, void *arg);
+
+static void close_conn(struct evconn *e)
+{
+	conn_send(&e->c, 0); /* a last error, if the socket takes it */
+	event_free(e->ev);
+	conn_free(&e->c);
+	server_forget(e->w->srv, e->c.fd);
+	free(e);
+}
+
+/* Wait for what (L2); 0, or -1 if the event could not be set. */
+static int wait_for(struct evconn *e, short what)
+{
+	if (e->waiting == what)
+		return 0;
+	event_del(e->ev);
+	if (event_assign(e->ev, e->w->base, e->c.fd, what | EV_PERSIST,
+	                 on_event, e) || event_add(e->ev, NULL))
+		return -1;
+	e->waiting = what;
+	return 0;
+}
+
+/* Run what was received and send the replies, as far as the socket
+ * takes them; 1 when the connection is over. */
+static int pump(struct evconn *e)
+{
+	struct conn *c = &e->c;
+	for (;;) {
+		int more = conn_run(c), s = conn_send(c, 0);
+		if (s < 0)
+			return 1;
+		if (s == 1)
+			return wait_for(e, EV_WRITE) ? 1 : 0;
+		if (!more)
+			break;
+	}
+	return c->closing || wait_for(e, EV_READ);
+}
+
+/* One read: 0, or 1 at the end of the input (or an error). */
+static int read_some(struct evconn *e)
+{
+	struct conn *c = &e->c;
+	if (conn_room(c))
+		return 1;
+	ssize_t k = read(c->fd, c->in + c->n, c->cap - c->n);
+	if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK ||
+	              errno == EINTR))
+		return 0;
+	if (k <= 0)
+		return 1;
+	c->n += (size_t)k;
+	return 0;
+}
+
+static void on_event(evutil_socket_t fd, short what, void *arg)
+{
+	struct evconn *e = arg;
+	(void)fd;
+	if (((what & EV_READ) && read_some(e)) || pump(e) ||
+	    e->w->srv->stopping)
+		close_conn(e);
+}
+
+static void adopt(struct worker *w, int fd)
+{
+	struct evconn *e = calloc(1, sizeof(*e));
+	if (!e || fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) ||
+	    !(e->ev = event_new(w->base, fd, EV_READ | EV_PERSIST, on_event,
+	                        e)) ||
+	    event_add(e->ev, NULL)) {
+		if (e && e->ev)
+			event_free(e->ev);
+		free(e);
+		server_forget(w->srv, fd);
+		return;
+	}
+	conn_init(&e->c, w->srv, fd);
+	e->w = w;
+	e->waiting = EV_READ;
+}
+
+/* The pipe: a socket to adopt, or -1 to stop. */
+static void on_wake(evutil_socket_t fd, short what, void *arg)
+{
+	struct worker *w = arg;
+	int got[64];
+	(void)what;
+	ssize_t k = read(fd, got, sizeof(got));
+	for (ssize_t i = 0; k > 0 && i < k / (ssize_t)sizeof(int); i++) {
+		if (got[i] < 0)
+			event_base_loopbreak(w->base);
+		else
+			adopt(w, got[i]);
+	}
+}
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	event_base_dispatch(w->base);
+	return NULL;
+}
+
+static int worker_start(struct worker *w, struct server *srv)
+{
+	w->srv = srv;
+	if (pipe(w->pipe) || !(w->base = event_base_new()) ||
+	    fcntl(w->pipe[0], F_SETFL, O_NONBLOCK) ||
+	    !(w->wake = event_new(w->base, w->pipe[0], EV_READ | EV_PERSIST,
+	                          on_wake, w)) ||
+	    event_add(w->wake, NULL))
+		return -1;
+	return pthread_create(&w->th, NULL, worker_main, w) ? -1 : 0;
+}
+
+int loop_start(struct server *srv, unsigned n)
+{
+	workers = calloc(n, sizeof(*workers));
+	if (!workers)
+		return -1;
+	for (nworkers = 0; nworkers < n; nworkers++)
+		if (worker_start(&workers[nworkers], srv))
+			return -1;
+	return 0;
+}
+
+int loop_hand(int fd)
+{
+	struct worker *w = &workers[next_worker++ % nworkers];
+	return write(w->pipe[1], &fd, sizeof(fd)) == sizeof(fd) ? 0 : -1;
+}
+
+void loop_stop(void)
+{
+	int stop = -1;
+	for (unsigned i = 0; i < nworkers; i++) {
+		ssize_t k = write(workers[i].pipe[1], &stop, sizeof(stop));
+		(void)k;
+		pthread_join(workers[i].th, NULL);
+		event_free(workers[i].wake);
+		event_base_free(workers[i].base);
+		close(workers[i].pipe[0]);
+		close(workers[i].pipe[1]);
+	}
+	free(workers);
+	workers = NULL;
+	nworkers = 0;
+}
