@@ -39,17 +39,18 @@ def test_set_nx_xx_get(r):
 
 def test_set_expiry(r):
     r.set("k", "v", ex=100)
-    assert 99 <= r.ttl("k") <= 100
+    assert 90 <= r.ttl("k") <= 100  # bounds loose enough for a busy CI
+    r.set("k", "v", px=5000)
+    assert 0 < r.pttl("k") <= 5000
     r.set("k", "v", px=50)
-    assert 0 < r.pttl("k") <= 50
-    time.sleep(0.08)
+    time.sleep(0.2)
     assert r.get("k") is None
     assert r.exists("k") == 0
     assert r.ttl("k") == -2
     r.set("p", "v")
     assert r.ttl("p") == -1
     r.set("p", "v", exat=int(time.time()) + 100)
-    assert 98 <= r.ttl("p") <= 100
+    assert 90 <= r.ttl("p") <= 100
     r.set("p", "w", keepttl=True)
     assert r.ttl("p") > 0
     r.set("p", "w")
