@@ -694,7 +694,7 @@ PMKV = {
     "smoke": {"quick": True, "populate": 5000, "seconds": 0.3,
               "clients": "1", "mixes": "90", "runtimes": "redo",
               "domains": "pdom1", "requests": 1000,
-              "configs": "pmkv-shm,redis-off"},
+              "configs": "pmkv-shm,redis-off", "no_fig7_redis": True},
     "quick": {"quick": True},
     "default": {},
     "full": {"rounds": 5},
@@ -717,7 +717,8 @@ def kv_steps(mode):
     points = (n("clients", "1,4" if q else "1,2,4") *
               n("mixes", "90,10" if q else "90,50,10"))
     servers = n("runtimes", "undo,redo,redo-async") * n("domains",
-                                                        "pdom2,pdom1")
+                                                        "pdom2,pdom1") + \
+        (0 if o.get("no_fig7_redis") else 1)
     seconds = o.get("seconds", 1.0 if q else 3.0)
     populate = o.get("populate", 100000 if q else 1000000)
     configs = n("configs", "1,2,3,4,5,6,7")

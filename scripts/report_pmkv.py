@@ -17,9 +17,11 @@ import report as R
 # The issue's goals: pmkv-opt on /dev/shm (PDOM-1 hardware) against Redis
 # with persistence off, SET and GET; pmkv on ext4 (file backend) against
 # Redis with AOF appendfsync always on ext4, SET.
-GOALS = [("pmkv-shm", "redis-off", "set_rps", 1.0),
-         ("pmkv-shm", "redis-off", "get_rps", 1.0),
-         ("pmkv-file-ext4", "redis-always-ext4", "set_rps", 2.0)]
+# The pmkv side is the better of the configurations listed (a thread per
+# client, the seed's; or one event loop).
+GOALS = [(("pmkv-shm", "pmkv-shm-io1"), "redis-off", "set_rps", 1.0),
+         (("pmkv-shm", "pmkv-shm-io1"), "redis-off", "get_rps", 1.0),
+         (("pmkv-file-ext4",), "redis-always-ext4", "set_rps", 2.0)]
 ORDER = ["pmkv-shm", "pmkv-shm-io1", "pmkv-file-ext4", "redis-off",
          "redis-everysec-ext4", "redis-always-ext4", "redis-always-shm"]
 WHAT = {"pmkv-shm": "pmkv (opt, redo), /dev/shm, PDOM-1 hardware",
@@ -55,11 +57,22 @@ def fig7_runs(rows):
     return out
 
 
+def best_of(runs, cfgs, pipeline, key):
+    """(config, median) of the fastest of cfgs; (cfgs[0], None) if none
+    was measured."""
+    best = (cfgs[0], None)
+    for c in cfgs:
+        m = med([r.get(key) for r in runs.get((c, pipeline), [])])
+        if m is not None and (best[1] is None or m > best[1]):
+            best = (c, m)
+    return best
+
+
 def table_goals(runs):
     out = []
     for pipeline in sorted({p for _, p in runs}):
-        for cfg, base, key, goal in GOALS:
-            a = med([r.get(key) for r in runs.get((cfg, pipeline), [])])
+        for cfgs, base, key, goal in GOALS:
+            cfg, a = best_of(runs, cfgs, pipeline, key)
             b = med([r.get(key) for r in runs.get((base, pipeline), [])])
             what = f"{cfg} / {base}, {key[:3].upper()}, -P {pipeline}"
             if a is None or b is None:
@@ -94,7 +107,9 @@ def table_fig7(f7):
     points = sorted({p for v in f7.values() for p in v})
     head = ["domain", "runtime"] + [f"{c} cl, {r} % rd" for c, r in points]
     out = []
-    for (domain, runtime), v in sorted(f7.items(), reverse=True):
+    for (domain, runtime), v in sorted(f7.items(), reverse=True,
+                                       key=lambda kv: (kv[0][0] != "-",
+                                                       kv[0])):
         out.append([domain, runtime] + [
             R.fmt_rate(med(v[p])) if v.get(p) else "-" for p in points])
     return R.md_table(head, out)

@@ -59,6 +59,16 @@ def test_goals_follow_the_medians(tmp_path):
     assert (tmp_path / "pmkv-redis.png").stat().st_size > 0
 
 
+def test_goal_takes_the_better_pmkv_configuration(tmp_path):
+    rps = dict(RPS)
+    rps["pmkv-shm-io1"] = [(30e3, 45e3), (31e3, 46e3), (32e3, 47e3)]
+    doc = make(tmp_path, rows(rps))
+    # SET: the thread per client is better (42k); GET: the event loop (46k)
+    assert "| pmkv-shm / redis-off, SET, -P 1 | 42.00k/s |" in doc
+    assert "| pmkv-shm-io1 / redis-off, GET, -P 1 | 46.00k/s | 41.00k/s | " \
+           ">= 1x | 1.12x: **met** |" in doc
+
+
 def test_failed_runs_are_left_out(tmp_path):
     doc = make(tmp_path, rows(failed_round=1))
     # rounds 0 and 2 only: the median of two is their mean

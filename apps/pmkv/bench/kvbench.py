@@ -115,34 +115,45 @@ def emit(out, rec):
 
 # ---- fig7 ----
 
-def fig7(a, out):
+def fig7_points(a, out, argv, tags):
+    """Every (clients, mix) point against one server; 0 or the number of
+    runs that failed."""
     load = os.path.join(a.build, "apps", "pmkv", "pmkv-load")
-    populate, seconds = a.populate, a.seconds
-    clients, mixes = a.clients, a.mixes
+    d = tempfile.mkdtemp(prefix="kvbench-", dir="/dev/shm")
+    srv = Running(argv, d)
+    bad, first = 0, True
+    try:
+        for c in a.clients:
+            for r in a.mixes:
+                res = subprocess.run(
+                    [load, "--port", str(srv.port), "--clients", str(c),
+                     "--read-pct", str(r), "--seconds", str(a.seconds),
+                     "--populate", str(a.populate if first else 0)],
+                    capture_output=True, text=True, timeout=600)
+                first = False
+                rec = json.loads(res.stdout)
+                rec.update(bench="pmkv-fig7", **tags)
+                bad += res.returncode != 0
+                emit(out, rec)
+    finally:
+        srv.stop()
+    return bad
+
+
+def fig7(a, out):
+    """pmkv (opt) in each domain and runtime, then Redis without
+    persistence at the same points, as the machine's reference."""
     bad = 0
     for domain in a.domains:
         for runtime in a.runtimes:
-            d = tempfile.mkdtemp(prefix="kvbench-", dir="/dev/shm")
-            srv = Running(pmkv_argv(a.build, runtime, domain, "hardware"), d)
-            try:
-                first = True
-                for c in clients:
-                    for r in mixes:
-                        res = subprocess.run(
-                            [load, "--port", str(srv.port), "--clients",
-                             str(c), "--read-pct", str(r), "--seconds",
-                             str(seconds), "--populate",
-                             str(populate if first else 0)],
-                            capture_output=True, text=True, timeout=600)
-                        first = False
-                        rec = json.loads(res.stdout)
-                        rec.update(bench="pmkv-fig7", version="opt",
-                                   runtime=runtime, domain=domain,
-                                   backend="hardware")
-                        bad += res.returncode != 0
-                        emit(out, rec)
-            finally:
-                srv.stop()
+            bad += fig7_points(
+                a, out, pmkv_argv(a.build, runtime, domain, "hardware"),
+                {"version": "opt", "runtime": runtime, "domain": domain,
+                 "backend": "hardware"})
+    if a.fig7_redis:
+        bad += fig7_points(a, out, redis_argv("no", "no"),
+                           {"version": "redis", "runtime": "redis-off",
+                            "domain": "-", "backend": "-"})
     return bad
 
 
@@ -232,6 +243,9 @@ def main():
     ap.add_argument("--domains", default="pdom2,pdom1")
     ap.add_argument("--requests", type=int)
     ap.add_argument("--configs", default=",".join(CONFIGS))
+    ap.add_argument("--no-fig7-redis", dest="fig7_redis",
+                    action="store_false",
+                    help="leave Redis out of Figure 7's points")
     a = ap.parse_args()
     q = a.quick
     a.populate = a.populate if a.populate is not None else (
