@@ -25,7 +25,7 @@ static void usage(FILE *f)
 	        "            [--unixsocketperm OCTAL] [--maxclients N]\n"
 	        "            [--io-threads N]\n"
 	        "            [--region FILE] [--maxmemory BYTES]\n"
-	        "            [--runtime undo|redo|redo-async]\n"
+	        "            [--runtime undo|redo|redo-async|auto]\n"
 	        "            [--domain pdom0|pdom1|pdom2]\n"
 	        "            [--backend hardware|emulated|file]\n"
 	        "            [--opt | --wrapped] [--proto-max-bulk-len BYTES]\n"
@@ -99,8 +99,7 @@ static int parse_opt(struct flags *f, const char *o, const char *v)
 		f->kv.max_value = f->kv.max_key = f->srv.lim.max_bulk = b;
 	else if (!strcmp(o, "--runtime"))
 		return pmtx_runtime_parse(v, &f->kv.runtime) ||
-		               f->kv.runtime == PMTX_RT_COW ||
-		               f->kv.runtime == PMTX_RT_AUTO
+		               f->kv.runtime == PMTX_RT_COW
 		       ? -1 : 0;
 	else if (!strcmp(o, "--domain"))
 		return pmtx_domain_parse(v, &f->kv.domain) ? -1 : 0;

@@ -1,7 +1,8 @@
 /*
  * explore_store.c - the crash-state explorer over pmkv's store
  * (pmtx_explore.h): every crash point of a run of store operations, under
- * undo, redo and redo-async, with the explorer's checks (recovery,
+ * undo, redo, redo-async and auto (every runtime in turn, so that one
+ * region holds logs of all three at once), with the explorer's checks (recovery,
  * atomicity against a model, heap check, no leak, complete recovery) and
  * the store's own check (pmkv_check: every chain well formed, every key
  * in its bucket, the count right) on every image.
@@ -347,7 +348,7 @@ static const pmtx_explore_workload wl_store = {
 	.nthreads = 1, .root_size = sizeof(struct pmkv_root),
 	.layout = PMKV_LAYOUT, .max_ntx = 60,
 	.runtimes = PMTX_EXPLORE_UNDO | PMTX_EXPLORE_REDO |
-	            PMTX_EXPLORE_REDO_ASYNC,
+	            PMTX_EXPLORE_REDO_ASYNC | PMTX_EXPLORE_AUTO,
 	.setup = store_setup, .run = store_run, .observe = store_observe,
 	.model = store_model, .walk = store_walk};
 

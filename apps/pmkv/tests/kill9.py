@@ -12,7 +12,7 @@ recovery), and a restarted server must hold, for every key, its last
 acknowledged state or one of its writes in flight; an MSET in flight is
 whole or absent; a counter is at least its last acknowledged value.
 Anything else is a lost acknowledged write. The runtime rotates (undo,
-redo, redo-async) at every restart, so each runtime's log is recovered by
+redo, redo-async, auto) at every restart, so each runtime's log is recovered by
 a server running another.
 
 Prints one JSON line; exits 1 on any violation (0 with --expect-loss if
@@ -31,7 +31,7 @@ import threading
 import time
 import zlib
 
-RUNTIMES = ["undo", "redo", "redo-async"]
+RUNTIMES = ["undo", "redo", "redo-async", "auto"]
 KEYS_PER_THREAD = 40
 WINDOW = 8
 
@@ -285,7 +285,7 @@ def main():
     bad, acked, t0 = [], 0, time.monotonic()
     try:
         for k in range(a.kills):
-            p = start(a.bin, port, region, RUNTIMES[k % 3], extra)
+            p = start(a.bin, port, region, RUNTIMES[k % len(RUNTIMES)], extra)
             if k:
                 bad += verify(port, states)
                 if bad:
