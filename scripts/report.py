@@ -479,9 +479,7 @@ def bbuf_panel(ax, rows, systems):
 
 def make_plots(data, run_dir):
     """Every figure; returns [(workload, file name, caption)]."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
     out = []
     for w in data.workloads():
         rows = [r for r in data.rows if r["workload"] == w]
@@ -1635,11 +1633,17 @@ def warm_bar(ax, x, width, r, label):
     return y
 
 
-def make_pmc_plots(rows, run_dir):
-    """pmcached's figures; returns [(file name, caption)]."""
+def pyplot():
+    """matplotlib.pyplot on the Agg backend (no display needed)."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    return plt
+
+
+def make_pmc_plots(rows, run_dir):
+    """pmcached's figures; returns [(file name, caption)]."""
+    plt = pyplot()
     out = []
     summ, warm = pmc_ycsb(rows), pmc_warmup(rows)
     if summ:

@@ -210,9 +210,7 @@ def draw_redis(plt, runs, path):
 
 
 def make_plots(rows, run_dir):
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = R.pyplot()
     out = []
     runs, f7 = redis_runs(rows), fig7_runs(rows)
     if f7:

@@ -254,9 +254,7 @@ def draw_st1(plt, st1, order, path):
 
 
 def make_plots(rows, run_dir):
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = R.pyplot()
     out = []
     runs, st1, order = tpcc_runs(rows), st1_runs(rows), config_order(rows)
     if runs:

@@ -522,11 +522,6 @@ static void cmd_scan(struct cmd_ctx *c)
 	collect_free(&k);
 }
 
-static void cmd_info_fn(struct cmd_ctx *c)
-{
-	cmd_info(c);
-}
-
 static void cmd_command(struct cmd_ctx *c);
 
 /* ---- the table ---- */
@@ -553,7 +548,7 @@ static const struct command commands[] = {
 	{"scan", -2, cmd_scan, "readonly", 0, 0, 0},
 	{"ping", -1, cmd_ping, "fast", 0, 0, 0},
 	{"echo", 2, cmd_echo, "fast", 0, 0, 0},
-	{"info", -1, cmd_info_fn, "loading stale", 0, 0, 0},
+	{"info", -1, cmd_info, "loading stale", 0, 0, 0},
 	{"command", -1, cmd_command, "loading stale", 0, 0, 0},
 	{"select", 2, cmd_select, "loading stale fast", 0, 0, 0},
 	{"config", -2, cmd_config, "admin loading stale", 0, 0, 0},

@@ -136,20 +136,15 @@ static int expired(struct kvx *x, struct pmkv_entry *e, int64_t now)
 	return t != 0 && t <= now;
 }
 
-static int r_begin(struct pmkv_store *s, struct kvx *x)
+/* Take the store lock (alone for a writer: S1; shared for a reader: S2)
+ * and begin the operation's transaction. */
+static int x_begin(struct pmkv_store *s, struct kvx *x, int writer)
 {
-	*x = (struct kvx){s, NULL, 0, 0};
-	pthread_rwlock_rdlock(&s->lock);
-	int rc = pmtx_begin(s->r, s->rt, &x->tx);
-	if (rc)
-		pthread_rwlock_unlock(&s->lock);
-	return rc;
-}
-
-static int w_begin(struct pmkv_store *s, struct kvx *x)
-{
-	*x = (struct kvx){s, NULL, 1, 0};
-	pthread_rwlock_wrlock(&s->lock);
+	*x = (struct kvx){s, NULL, writer, 0};
+	if (writer)
+		pthread_rwlock_wrlock(&s->lock);
+	else
+		pthread_rwlock_rdlock(&s->lock);
 	int rc = pmtx_begin(s->r, s->rt, &x->tx);
 	if (rc)
 		pthread_rwlock_unlock(&s->lock);
@@ -255,7 +250,7 @@ static int w_lookup(struct kvx *x, const void *k, size_t kn, size_t vn,
 static int r_find(struct pmkv_store *s, const void *k, size_t kn,
                   int64_t now, struct kvx *x, struct pos *pos)
 {
-	int rc = r_begin(s, x);
+	int rc = x_begin(s, x, 0);
 	if (rc)
 		return rc;
 	rc = find_live(x, k, kn, pmkv_hash(k, kn), now, pos);
@@ -292,7 +287,7 @@ int pmkv_set(struct pmkv_store *s, const void *k, size_t kn, const void *v,
 	struct kvx x;
 	struct pos pos;
 	uint64_t h = pmkv_hash(k, kn);
-	int rc = w_begin(s, &x);
+	int rc = x_begin(s, &x, 1);
 	if (rc)
 		return rc;
 	*done = 0;
@@ -315,7 +310,7 @@ int pmkv_mset(struct pmkv_store *s, const struct pmkv_key *keys,
               const struct pmkv_key *vals, size_t n)
 {
 	struct kvx x;
-	int rc = w_begin(s, &x);
+	int rc = x_begin(s, &x, 1);
 	if (rc)
 		return rc;
 	for (size_t i = 0; i < n && !rc; i++) {
@@ -336,7 +331,7 @@ static int each_key(struct pmkv_store *s, const struct pmkv_key *keys,
 {
 	struct kvx x;
 	int64_t now = pmkv_now_ms();
-	int rc = del ? w_begin(s, &x) : r_begin(s, &x);
+	int rc = x_begin(s, &x, del);
 	if (rc)
 		return rc;
 	*count = 0;
@@ -395,7 +390,7 @@ int pmkv_incrby(struct pmkv_store *s, const void *k, size_t kn,
 	uint64_t h = pmkv_hash(k, kn);
 	int64_t old = 0;
 	char buf[24];
-	int rc = w_begin(s, &x);
+	int rc = x_begin(s, &x, 1);
 	if (rc)
 		return rc;
 	rc = w_lookup(&x, k, kn, 0, h, &pos);
@@ -426,7 +421,7 @@ int pmkv_append(struct pmkv_store *s, const void *k, size_t kn,
 	struct kvx x;
 	struct pos pos;
 	uint64_t h = pmkv_hash(k, kn);
-	int rc = w_begin(s, &x);
+	int rc = x_begin(s, &x, 1);
 	if (rc)
 		return rc;
 	rc = w_lookup(&x, k, kn, vn, h, &pos);
@@ -492,7 +487,7 @@ static int sweep_all(struct pmkv_store *s)
 	int left = 1, rc = 0;
 	while (left && !rc) {
 		struct kvx x;
-		if ((rc = w_begin(s, &x)))
+		if ((rc = x_begin(s, &x, 1)))
 			break;
 		rc = x_end(&x, assoc_sweep(&x, SWEEP_BATCH, &left));
 	}
@@ -503,7 +498,7 @@ int pmkv_flushall(struct pmkv_store *s)
 {
 	struct kvx x;
 	int rc = sweep_all(s); /* an older FLUSHALL's, if a crash cut it */
-	if (rc || (rc = w_begin(s, &x)))
+	if (rc || (rc = x_begin(s, &x, 1)))
 		return rc;
 	rc = x_end(&x, assoc_detach(&x));
 	return rc ? rc : sweep_all(s);
@@ -535,7 +530,7 @@ int pmkv_scan(struct pmkv_store *s, uint64_t cursor, uint64_t count,
 	struct kvx x;
 	int64_t now = pmkv_now_ms();
 	uint64_t n = 0, b = cursor;
-	int rc = r_begin(s, &x);
+	int rc = x_begin(s, &x, 0);
 	if (rc)
 		return rc;
 	uint64_t nb = assoc_buckets(s->root);
@@ -551,7 +546,6 @@ void pmkv_info_get(struct pmkv_store *s, struct pmkv_info *out)
 	out->keys = s->root->count;
 	out->buckets = assoc_buckets(s->root);
 	pthread_rwlock_unlock(&s->lock);
-	out->expires = 0;
 	out->region_size = pmtx_region_size(s->r);
 	out->region_max = pmtx_region_max_size(s->r);
 	out->runtime = s->rt;
@@ -563,7 +557,7 @@ int pmkv_check(struct pmkv_store *s, char *msg, size_t len)
 {
 	struct kvx x;
 	uint64_t n = 0;
-	int rc = r_begin(s, &x);
+	int rc = x_begin(s, &x, 0);
 	if (rc)
 		return rc;
 	rc = assoc_check(&x, &n, msg, len);
@@ -584,7 +578,7 @@ static int init_root(struct pmkv_store *s)
 {
 	struct kvx x;
 	struct pmkv_root *root = s->root;
-	int rc = w_begin(s, &x);
+	int rc = x_begin(s, &x, 1);
 	if (rc)
 		return rc;
 	rc = assoc_new_table(&x);

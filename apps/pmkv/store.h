@@ -121,7 +121,7 @@ int pmkv_scan(struct pmkv_store *s, uint64_t cursor, uint64_t count,
 
 /* What INFO shows. */
 struct pmkv_info {
-	uint64_t keys, expires, buckets;
+	uint64_t keys, buckets;
 	size_t region_size, region_max;
 	pmtx_runtime runtime;
 	pmtx_domain domain;

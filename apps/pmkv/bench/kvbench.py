@@ -42,12 +42,8 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+sys.path.insert(0, os.path.join(HERE, "..", "tests", "server"))
+from kvserver import free_port  # noqa: E402
 
 
 def wait_port(port, proc, timeout=60):

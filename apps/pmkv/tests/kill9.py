@@ -31,6 +31,10 @@ import threading
 import time
 import zlib
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "server"))
+from kvserver import free_port  # noqa: E402
+
 RUNTIMES = ["undo", "redo", "redo-async", "auto"]
 KEYS_PER_THREAD = 40
 WINDOW = 8
@@ -252,12 +256,6 @@ def check_region(binary, region, extra):
     r = subprocess.run([binary, "--check", "--region", region] + extra,
                        capture_output=True, text=True, timeout=120)
     return None if r.returncode == 0 else (r.stderr or r.stdout).strip()
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def main():
