@@ -70,15 +70,18 @@ ext4), every configuration in turn each round; lines in sqlite.jsonl:
 pmkv: `pmkv` is a workload name too (run by default after sqlite;
 --no-apps leaves it out). Its stage runs apps/pmkv/bench/kvbench.py all:
 the seed's Figure 7 (pmkv-load: 1, 2 and 4 clients at 90/50/10 % reads
-after 1,000,000 puts over 238,328 keys; undo, redo, redo-async; PDOM-2
-and PDOM-1, hardware backend) and pmkv beside Redis 7.0 (redis-benchmark
+after 1,000,000 puts over 238,328 keys; the opt version under undo, redo,
+redo-async and the wrapped one under undo, redo, cow; PDOM-2 and PDOM-1,
+hardware backend), the same on the store in one process
+(pmkv-storebench), and pmkv beside Redis 7.0 (redis-benchmark
 -t set,get -c 4 -r 238328 -d 64, -P 1 and 16; pmkv on /dev/shm and on
 ext4 with the file backend; Redis with persistence off, AOF everysec on
 ext4, AOF always on ext4 and /dev/shm); lines in pmkv.jsonl:
-  --smoke   100 keys' worth: PDOM-1 redo, 1 client, 90 % reads, 0.3 s;
-            pmkv on /dev/shm and Redis without persistence, 1,000 requests.
-  --quick   kvbench.py --quick: about a minute.
-  (none)    3 s per point, 200,000 requests, 3 rounds: about 8 minutes.
+  --smoke   5,000 puts: PDOM-1 redo, both versions, 1 client, 90 % reads,
+            0.3 s; pmkv on /dev/shm and Redis without persistence, 1,000
+            requests.
+  --quick   kvbench.py --quick: about two minutes.
+  (none)    3 s per point, 200,000 requests, 3 rounds: about 15 minutes.
   --full    5 rounds.
 --systems, --domains, --seconds and --rounds apply to pmtx-bench only.
 
@@ -701,8 +704,18 @@ PMKV = {
 }
 
 
+def kvbench_module():
+    """kvbench.py as a module (its VERSION_RUNTIMES)."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("kvbench", KV_BENCH)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
 class KvStep(AppStep):
-    """kvbench.py all: Figure 7, then pmkv beside Redis."""
+    """kvbench.py all: Figure 7, the store in one process, then pmkv
+    beside Redis."""
 
     def argv(self, bench, _pool_dir):
         build = os.path.dirname(os.path.dirname(os.path.abspath(bench)))
@@ -716,19 +729,24 @@ def kv_steps(mode):
     n = lambda k, d: len(str(o.get(k, d)).split(","))  # noqa: E731
     points = (n("clients", "1,4" if q else "1,2,4") *
               n("mixes", "90,10" if q else "90,50,10"))
-    servers = n("runtimes", "undo,redo,redo-async") * n("domains",
-                                                        "pdom2,pdom1") + \
-        (0 if o.get("no_fig7_redis") else 1)
+    rts = str(o.get("runtimes", "undo,redo,redo-async,cow")).split(",")
+    vrt = kvbench_module().VERSION_RUNTIMES
+    pmkvs = n("domains", "pdom2,pdom1") * sum(
+        rt in vrt[v] for v in str(o.get("versions", "opt,wrapped"))
+        .split(",") for rt in rts)
+    servers = pmkvs + (0 if o.get("no_fig7_redis") else 1)
     seconds = o.get("seconds", 1.0 if q else 3.0)
     populate = o.get("populate", 100000 if q else 1000000)
     configs = n("configs", "1,2,3,4,5,6,7")
     rounds = 1 if q else o.get("rounds", 3)
     requests = o.get("requests", 20000 if q else 200000)
     est = servers * (populate / 300e3 + points * seconds) + \
+        pmkvs * (populate / 500e3 + points * seconds) + \
         rounds * configs * 2 * (2 * requests / 40e3 + 0.5)
-    lines = servers * points + rounds * configs * 2
+    lines = (servers + pmkvs) * points + rounds * configs * 2
     return [KvStep("pmkv", "kvbench", o, est, lines,
-                   f"{servers} servers x {points} points, "
+                   f"{servers} servers and {pmkvs} stores x {points} "
+                   "points, "
                    f"{rounds} round(s) beside Redis")]
 
 
@@ -743,7 +761,7 @@ def missing_app_binaries(steps, bench):
                                         "psq-tpcc")
     if any(s.workload == "pmkv" for s in steps):
         build = os.path.dirname(os.path.dirname(os.path.abspath(bench)))
-        for b in ("pmkv", "pmkv-load"):
+        for b in ("pmkv", "pmkv-load", "pmkv-storebench"):
             need[b] = os.path.join(build, "apps", "pmkv", b)
         need["redis-server"] = shutil.which("redis-server") or \
             "redis-server (scripts/setup.sh)"

@@ -1,6 +1,8 @@
 """The pmkv section of report.md, from <run>/pmkv.jsonl (the lines of
-apps/pmkv/bench/kvbench.py: "pmkv-fig7", one per pmkv-load run, and
-"pmkv-vs-redis", one per redis-benchmark run).
+apps/pmkv/bench/kvbench.py: "pmkv-fig7", one per pmkv-load run against a
+server; "pmkv-store", one per point of pmkv-storebench, the same workload
+on the store in one process; and "pmkv-vs-redis", one per redis-benchmark
+run).
 
     section(rows, plots, eval_mode) -> the section's markdown lines
     make_plots(rows, run_dir)       -> [(file name, caption)]
@@ -47,13 +49,20 @@ def redis_runs(rows):
     return out
 
 
-def fig7_runs(rows):
-    """{(domain, runtime): {(clients, read_pct): [ops/s, ...]}}."""
+# The seed's Figure 7 (seed 000, section 6.3): opt over wrapped.
+SEED_OPT = ("the seed: opt +27% over wrapped at read-dominated mixes; "
+            "at 50% reads about +8% under redo and +2% under undo")
+
+
+def fig7_runs(rows, bench="pmkv-fig7"):
+    """{(domain, version, runtime): {(clients, read_pct): [ops/s, ...]}}
+    of bench's lines (pmkv-store's threads count as clients)."""
     out = defaultdict(lambda: defaultdict(list))
     for r in rows:
-        if r.get("bench") == "pmkv-fig7" and not r.get("failed"):
-            out[(r["domain"], r["runtime"])][
-                (r["clients"], r["read_pct"])].append(r["ops_per_s"])
+        if r.get("bench") == bench and not r.get("failed"):
+            c = r.get("clients", r.get("threads"))
+            out[(r["domain"], r.get("version", "opt"), r["runtime"])][
+                (c, r["read_pct"])].append(r["ops_per_s"])
     return out
 
 
@@ -103,16 +112,39 @@ def table_redis(runs):
                        "requests per test"], out)
 
 
-def table_fig7(f7):
+def table_fig7(f7, unit="cl"):
     points = sorted({p for v in f7.values() for p in v})
-    head = ["domain", "runtime"] + [f"{c} cl, {r} % rd" for c, r in points]
+    head = ["domain", "version", "runtime"] + [
+        f"{c} {unit}, {r} % rd" for c, r in points]
     out = []
-    for (domain, runtime), v in sorted(f7.items(), reverse=True,
-                                       key=lambda kv: (kv[0][0] != "-",
-                                                       kv[0])):
-        out.append([domain, runtime] + [
+    for (domain, version, runtime), v in sorted(
+            f7.items(), reverse=True,
+            key=lambda kv: (kv[0][0] != "-", kv[0][0], kv[0][1] == "opt",
+                            kv[0][2])):
+        out.append([domain, version, runtime] + [
             R.fmt_rate(med(v[p])) if v.get(p) else "-" for p in points])
     return R.md_table(head, out)
+
+
+def table_opt_over_wrapped(f7, unit="cl"):
+    """opt / wrapped at every point, for each domain and runtime both
+    versions ran."""
+    points = sorted({p for v in f7.values() for p in v})
+    out = []
+    for (domain, version, runtime), v in sorted(f7.items()):
+        w = f7.get((domain, "wrapped", runtime)) if version == "opt" \
+            else None
+        if not w:
+            continue
+        cells = []
+        for p in points:
+            a, b = med(v.get(p, [])), med(w.get(p, []))
+            cells.append(f"{a / b:.2f}x" if a and b else "-")
+        out.append([domain, runtime] + cells)
+    if not out:
+        return None
+    return R.md_table(["domain", "runtime"] + [
+        f"{c} {unit}, {r} % rd" for c, r in points], out)
 
 
 def setup_lines(rows, eval_mode):
@@ -125,8 +157,14 @@ def setup_lines(rows, eval_mode):
                    f"with {pop:,} random puts; each point "
                    f"{f7[0].get('seconds')} s, one request at a time per "
                    "client (no pipelining), GETs and SETs of uniform random "
-                   "keys; the opt version (the wrapped one is not built "
-                   "yet).")
+                   "keys.")
+    st = [r for r in rows if r.get("bench") == "pmkv-store"
+          and not r.get("failed")]
+    if st:
+        out.append(f"- the store in one process: pmkv-storebench, the same "
+                   f"keys, values and mixes, {st[0].get('populate'):,} "
+                   f"random puts first, each point {st[0].get('seconds')} "
+                   "s; threads call pmkv_get and pmkv_set (no sockets).")
     rs = [r for r in rows if r.get("bench") == "pmkv-vs-redis"]
     if rs:
         out.append("- beside Redis: redis-benchmark -t set,get -c 4 -r "
@@ -134,8 +172,9 @@ def setup_lines(rows, eval_mode):
                    "turn each round; the disk-bound ones (file backend, "
                    "AOF always on ext4) run a twentieth of the requests.")
     bad = [r for r in rows if r.get("bench") == "pmkv-vs-redis"
-           and not r.get("ok")] + [r for r in f7 if r.get("failed")
-                                   or r.get("errors")]
+           and not r.get("ok")] + [
+        r for r in rows if r.get("bench") in ("pmkv-fig7", "pmkv-store")
+        and (r.get("failed") or r.get("errors"))]
     for r in bad:
         out.append(f"- a run failed: {r.get('config') or r.get('runtime')}"
                    f" (left out of the medians).")
@@ -158,29 +197,50 @@ def section(rows, plots, eval_mode=None):
     if f7:
         doc += ["### The seed's Figure 7 (operations per second, median)",
                 "", table_fig7(f7), ""]
+    st = fig7_runs(rows, "pmkv-store")
+    if st:
+        doc += ["### The same workload on the store, in one process "
+                "(operations per second, median)", "",
+                table_fig7(st, "thr"), ""]
+    for name, runs, unit in (("the server", f7, "cl"),
+                             ("the store in one process", st, "thr")):
+        t = table_opt_over_wrapped(runs, unit) if runs else None
+        if t:
+            doc += [f"### opt over wrapped, {name}", "", t, "",
+                    SEED_OPT + ".", ""]
     doc += [f"![pmkv {caption}]({name})\n" for name, caption in plots]
     return doc
 
 
-def draw_fig7(plt, f7, path):
+STYLE = {"opt": "-", "wrapped": "--", "redis": ":"}
+
+
+def draw_fig7(plt, f7, path, title, xlabel="clients"):
+    """One row of plots per domain, one column per mix; a line per version
+    and runtime (opt solid, wrapped dashed, Redis dotted)."""
     mixes = sorted({r for v in f7.values() for _, r in v}, reverse=True)
-    fig, axes = plt.subplots(1, len(mixes), figsize=(4 * len(mixes), 3.6),
+    domains = sorted({d for d, _, _ in f7 if d != "-"}) or ["-"]
+    fig, axes = plt.subplots(len(domains), len(mixes),
+                             figsize=(4 * len(mixes), 3.2 * len(domains)),
                              squeeze=False)
-    for ax, mix in zip(axes[0], mixes):
-        for (domain, runtime), v in sorted(f7.items()):
-            pts = sorted((c, med(o)) for (c, r), o in v.items() if r == mix)
-            if pts:
-                ax.plot([c for c, _ in pts], [y for _, y in pts],
-                        marker="o", label=f"{runtime} {domain}",
-                        linestyle="-" if domain == "pdom1" else "--")
-        ax.set_title(f"{mix} % reads", fontsize=9)
-        ax.set_xlabel("clients", fontsize=8)
-        ax.grid(True, alpha=0.35)
-        ax.set_ylim(bottom=0)
-    axes[0][0].set_ylabel("operations per second", fontsize=8)
+    for row, domain in zip(axes, domains):
+        for ax, mix in zip(row, mixes):
+            for (d, version, runtime), v in sorted(f7.items()):
+                if d not in (domain, "-"):
+                    continue
+                pts = sorted((c, med(o)) for (c, r), o in v.items()
+                             if r == mix)
+                if pts:
+                    ax.plot([c for c, _ in pts], [y for _, y in pts],
+                            marker="o", label=f"{version} {runtime}",
+                            linestyle=STYLE.get(version, "-"))
+            ax.set_title(f"{domain}, {mix} % reads", fontsize=9)
+            ax.set_xlabel(xlabel, fontsize=8)
+            ax.grid(True, alpha=0.35)
+            ax.set_ylim(bottom=0)
+        row[0].set_ylabel("operations per second", fontsize=8)
     axes[0][-1].legend(fontsize=7)
-    fig.suptitle("pmkv (opt): the seed's Figure 7 on this machine",
-                 fontsize=10)
+    fig.suptitle(title, fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)
@@ -214,8 +274,15 @@ def make_plots(rows, run_dir):
     out = []
     runs, f7 = redis_runs(rows), fig7_runs(rows)
     if f7:
-        draw_fig7(plt, f7, os.path.join(run_dir, "pmkv-fig7.png"))
+        draw_fig7(plt, f7, os.path.join(run_dir, "pmkv-fig7.png"),
+                  "pmkv: the seed's Figure 7 on this machine (a server)")
         out.append(("pmkv-fig7.png", "Figure 7"))
+    st = fig7_runs(rows, "pmkv-store")
+    if st:
+        draw_fig7(plt, st, os.path.join(run_dir, "pmkv-store.png"),
+                  "pmkv: Figure 7's workload on the store in one process",
+                  "threads")
+        out.append(("pmkv-store.png", "the store in one process"))
     if runs:
         draw_redis(plt, runs, os.path.join(run_dir, "pmkv-redis.png"))
         out.append(("pmkv-redis.png", "beside Redis"))

@@ -60,12 +60,12 @@ static void persistence_section(struct text *t, struct server *s)
 	       "aof_enabled:0\r\npmkv_every_write_durable:1\r\n"
 	       "pmkv_region:%s\r\npmkv_region_size:%zu\r\n"
 	       "pmkv_region_max_size:%zu\r\npmkv_runtime:%s\r\n"
-	       "pmkv_domain:%s\r\npmkv_backend:%s\r\npmkv_version:opt\r\n"
+	       "pmkv_domain:%s\r\npmkv_backend:%s\r\npmkv_store_version:%s\r\n"
 	       "pmkv_buckets:%llu\r\n",
 	    s->cfg.region_path ? s->cfg.region_path : "", in.region_size,
 	    in.region_max, pmtx_runtime_name(in.runtime),
 	    pmtx_domain_name(in.domain), pmtx_backend_name(in.backend),
-	    (unsigned long long)in.buckets);
+	    in.wrapped ? "wrapped" : "opt", (unsigned long long)in.buckets);
 }
 
 static void stats_section(struct text *t, struct server *s)

@@ -15,7 +15,7 @@ struct flags {
 	struct server_config srv;
 	struct pmkv_config kv;
 	char region[256];
-	int check, wrapped;
+	int check;
 };
 
 static void usage(FILE *f)
@@ -25,7 +25,7 @@ static void usage(FILE *f)
 	        "            [--unixsocketperm OCTAL] [--maxclients N]\n"
 	        "            [--io-threads N]\n"
 	        "            [--region FILE] [--maxmemory BYTES]\n"
-	        "            [--runtime undo|redo|redo-async|auto]\n"
+	        "            [--runtime undo|redo|redo-async|auto|cow]\n"
 	        "            [--domain pdom0|pdom1|pdom2]\n"
 	        "            [--backend hardware|emulated|file]\n"
 	        "            [--opt | --wrapped] [--proto-max-bulk-len BYTES]\n"
@@ -33,7 +33,9 @@ static void usage(FILE *f)
 	        "Defaults: port 6379 on 127.0.0.1, maxclients 10000, a thread\n"
 	        "per client (--io-threads N: N event loops instead), region\n"
 	        "/dev/shm/pmkv.<port>.region, maxmemory 4gb, runtime redo,\n"
-	        "pdom1, hardware, opt, proto-max-bulk-len 16mb.\n");
+	        "pdom1, hardware, proto-max-bulk-len 16mb; the version is the\n"
+	        "region's own, and a new region's is opt (wrapped under cow).\n"
+	        "cow runs the wrapped version only.\n");
 }
 
 /* Redis's memory units: 1k = 1000, 1kb = 1024, ... */
@@ -98,9 +100,7 @@ static int parse_opt(struct flags *f, const char *o, const char *v)
 	         b >= 1024 && b <= (512u << 20))
 		f->kv.max_value = f->kv.max_key = f->srv.lim.max_bulk = b;
 	else if (!strcmp(o, "--runtime"))
-		return pmtx_runtime_parse(v, &f->kv.runtime) ||
-		               f->kv.runtime == PMTX_RT_COW
-		       ? -1 : 0;
+		return pmtx_runtime_parse(v, &f->kv.runtime) ? -1 : 0;
 	else if (!strcmp(o, "--domain"))
 		return pmtx_domain_parse(v, &f->kv.domain) ? -1 : 0;
 	else if (!strcmp(o, "--backend"))
@@ -115,9 +115,9 @@ static int parse_flag(struct flags *f, const char *o)
 	if (!strcmp(o, "--check"))
 		f->check = 1;
 	else if (!strcmp(o, "--opt"))
-		f->wrapped = 0;
+		f->kv.flavour = PMKV_OPT;
 	else if (!strcmp(o, "--wrapped"))
-		f->wrapped = 1;
+		f->kv.flavour = PMKV_WRAPPED;
 	else
 		return -1;
 	return 0;
@@ -211,11 +211,6 @@ int main(int argc, char **argv)
 	int rc = parse(&f, argc, argv);
 	if (rc)
 		return rc > 0 ? 0 : 2;
-	if (f.wrapped) {
-		fprintf(stderr, "pmkv: --wrapped: the wrapped version is not "
-		        "built yet; this server is the opt version\n");
-		return 2;
-	}
 	if ((rc = pmkv_open(&f.kv, &store, msg, sizeof(msg)))) {
 		fprintf(stderr, "pmkv: %s\n", msg);
 		return 1;

@@ -1,9 +1,10 @@
 /*
- * store.c - pmkv's operations, each one pmtx transaction (the opt
- * version: plain structs, plain loads until the transaction writes).
+ * store.c - pmkv's operations, each one pmtx transaction, for both
+ * versions of the store (obj.c holds what differs between them).
  *
  * DESIGN
- * Persistent: everything in layout.h. Volatile: the lock, the runtime.
+ * Persistent: everything in layout.h. Volatile: the lock, the runtime,
+ * the version.
  *
  * Invariants
  *  S1. Every operation that writes runs in one transaction, under the
@@ -11,10 +12,12 @@
  *      returned: the server acknowledges a write only once it is durable.
  *      A failed step aborts the whole transaction: nothing of it stays.
  *  S2. Reads run in a transaction of their own under the shared lock, and
- *      load with plain loads: no writer runs meanwhile (S1).
- *  S3. Within a writing transaction, loads go through kvx_load once it
- *      has written (assoc.c H3); key bytes, klen and hash never change
- *      after an entry is linked, so they are read with plain loads.
+ *      read entries through views (obj.c O2): no writer runs meanwhile
+ *      (S1).
+ *  S3. Within a writing transaction, fields that change are read with
+ *      kvx_get (assoc.c H3); key bytes, klen and hash never change after
+ *      an entry is linked, and an operation reads a value only before it
+ *      writes it, so those are read through the entry's view.
  *  S4. A value is changed in place (pmtx_write) when it is short and fits
  *      the entry's block; otherwise a fresh entry (plain stores, flushed)
  *      replaces the old one in the chain, which is freed: either way, one
@@ -47,6 +50,7 @@ void pmkv_config_init(struct pmkv_config *c)
 	c->size = 64u << 20;
 	c->max_size = 4ull << 30;
 	c->runtime = PMTX_RT_REDO;
+	c->flavour = 0;
 	c->domain = PMTX_PDOM1;
 	c->backend = PMTX_BACKEND_HARDWARE;
 	c->initial_buckets = PMKV_SEG_BUCKETS;
@@ -86,74 +90,65 @@ const char *pmkv_strerror(int status)
 	}
 }
 
-/* ---- the operation context ---- */
-
-uint64_t kvx_load(struct kvx *x, const uint64_t *p)
-{
-	uint64_t v;
-	if (!x->wrote || pmtx_read(x->tx, &v, p, sizeof(v)))
-		return __atomic_load_n(p, __ATOMIC_RELAXED);
-	return v;
-}
-
-int kvx_store(struct kvx *x, uint64_t *p, uint64_t v)
-{
-	x->wrote = 1;
-	return PMTX_SET(x->tx, *p, v);
-}
+/* ---- entries ---- */
 
 /* klen and vlen, as this operation sees them (vlen may have changed). */
-static void lens(struct kvx *x, struct pmkv_entry *e, uint32_t *kl,
-                 uint32_t *vl)
+static void lens(struct kvx *x, pmtx_off e, uint32_t *kl, uint32_t *vl)
 {
-	uint64_t w = kvx_load(x, &e->lens);
+	uint64_t w = kvx_get(x, KVENT(e, lens));
 	*kl = PMKV_KLEN(w);
 	*vl = PMKV_VLEN(w);
 }
 
-static int64_t expiry(struct kvx *x, struct pmkv_entry *e)
+static int64_t expiry(struct kvx *x, pmtx_off e)
 {
-	return (int64_t)kvx_load(x, &e->expire_ms);
+	return (int64_t)kvx_get(x, KVENT(e, expire_ms));
 }
 
-struct pmkv_entry *pmkv_entry_at(struct pmkv_store *s, pmtx_off off)
+const struct pmkv_entry *pmkv_entry_at(struct kvx *x, pmtx_off obj)
 {
-	if (!off || off % 16)
-		return NULL;
-	size_t usable = pmtx_usable_size(s->r, off);
-	struct pmkv_entry *e = pmtx_ptr(s->r, off);
-	if (!e || usable < sizeof(*e) ||
-	    (uint64_t)PMKV_KLEN(e->lens) + PMKV_VLEN(e->lens) >
-	            usable - sizeof(*e))
+	size_t usable;
+	const struct pmkv_entry *e =
+		kvx_view(x, obj, sizeof(struct pmkv_entry), &usable);
+	if (!e || (uint64_t)PMKV_KLEN(e->lens) + PMKV_VLEN(e->lens) >
+	                  usable - sizeof(*e))
 		return NULL;
 	return e;
 }
 
 /* S5 */
-static int expired(struct kvx *x, struct pmkv_entry *e, int64_t now)
+static int expired(struct kvx *x, pmtx_off e, int64_t now)
 {
 	int64_t t = expiry(x, e);
 	return t != 0 && t <= now;
 }
 
 /* Take the store lock (alone for a writer: S1; shared for a reader: S2)
- * and begin the operation's transaction. */
-static int x_begin(struct pmkv_store *s, struct kvx *x, int writer)
+ * and begin the operation's transaction, of runtime rt. */
+static int x_begin_as(struct pmkv_store *s, struct kvx *x, int writer,
+                      pmtx_runtime rt)
 {
-	*x = (struct kvx){s, NULL, writer, 0};
+	*x = (struct kvx){s, NULL, writer, 0, 0};
 	if (writer)
 		pthread_rwlock_wrlock(&s->lock);
 	else
 		pthread_rwlock_rdlock(&s->lock);
-	int rc = pmtx_begin(s->r, s->rt, &x->tx);
+	int rc = pmtx_begin(s->r, rt, &x->tx);
 	if (rc)
 		pthread_rwlock_unlock(&s->lock);
 	return rc;
 }
 
+static int x_begin(struct pmkv_store *s, struct kvx *x, int writer)
+{
+	return x_begin_as(s, x, writer, s->rt);
+}
+
 /* End the operation's transaction: commit if rc == 0, else abort (S1). */
 static int x_end(struct kvx *x, int rc)
 {
+	if (!rc)
+		rc = x->err; /* obj.c O4 */
 	if (rc)
 		pmtx_abort(x->tx);
 	else
@@ -162,30 +157,30 @@ static int x_end(struct kvx *x, int rc)
 	return rc == PMTX_E_NOMEM ? PMKV_E_OOM : rc;
 }
 
-/* ---- entries ---- */
-
-/* A fresh entry holding key k and the value v1 followed by v2 (H5). */
+/* A fresh entry holding key k and the value v1 followed by v2 (obj.c
+ * O3): its object in *out, its plain-store pointer in *ep. */
 static int new_entry(struct kvx *x, const void *k, size_t kn, uint64_t h,
                      const void *v1, size_t n1, const void *v2, size_t n2,
-                     int64_t exp, pmtx_off *out)
+                     int64_t exp, pmtx_off *out, struct pmkv_entry **ep)
 {
 	struct pmkv_store *s = x->s;
+	struct pmkv_entry *e;
 	if (kn > s->max_key || n1 + n2 > s->max_value)
 		return PMKV_E_TOOBIG;
-	x->wrote = 1;
-	int rc = pmtx_alloc(x->tx, sizeof(struct pmkv_entry) + kn + n1 + n2, out);
+	int rc = kvx_new(x, sizeof(*e) + kn + n1 + n2, 0, out, (void **)&e);
 	if (rc)
 		return rc;
-	struct pmkv_entry *e = pmtx_ptr(s->r, *out);
 	*e = (struct pmkv_entry){0, h, (uint64_t)exp, PMKV_LENS(kn, n1 + n2)};
-	memcpy(entry_key(e), k, kn);
+	char *key = (char *)(e + 1);
+	memcpy(key, k, kn);
 	if (n1)
-		memcpy(entry_val(e), v1, n1);
+		memcpy(key + kn, v1, n1);
 	if (n2)
-		memcpy(entry_val(e) + n1, v2, n2);
+		memcpy(key + kn + n1, v2, n2);
 #ifndef PMKV_PLANTED_BUG /* tests: the explorer must catch its removal */
-	pmtx_flush(s->r, e, sizeof(*e) + kn + n1 + n2);
+	kvx_flush(x, e, sizeof(*e) + kn + n1 + n2);
 #endif
+	*ep = e;
 	return 0;
 }
 
@@ -195,7 +190,7 @@ static int find_live(struct kvx *x, const void *k, size_t kn, uint64_t h,
                      int64_t now, struct pos *pos)
 {
 	int rc = assoc_find(x, k, kn, h, pos);
-	if (rc || !pos->off || !expired(x, pos->e, now))
+	if (rc || !pos->off || !expired(x, pos->off, now))
 		return rc;
 	if (x->writer)
 		rc = assoc_unlink(x, pos);
@@ -210,26 +205,29 @@ static int put(struct kvx *x, const void *k, size_t kn, uint64_t h,
                size_t n2, int64_t exp)
 {
 	pmtx_off off;
+	struct pmkv_entry *e;
 	if (pos->off && n1 == 0 && n2 <= INPLACE_MAX) {
 		uint32_t kl, vl;
-		lens(x, pos->e, &kl, &vl);
-		size_t room = pmtx_usable_size(x->s->r, pos->off);
+		size_t room = 0;
+		lens(x, pos->off, &kl, &vl);
+		kvx_view(x, pos->off, 0, &room);
 		if (sizeof(struct pmkv_entry) + kl + n2 <= room) {
-			int rc = pmtx_write(x->tx, entry_val(pos->e), v2, n2);
-			x->wrote = 1;
+			int rc = kvx_write(x, KVREF(pos->off, sizeof(*e) + kl),
+			                   v2, n2);
 			if (!rc)
-				rc = kvx_store(x, &pos->e->lens,
-				               PMKV_LENS(kl, n2));
+				rc = kvx_put(x, KVENT(pos->off, lens),
+				             PMKV_LENS(kl, n2));
 			if (!rc)
-				rc = kvx_store(x, &pos->e->expire_ms,
-				               (uint64_t)exp);
+				rc = kvx_put(x, KVENT(pos->off, expire_ms),
+				             (uint64_t)exp);
 			return rc;
 		}
 	}
-	int rc = new_entry(x, k, kn, h, v1, n1, v2, n2, exp, &off);
+	int rc = new_entry(x, k, kn, h, v1, n1, v2, n2, exp, &off, &e);
 	if (rc)
 		return rc;
-	return pos->off ? assoc_replace(x, pos, off) : assoc_link(x, off, h);
+	return pos->off ? assoc_replace(x, pos, off, e)
+	                : assoc_link(x, off, e, h);
 }
 
 /* ---- operations ---- */
@@ -299,7 +297,7 @@ int pmkv_set(struct pmkv_store *s, const void *k, size_t kn, const void *v,
 	}
 	if (!rc && set_applies(flags, pos.off != 0)) {
 		int64_t exp = (flags & PMKV_SET_KEEPTTL) && pos.off
-		              ? expiry(&x, pos.e) : expire_ms;
+		              ? expiry(&x, pos.off) : expire_ms;
 		rc = put(&x, k, kn, h, &pos, NULL, 0, v, vn, exp);
 		*done = !rc;
 	}
@@ -396,11 +394,8 @@ int pmkv_incrby(struct pmkv_store *s, const void *k, size_t kn,
 	rc = w_lookup(&x, k, kn, 0, h, &pos);
 	if (!rc && pos.off) {
 		uint32_t kl, vl;
-		lens(&x, pos.e, &kl, &vl);
-		char tmp[24];
-		if (vl >= sizeof(tmp) || pmtx_read(x.tx, tmp, entry_val(pos.e), vl))
-			rc = PMKV_E_NOTINT;
-		else if (parse_int(tmp, vl, &old))
+		lens(&x, pos.off, &kl, &vl);
+		if (vl > 20 || parse_int(entry_val(pos.e), vl, &old)) /* S3 */
 			rc = PMKV_E_NOTINT;
 	}
 	if (!rc && ((delta > 0 && old > INT64_MAX - delta) ||
@@ -410,7 +405,7 @@ int pmkv_incrby(struct pmkv_store *s, const void *k, size_t kn,
 		*result = old + delta;
 		int n = snprintf(buf, sizeof(buf), "%lld", (long long)*result);
 		rc = put(&x, k, kn, h, &pos, NULL, 0, buf, (size_t)n,
-		         pos.off ? expiry(&x, pos.e) : 0);
+		         pos.off ? expiry(&x, pos.off) : 0);
 	}
 	return x_end(&x, rc);
 }
@@ -431,22 +426,23 @@ int pmkv_append(struct pmkv_store *s, const void *k, size_t kn,
 		return x_end(&x, rc);
 	}
 	uint32_t kl, vl;
-	lens(&x, pos.e, &kl, &vl);
+	size_t room = 0;
+	lens(&x, pos.off, &kl, &vl);
+	kvx_view(&x, pos.off, 0, &room);
 	*len = (uint64_t)vl + vn;
-	size_t room = pmtx_usable_size(s->r, pos.off);
 	if (*len > s->max_value) {
 		rc = PMKV_E_TOOBIG;
 	} else if (sizeof(struct pmkv_entry) + kl + *len <= room) {
 		/* in place: the old bytes stay, the new ones follow (S4) */
-		rc = pmtx_write(x.tx, entry_val(pos.e) + vl, v, vn);
-		x.wrote = 1;
+		rc = kvx_write(&x, KVREF(pos.off, sizeof(struct pmkv_entry) +
+		                                  kl + vl), v, vn);
 		if (!rc)
-			rc = kvx_store(&x, &pos.e->lens, PMKV_LENS(kl, *len));
+			rc = kvx_put(&x, KVENT(pos.off, lens),
+			             PMKV_LENS(kl, *len));
 	} else {
-		/* the old value is read before anything is written here: it
-		 * is the committed one, or this transaction's (pmtx_read) */
+		/* the old value is read before anything writes it (S3) */
 		rc = put(&x, k, kn, h, &pos, entry_val(pos.e), vl, v, vn,
-		         expiry(&x, pos.e));
+		         expiry(&x, pos.off));
 	}
 	return x_end(&x, rc);
 }
@@ -476,9 +472,21 @@ int pmkv_pttl(struct pmkv_store *s, const void *k, size_t kn, int64_t *ttl)
 	return x_end(&x, 0);
 }
 
+/* A reader's view of the geometry outside any transaction (INFO,
+ * DBSIZE): under the shared lock, no writer runs (S2). */
+static uint64_t meta_word(struct pmkv_store *s, size_t at)
+{
+	struct kvx x = {s, NULL, 0, 0, 0};
+	pthread_rwlock_rdlock(&s->lock);
+	uint64_t v = at == SIZE_MAX ? assoc_buckets(&x)
+	                            : kvx_get(&x, KVREF(s->meta, at));
+	pthread_rwlock_unlock(&s->lock);
+	return v;
+}
+
 uint64_t pmkv_dbsize(struct pmkv_store *s)
 {
-	return __atomic_load_n(&s->root->count, __ATOMIC_RELAXED);
+	return meta_word(s, offsetof(struct pmkv_root, count));
 }
 
 /* Free the trash in batches, each its own transaction. */
@@ -508,18 +516,20 @@ int pmkv_flushall(struct pmkv_store *s)
 static int scan_bucket(struct kvx *x, uint64_t b, int64_t now,
                        pmkv_emit_fn emit, void *arg, uint64_t *n)
 {
-	uint64_t *head = assoc_bucket_head(x, b), hops = 0;
-	if (!head)
-		return PMTX_E_CORRUPT;
-	for (pmtx_off cur = *head; cur; hops++) {
-		struct pmkv_entry *e = pmkv_entry_at(x->s, cur);
-		if (!e || hops > x->s->root->count)
+	struct kvref head;
+	uint64_t hops = 0, count = kvx_get(x, KVMETA(x, count));
+	int rc = assoc_bucket_head(x, b, &head);
+	if (rc)
+		return rc;
+	for (pmtx_off cur = kvx_get(x, head); cur; hops++) {
+		const struct pmkv_entry *e = pmkv_entry_at(x, cur);
+		if (!e || hops > count)
 			return PMTX_E_CORRUPT;
-		if (!expired(x, e, now)) {
+		if (!expired(x, cur, now)) {
 			emit(arg, entry_key(e), PMKV_KLEN(e->lens));
 			(*n)++;
 		}
-		cur = e->next;
+		cur = kvx_get(x, KVENT(cur, next));
 	}
 	return 0;
 }
@@ -533,7 +543,7 @@ int pmkv_scan(struct pmkv_store *s, uint64_t cursor, uint64_t count,
 	int rc = x_begin(s, &x, 0);
 	if (rc)
 		return rc;
-	uint64_t nb = assoc_buckets(s->root);
+	uint64_t nb = assoc_buckets(&x);
 	for (; b < nb && n < count && !rc; b++)
 		rc = scan_bucket(&x, b, now, emit, arg, &n);
 	*next = b < nb ? b : 0;
@@ -542,10 +552,9 @@ int pmkv_scan(struct pmkv_store *s, uint64_t cursor, uint64_t count,
 
 void pmkv_info_get(struct pmkv_store *s, struct pmkv_info *out)
 {
-	pthread_rwlock_rdlock(&s->lock);
-	out->keys = s->root->count;
-	out->buckets = assoc_buckets(s->root);
-	pthread_rwlock_unlock(&s->lock);
+	out->keys = meta_word(s, offsetof(struct pmkv_root, count));
+	out->buckets = meta_word(s, SIZE_MAX);
+	out->wrapped = s->wrapped;
 	out->region_size = pmtx_region_size(s->r);
 	out->region_max = pmtx_region_max_size(s->r);
 	out->runtime = s->rt;
@@ -561,10 +570,10 @@ int pmkv_check(struct pmkv_store *s, char *msg, size_t len)
 	if (rc)
 		return rc;
 	rc = assoc_check(&x, &n, msg, len);
-	if (!rc && n != s->root->count) {
+	uint64_t count = kvx_get(&x, KVMETA(&x, count));
+	if (!rc && n != count) {
 		snprintf(msg, len, "%llu entries in the chains, count says %llu",
-		         (unsigned long long)n,
-		         (unsigned long long)s->root->count);
+		         (unsigned long long)n, (unsigned long long)count);
 		rc = PMTX_E_CORRUPT;
 	}
 	return x_end(&x, rc);
@@ -572,53 +581,105 @@ int pmkv_check(struct pmkv_store *s, char *msg, size_t len)
 
 /* ---- open and close ---- */
 
-/* A fresh region's root (a crash during create leaves it zero: then this
- * runs at the next open). */
-static int init_root(struct pmkv_store *s)
+/* A fresh region's root and table, in one transaction (a crash during
+ * create leaves the root zero: then this runs at the next open). It runs
+ * under undo when the store's runtime is copy-on-write, which writes
+ * nothing outside wrappers: the root is raw. */
+static int init_root(struct pmkv_store *s, int wrapped)
 {
 	struct kvx x;
 	struct pmkv_root *root = s->root;
-	int rc = x_begin(s, &x, 1);
+	void *p;
+	s->wrapped = wrapped;
+	s->seg_shift = wrapped ? PMKV_WSEG_SHIFT : PMKV_SEG_SHIFT;
+	s->meta = pmtx_off_of(s->r, root);
+	int rc = x_begin_as(s, &x, 1,
+	                    s->rt == PMTX_RT_COW ? PMTX_RT_UNDO : s->rt);
 	if (rc)
 		return rc;
-	rc = assoc_new_table(&x);
+	if (wrapped)
+		rc = kvx_new(&x, sizeof(*root), 1, &s->meta, &p);
 	if (!rc)
-		rc = kvx_store(&x, &root->magic, PMKV_MAGIC);
+		rc = assoc_new_table(&x);
+	if (!rc && wrapped)
+		rc = PMTX_SET(x.tx, root->meta, s->meta);
 	if (!rc)
-		rc = kvx_store(&x, (uint64_t *)&root->major,
-		               PMKV_FORMAT_MAJOR | (uint64_t)PMKV_FORMAT_MINOR << 16 |
-		               (uint64_t)PMKV_OPT << 32);
+		rc = PMTX_SET(x.tx, root->magic, PMKV_MAGIC);
+	uint64_t format = PMKV_FORMAT_MAJOR | (uint64_t)PMKV_FORMAT_MINOR << 16 |
+	                  (uint64_t)(wrapped ? PMKV_WRAPPED : PMKV_OPT) << 32;
+	if (!rc) /* major, minor and flavour: one word */
+		rc = pmtx_write(x.tx, &root->major, &format, sizeof(format));
 	return x_end(&x, rc);
 }
 
-static int check_root(struct pmkv_store *s, char *msg, size_t len,
-                      const char *path)
+static const char *flavour_name(unsigned f)
+{
+	return f == PMKV_WRAPPED ? "wrapped" : "opt";
+}
+
+/* The root's format and version, against what the caller asked for. */
+static int check_format(struct pmkv_store *s, const struct pmkv_config *c,
+                        char *msg, size_t len, const char *path)
 {
 	const struct pmkv_root *root = s->root;
 	if (root->magic != PMKV_MAGIC) {
 		snprintf(msg, len, "%s: not a pmkv store", path);
 		return PMKV_E_FORMAT;
 	}
-	if (root->major != PMKV_FORMAT_MAJOR || root->flavour != PMKV_OPT) {
+	if (root->major != PMKV_FORMAT_MAJOR ||
+	    (root->flavour != PMKV_OPT && root->flavour != PMKV_WRAPPED)) {
 		snprintf(msg, len, "%s: pmkv format %u.%u, version %u; this "
-		         "server reads %u.x, version %u (opt)", path,
-		         root->major, root->minor, root->flavour,
-		         PMKV_FORMAT_MAJOR, PMKV_OPT);
+		         "server reads %u.x, versions %u (opt) and %u (wrapped)",
+		         path, root->major, root->minor, root->flavour,
+		         PMKV_FORMAT_MAJOR, PMKV_OPT, PMKV_WRAPPED);
 		return PMKV_E_FORMAT;
 	}
-	if (root->nbase < PMKV_NBASE_MIN || (root->nbase & (root->nbase - 1)) ||
-	    root->split >= root->nbase || root->dir_cap < PMKV_DIR_CAP_MIN ||
-	    root->dir_cap > PMKV_DIR_CAP_MAX ||
-	    (root->dir_cap & (root->dir_cap - 1)) ||
-	    pmkv_nsegs(root->nbase, root->split) > root->dir_cap ||
-	    pmtx_usable_size(s->r, root->dir) < root->dir_cap * 8 ||
-	    root->trash_nsegs > PMKV_DIR_CAP_MAX ||
-	    (root->trash_dir && pmtx_usable_size(s->r, root->trash_dir) <
-	                                root->trash_nsegs * 8)) {
-		snprintf(msg, len, "%s: the table's geometry is corrupt", path);
-		return PMTX_E_CORRUPT;
+	if (c->flavour && c->flavour != root->flavour) {
+		snprintf(msg, len, "%s: the store is the %s version; asked for "
+		         "the %s version", path, flavour_name(root->flavour),
+		         flavour_name(c->flavour));
+		return PMKV_E_FORMAT;
 	}
+	if (root->flavour == PMKV_OPT && s->rt == PMTX_RT_COW) {
+		snprintf(msg, len, "%s: the opt version writes in place and "
+		         "cannot run under cow; the wrapped version can", path);
+		return PMTX_E_UNSUPPORTED;
+	}
+	s->wrapped = root->flavour == PMKV_WRAPPED;
+	s->seg_shift = s->wrapped ? PMKV_WSEG_SHIFT : PMKV_SEG_SHIFT;
+	s->meta = s->wrapped ? root->meta : pmtx_off_of(s->r, root);
 	return 0;
+}
+
+/* The table's geometry, checked (L1) before any operation follows it. */
+static int check_geometry(struct pmkv_store *s)
+{
+	struct kvx x = {s, NULL, 0, 0, 0};
+	if (s->wrapped && !kvx_view(&x, s->meta, sizeof(struct pmkv_root),
+	                            NULL))
+		return PMTX_E_CORRUPT;
+	uint64_t nbase = kvx_get(&x, KVMETA(&x, nbase));
+	uint64_t split = kvx_get(&x, KVMETA(&x, split));
+	uint64_t cap = kvx_get(&x, KVMETA(&x, dir_cap));
+	uint64_t tn = kvx_get(&x, KVMETA(&x, trash_nsegs));
+	pmtx_off td = kvx_get(&x, KVMETA(&x, trash_dir));
+	if (nbase < PMKV_NBASE_MIN || (nbase & (nbase - 1)) || split >= nbase ||
+	    cap < PMKV_DIR_CAP_MIN || cap > PMKV_DIR_CAP_MAX ||
+	    (cap & (cap - 1)) ||
+	    pmkv_nsegs(nbase, split, s->seg_shift) > cap ||
+	    !kvx_view(&x, kvx_get(&x, KVMETA(&x, dir)), cap * 8, NULL) ||
+	    tn > PMKV_DIR_CAP_MAX || (td && !kvx_view(&x, td, tn * 8, NULL)))
+		return PMTX_E_CORRUPT;
+	return x.err;
+}
+
+static int check_root(struct pmkv_store *s, const struct pmkv_config *c,
+                      char *msg, size_t len, const char *path)
+{
+	int rc = check_format(s, c, msg, len, path);
+	if (!rc && (rc = check_geometry(s)))
+		snprintf(msg, len, "%s: the table's geometry is corrupt", path);
+	return rc;
 }
 
 static int open_region(const struct pmkv_config *c, pmtx_region **r,
@@ -658,6 +719,7 @@ int pmkv_attach(pmtx_region *r, const struct pmkv_config *c, unsigned flags,
 		return ENOMEM;
 	s->r = r;
 	s->root = pmtx_root(r, &rsz);
+	s->base = (char *)s->root - pmtx_off_of(r, s->root);
 	s->rt = c->runtime;
 	s->max_key = c->max_key;
 	s->max_value = c->max_value;
@@ -668,11 +730,15 @@ int pmkv_attach(pmtx_region *r, const struct pmkv_config *c, unsigned flags,
 		snprintf(msg, len, "%s: root too small", name);
 		rc = PMKV_E_FORMAT;
 	} else if (s->root->magic == 0 && s->root->dir == 0 &&
-	           !(flags & PMKV_ATTACH_INSPECT)) {
-		rc = init_root(s);
+	           s->root->meta == 0 && !(flags & PMKV_ATTACH_INSPECT)) {
+		/* a new store: as asked, else wrapped only if cow needs it */
+		unsigned f = c->flavour ? c->flavour
+		             : c->runtime == PMTX_RT_COW ? PMKV_WRAPPED : PMKV_OPT;
+		rc = f == PMKV_OPT && c->runtime == PMTX_RT_COW
+		     ? PMTX_E_UNSUPPORTED : init_root(s, f == PMKV_WRAPPED);
 	}
 	if (!rc)
-		rc = check_root(s, msg, len, name);
+		rc = check_root(s, c, msg, len, name);
 	if (!rc && !(flags & PMKV_ATTACH_INSPECT))
 		rc = sweep_all(s);
 	if (rc && !*msg)
@@ -718,7 +784,7 @@ int pmkv_close(struct pmkv_store *s)
 int pmkv_walk(struct pmkv_store *s, int (*fn)(pmtx_off off, void *arg),
               void *arg)
 {
-	struct kvx x = {s, NULL, 0, 0};
+	struct kvx x = {s, NULL, 0, 0, 0};
 	pthread_rwlock_rdlock(&s->lock);
 	int rc = assoc_walk(&x, fn, arg);
 	pthread_rwlock_unlock(&s->lock);

@@ -28,7 +28,12 @@ struct pmkv_config {
 	const char *path;       /* the region file */
 	size_t size;            /* bytes at creation */
 	size_t max_size;        /* the region grows up to this many bytes */
-	pmtx_runtime runtime;   /* of every transaction */
+	pmtx_runtime runtime;   /* of every transaction; PMTX_RT_COW only
+	                         * for the wrapped version */
+	unsigned flavour;       /* PMKV_OPT or PMKV_WRAPPED: refuse a store
+	                         * of the other version, and create this one;
+	                         * 0: the store's own (a new one: opt, or
+	                         * wrapped under cow) */
 	pmtx_domain domain;
 	pmtx_backend backend;
 	uint64_t initial_buckets; /* a new table's: a power of two, at least
@@ -126,6 +131,7 @@ struct pmkv_info {
 	pmtx_runtime runtime;
 	pmtx_domain domain;
 	pmtx_backend backend;
+	int wrapped;
 };
 void pmkv_info_get(struct pmkv_store *s, struct pmkv_info *out);
 

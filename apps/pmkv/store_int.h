@@ -1,6 +1,7 @@
 /*
- * store_int.h - what store.c and assoc.c share: the store handle and the
- * context of one operation's transaction.
+ * store_int.h - what store.c, assoc.c and obj.c share: the store handle,
+ * the context of one operation's transaction, and the object layer that
+ * lets one table serve both versions of the store.
  */
 #ifndef PMKV_STORE_INT_H
 #define PMKV_STORE_INT_H
@@ -12,6 +13,11 @@
 struct pmkv_store {
 	pmtx_region *r;
 	struct pmkv_root *root;
+	char *base;         /* the region's first byte (opt: off -> pointer) */
+	int wrapped;        /* the region's version (layout.h flavour) */
+	pmtx_off meta;      /* the object holding the table's geometry: the
+	                     * root itself (opt) or root->meta (wrapped) */
+	unsigned seg_shift; /* buckets per segment, log 2 (layout.h) */
 	pmtx_runtime rt;
 	size_t max_key, max_value;
 	uint64_t initial_buckets;
@@ -20,32 +26,65 @@ struct pmkv_store {
 	pthread_rwlock_t lock;
 };
 
-/* One operation: its transaction, and whether it has written yet. Until
- * it has, its loads are plain loads (the opt version); after, they go
- * through pmtx_read, which sees the transaction's own writes. */
+/* One operation: its transaction, whether it has written yet, and the
+ * first failure of the object layer (obj.c O4). Until it has written,
+ * the opt version's loads are plain loads; after, they go through
+ * pmtx_read, which sees the transaction's own writes. */
 struct kvx {
 	struct pmkv_store *s;
 	pmtx_tx *tx;
 	int writer; /* holds the store lock alone (store.c S1) */
 	int wrote;
+	int err;
 };
 
-/* A field of the region as this operation sees it. */
-uint64_t kvx_load(struct kvx *x, const uint64_t *p);
-/* Write a field: PMTX_SET, noting that the transaction wrote. */
-int kvx_store(struct kvx *x, uint64_t *p, uint64_t v);
+/* ---- obj.c: persistent objects, as either version holds them ----
+ *
+ * An object is named by a pmtx_off: a heap block (opt) or a pmtx
+ * copy-on-write wrapper (wrapped). A field is an object and a byte
+ * position in it. */
+struct kvref {
+	pmtx_off obj;
+	size_t at;
+};
+#define KVREF(o, a) ((struct kvref){(o), (a)})
+/* A field of the geometry (struct pmkv_root, in the meta object). */
+#define KVMETA(x, field) KVREF((x)->s->meta, offsetof(struct pmkv_root, field))
 
-/* The entry at off, checked (L1): NULL if off names no entry block. */
-struct pmkv_entry *pmkv_entry_at(struct pmkv_store *s, pmtx_off off);
-static inline char *entry_key(struct pmkv_entry *e)
+/* The word at f, as this operation sees it. A failure is kept in x->err
+ * (O4) and reads as 0. */
+uint64_t kvx_get(struct kvx *x, struct kvref f);
+/* Write the word at f, or n bytes from src. */
+int kvx_put(struct kvx *x, struct kvref f, uint64_t v);
+int kvx_write(struct kvx *x, struct kvref f, const void *src, size_t n);
+/* The object's bytes for reading (O2), at least n of them, checked
+ * (layout.h L1): NULL if obj names no such object. *size: its size. */
+const void *kvx_view(struct kvx *x, pmtx_off obj, size_t n, size_t *size);
+/* A fresh object of n bytes (zeroed if zero), with a pointer for plain
+ * stores (O3); kvx_flush before the transaction commits. */
+int kvx_new(struct kvx *x, size_t n, int zero, pmtx_off *obj, void **p);
+void kvx_flush(struct kvx *x, const void *p, size_t n);
+/* Free the object when the transaction commits. */
+int kvx_free(struct kvx *x, pmtx_off obj);
+/* Every heap block of the object (its block; or its wrapper and payload). */
+int kvx_walk_obj(struct pmkv_store *s, pmtx_off obj,
+                 int (*fn)(pmtx_off, void *), void *arg);
+
+/* ---- entries ---- */
+
+/* The entry obj for reading, checked (L1): NULL if obj names no entry. */
+const struct pmkv_entry *pmkv_entry_at(struct kvx *x, pmtx_off obj);
+static inline const char *entry_key(const struct pmkv_entry *e)
 {
-	return (char *)(e + 1);
+	return (const char *)(e + 1);
 }
 /* The value, after the key (klen never changes: store.c S3). */
-static inline char *entry_val(struct pmkv_entry *e)
+static inline const char *entry_val(const struct pmkv_entry *e)
 {
-	return (char *)(e + 1) + PMKV_KLEN(e->lens);
+	return (const char *)(e + 1) + PMKV_KLEN(e->lens);
 }
+/* An entry's fields. */
+#define KVENT(obj, field) KVREF((obj), offsetof(struct pmkv_entry, field))
 
 uint64_t pmkv_hash(const void *k, size_t n);
 
@@ -54,27 +93,30 @@ uint64_t pmkv_hash(const void *k, size_t n);
 /* A chain position: the link that names the entry (a bucket head or an
  * entry's next field), and the entry (0 at the end). */
 struct pos {
-	uint64_t *link;
+	struct kvref link;
 	pmtx_off off;
-	struct pmkv_entry *e;
+	const struct pmkv_entry *e;
 };
 /* Find key k (hash h). 0 and pos->off == 0: absent. */
 int assoc_find(struct kvx *x, const void *k, size_t kn, uint64_t h,
                struct pos *pos);
-/* Link a fresh entry at the head of its bucket; count + 1. */
-int assoc_link(struct kvx *x, pmtx_off off, uint64_t h);
+/* Link a fresh entry (e: its plain-store pointer) at the head of its
+ * bucket; count + 1. */
+int assoc_link(struct kvx *x, pmtx_off off, struct pmkv_entry *e,
+               uint64_t h);
 /* Unlink the entry at pos and free it; count - 1. */
 int assoc_unlink(struct kvx *x, const struct pos *pos);
 /* Replace the entry at pos by the fresh entry off (same key). */
-int assoc_replace(struct kvx *x, const struct pos *pos, pmtx_off off);
+int assoc_replace(struct kvx *x, const struct pos *pos, pmtx_off off,
+                  struct pmkv_entry *e);
 /* Split one bucket if the table is fuller than its load factor. */
 int assoc_maybe_grow(struct kvx *x);
 /* Buckets in the table. */
-uint64_t assoc_buckets(const struct pmkv_root *root);
-/* The bucket head of bucket b (< assoc_buckets), checked; NULL if the
- * directory or the segment is corrupt. */
-uint64_t *assoc_bucket_head(struct kvx *x, uint64_t b);
-/* A new, empty table in the root (create, FLUSHALL). */
+uint64_t assoc_buckets(struct kvx *x);
+/* The head of bucket b (< assoc_buckets), checked: 0 and *head, or
+ * PMTX_E_CORRUPT if the directory or the segment is. */
+int assoc_bucket_head(struct kvx *x, uint64_t b, struct kvref *head);
+/* A new, empty table in the geometry (create, FLUSHALL). */
 int assoc_new_table(struct kvx *x);
 /* FLUSHALL's detach: the table becomes the trash, a new one replaces it. */
 int assoc_detach(struct kvx *x);

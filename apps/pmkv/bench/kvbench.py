@@ -3,9 +3,14 @@
 
   fig7    the seed's Figure 7 on this machine: pre-populate with 1,000,000
           random puts over 238,328 keys, then 1, 2 and 4 clients at 90%,
-          50% and 10% reads (pmkv-load, no pipelining), for every runtime
-          of the opt version, in PDOM-2 and PDOM-1 (hardware backend,
-          /dev/shm).
+          50% and 10% reads (pmkv-load, no pipelining), for the opt
+          version under undo, redo and redo-async and the wrapped version
+          under undo, redo and cow, in PDOM-2 and PDOM-1 (hardware
+          backend, /dev/shm).
+  store   the same workload on the store in one process, without sockets
+          (pmkv-storebench: 1, 2 and 4 threads), for the same versions,
+          runtimes and domains: what the two versions cost, which the
+          server's round trips hide.
   redis   pmkv beside Redis (Debian's redis-server) in one invocation:
           redis-benchmark -t set,get -c 4 -r 238328 -d 64, without
           pipelining and with -P 16, against pmkv-opt on /dev/shm (PDOM-1,
@@ -14,9 +19,10 @@
           /dev/shm. Every configuration runs once per round, rounds
           interleaved, so that ratios survive a noisy machine.
 
-  kvbench.py fig7|redis|all [--quick] [--rounds N] [--out FILE]
+  kvbench.py fig7|store|redis|all [--quick] [--rounds N] [--out FILE]
              [--build DIR] [--ext4 DIR] [--populate N] [--seconds S]
              [--clients 1,2,4] [--mixes 90,50,10] [--runtimes ...]
+             [--versions opt,wrapped]
              [--domains pdom2,pdom1] [--requests N] [--configs ...]
 
 --quick: 100,000 puts, 1 s per run, clients 1 and 4, mixes 90 and 10,
@@ -81,6 +87,11 @@ class Running:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
+# The runtimes each version runs under (cow writes only through wrappers).
+VERSION_RUNTIMES = {"opt": ("undo", "redo", "redo-async"),
+                    "wrapped": ("undo", "redo", "cow")}
+
+
 def pmkv_argv(build, runtime, domain, backend, extra=()):
     binary = os.path.join(build, "apps", "pmkv", "pmkv")
 
@@ -137,19 +148,53 @@ def fig7_points(a, out, argv, tags):
 
 
 def fig7(a, out):
-    """pmkv (opt) in each domain and runtime, then Redis without
+    """pmkv in each domain, version and runtime, then Redis without
     persistence at the same points, as the machine's reference."""
     bad = 0
-    for domain in a.domains:
-        for runtime in a.runtimes:
-            bad += fig7_points(
-                a, out, pmkv_argv(a.build, runtime, domain, "hardware"),
-                {"version": "opt", "runtime": runtime, "domain": domain,
-                 "backend": "hardware"})
+    for domain, version, runtime in configs(a):
+        bad += fig7_points(
+            a, out, pmkv_argv(a.build, runtime, domain, "hardware",
+                              ["--" + version]),
+            {"version": version, "runtime": runtime, "domain": domain,
+             "backend": "hardware"})
     if a.fig7_redis:
         bad += fig7_points(a, out, redis_argv("no", "no"),
                            {"version": "redis", "runtime": "redis-off",
                             "domain": "-", "backend": "-"})
+    return bad
+
+
+def configs(a):
+    """(domain, version, runtime) of every pmkv configuration asked for."""
+    return [(d, v, rt) for d in a.domains for v in a.versions
+            for rt in a.runtimes if rt in VERSION_RUNTIMES[v]]
+
+
+def store(a, out):
+    """pmkv-storebench for every configuration: every point after one
+    population, in a fresh region each."""
+    binary = os.path.join(a.build, "apps", "pmkv", "pmkv-storebench")
+    bad = 0
+    for domain, version, runtime in configs(a):
+        d = tempfile.mkdtemp(prefix="kvbench-", dir="/dev/shm")
+        try:
+            res = subprocess.run(
+                [binary, "--region", os.path.join(d, "kv.region"),
+                 "--version", version, "--runtime", runtime, "--domain",
+                 domain, "--threads", ",".join(map(str, a.clients)),
+                 "--read-pct", ",".join(map(str, a.mixes)),
+                 "--seconds", str(a.seconds), "--populate",
+                 str(a.populate)],
+                capture_output=True, text=True, timeout=1800)
+        finally:
+            shutil.rmtree(d, ignore_errors=True)
+        bad += res.returncode != 0
+        for line in res.stdout.splitlines():
+            emit(out, json.loads(line))
+        if res.returncode:
+            emit(out, {"bench": "pmkv-store", "version": version,
+                       "runtime": runtime, "domain": domain,
+                       "failed": True, "stderr": res.stderr[-300:]})
     return bad
 
 
@@ -225,7 +270,7 @@ def on_sigterm(_signum, _frame):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("what", choices=["fig7", "redis", "all"])
+    ap.add_argument("what", choices=["fig7", "store", "redis", "all"])
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--out")
@@ -235,7 +280,8 @@ def main():
     ap.add_argument("--seconds", type=float)
     ap.add_argument("--clients")
     ap.add_argument("--mixes")
-    ap.add_argument("--runtimes", default="undo,redo,redo-async")
+    ap.add_argument("--runtimes", default="undo,redo,redo-async,cow")
+    ap.add_argument("--versions", default="opt,wrapped")
     ap.add_argument("--domains", default="pdom2,pdom1")
     ap.add_argument("--requests", type=int)
     ap.add_argument("--configs", default=",".join(CONFIGS))
@@ -252,6 +298,9 @@ def main():
     a.mixes = [int(x) for x in (a.mixes or ("90,10" if q else "90,50,10"))
                .split(",")]
     a.runtimes = a.runtimes.split(",")
+    a.versions = a.versions.split(",")
+    if set(a.versions) - set(VERSION_RUNTIMES):
+        ap.error("versions: opt, wrapped")
     a.domains = a.domains.split(",")
     a.requests = a.requests or (20000 if q else 200000)
     a.configs = a.configs.split(",")
@@ -263,6 +312,8 @@ def main():
     bad = 0
     if a.what in ("fig7", "all"):
         bad += fig7(a, out)
+    if a.what in ("store", "all"):
+        bad += store(a, out)
     if a.what in ("redis", "all"):
         for rnd in range(1 if a.quick else a.rounds):
             bad += redis_round(a, out, rnd)

@@ -26,6 +26,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "benchutil.h"
+
 struct opts {
 	const char *host, *unixsocket, *label;
 	int port;
@@ -48,21 +50,6 @@ struct worker {
 	double deadline;
 	int failed;
 };
-
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static uint64_t next(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
 
 static int connect_to(const struct opts *o, struct conn *c)
 {

@@ -1,8 +1,10 @@
 /*
  * explore_store.c - the crash-state explorer over pmkv's store
- * (pmtx_explore.h): every crash point of a run of store operations, under
- * undo, redo, redo-async and auto (every runtime in turn, so that one
- * region holds logs of all three at once), with the explorer's checks (recovery,
+ * (pmtx_explore.h): every crash point of a run of store operations, for
+ * the opt version (workload "store") under undo, redo, redo-async and auto
+ * (every runtime in turn, so that one region holds logs of all three at
+ * once), and for the wrapped version ("store-wrapped") under undo, redo,
+ * copy-on-write and auto, with the explorer's checks (recovery,
  * atomicity against a model, heap check, no leak, complete recovery) and
  * the store's own check (pmkv_check: every chain well formed, every key
  * in its bucket, the count right) on every image.
@@ -74,6 +76,8 @@ static void config(const pmtx_explore_env *e, struct pmkv_config *c)
 {
 	pmkv_config_init(c);
 	c->runtime = e->runtime;
+	c->flavour = strcmp(e->workload->name, "store-wrapped") ? PMKV_OPT
+	                                                        : PMKV_WRAPPED;
 	c->initial_buckets = PMKV_NBASE_MIN;
 }
 
@@ -352,8 +356,19 @@ static const pmtx_explore_workload wl_store = {
 	.setup = store_setup, .run = store_run, .observe = store_observe,
 	.model = store_model, .walk = store_walk};
 
+static const pmtx_explore_workload wl_wrapped = {
+	.name = "store-wrapped",
+	.help = "the same run over pmkv's wrapped version: every object "
+	        "behind a pmtx wrapper",
+	.nthreads = 1, .root_size = sizeof(struct pmkv_root),
+	.layout = PMKV_LAYOUT, .max_ntx = 60,
+	.runtimes = PMTX_EXPLORE_UNDO | PMTX_EXPLORE_REDO | PMTX_EXPLORE_COW |
+	            PMTX_EXPLORE_AUTO,
+	.setup = store_setup, .run = store_run, .observe = store_observe,
+	.model = store_model, .walk = store_walk};
+
 int main(int argc, char **argv)
 {
-	const pmtx_explore_workload *w[] = {&wl_store};
-	return pmtx_explore_main(argc, argv, w, 1);
+	const pmtx_explore_workload *w[] = {&wl_store, &wl_wrapped};
+	return pmtx_explore_main(argc, argv, w, 2);
 }

@@ -12,8 +12,9 @@ recovery), and a restarted server must hold, for every key, its last
 acknowledged state or one of its writes in flight; an MSET in flight is
 whole or absent; a counter is at least its last acknowledged value.
 Anything else is a lost acknowledged write. The runtime rotates (undo,
-redo, redo-async, auto) at every restart, so each runtime's log is recovered by
-a server running another.
+redo, redo-async, auto, and cow with --wrapped) at every restart, so each
+runtime's log is recovered by a server running another. --wrapped runs
+the wrapped version of the store.
 
 Prints one JSON line; exits 1 on any violation (0 with --expect-loss if
 there was one: the control that shows the check can fail).
@@ -269,12 +270,16 @@ def main():
     ap.add_argument("--max-ms", type=int, default=60)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--expect-loss", action="store_true")
+    ap.add_argument("--wrapped", action="store_true")
     ap.add_argument("--server-args", default="",
                     help="more pmkv flags, e.g. \"--io-threads 2\"")
     a = ap.parse_args()
     rnd = random.Random(a.seed)
     extra = ["--backend", a.backend, "--maxmemory",
              "256mb"] + a.server_args.split()
+    runtimes = RUNTIMES + ["cow"] if a.wrapped else RUNTIMES
+    if a.wrapped:
+        extra.append("--wrapped")
     d = tempfile.mkdtemp(prefix="pmkv-kill9-", dir=a.dir)
     region = os.path.join(d, "pmkv.region")
     states = [{"version": 0, "acked": {}, "inflight": [], "counter": 0,
@@ -283,7 +288,7 @@ def main():
     bad, acked, t0 = [], 0, time.monotonic()
     try:
         for k in range(a.kills):
-            p = start(a.bin, port, region, RUNTIMES[k % len(RUNTIMES)], extra)
+            p = start(a.bin, port, region, runtimes[k % len(runtimes)], extra)
             if k:
                 bad += verify(port, states)
                 if bad:
@@ -311,7 +316,9 @@ def main():
         subprocess.run(["rm", "-rf", d])
     errors = [e for st in states for e in st["errors"]]
     print(json.dumps({"test": "pmkv_kill9", "kills": a.kills,
-                      "backend": a.backend, "acked_writes": acked,
+                      "backend": a.backend,
+                      "version": "wrapped" if a.wrapped else "opt",
+                      "acked_writes": acked,
                       "write_errors": len(errors), "violations": len(bad),
                       "seconds": round(time.monotonic() - t0, 1)}))
     for b in bad[:10]:

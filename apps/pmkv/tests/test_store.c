@@ -1,8 +1,9 @@
 /*
  * test_store.c - pmkv's store without a server: every operation against
- * a DRAM model, under undo, redo and redo-async; table growth over many
- * keys; FLUSHALL; expiry; limits; a region of another kind refused; and
- * every key back after a reopen.
+ * a DRAM model, for the opt version under undo, redo and redo-async and
+ * for the wrapped version under undo, redo and copy-on-write; table growth
+ * over many keys; FLUSHALL; expiry; limits; a region of another kind or
+ * of the other version refused; and every key back after a reopen.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 #include "store.h"
 
 static pmtx_runtime g_rt = PMTX_RT_REDO;
+static unsigned g_flavour = PMKV_OPT;
 
 struct buf {
 	char p[256];
@@ -30,19 +32,28 @@ static void keep(void *arg, const void *p, size_t n)
 	b->calls++;
 }
 
-static struct pmkv_store *open_at(const char *path)
+/* Open the store at path with this test's limits; pmkv_open's status. */
+static int try_open(const char *path, pmtx_runtime rt, unsigned flavour,
+                    struct pmkv_store **s, char *msg, size_t len)
 {
 	struct pmkv_config c;
-	struct pmkv_store *s = NULL;
-	char msg[256] = "";
 	pmkv_config_init(&c);
 	c.path = path;
 	c.size = 16u << 20;
 	c.max_size = 256u << 20;
-	c.runtime = g_rt;
+	c.runtime = rt;
+	c.flavour = flavour;
 	c.max_value = 4096;
 	c.max_key = 512;
-	int rc = pmkv_open(&c, &s, msg, sizeof(msg));
+	*msg = 0;
+	return pmkv_open(&c, s, msg, len);
+}
+
+static struct pmkv_store *open_at(const char *path)
+{
+	struct pmkv_store *s = NULL;
+	char msg[256];
+	int rc = try_open(path, g_rt, g_flavour, &s, msg, sizeof(msg));
 	if (rc)
 		fprintf(stderr, "pmkv_open: %s\n", msg);
 	assert_int_equal(rc, 0);
@@ -363,19 +374,75 @@ static void other_regions_are_refused(void **state)
 	unlink(path);
 }
 
-static int use_rt(void **state, pmtx_runtime rt)
+/* A store of one version is refused as the other, and the opt version
+ * under copy-on-write; the wrapped one reopens under every runtime. */
+static void versions_are_kept_apart(void **state)
 {
 	(void)state;
+	const char *path = tu_path();
+	struct pmkv_store *s = NULL;
+	char msg[256] = "";
+	assert_int_equal(try_open(path, PMTX_RT_COW, PMKV_OPT, &s, msg,
+	                          sizeof(msg)), PMTX_E_UNSUPPORTED);
+	g_flavour = PMKV_OPT, g_rt = PMTX_RT_REDO;
+	s = open_at(path);
+	set(s, "k", "opt", 0, 0);
+	assert_int_equal(pmkv_close(s), 0);
+	/* the store's own version (0): opt, which cow cannot run */
+	assert_int_equal(try_open(path, PMTX_RT_COW, 0, &s, msg, sizeof(msg)),
+	                 PMTX_E_UNSUPPORTED);
+	assert_non_null(strstr(msg, "wrapped"));
+	assert_int_equal(try_open(path, PMTX_RT_REDO, PMKV_WRAPPED, &s, msg,
+	                          sizeof(msg)), PMKV_E_FORMAT);
+	assert_non_null(strstr(msg, "the store is the opt version"));
+	unlink(path);
+
+	g_flavour = PMKV_WRAPPED;
+	pmtx_runtime rts[] = {PMTX_RT_COW, PMTX_RT_UNDO, PMTX_RT_REDO,
+	                      PMTX_RT_REDO_ASYNC, PMTX_RT_AUTO, PMTX_RT_COW};
+	char v[8];
+	for (unsigned i = 0; i < 6; i++) {
+		g_rt = rts[i];
+		s = open_at(path);
+		if (i)
+			expect(s, "k", (snprintf(v, sizeof(v), "w%u", i - 1), v));
+		snprintf(v, sizeof(v), "w%u", i);
+		set(s, "k", v, 0, 0);
+		check(s);
+		assert_int_equal(pmkv_close(s), 0);
+	}
+	assert_int_equal(try_open(path, PMTX_RT_UNDO, PMKV_OPT, &s, msg,
+	                          sizeof(msg)), PMKV_E_FORMAT);
+	assert_non_null(strstr(msg, "the store is the wrapped version"));
+	assert_int_equal(try_open(path, PMTX_RT_UNDO, 0, &s, msg, sizeof(msg)),
+	                 0);
+	expect(s, "k", "w5");
+	assert_int_equal(pmkv_close(s), 0);
+	unlink(path);
+}
+
+static int use(pmtx_runtime rt, unsigned flavour)
+{
 	g_rt = rt;
+	g_flavour = flavour;
 	return 0;
 }
-static int undo(void **s) { return use_rt(s, PMTX_RT_UNDO); }
-static int redo(void **s) { return use_rt(s, PMTX_RT_REDO); }
-static int redo_async(void **s) { return use_rt(s, PMTX_RT_REDO_ASYNC); }
+static int undo(void **s) { return (void)s, use(PMTX_RT_UNDO, PMKV_OPT); }
+static int redo(void **s) { return (void)s, use(PMTX_RT_REDO, PMKV_OPT); }
+static int redo_async(void **s)
+{
+	return (void)s, use(PMTX_RT_REDO_ASYNC, PMKV_OPT);
+}
+static int w_undo(void **s) { return (void)s, use(PMTX_RT_UNDO, PMKV_WRAPPED); }
+static int w_redo(void **s) { return (void)s, use(PMTX_RT_REDO, PMKV_WRAPPED); }
+static int w_cow(void **s) { return (void)s, use(PMTX_RT_COW, PMKV_WRAPPED); }
 
 #define ALL(f)                                                               \
 	cmocka_unit_test_setup(f, undo), cmocka_unit_test_setup(f, redo),    \
-		cmocka_unit_test_setup(f, redo_async)
+		cmocka_unit_test_setup(f, redo_async),                       \
+		cmocka_unit_test_setup(f, w_undo),                           \
+		cmocka_unit_test_setup(f, w_redo),                           \
+		cmocka_unit_test_setup(f, w_cow)
 
 int main(void)
 {
@@ -389,6 +456,7 @@ int main(void)
 		ALL(scan_sees_every_key_while_the_table_grows),
 		ALL(flushall_empties_and_frees),
 		cmocka_unit_test(other_regions_are_refused),
+		cmocka_unit_test(versions_are_kept_apart),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

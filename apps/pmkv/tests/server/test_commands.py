@@ -172,6 +172,7 @@ def test_info_sections(r):
     assert info["loading"] == 0
     pers = r.info("persistence")
     assert "pmkv_runtime" in pers and "redis_version" not in pers
+    assert pers["pmkv_store_version"] in ("opt", "wrapped")
     assert "db0" in r.info("keyspace")
 
 

@@ -1,6 +1,6 @@
 """Stops and restarts: SIGTERM, SHUTDOWN and kill -9 keep every write; a
-region of another kind, or a damaged one, is refused with a message and
-exit status 1, and left as it was."""
+region of another kind, or a damaged one, or one of the other version, is
+refused with a message and exit status 1, and left as it was."""
 import hashlib
 import os
 import signal
@@ -96,3 +96,49 @@ def find_root_dir_field(path):
     at = data.find(b"PMKV__\x00\x00")
     assert at > 0
     return at + 40
+
+
+def refused(pmkv_bin, s, *flags):
+    """Start pmkv over s's region with flags: it must exit 1 and leave the
+    region as it was; its message is returned."""
+    before = digest(s.region)
+    r = subprocess.run([pmkv_bin, "--port", str(s.port), "--region",
+                        s.region] + list(flags), capture_output=True,
+                       text=True, timeout=30)
+    assert r.returncode == 1, r.stderr
+    assert digest(s.region) == before
+    return r.stderr
+
+
+def test_versions_are_kept_apart(pmkv_bin, tmp_path):
+    opt = Server(pmkv_bin, str(tmp_path / "opt"), "--opt")
+    os.makedirs(opt.dir)
+    opt.start()
+    redis.Redis(port=opt.port).set("a", "opt")
+    opt.stop()
+    assert "the store is the opt version" in refused(pmkv_bin, opt,
+                                                     "--wrapped")
+    assert "cannot run under cow" in refused(pmkv_bin, opt,
+                                             "--runtime", "cow")
+    # a new store under cow is the wrapped version; it keeps its version
+    # when reopened with no flag, under another runtime
+    w = Server(pmkv_bin, str(tmp_path / "w"), "--runtime", "cow")
+    os.makedirs(w.dir)
+    w.start()
+    c = redis.Redis(port=w.port)
+    c.set("a", "wrapped")
+    assert c.info("persistence")["pmkv_store_version"] == "wrapped"
+    w.stop()
+    w.flags = ["--runtime", "undo"]
+    w.start()
+    c = redis.Redis(port=w.port)
+    assert c.get("a") == b"wrapped"
+    assert c.info("persistence")["pmkv_runtime"] == "undo"
+    w.stop()
+    assert "the store is the wrapped version" in refused(pmkv_bin, w,
+                                                         "--opt")
+    # a wrapped store whose meta offset (root offset 72) is damaged
+    with open(w.region, "r+b") as f:
+        f.seek(find_root_dir_field(w.region) - 40 + 72)
+        f.write((12345).to_bytes(8, "little"))
+    assert "corrupt" in refused(pmkv_bin, w)
