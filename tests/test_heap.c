@@ -955,6 +955,55 @@ static void exhausting_small_region_gives_nomem_and_freeing_recovers(
 	done(r, path);
 }
 
+/* Blocks freed by committed redo-async transactions whose truncation is
+ * still queued are not lost to a full heap: the allocation that finds no
+ * room truncates them and takes their space. */
+static void full_heap_takes_back_blocks_of_queued_redo_async_frees(
+	void **state)
+{
+	(void)state;
+	const char *path;
+	pmtx_region *r = mk(&path, 4 * MiB);
+	struct bset live = {0};
+	pmtx_tx *tx;
+	pmtx_off off;
+	int rc = 0;
+	while (live.n <= 4 * r->hdr->nsb) {
+		tx = begin(r);
+		rc = pmtx_alloc(tx, 16000, &off);
+		assert_int_equal(pmtx_commit(tx), 0);
+		if (rc)
+			break;
+		bset_add(&live, off, pmtx_usable_size(r, off));
+	}
+	assert_int_equal(rc, PMTX_E_NOMEM);
+	/* Free them all, one redo-async transaction each: the truncations
+	 * queue (at most one per descriptor in flight at a time). */
+	for (size_t i = 0; i < live.n; i++) {
+		assert_int_equal(pmtx_begin(r, PMTX_RT_REDO_ASYNC, &tx), 0);
+		assert_int_equal(pmtx_free(tx, live.v[i].off), 0);
+		assert_int_equal(pmtx_commit(tx), 0);
+	}
+	/* Every block can be allocated again at once, in one transaction
+	 * (no begin in between to retire a queued one), under each runtime
+	 * in turn. */
+	pmtx_runtime rts[] = {PMTX_RT_REDO_ASYNC, PMTX_RT_UNDO, PMTX_RT_REDO};
+	for (unsigned k = 0; k < 3; k++) {
+		assert_int_equal(pmtx_begin(r, rts[k], &tx), 0);
+		for (size_t i = 0; i < live.n; i++)
+			assert_int_equal(pmtx_alloc(tx, 16000, &live.v[i].off), 0);
+		assert_int_equal(pmtx_commit(tx), 0);
+		assert_int_equal(pmtx_begin(r, PMTX_RT_REDO_ASYNC, &tx), 0);
+		for (size_t i = 0; i < live.n; i++)
+			assert_int_equal(pmtx_free(tx, live.v[i].off), 0);
+		assert_int_equal(pmtx_commit(tx), 0);
+	}
+	live.n = 0;
+	assert_heap_consistent(r, &live, NULL);
+	bset_free(&live);
+	done(r, path);
+}
+
 static void alloc_larger_than_the_heap_fails_with_nomem(void **state)
 {
 	(void)state;
@@ -1204,6 +1253,7 @@ int main(void)
 		T(free_of_block_freed_by_earlier_transaction_fails_with_inval),
 		T(alloc_of_zero_bytes_fails_with_inval),
 		T(exhausting_small_region_gives_nomem_and_freeing_recovers),
+		T(full_heap_takes_back_blocks_of_queued_redo_async_frees),
 		T(alloc_larger_than_the_heap_fails_with_nomem),
 		T(concurrent_alloc_free_leaves_heap_consistent_and_disjoint),
 		T(concurrent_superblock_churn_never_hands_out_a_block_twice),

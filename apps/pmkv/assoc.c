@@ -203,7 +203,9 @@ static int split_chain(struct kvx *x, uint64_t from, uint64_t to,
 		}
 		cur = next;
 	}
-	return rc || !moved ? rc : kvx_put(x, tail, 0);
+	/* the last entry moved ends its new chain (unless it did already:
+	 * under cow a write copies the whole entry) */
+	return rc || !moved || !kvx_get(x, tail) ? rc : kvx_put(x, tail, 0);
 }
 
 int assoc_maybe_grow(struct kvx *x)
@@ -362,8 +364,10 @@ int assoc_check(struct kvx *x, uint64_t *entries, char *msg, size_t len)
 static int walk_chain(struct kvx *x, pmtx_off cur,
                       int (*fn)(pmtx_off, void *), void *arg)
 {
+	/* a chain longer than the region has blocks is a cycle (H4) */
+	uint64_t limit = pmtx_region_size(x->s->r) / 32;
 	for (uint64_t hops = 0; cur; hops++) {
-		if (!pmkv_entry_at(x, cur) || hops > (1ull << 40))
+		if (!pmkv_entry_at(x, cur) || hops > limit)
 			return PMTX_E_CORRUPT;
 		int rc = kvx_walk_obj(x->s, cur, fn, arg);
 		if (rc)

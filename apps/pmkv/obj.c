@@ -50,21 +50,21 @@ static int cow(const struct kvx *x)
 	return x->tx && pmtx_tx_runtime(x->tx) == PMTX_RT_COW;
 }
 
-/* The payload of wrapper w as this operation sees it, or NULL. */
-static void *payload(struct kvx *x, pmtx_off w, int mode)
+/* The payload of wrapper w as this operation sees it, in *p: 0, or the
+ * status of the open (a copy-on-write write's copy may not fit). */
+static int payload(struct kvx *x, pmtx_off w, int mode, void **p)
 {
-	void *p = NULL;
-	if (!x->tx)
-		return (void *)pmtx_cow_peek(x->s->r, w);
-	if (pmtx_cow_open(x->tx, w, mode, NULL, &p))
-		return NULL;
-	return p;
+	if (!x->tx) {
+		*p = (void *)pmtx_cow_peek(x->s->r, w);
+		return *p ? 0 : PMTX_E_CORRUPT;
+	}
+	return pmtx_cow_open(x->tx, w, mode, NULL, p);
 }
 
 const void *kvx_view(struct kvx *x, pmtx_off obj, size_t n, size_t *size)
 {
 	struct pmkv_store *s = x->s;
-	const char *p;
+	void *p;
 	size_t have;
 	if (!obj || obj % 16)
 		return NULL;
@@ -73,7 +73,7 @@ const void *kvx_view(struct kvx *x, pmtx_off obj, size_t n, size_t *size)
 		p = s->base + obj;
 	} else {
 		if (pmtx_usable_size(s->r, obj) == 0 ||
-		    !(p = payload(x, obj, PMTX_COW_READ)))
+		    payload(x, obj, PMTX_COW_READ, &p))
 			return NULL;
 		have = pmtx_usable_size(s->r, pmtx_off_of(s->r, p));
 	}
@@ -94,7 +94,8 @@ uint64_t kvx_get(struct kvx *x, struct kvref f)
 {
 	struct pmkv_store *s = x->s;
 	uint64_t v;
-	const char *p;
+	char *p;
+	int rc;
 	if (!s->wrapped) {
 		p = s->base + f.obj + f.at;
 		if (!x->wrote || pmtx_read(x->tx, &v, p, sizeof(v)))
@@ -102,8 +103,8 @@ uint64_t kvx_get(struct kvx *x, struct kvref f)
 			                       __ATOMIC_RELAXED);
 		return v;
 	}
-	if (!(p = payload(x, f.obj, PMTX_COW_READ))) {
-		fail(x, PMTX_E_CORRUPT);
+	if ((rc = payload(x, f.obj, PMTX_COW_READ, (void **)&p))) {
+		fail(x, rc);
 		return 0;
 	}
 	p += f.at;
@@ -120,11 +121,13 @@ int kvx_write(struct kvx *x, struct kvref f, const void *src, size_t n)
 {
 	struct pmkv_store *s = x->s;
 	char *p;
+	int rc;
 	x->wrote = 1;
 	if (!s->wrapped)
 		return pmtx_write(x->tx, s->base + f.obj + f.at, src, n);
-	if (!(p = payload(x, f.obj, cow(x) ? PMTX_COW_WRITE : PMTX_COW_READ)))
-		return PMTX_E_CORRUPT;
+	if ((rc = payload(x, f.obj, cow(x) ? PMTX_COW_WRITE : PMTX_COW_READ,
+	                  (void **)&p)))
+		return rc;
 	if (!cow(x))
 		return pmtx_write(x->tx, p + f.at, src, n);
 	memcpy(p + f.at, src, n); /* the private copy: commit persists it */

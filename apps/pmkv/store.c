@@ -27,6 +27,10 @@
  *  S6. Growth (assoc_maybe_grow) runs at the start of an inserting
  *      operation, before its lookups, so no chain position it holds is
  *      moved under it.
+ *  S7. Keys can be removed from a full region: under copy-on-write every
+ *      write copies its object, so a removal (DEL, a FLUSHALL sweep step,
+ *      its detach) that finds no room runs again under undo, which writes
+ *      in place (the wrapped version runs under either).
  */
 #include <errno.h>
 #include <limits.h>
@@ -322,14 +326,21 @@ int pmkv_mset(struct pmkv_store *s, const struct pmkv_key *keys,
 	return x_end(&x, rc);
 }
 
-/* DEL (del: remove each key found) and EXISTS: one transaction over the
- * keys; *count: how many were found. */
+/* The runtime to run a removal under again, after status rc (S7); 0 if
+ * there is none. */
+static pmtx_runtime removal_retry(const struct pmkv_store *s, int rc)
+{
+	return rc == PMKV_E_OOM && s->rt == PMTX_RT_COW ? PMTX_RT_UNDO : 0;
+}
+
+/* DEL (del: remove each key found) and EXISTS: one transaction of
+ * runtime rt over the keys; *count: how many were found. */
 static int each_key(struct pmkv_store *s, const struct pmkv_key *keys,
-                    size_t n, int del, uint64_t *count)
+                    size_t n, int del, pmtx_runtime rt, uint64_t *count)
 {
 	struct kvx x;
 	int64_t now = pmkv_now_ms();
-	int rc = x_begin(s, &x, del);
+	int rc = x_begin_as(s, &x, del, rt);
 	if (rc)
 		return rc;
 	*count = 0;
@@ -347,13 +358,15 @@ static int each_key(struct pmkv_store *s, const struct pmkv_key *keys,
 int pmkv_del(struct pmkv_store *s, const struct pmkv_key *keys, size_t n,
              uint64_t *removed)
 {
-	return each_key(s, keys, n, 1, removed);
+	int rc = each_key(s, keys, n, 1, s->rt, removed);
+	pmtx_runtime rt = removal_retry(s, rc);
+	return rt ? each_key(s, keys, n, 1, rt, removed) : rc;
 }
 
 int pmkv_exists(struct pmkv_store *s, const struct pmkv_key *keys, size_t n,
                 uint64_t *count)
 {
-	return each_key(s, keys, n, 0, count);
+	return each_key(s, keys, n, 0, s->rt, count);
 }
 
 /* Redis's reading of a value as an integer: base 10, optional '-', no
@@ -472,43 +485,55 @@ int pmkv_pttl(struct pmkv_store *s, const void *k, size_t kn, int64_t *ttl)
 	return x_end(&x, 0);
 }
 
-/* A reader's view of the geometry outside any transaction (INFO,
- * DBSIZE): under the shared lock, no writer runs (S2). */
-static uint64_t meta_word(struct pmkv_store *s, size_t at)
+/* The key count and the bucket count outside any transaction (DBSIZE,
+ * INFO): under the shared lock, no writer runs (S2). */
+static void counts(struct pmkv_store *s, uint64_t *keys, uint64_t *buckets)
 {
 	struct kvx x = {s, NULL, 0, 0, 0};
 	pthread_rwlock_rdlock(&s->lock);
-	uint64_t v = at == SIZE_MAX ? assoc_buckets(&x)
-	                            : kvx_get(&x, KVREF(s->meta, at));
+	*keys = kvx_get(&x, KVMETA(&x, count));
+	if (buckets)
+		*buckets = assoc_buckets(&x);
 	pthread_rwlock_unlock(&s->lock);
-	return v;
 }
 
 uint64_t pmkv_dbsize(struct pmkv_store *s)
 {
-	return meta_word(s, offsetof(struct pmkv_root, count));
+	uint64_t n;
+	counts(s, &n, NULL);
+	return n;
 }
 
 /* Free the trash in batches, each its own transaction. */
+/* One FLUSHALL step in a transaction of its own: the detach (left ==
+ * NULL) or a sweep batch; again under undo if it finds no room (S7). */
+static int flush_step(struct pmkv_store *s, int *left)
+{
+	pmtx_runtime rt = s->rt;
+	int rc;
+	do {
+		struct kvx x;
+		if ((rc = x_begin_as(s, &x, 1, rt)))
+			break;
+		rc = x_end(&x, left ? assoc_sweep(&x, SWEEP_BATCH, left)
+		                    : assoc_detach(&x));
+	} while (rt != PMTX_RT_UNDO && (rt = removal_retry(s, rc)));
+	return rc;
+}
+
 static int sweep_all(struct pmkv_store *s)
 {
 	int left = 1, rc = 0;
-	while (left && !rc) {
-		struct kvx x;
-		if ((rc = x_begin(s, &x, 1)))
-			break;
-		rc = x_end(&x, assoc_sweep(&x, SWEEP_BATCH, &left));
-	}
+	while (left && !rc)
+		rc = flush_step(s, &left);
 	return rc;
 }
 
 int pmkv_flushall(struct pmkv_store *s)
 {
-	struct kvx x;
 	int rc = sweep_all(s); /* an older FLUSHALL's, if a crash cut it */
-	if (rc || (rc = x_begin(s, &x, 1)))
-		return rc;
-	rc = x_end(&x, assoc_detach(&x));
+	if (!rc)
+		rc = flush_step(s, NULL);
 	return rc ? rc : sweep_all(s);
 }
 
@@ -552,8 +577,7 @@ int pmkv_scan(struct pmkv_store *s, uint64_t cursor, uint64_t count,
 
 void pmkv_info_get(struct pmkv_store *s, struct pmkv_info *out)
 {
-	out->keys = meta_word(s, offsetof(struct pmkv_root, count));
-	out->buckets = meta_word(s, SIZE_MAX);
+	counts(s, &out->keys, &out->buckets);
 	out->wrapped = s->wrapped;
 	out->region_size = pmtx_region_size(s->r);
 	out->region_max = pmtx_region_max_size(s->r);

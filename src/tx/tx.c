@@ -789,7 +789,15 @@ int pmtx_alloc(pmtx_tx *tx, size_t n, pmtx_off *out)
 		return PMTX_E_INVAL;
 	struct pmtx_alog_entry e;
 	uint64_t off;
-	if ((rc = heap_reserve(tx->r->heap, n, &off, &e)))
+	rc = heap_reserve(tx->r->heap, n, &off, &e);
+	if (rc == PMTX_E_NOMEM && atomic_load(&tx->r->txm->async_pending) > 0) {
+		/* The blocks that queued redo-async transactions free reach
+		 * the heap only when they are truncated (redo.c D5): a full
+		 * heap truncates them now, then tries again. */
+		async_quiesce(tx->r);
+		rc = heap_reserve(tx->r->heap, n, &off, &e);
+	}
+	if (rc)
 		return rc;
 	if ((rc = alog_append(tx, &e))) {
 		heap_unreserve(tx->r->heap, &e);

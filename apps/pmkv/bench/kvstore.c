@@ -24,8 +24,8 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "store.h"
 #include "benchutil.h"
+#include "store.h"
 
 #define MAXPTS 8
 

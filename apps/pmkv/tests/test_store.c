@@ -33,20 +33,27 @@ static void keep(void *arg, const void *p, size_t n)
 }
 
 /* Open the store at path with this test's limits; pmkv_open's status. */
-static int try_open(const char *path, pmtx_runtime rt, unsigned flavour,
-                    struct pmkv_store **s, char *msg, size_t len)
+static int try_open_max(const char *path, pmtx_runtime rt, unsigned flavour,
+                        size_t max_size, struct pmkv_store **s, char *msg,
+                        size_t len)
 {
 	struct pmkv_config c;
 	pmkv_config_init(&c);
 	c.path = path;
 	c.size = 16u << 20;
-	c.max_size = 256u << 20;
+	c.max_size = max_size;
 	c.runtime = rt;
 	c.flavour = flavour;
 	c.max_value = 4096;
 	c.max_key = 512;
 	*msg = 0;
 	return pmkv_open(&c, s, msg, len);
+}
+
+static int try_open(const char *path, pmtx_runtime rt, unsigned flavour,
+                    struct pmkv_store **s, char *msg, size_t len)
+{
+	return try_open_max(path, rt, flavour, 256u << 20, s, msg, len);
 }
 
 static struct pmkv_store *open_at(const char *path)
@@ -212,6 +219,66 @@ static void limits_store_nothing(void **state)
 	                 PMKV_E_TOOBIG);
 	expect(s, "k", "v");
 	assert_int_equal(pmkv_dbsize(s), 1);
+	check(s);
+	assert_int_equal(pmkv_close(s), 0);
+	unlink(path);
+}
+
+/* SET of key number i to 3,000 bytes of c. */
+static int set_big(struct pmkv_store *s, int i, char c)
+{
+	char k[32], v[3000];
+	int done, found;
+	snprintf(k, sizeof(k), "full:%d", i);
+	memset(v, c, sizeof(v));
+	return pmkv_set(s, k, strlen(k), v, sizeof(v), 0, 0, &done, keep, NULL,
+	                &found);
+}
+
+static uint64_t len_of(struct pmkv_store *s, int i)
+{
+	char k[32];
+	uint64_t n;
+	snprintf(k, sizeof(k), "full:%d", i);
+	assert_int_equal(pmkv_strlen(s, k, strlen(k), &n), 0);
+	return n;
+}
+
+/* A region that cannot grow: the write that does not fit gets
+ * PMKV_E_OOM (Redis's OOM error) and stores nothing, every key before it
+ * stays, and deleting keys makes room again (under cow too, where a
+ * delete copies a segment). */
+static void a_full_region_refuses_and_keeps(void **state)
+{
+	(void)state;
+	const char *path = tu_path();
+	struct pmkv_store *s = NULL;
+	struct pmkv_key ks[16];
+	char msg[256], names[16][32];
+	int rc = 0, n;
+	uint64_t removed;
+	assert_int_equal(try_open_max(path, g_rt, g_flavour, 16u << 20, &s, msg,
+	                              sizeof(msg)), 0);
+	for (n = 0; n < 20000 && !(rc = set_big(s, n, 'a')); n++)
+		;
+	assert_int_equal(rc, PMKV_E_OOM);
+	assert_true(n > 1000);
+	assert_int_equal(pmkv_dbsize(s), n);
+	assert_int_equal(len_of(s, n), 0);
+	assert_int_equal(len_of(s, n - 1), 3000);
+	check(s);
+	for (int i = 0; i < 16; i++) {
+		snprintf(names[i], sizeof(names[i]), "full:%d", i);
+		ks[i] = (struct pmkv_key){names[i], strlen(names[i])};
+	}
+	assert_int_equal(pmkv_del(s, ks, 16, &removed), 0);
+	assert_int_equal(removed, 16);
+	assert_int_equal(set_big(s, n, 'b'), 0);
+	assert_int_equal(pmkv_close(s), 0);
+	s = open_at(path);
+	assert_int_equal(pmkv_dbsize(s), n - 16 + 1);
+	assert_int_equal(len_of(s, 0), 0);
+	assert_int_equal(len_of(s, n), 3000);
 	check(s);
 	assert_int_equal(pmkv_close(s), 0);
 	unlink(path);
@@ -451,6 +518,7 @@ int main(void)
 		ALL(binary_keys_and_values),
 		ALL(incr_append_strlen),
 		ALL(limits_store_nothing),
+		ALL(a_full_region_refuses_and_keeps),
 		ALL(expiry_hides_and_removes),
 		ALL(growth_keeps_every_key_across_reopen),
 		ALL(scan_sees_every_key_while_the_table_grows),
