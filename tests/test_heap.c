@@ -878,6 +878,23 @@ static void alloc_of_zero_bytes_fails_with_inval(void **state)
 	done(r, path);
 }
 
+/* Allocate 16,000-byte blocks (16 KiB, four per superblock), one
+ * transaction each, until the heap is full (PMTX_E_NOMEM); into live. */
+static void fill_with_16k(pmtx_region *r, struct bset *live)
+{
+	int rc = 0;
+	while (live->n <= 4 * r->hdr->nsb) {
+		pmtx_tx *tx = begin(r);
+		pmtx_off off;
+		rc = pmtx_alloc(tx, 16000, &off);
+		assert_int_equal(pmtx_commit(tx), 0);
+		if (rc)
+			break;
+		bset_add(live, off, pmtx_usable_size(r, off));
+	}
+	assert_int_equal(rc, PMTX_E_NOMEM);
+}
+
 static void exhausting_small_region_gives_nomem_and_freeing_recovers(
 	void **state)
 {
@@ -888,17 +905,7 @@ static void exhausting_small_region_gives_nomem_and_freeing_recovers(
 	assert_true(nsb > 4);
 	struct bset live = {0};
 	int rc = 0;
-	/* 16000 bytes use 16 KiB blocks: four per superblock. */
-	while (live.n <= 4 * nsb) {
-		pmtx_tx *tx = begin(r);
-		pmtx_off off;
-		rc = pmtx_alloc(tx, 16000, &off);
-		assert_int_equal(pmtx_commit(tx), 0);
-		if (rc)
-			break;
-		bset_add(&live, off, pmtx_usable_size(r, off));
-	}
-	assert_int_equal(rc, PMTX_E_NOMEM);
+	fill_with_16k(r, &live);
 	/* Every superblock was usable. */
 	assert_int_equal(live.n, 4 * nsb);
 	/* Other classes and large blocks have nothing left either. */
@@ -966,17 +973,7 @@ static void full_heap_takes_back_blocks_of_queued_redo_async_frees(
 	pmtx_region *r = mk(&path, 4 * MiB);
 	struct bset live = {0};
 	pmtx_tx *tx;
-	pmtx_off off;
-	int rc = 0;
-	while (live.n <= 4 * r->hdr->nsb) {
-		tx = begin(r);
-		rc = pmtx_alloc(tx, 16000, &off);
-		assert_int_equal(pmtx_commit(tx), 0);
-		if (rc)
-			break;
-		bset_add(&live, off, pmtx_usable_size(r, off));
-	}
-	assert_int_equal(rc, PMTX_E_NOMEM);
+	fill_with_16k(r, &live);
 	/* Free them all, one redo-async transaction each: the truncations
 	 * queue (at most one per descriptor in flight at a time). */
 	for (size_t i = 0; i < live.n; i++) {
