@@ -21,9 +21,9 @@ struct pmkv_store {
 	pmtx_runtime rt;
 	size_t max_key, max_value;
 	uint64_t initial_buckets;
-	/* Readers (GET, EXISTS, SCAN, ...) share it; an operation that
-	 * writes holds it alone, for its whole transaction. */
-	pthread_rwlock_t lock;
+	/* Every operation holds it for its whole transaction (store.c
+	 * S1, S2). */
+	pthread_mutex_t lock;
 };
 
 /* One operation: its transaction, whether it has written yet, and the
@@ -33,7 +33,7 @@ struct pmkv_store {
 struct kvx {
 	struct pmkv_store *s;
 	pmtx_tx *tx;
-	int writer; /* holds the store lock alone (store.c S1) */
+	int writer; /* may write (store.c S1) */
 	int wrote;
 	int err;
 };
