@@ -289,7 +289,11 @@ int pmtx_memset(pmtx_tx *tx, void *dst, int c, size_t n);
 /* Allocate n bytes (16-byte aligned) in the region's heap. Legal only
  * inside a transaction; undone if the transaction does not commit. The
  * memory's contents are unspecified: initialise it with pmtx_write, or with
- * naked stores followed by pmtx_flush (no barrier needed). */
+ * naked stores followed by pmtx_flush (no barrier needed). A heap with no
+ * room left grows the region (up to its maximum size); if it cannot, it
+ * takes back the blocks freed by committed redo-async transactions still
+ * queued for truncation (it truncates them now); PMTX_E_NOMEM if neither
+ * makes room. */
 int pmtx_alloc(pmtx_tx *tx, size_t n, pmtx_off *out);
 /* Like pmtx_alloc, and zero the block (flushed, durable at commit). */
 int pmtx_zalloc(pmtx_tx *tx, size_t n, pmtx_off *out);
