@@ -83,6 +83,10 @@ void cmd_report(const char *name, const char *path, int status,
 /* The symbolic name of a status ("PMTX_E_TRUNCATED"), or NULL. */
 const char *cmd_status_name(int status);
 
+/* JSON on stdout: a string, quoted and escaped; "key": v[, ]. */
+void cmd_json_str(const char *s);
+void cmd_json_u64(const char *key, uint64_t v, int comma);
+
 /* ---- the region file (cmd_raw.c) ---- */
 
 /* What the file holds before recovery (pread), or what the private view

@@ -173,60 +173,41 @@ static void text_heap(const struct info *in)
 
 /* ---- JSON ---- */
 
-static void json_str(const char *s)
-{
-	putchar('"');
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			printf("\\%c", *p);
-		else if (*p < 0x20 || *p >= 0x7f)
-			printf("\\u%04x", *p);
-		else
-			putchar(*p);
-	}
-	putchar('"');
-}
-
-static void json_u64(const char *key, uint64_t v, int comma)
-{
-	printf("\"%s\": %llu%s", key, (unsigned long long)v, comma ? ", " : "");
-}
-
 static void json_header(const struct info *in)
 {
 	const struct pmtx_hdr *h = &in->file.hdr;
 	char uuid[37];
 	cmd_format_uuid(h->uuid, uuid);
 	printf("\"file\": ");
-	json_str(in->path);
+	cmd_json_str(in->path);
 	printf(", \"magic\": \"0x%016llx\", \"format\": {",
 	       (unsigned long long)h->magic);
-	json_u64("major", h->major, 1);
-	json_u64("minor", h->minor, 1);
-	json_u64("compat", h->feat_compat, 1);
-	json_u64("incompat", h->feat_incompat, 1);
-	json_u64("ro_compat", h->feat_ro_compat, 0);
+	cmd_json_u64("major", h->major, 1);
+	cmd_json_u64("minor", h->minor, 1);
+	cmd_json_u64("compat", h->feat_compat, 1);
+	cmd_json_u64("incompat", h->feat_incompat, 1);
+	cmd_json_u64("ro_compat", h->feat_ro_compat, 0);
 	printf("}, \"layout\": ");
-	json_str(h->layout);
+	cmd_json_str(h->layout);
 	printf(", \"uuid\": \"%s\", ", uuid);
-	json_u64("create_time", h->create_time, 1);
-	json_u64("initial_size", h->size, 1);
-	json_u64("size", cmd_region_bytes(&in->file), 1);
-	json_u64("max_size", h->max_size, 1);
-	json_u64("max_region_bytes", max_bytes(h), 1);
-	json_u64("file_size", in->file.file_size, 1);
-	json_u64("superblocks", in->file.rstate.nsb, 1);
-	json_u64("max_superblocks", h->max_nsb, 1);
-	json_u64("ndesc", h->ndesc, 1);
-	json_u64("root_size", h->root_size, 1);
+	cmd_json_u64("create_time", h->create_time, 1);
+	cmd_json_u64("initial_size", h->size, 1);
+	cmd_json_u64("size", cmd_region_bytes(&in->file), 1);
+	cmd_json_u64("max_size", h->max_size, 1);
+	cmd_json_u64("max_region_bytes", max_bytes(h), 1);
+	cmd_json_u64("file_size", in->file.file_size, 1);
+	cmd_json_u64("superblocks", in->file.rstate.nsb, 1);
+	cmd_json_u64("max_superblocks", h->max_nsb, 1);
+	cmd_json_u64("ndesc", h->ndesc, 1);
+	cmd_json_u64("root_size", h->root_size, 1);
 	printf("\"default_runtime\": \"%s\", \"areas\": {",
 	       cmd_rt_name(h->default_runtime));
-	json_u64("rstate_off", h->rstate_off, 1);
-	json_u64("desc_off", h->desc_off, 1);
-	json_u64("log0_off", h->log0_off, 1);
-	json_u64("root_off", h->root_off, 1);
-	json_u64("meta_off", h->meta_off, 1);
-	json_u64("heap_off", h->heap_off, 0);
+	cmd_json_u64("rstate_off", h->rstate_off, 1);
+	cmd_json_u64("desc_off", h->desc_off, 1);
+	cmd_json_u64("log0_off", h->log0_off, 1);
+	cmd_json_u64("root_off", h->root_off, 1);
+	cmd_json_u64("meta_off", h->meta_off, 1);
+	cmd_json_u64("heap_off", h->heap_off, 0);
 	printf("}, ");
 }
 
@@ -235,8 +216,8 @@ static void json_descriptors(const struct info *in)
 	const struct cmd_recovery *rc = &in->rec;
 	printf("\"needs_recovery\": %s, \"recovery\": {",
 	       rc->needed ? "true" : "false");
-	json_u64("descriptors_not_idle", rc->not_idle, 1);
-	json_u64("descriptors_changed", rc->changed, 1);
+	cmd_json_u64("descriptors_not_idle", rc->not_idle, 1);
+	cmd_json_u64("descriptors_changed", rc->changed, 1);
 	printf("\"heap_metadata_changed\": %s}, \"descriptors\": [",
 	       rc->meta_changed ? "true" : "false");
 	for (unsigned i = 0; i < in->file.hdr.ndesc; i++) {
@@ -255,14 +236,14 @@ static void json_heap(const struct info *in)
 	const pmtx_heap_stats *st = &in->heap;
 	printf("\"heap\": {\"ok\": %s, \"error\": ",
 	       in->heap_rc ? "false" : "true");
-	json_str(st->first_error);
+	cmd_json_str(st->first_error);
 	printf(", ");
-	json_u64("superblocks", st->superblocks, 1);
-	json_u64("free_superblocks", st->free_superblocks, 1);
-	json_u64("allocated_blocks", st->allocated_blocks, 1);
-	json_u64("allocated_bytes", st->allocated_bytes, 1);
-	json_u64("internal_blocks", st->internal_blocks, 1);
-	json_u64("free_bytes", st->free_bytes, 1);
+	cmd_json_u64("superblocks", st->superblocks, 1);
+	cmd_json_u64("free_superblocks", st->free_superblocks, 1);
+	cmd_json_u64("allocated_blocks", st->allocated_blocks, 1);
+	cmd_json_u64("allocated_bytes", st->allocated_bytes, 1);
+	cmd_json_u64("internal_blocks", st->internal_blocks, 1);
+	cmd_json_u64("free_bytes", st->free_bytes, 1);
 	printf("\"classes\": [");
 	for (unsigned c = 0; c < st->nclasses; c++)
 		printf("%s{\"block_size\": %u, \"allocated\": %llu, \"free\": "

@@ -163,3 +163,22 @@ void cmd_report(const char *name, const char *path, int status,
 		fprintf(stderr, ": %s", detail);
 	fputc('\n', stderr);
 }
+
+void cmd_json_str(const char *s)
+{
+	putchar('"');
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			printf("\\%c", *p);
+		else if (*p < 0x20 || *p >= 0x7f)
+			printf("\\u%04x", *p);
+		else
+			putchar(*p);
+	}
+	putchar('"');
+}
+
+void cmd_json_u64(const char *key, uint64_t v, int comma)
+{
+	printf("\"%s\": %llu%s", key, (unsigned long long)v, comma ? ", " : "");
+}
