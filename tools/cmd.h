@@ -38,6 +38,7 @@ int cmd_check(int argc, char **argv);
 int cmd_recover(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
 int cmd_trace_dump(int argc, char **argv);
+int cmd_trace_analyze(int argc, char **argv);
 
 /* ---- command line (cmd_util.c) ---- */
 

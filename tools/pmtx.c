@@ -9,6 +9,8 @@
  *   pmtx recover FILE                 run recovery on it (cmd_create.c)
  *   pmtx dump FILE OFFSET [LEN]       hex dump of its bytes (cmd_check.c)
  *   pmtx trace dump FILE              a persistence trace as text
+ *   pmtx trace analyze FILE... [--json]  WHISPER's epoch metrics of
+ *                                     traces (cmd_trace_analyze.c)
  *   pmtx crashtest [...]              the power-failure crash-state
  *                                     explorer (tools/crashtest/cmd.c)
  *   pmtx help                         list the subcommands
@@ -45,6 +47,8 @@ static const struct subcmd subcmds[] = {
 	 cmd_dump},
 	{"trace dump", "FILE", "print a persistence trace as text",
 	 cmd_trace_dump},
+	{"trace analyze", "FILE... [--json]",
+	 "WHISPER's epoch metrics of persistence traces", cmd_trace_analyze},
 	{"crashtest", "[OPTIONS]",
 	 "explore power-failure crash states of every runtime (--help)",
 	 ct_main},
