@@ -67,7 +67,7 @@ static double per_second(const struct ta_result *r)
 
 static void text_hist(const char *name, const struct ta_dist *d)
 {
-	printf("%-18s", name);
+	printf("%-17s", name);
 	for (unsigned i = 0; i < NBUCKETS; i++) {
 		uint64_t lo, hi, c;
 		bucket(i, &lo, &hi);
