@@ -28,7 +28,8 @@ FIXTURE = os.environ.get("PMTX_CMD_FIXTURE") or \
     os.path.join(ROOT, "build", "tests", "cmd_fixture")
 
 RUNTIMES = ["undo", "redo", "redo-async", "cow"]
-SUBCOMMANDS = ["create", "info", "check", "recover", "dump", "trace dump"]
+SUBCOMMANDS = ["create", "info", "check", "recover", "dump", "trace dump",
+               "trace analyze"]
 META_SIZE = 320          # struct pmtx_sb_meta (src/region/layout.h)
 BITMAP_AT = 64           # offsetof(struct pmtx_sb_meta, bitmap)
 
@@ -468,8 +469,8 @@ def test_usage_errors_exit_2(args):
 MAN = os.path.join(ROOT, "docs", "man")
 
 
-@pytest.mark.parametrize("page", ["pmtx"] + [f"pmtx-{s}" for s in
-                                            SUBCOMMANDS if " " not in s])
+@pytest.mark.parametrize("page", ["pmtx", "pmtx-trace-analyze"] +
+                         [f"pmtx-{s}" for s in SUBCOMMANDS if " " not in s])
 def test_manual_page_renders_without_warnings(page):
     path = os.path.join(MAN, page + ".1")
     p = subprocess.run(["groff", "-man", "-Tutf8", "-ww", "-z", path],
