@@ -5,6 +5,7 @@
  * counters.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -467,6 +468,65 @@ static void real_redo_trace_matches_the_counters(void **state)
 	assert_true(res.store_bytes >= NTX * 3 * 8);
 }
 
+struct worker {
+	pmtx_region *r;
+	int id;
+	pmtx_counters c;
+};
+
+/* NTX undo transactions, each writing a line shared by the threads and a
+ * line of the thread's own. */
+static void *undo_worker(void *arg)
+{
+	struct worker *w = arg;
+	uint8_t *root = pmtx_root(w->r, NULL);
+	pmtx_counters_reset();
+	for (int i = 0; i < NTX; i++) {
+		pmtx_tx *tx;
+		uint64_t v = (uint64_t)i;
+		assert_int_equal(pmtx_begin(w->r, PMTX_RT_UNDO, &tx), 0);
+		assert_int_equal(pmtx_write(tx, root, &v, sizeof(v)), 0);
+		assert_int_equal(pmtx_write(tx, root + 64 * (w->id + 1), &v,
+		                            sizeof(v)), 0);
+		assert_int_equal(pmtx_commit(tx), 0);
+	}
+	pmtx_counters_get(&w->c);
+	return NULL;
+}
+
+/* Two threads: their blocks interleave out of time order in the file,
+ * and the sorted analysis still adds up to both threads' counters. */
+static void real_two_thread_trace_adds_up(void **state)
+{
+	(void)state;
+	const char *rpath;
+	pmtx_region *r = tu_create(&rpath, 32u << 20, 8192, PMTX_PDOM1,
+	                           PMTX_BACKEND_EMULATED, PMTX_RT_UNDO);
+	snprintf(path, sizeof(path), "/dev/shm/pmtx-ta-%d.bin", (int)getpid());
+	struct worker w[2] = {{r, 0, {0}}, {r, 1, {0}}};
+	pthread_t th[2];
+	assert_int_equal(pmtx_trace_start(path, 0), 0);
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(pthread_create(&th[i], NULL, undo_worker,
+		                                &w[i]), 0);
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(pthread_join(th[i], NULL), 0);
+	assert_int_equal(pmtx_trace_stop(), 0);
+	assert_int_equal(pmtx_close(r), 0);
+	unlink(rpath);
+	/* An unbounded window: both threads write the root's first line,
+	 * and each transaction writes its descriptor in two epochs. */
+	struct ta_opts o = {UINT64_MAX, 0};
+	assert_int_equal(ta_analyze_file(path, &o, &res), 0);
+	assert_int_equal(res.threads, 2);
+	assert_int_equal(res.tx_committed, 2 * NTX);
+	assert_int_equal(res.barriers, w[0].c.barriers + w[1].c.barriers);
+	assert_int_equal(res.flushed_lines, w[0].c.flushes + w[1].c.flushes);
+	assert_int_equal(res.epochs_outside, 0);
+	assert_true(res.self_dep <= res.epochs && res.cross_dep <= res.epochs);
+	assert_true(res.self_dep > 0 && res.cross_dep > 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -496,6 +556,8 @@ int main(void)
 		cmocka_unit_test_teardown(bad_or_truncated_trace_is_an_error,
 		                          teardown),
 		cmocka_unit_test_teardown(real_redo_trace_matches_the_counters,
+		                          teardown),
+		cmocka_unit_test_teardown(real_two_thread_trace_adds_up,
 		                          teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -289,7 +289,8 @@ static int prune_lines(struct ta *t, uint64_t now)
 		const struct line_ent *e = map_slot(&old, i);
 		if (!old.used[i])
 			continue;
-		if (!e->nw || e->end_ns[0] + t->o.window_ns < now) {
+		if (!e->nw || (e->end_ns[0] <= now &&
+		                now - e->end_ns[0] > t->o.window_ns)) {
 			t->r->pruned_lines++;
 			continue;
 		}
