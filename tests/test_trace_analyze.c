@@ -24,9 +24,14 @@ static struct ta_result res;
 
 /* ---- writing traces ---- */
 
-static void trace_begin(void)
+static void trace_path(void)
 {
 	snprintf(path, sizeof(path), "/dev/shm/pmtx-ta-%d.bin", (int)getpid());
+}
+
+static void trace_begin(void)
+{
+	trace_path();
 	tf = fopen(path, "wb");
 	assert_non_null(tf);
 	struct pmtx_trace_file_hdr h = {
@@ -411,6 +416,27 @@ static void bad_or_truncated_trace_is_an_error(void **state)
 
 #define NTX 20
 
+/* A fresh region of runtime rt, traced to path from now on. */
+static pmtx_region *traced_region(const char **rpath, pmtx_runtime rt)
+{
+	pmtx_region *r = tu_create(rpath, 32u << 20, 8192, PMTX_PDOM1,
+	                           PMTX_BACKEND_EMULATED, rt);
+	trace_path();
+	assert_int_equal(pmtx_trace_start(path, 0), 0);
+	return r;
+}
+
+/* Stop tracing, drop the region, and analyze the trace. */
+static void analyze_traced(pmtx_region *r, const char *rpath,
+                           uint64_t window_ns)
+{
+	assert_int_equal(pmtx_trace_stop(), 0);
+	assert_int_equal(pmtx_close(r), 0);
+	unlink(rpath);
+	struct ta_opts o = {window_ns, 0};
+	assert_int_equal(ta_analyze_file(path, &o, &res), 0);
+}
+
 /* NTX redo transactions, each writing three lines of the root; the
  * library's counters for each transaction, between begin and commit. */
 static void redo_workload(pmtx_region *r, pmtx_counters *per_tx,
@@ -436,17 +462,10 @@ static void real_redo_trace_matches_the_counters(void **state)
 {
 	(void)state;
 	const char *rpath;
-	pmtx_region *r = tu_create(&rpath, 32u << 20, 8192, PMTX_PDOM1,
-	                           PMTX_BACKEND_EMULATED, PMTX_RT_REDO);
-	snprintf(path, sizeof(path), "/dev/shm/pmtx-ta-%d.bin", (int)getpid());
+	pmtx_region *r = traced_region(&rpath, PMTX_RT_REDO);
 	pmtx_counters per_tx[NTX], all;
-	assert_int_equal(pmtx_trace_start(path, 0), 0);
 	redo_workload(r, per_tx, &all);
-	assert_int_equal(pmtx_trace_stop(), 0);
-	assert_int_equal(pmtx_close(r), 0);
-	unlink(rpath);
-	struct ta_opts o = {WINDOW, 0};
-	assert_int_equal(ta_analyze_file(path, &o, &res), 0);
+	analyze_traced(r, rpath, WINDOW);
 	assert_int_equal(res.tx_committed, NTX);
 	assert_int_equal(res.tx_aborted + res.tx_unfinished, 0);
 	uint64_t bar = 0, fl = 0;
@@ -500,24 +519,17 @@ static void real_two_thread_trace_adds_up(void **state)
 {
 	(void)state;
 	const char *rpath;
-	pmtx_region *r = tu_create(&rpath, 32u << 20, 8192, PMTX_PDOM1,
-	                           PMTX_BACKEND_EMULATED, PMTX_RT_UNDO);
-	snprintf(path, sizeof(path), "/dev/shm/pmtx-ta-%d.bin", (int)getpid());
+	pmtx_region *r = traced_region(&rpath, PMTX_RT_UNDO);
 	struct worker w[2] = {{r, 0, {0}}, {r, 1, {0}}};
 	pthread_t th[2];
-	assert_int_equal(pmtx_trace_start(path, 0), 0);
 	for (int i = 0; i < 2; i++)
 		assert_int_equal(pthread_create(&th[i], NULL, undo_worker,
 		                                &w[i]), 0);
 	for (int i = 0; i < 2; i++)
 		assert_int_equal(pthread_join(th[i], NULL), 0);
-	assert_int_equal(pmtx_trace_stop(), 0);
-	assert_int_equal(pmtx_close(r), 0);
-	unlink(rpath);
 	/* An unbounded window: both threads write the root's first line,
 	 * and each transaction writes its descriptor in two epochs. */
-	struct ta_opts o = {UINT64_MAX, 0};
-	assert_int_equal(ta_analyze_file(path, &o, &res), 0);
+	analyze_traced(r, rpath, UINT64_MAX);
 	assert_int_equal(res.threads, 2);
 	assert_int_equal(res.tx_committed, 2 * NTX);
 	assert_int_equal(res.barriers, w[0].c.barriers + w[1].c.barriers);
