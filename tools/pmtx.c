@@ -60,7 +60,7 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage: pmtx SUBCOMMAND [ARGS]\n\nsubcommands:\n");
 	for (size_t i = 0; i < NSUBCMDS; i++)
-		fprintf(f, "  %-10s %-20s %s\n", subcmds[i].name,
+		fprintf(f, "  %-13s %-19s %s\n", subcmds[i].name,
 		        subcmds[i].args, subcmds[i].help);
 	fprintf(f, "\n`pmtx SUBCOMMAND --help` and `man pmtx-SUBCOMMAND` tell "
 	           "more.\nexit status: 0 fine, 1 the region has a problem, "
