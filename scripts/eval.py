@@ -80,7 +80,7 @@ ext4, AOF always on ext4 and /dev/shm); lines in pmkv.jsonl:
   --smoke   5,000 puts: PDOM-1 redo, both versions, 1 client, 90 % reads,
             0.3 s; pmkv on /dev/shm and Redis without persistence, 1,000
             requests.
-  --quick   kvbench.py --quick: about two minutes.
+  --quick   kvbench.py --quick, PDOM-1 only: about a minute.
   (none)    3 s per point, 200,000 requests, 3 rounds: about 15 minutes.
   --full    5 rounds.
 --systems, --domains, --seconds and --rounds apply to pmtx-bench only.
@@ -643,7 +643,7 @@ SQLITE = {
     "smoke": {"quick": True, "rounds": 1, "seconds": 0.5, "scale": 0.02,
               "size": 5, "configs": ["memory", "pmtx-redo-pdom1",
                                      "wal-full-shm"]},
-    "quick": {"quick": True},
+    "quick": {"quick": True, "domains": "pdom1"},
     "default": {},
     "full": {"seconds": 10.0, "warehouses": [1, 4], "size": 100},
 }
@@ -698,7 +698,7 @@ PMKV = {
               "clients": "1", "mixes": "90", "runtimes": "redo",
               "domains": "pdom1", "requests": 1000,
               "configs": "pmkv-shm,redis-off", "no_fig7_redis": True},
-    "quick": {"quick": True},
+    "quick": {"quick": True, "domains": "pdom1"},
     "default": {},
     "full": {"rounds": 5},
 }
