@@ -398,7 +398,10 @@ typedef struct pmtx_counters {
 	uint64_t flushes;      /* cache lines written back (0 under PDOM-2) */
 	uint64_t bytes_logged; /* bytes appended to persistent logs */
 	uint64_t nt_bytes;     /* bytes copied with non-temporal stores */
-	uint64_t msyncs;       /* msync calls (file backend) */
+	uint64_t msyncs;       /* page runs written back (file backend): an
+	                        * msync each, or in a barrier of several
+	                        * runs a sync_file_range each, then one
+	                        * fdatasync */
 } pmtx_counters;
 
 void pmtx_counters_get(pmtx_counters *out);

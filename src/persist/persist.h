@@ -57,6 +57,7 @@ struct persist {
 	uint64_t barrier_ticks; /* the same, in TSC ticks */
 	char *base;             /* the mapping this persist object serves */
 	size_t len;
+	int fd;                 /* the mapped file (file backend), or -1 */
 	void *ctx;              /* backend-private state (crash simulator) */
 };
 

@@ -141,8 +141,10 @@ static int persist_setup(pmtx_region *r, const pmtx_options *o)
 	if (r->private_view)
 		return persist_init(&r->persist, PMTX_PDOM2,
 		                    PMTX_BACKEND_EMULATED, 0, r->base, r->size);
-	return persist_init(&r->persist, o->domain, o->backend, o->barrier_ns,
-	                    r->base, r->size);
+	int rc = persist_init(&r->persist, o->domain, o->backend,
+	                      o->barrier_ns, r->base, r->size);
+	r->persist.fd = r->fd;
+	return rc;
 }
 
 static void fill_uuid(uint8_t uuid[16])

@@ -1,8 +1,11 @@
 /*
  * flushcost.c - psq-flushcost: what making k scattered 4 KiB pages of a
  * memory-mapped file durable costs on the file system under DIR, the
- * work of one commit on the file backend: one msync(MS_SYNC) per page,
- * or one fdatasync of the file.
+ * work of one commit on the file backend: one msync(MS_SYNC) per page
+ * (pmtx's file backend before 2026-11-26), one fdatasync of the file, or
+ * what the backend does now (persist.c invariant 5): every page's
+ * write-back started with sync_file_range, each waited for, then one
+ * fdatasync.
  *
  *   psq-flushcost [--dir DIR] [--mb N] [--reps R] [--pages k,k,...]
  *
@@ -39,6 +42,19 @@ static int commit(int fd, char *m, size_t npages, int k, int method,
 	}
 	if (method == 1)
 		return fdatasync(fd);
+	if (method == 2) {
+		const unsigned wait = SYNC_FILE_RANGE_WAIT_BEFORE |
+		                      SYNC_FILE_RANGE_WRITE |
+		                      SYNC_FILE_RANGE_WAIT_AFTER;
+		for (int j = 0; j < k; j++)
+			if (sync_file_range(fd, (off64_t)pg[j], PAGE,
+			                    SYNC_FILE_RANGE_WRITE))
+				return -1;
+		for (int j = 0; j < k; j++)
+			if (sync_file_range(fd, (off64_t)pg[j], PAGE, wait))
+				return -1;
+		return fdatasync(fd);
+	}
 	for (int j = 0; j < k; j++)
 		if (msync(m + pg[j], PAGE, MS_SYNC))
 			return -1;
@@ -47,9 +63,10 @@ static int commit(int fd, char *m, size_t npages, int k, int method,
 
 static int measure(int fd, char *m, size_t npages, int k, int reps)
 {
-	static const char *names[] = {"msync-per-page", "fdatasync"};
+	static const char *names[] = {"msync-per-page", "fdatasync",
+	                              "sync_file_range+fdatasync"};
 	unsigned seed = 1;
-	for (int method = 0; method < 2; method++) {
+	for (int method = 0; method < 3; method++) {
 		double t0 = now();
 		for (int i = 0; i < reps; i++)
 			if (commit(fd, m, npages, k, method, &seed)) {
