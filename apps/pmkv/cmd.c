@@ -29,6 +29,8 @@ struct command {
 	void (*fn)(struct cmd_ctx *c);
 	const char *flags; /* COMMAND's flags, space separated */
 	int first, last, step; /* key positions, for COMMAND */
+	int grouped; /* may run in a group commit (group.c): the store's
+	              * group operations only (store.h), or none */
 };
 
 /* ---- helpers ---- */
@@ -527,34 +529,34 @@ static void cmd_command(struct cmd_ctx *c);
 /* ---- the table ---- */
 
 static const struct command commands[] = {
-	{"get", 2, cmd_get, "readonly fast", 1, 1, 1},
-	{"set", -3, cmd_set, "write denyoom", 1, 1, 1},
-	{"del", -2, cmd_del, "write", 1, -1, 1},
-	{"exists", -2, cmd_exists, "readonly fast", 1, -1, 1},
-	{"mget", -2, cmd_mget, "readonly fast", 1, -1, 1},
-	{"mset", -3, cmd_mset, "write denyoom", 1, -1, 2},
-	{"incr", 2, cmd_incr, "write denyoom fast", 1, 1, 1},
-	{"decr", 2, cmd_decr, "write denyoom fast", 1, 1, 1},
-	{"incrby", 3, cmd_incrby, "write denyoom fast", 1, 1, 1},
-	{"decrby", 3, cmd_decrby, "write denyoom fast", 1, 1, 1},
-	{"append", 3, cmd_append, "write denyoom fast", 1, 1, 1},
-	{"strlen", 2, cmd_strlen, "readonly fast", 1, 1, 1},
-	{"ttl", 2, cmd_ttl, "readonly fast", 1, 1, 1},
-	{"pttl", 2, cmd_pttl, "readonly fast", 1, 1, 1},
-	{"dbsize", 1, cmd_dbsize, "readonly fast", 0, 0, 0},
-	{"flushall", -1, cmd_flushall, "write", 0, 0, 0},
-	{"flushdb", -1, cmd_flushall, "write", 0, 0, 0},
-	{"keys", 2, cmd_keys, "readonly", 0, 0, 0},
-	{"scan", -2, cmd_scan, "readonly", 0, 0, 0},
-	{"ping", -1, cmd_ping, "fast", 0, 0, 0},
-	{"echo", 2, cmd_echo, "fast", 0, 0, 0},
-	{"info", -1, cmd_info, "loading stale", 0, 0, 0},
-	{"command", -1, cmd_command, "loading stale", 0, 0, 0},
-	{"select", 2, cmd_select, "loading stale fast", 0, 0, 0},
-	{"config", -2, cmd_config, "admin loading stale", 0, 0, 0},
-	{"client", -2, cmd_client, "admin loading stale", 0, 0, 0},
-	{"quit", -1, cmd_quit, "fast", 0, 0, 0},
-	{"shutdown", -1, cmd_shutdown, "admin loading stale", 0, 0, 0},
+	{"get", 2, cmd_get, "readonly fast", 1, 1, 1, 1},
+	{"set", -3, cmd_set, "write denyoom", 1, 1, 1, 1},
+	{"del", -2, cmd_del, "write", 1, -1, 1, 1},
+	{"exists", -2, cmd_exists, "readonly fast", 1, -1, 1, 1},
+	{"mget", -2, cmd_mget, "readonly fast", 1, -1, 1, 1},
+	{"mset", -3, cmd_mset, "write denyoom", 1, -1, 2, 1},
+	{"incr", 2, cmd_incr, "write denyoom fast", 1, 1, 1, 1},
+	{"decr", 2, cmd_decr, "write denyoom fast", 1, 1, 1, 1},
+	{"incrby", 3, cmd_incrby, "write denyoom fast", 1, 1, 1, 1},
+	{"decrby", 3, cmd_decrby, "write denyoom fast", 1, 1, 1, 1},
+	{"append", 3, cmd_append, "write denyoom fast", 1, 1, 1, 1},
+	{"strlen", 2, cmd_strlen, "readonly fast", 1, 1, 1, 1},
+	{"ttl", 2, cmd_ttl, "readonly fast", 1, 1, 1, 1},
+	{"pttl", 2, cmd_pttl, "readonly fast", 1, 1, 1, 1},
+	{"dbsize", 1, cmd_dbsize, "readonly fast", 0, 0, 0, 1},
+	{"flushall", -1, cmd_flushall, "write", 0, 0, 0, 0},
+	{"flushdb", -1, cmd_flushall, "write", 0, 0, 0, 0},
+	{"keys", 2, cmd_keys, "readonly", 0, 0, 0, 0},
+	{"scan", -2, cmd_scan, "readonly", 0, 0, 0, 0},
+	{"ping", -1, cmd_ping, "fast", 0, 0, 0, 1},
+	{"echo", 2, cmd_echo, "fast", 0, 0, 0, 1},
+	{"info", -1, cmd_info, "loading stale", 0, 0, 0, 0},
+	{"command", -1, cmd_command, "loading stale", 0, 0, 0, 0},
+	{"select", 2, cmd_select, "loading stale fast", 0, 0, 0, 0},
+	{"config", -2, cmd_config, "admin loading stale", 0, 0, 0, 0},
+	{"client", -2, cmd_client, "admin loading stale", 0, 0, 0, 0},
+	{"quit", -1, cmd_quit, "fast", 0, 0, 0, 0},
+	{"shutdown", -1, cmd_shutdown, "admin loading stale", 0, 0, 0, 0},
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(*commands))
 
@@ -628,6 +630,12 @@ static void unknown(struct cmd_ctx *c)
 	}
 	resp_add_error(c->out, "ERR unknown command '%.128s', with args "
 	               "beginning with: %s", arg(c, 0), args);
+}
+
+int cmd_grouped(const struct resp_req *q)
+{
+	const struct command *k = lookup(q->argv[0], q->argl[0]);
+	return k && k->grouped;
 }
 
 void cmd_dispatch(struct cmd_ctx *c)

@@ -17,6 +17,11 @@
  *  N4. Requests stop running while OUT_FLUSH bytes of replies wait to be
  *      sent, so a client that does not read cannot grow the server's
  *      memory without bound.
+ *  N5. Requests run in a group commit (group.c) stay in the input, and
+ *      their replies are not sent, until the group is settled: committed,
+ *      they are consumed and their replies kept (N3 holds for the group's
+ *      one commit); aborted, their replies are dropped and conn_run runs
+ *      them again.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -24,6 +29,7 @@
 #include <unistd.h>
 
 #include "conn.h"
+#include "group.h"
 
 #define READ_CHUNK (16u << 10)
 #define OUT_FLUSH (64u << 10)
@@ -102,6 +108,43 @@ int conn_run(struct conn *c)
 	return full;
 }
 
+unsigned conn_group_run(struct conn *c, unsigned max)
+{
+	unsigned ran = 0;
+	c->g_in = 0;
+	c->g_out = c->out.n;
+	while (ran < max && !c->closing && !c->out.oom &&
+	       c->out.n - c->sent < OUT_FLUSH) {
+		size_t used = 0;
+		const char *err = NULL;
+		if (resp_parse(c->in + c->g_in, c->n - c->g_in,
+		               &c->srv->cfg.lim, &c->q, &used, &err) != RESP_OK)
+			break; /* more to read, or N2's error: conn_run's */
+		if (c->q.argc && !cmd_grouped(&c->q))
+			break;
+		c->g_in += used;
+		if (!c->q.argc)
+			continue;
+		struct cmd_ctx x = {c->srv, &c->q, &c->out, 0};
+		cmd_dispatch(&x);
+		ran++;
+	}
+	return ran;
+}
+
+void conn_group_settle(struct conn *c, int committed)
+{
+	if (committed) {
+		memmove(c->in, c->in + c->g_in, c->n - c->g_in);
+		c->n -= c->g_in;
+	} else {
+		c->out.n = c->g_out;
+		c->out.oom = 0;
+	}
+	c->g_in = 0;
+	c->g_out = c->out.n;
+}
+
 int conn_send(struct conn *c, int blocking)
 {
 	while (c->sent < c->out.n) {
@@ -135,6 +178,7 @@ void conn_serve(struct server *srv, int fd)
 		c.n += (size_t)k;
 		int more;
 		do {
+			group_commit(srv, &c);
 			more = conn_run(&c);
 			if (conn_send(&c, 1))
 				c.closing = 1;

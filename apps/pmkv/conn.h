@@ -16,6 +16,9 @@ struct conn {
 	struct resp_out out; /* replies; out.p[sent..n) not yet sent */
 	size_t sent;
 	int closing;       /* send what is due, then close */
+	/* the requests run in a group (group.c) and not yet settled */
+	size_t g_in;       /* input bytes they took */
+	size_t g_out;      /* out.n before their replies */
 };
 
 void conn_init(struct conn *c, struct server *srv, int fd);
@@ -27,6 +30,14 @@ int conn_room(struct conn *c);
  * left, the connection is to close, or OUT_FLUSH bytes wait (N4): then
  * returns 1 (send, and call again). */
 int conn_run(struct conn *c);
+/* In the calling thread's store group (store.c S8), run the whole
+ * groupable requests (cmd_grouped) at the head of the input, at most
+ * max, and keep them in the input and their replies unsent until
+ * conn_group_settle. Returns how many ran. */
+unsigned conn_group_run(struct conn *c, unsigned max);
+/* The group committed (keep the replies, drop the requests run from the
+ * input) or not (drop the replies: conn_run runs the requests again). */
+void conn_group_settle(struct conn *c, int committed);
 /* Send the waiting replies: 0 all sent, 1 the socket is full (not
  * blocking), -1 the connection failed. */
 int conn_send(struct conn *c, int blocking);

@@ -24,6 +24,7 @@
 #include <event2/event.h>
 
 #include "conn.h"
+#include "group.h"
 #include "loop.h"
 
 struct worker {
@@ -74,6 +75,7 @@ static int pump(struct evconn *e)
 {
 	struct conn *c = &e->c;
 	for (;;) {
+		group_commit(e->w->srv, c);
 		int more = conn_run(c), s = conn_send(c, 0);
 		if (s < 0)
 			return 1;

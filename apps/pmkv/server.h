@@ -51,6 +51,8 @@ struct cmd_ctx {
 
 /* Run the command in ctx->q, appending its reply to ctx->out. */
 void cmd_dispatch(struct cmd_ctx *c);
+/* 1 if the command in q may run in a group commit (group.c). */
+int cmd_grouped(const struct resp_req *q);
 /* INFO's text for the sections named in argv[1..] (all if none). */
 void cmd_info(struct cmd_ctx *c);
 /* Redis's glob-style match (KEYS, SCAN MATCH), binary safe. */

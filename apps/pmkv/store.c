@@ -36,6 +36,18 @@
  *      write copies its object, so a removal (DEL, a FLUSHALL sweep step,
  *      its detach) that finds no room runs again under undo, which writes
  *      in place (the wrapped version runs under either).
+ *  S8. A group (pmkv_group_begin/end) is one transaction of the store's
+ *      runtime under the store lock, held from begin to end; each
+ *      operation in it begins and ends as it would alone (x_begin, x_end)
+ *      but shares the group's transaction, so it reads what the earlier
+ *      ones wrote, and S1 holds for the group as a whole: its writes are
+ *      durable together, when pmkv_group_end's commit returns. A failed
+ *      operation may have written part of its work, and a transaction
+ *      cannot take back part of itself, so the first failure breaks the
+ *      group: no later operation runs in it, and the end aborts it. A
+ *      retry under undo (S7) cannot run in the group's transaction, so it
+ *      breaks the group too; its caller runs the operations again, one
+ *      transaction each.
  */
 #include <errno.h>
 #include <limits.h>
@@ -94,6 +106,8 @@ const char *pmkv_strerror(int status)
 		return "OOM command not allowed when used memory > 'maxmemory'.";
 	case PMKV_E_FORMAT:
 		return "ERR not a pmkv store";
+	case PMKV_E_GROUP:
+		return "ERR an earlier command of its group failed";
 	default:
 		return pmtx_strerror(status);
 	}
@@ -132,11 +146,42 @@ static int expired(struct kvx *x, pmtx_off e, int64_t now)
 	return t != 0 && t <= now;
 }
 
+/* The thread's group (S8): the store it is open on (NULL: none), its
+ * transaction and write flag, and its first failure. */
+static _Thread_local struct {
+	struct pmkv_store *s;
+	struct kvx x;
+	int failed;
+} grp;
+
+/* The store lock, unless this thread's group holds it already (S8). */
+static void lock_store(struct pmkv_store *s)
+{
+	if (grp.s != s)
+		pthread_mutex_lock(&s->lock);
+}
+
+static void unlock_store(struct pmkv_store *s)
+{
+	if (grp.s != s)
+		pthread_mutex_unlock(&s->lock);
+}
+
 /* Take the store lock (S1, S2) and begin the operation's transaction,
- * of runtime rt; writer: it may write. */
+ * of runtime rt; writer: it may write. In a group, join its transaction
+ * instead (S8). */
 static int x_begin_as(struct pmkv_store *s, struct kvx *x, int writer,
                       pmtx_runtime rt)
 {
+	if (grp.s == s) {
+		if (!grp.failed && rt != s->rt)
+			grp.failed = PMKV_E_GROUP; /* S7's retry: S8 */
+		if (grp.failed)
+			return PMKV_E_GROUP;
+		*x = grp.x;
+		x->writer = writer;
+		return 0;
+	}
 	*x = (struct kvx){s, NULL, writer, 0, 0};
 	pthread_mutex_lock(&s->lock);
 	int rc = pmtx_begin(s->r, rt, &x->tx);
@@ -150,11 +195,19 @@ static int x_begin(struct pmkv_store *s, struct kvx *x, int writer)
 	return x_begin_as(s, x, writer, s->rt);
 }
 
-/* End the operation's transaction: commit if rc == 0, else abort (S1). */
+/* End the operation's transaction: commit if rc == 0, else abort (S1);
+ * in a group, record its failure or what it wrote, and leave the
+ * transaction open (S8). */
 static int x_end(struct kvx *x, int rc)
 {
 	if (!rc)
 		rc = x->err; /* obj.c O4 */
+	if (grp.s == x->s) {
+		if (rc && !grp.failed)
+			grp.failed = rc;
+		grp.x.wrote |= x->wrote;
+		return rc == PMTX_E_NOMEM ? PMKV_E_OOM : rc;
+	}
 	if (rc)
 		pmtx_abort(x->tx);
 	else
@@ -492,11 +545,13 @@ int pmkv_pttl(struct pmkv_store *s, const void *k, size_t kn, int64_t *ttl)
 static void counts(struct pmkv_store *s, uint64_t *keys, uint64_t *buckets)
 {
 	struct kvx x = {s, NULL, 0, 0, 0};
-	pthread_mutex_lock(&s->lock);
+	lock_store(s);
+	if (grp.s == s)
+		x = grp.x; /* what the group wrote counts (S8) */
 	*keys = kvx_get(&x, KVMETA(&x, count));
 	if (buckets)
 		*buckets = assoc_buckets(&x);
-	pthread_mutex_unlock(&s->lock);
+	unlock_store(s);
 }
 
 uint64_t pmkv_dbsize(struct pmkv_store *s)
@@ -819,6 +874,26 @@ int pmkv_walk(struct pmkv_store *s, int (*fn)(pmtx_off off, void *arg),
 	int rc = assoc_walk(&x, fn, arg);
 	pthread_mutex_unlock(&s->lock);
 	return rc;
+}
+
+int pmkv_group_begin(struct pmkv_store *s)
+{
+	if (grp.s)
+		return PMTX_E_INVAL;
+	int rc = x_begin(s, &grp.x, 1);
+	if (!rc)
+		grp.s = s, grp.failed = 0;
+	return rc;
+}
+
+int pmkv_group_end(struct pmkv_store *s)
+{
+	if (grp.s != s)
+		return PMTX_E_INVAL;
+	int failed = grp.failed;
+	grp.s = NULL;
+	int rc = x_end(&grp.x, failed);
+	return failed ? failed : rc;
 }
 
 pmtx_region *pmkv_region(struct pmkv_store *s)

@@ -22,6 +22,7 @@ enum {
 	PMKV_E_TOOBIG,        /* key or value beyond the configured limit */
 	PMKV_E_OOM,           /* the region is full */
 	PMKV_E_FORMAT,        /* the region is not a pmkv store we can use */
+	PMKV_E_GROUP,         /* an earlier operation of the group failed */
 };
 
 struct pmkv_config {
@@ -123,6 +124,18 @@ int pmkv_flushall(struct pmkv_store *s);
  * at least once. */
 int pmkv_scan(struct pmkv_store *s, uint64_t cursor, uint64_t count,
               pmkv_emit_fn emit, void *arg, uint64_t *next);
+
+/* A group (store.c S8): the operations this thread calls between
+ * pmkv_group_begin and pmkv_group_end run in one transaction, under the
+ * store lock throughout, and commit together at pmkv_group_end. An
+ * operation that fails breaks the group: it returns its status, every
+ * later one returns PMKV_E_GROUP, and pmkv_group_end aborts the whole
+ * group and returns the first failure; nothing of it stays. Only the
+ * single-key operations and MSET, DEL, EXISTS and DBSIZE may be called
+ * in a group (not FLUSHALL, SCAN or pmkv_check). One group per thread
+ * at a time. */
+int pmkv_group_begin(struct pmkv_store *s);
+int pmkv_group_end(struct pmkv_store *s);
 
 /* What INFO shows. */
 struct pmkv_info {

@@ -12,7 +12,10 @@
  *                   [--runtime R] [--domain D] [--threads N,N...]
  *                   [--read-pct R,R...] [--keys K] [--value-size V]
  *                   [--seconds S] [--populate M] [--seed X]
+ *                   [--backend B] [--group G]
  *
+ * --group G runs each thread's operations G at a time in one store group
+ * (one transaction, one commit), as the server's group commit does.
  * The region is created fresh (an existing file is refused). Every loop
  * is bounded: population by M puts, the run by S seconds and 2^40
  * operations per thread.
@@ -35,6 +38,7 @@ struct opts {
 	unsigned threads[MAXPTS], nthreads, read_pct[MAXPTS], nmix;
 	unsigned read, value_size; /* this point's mix */
 	uint64_t keys, populate, seed;
+	unsigned group; /* operations per store group (store.c S8); 1: none */
 	double seconds;
 };
 
@@ -74,10 +78,19 @@ static void *work(void *arg)
 	for (uint64_t i = 0; i < (1ull << 40); i++) {
 		if ((i & 63) == 0 && now_s() >= w->deadline)
 			break;
-		uint64_t r = next(&w->rng);
-		w->errors += op(w->s, r % o->keys, (r >> 40) % 100 < o->read,
-		                o->value_size) != 0;
-		w->ops++;
+		unsigned n = o->group > 1 ? o->group : 1;
+		if (n > 1 && pmkv_group_begin(w->s)) {
+			w->errors++;
+			continue;
+		}
+		for (unsigned j = 0; j < n; j++, w->ops++) {
+			uint64_t r = next(&w->rng);
+			w->errors += op(w->s, r % o->keys,
+			                (r >> 40) % 100 < o->read,
+			                o->value_size) != 0;
+		}
+		if (n > 1)
+			w->errors += pmkv_group_end(w->s) != 0;
 	}
 	pmtx_counters_get(&w->ctr);
 	return NULL;
@@ -117,6 +130,9 @@ static int parse(struct opts *o, int argc, char **argv)
 		} else if (!strcmp(k, "--domain")) {
 			if (pmtx_domain_parse(v, &o->kv.domain))
 				return -1;
+		} else if (!strcmp(k, "--backend")) {
+			if (pmtx_backend_parse(v, &o->kv.backend))
+				return -1;
 		} else if (!strcmp(k, "--threads")) {
 			if (!(o->nthreads = list(v, o->threads, 1, 256)))
 				return -1;
@@ -129,6 +145,7 @@ static int parse(struct opts *o, int argc, char **argv)
 		else if (!strcmp(k, "--seconds")) o->seconds = atof(v);
 		else if (!strcmp(k, "--populate")) o->populate = strtoull(v, NULL, 10);
 		else if (!strcmp(k, "--seed")) o->seed = strtoull(v, NULL, 10);
+		else if (!strcmp(k, "--group")) o->group = (unsigned)atoi(v);
 		else return -1;
 	}
 	return (argc % 2 == 0 || !o->region || !o->kv.flavour || !o->keys ||
@@ -146,11 +163,12 @@ static uint64_t point(const struct opts *o, struct pmkv_store *s,
 		                       .deadline = start + o->seconds};
 		pthread_create(&w[i].th, NULL, work, &w[i]);
 	}
-	uint64_t ops = 0, errors = 0, barriers = 0, flushes = 0;
+	uint64_t ops = 0, errors = 0, barriers = 0, flushes = 0, msyncs = 0;
 	for (unsigned i = 0; i < n; i++) {
 		pthread_join(w[i].th, NULL);
 		ops += w[i].ops, errors += w[i].errors;
 		barriers += w[i].ctr.barriers, flushes += w[i].ctr.flushes;
+		msyncs += w[i].ctr.msyncs;
 	}
 	double el = now_s() - start;
 	printf("{\"bench\": \"pmkv-store\", \"version\": \"%s\", "
@@ -158,7 +176,8 @@ static uint64_t point(const struct opts *o, struct pmkv_store *s,
 	       "\"read_pct\": %u, \"keys\": %llu, \"value_size\": %u, "
 	       "\"populate\": %llu, \"populate_s\": %.2f, \"seconds\": %.2f, "
 	       "\"ops\": %llu, \"ops_per_s\": %.0f, \"errors\": %llu, "
-	       "\"barriers_per_op\": %.3f, \"flushes_per_op\": %.3f}\n",
+	       "\"barriers_per_op\": %.3f, \"flushes_per_op\": %.3f, "
+	       "\"backend\": \"%s\", \"msyncs_per_op\": %.3f, \"group\": %u}\n",
 	       o->kv.flavour == PMKV_WRAPPED ? "wrapped" : "opt",
 	       pmtx_runtime_name(o->kv.runtime),
 	       pmtx_domain_name(o->kv.domain), n, o->read,
@@ -167,7 +186,10 @@ static uint64_t point(const struct opts *o, struct pmkv_store *s,
 	       (unsigned long long)ops, (double)ops / el,
 	       (unsigned long long)errors,
 	       ops ? (double)barriers / (double)ops : 0.0,
-	       ops ? (double)flushes / (double)ops : 0.0);
+	       ops ? (double)flushes / (double)ops : 0.0,
+	       pmtx_backend_name(o->kv.backend),
+	       ops ? (double)msyncs / (double)ops : 0.0,
+	       o->group > 1 ? o->group : 1);
 	fflush(stdout);
 	return errors;
 }
@@ -190,7 +212,7 @@ int main(int argc, char **argv)
 	char msg[512] = "";
 	if (parse(&o, argc, argv)) {
 		fprintf(stderr, "usage: pmkv-storebench --region FILE "
-		        "[--version opt|wrapped] [--runtime R] [--domain D] "
+		        "[--version opt|wrapped] [--runtime R] [--domain D] [--backend B] [--group G] "
 		        "[--threads N] [--read-pct R] [--keys K] "
 		        "[--value-size V] [--seconds S] [--populate M] "
 		        "[--seed X]\n");

@@ -11,8 +11,10 @@
  *
  * The run: keys key0..key11 and the counter ctr, one thread; operation i
  * is, by the seed: SET of a new value (short, in place; or long, a new
- * entry), SET NX, DEL of two keys, INCRBY, APPEND, MSET of two keys, and
- * now and then FLUSHALL (its detach, then its sweep in batches). The
+ * entry), SET NX, DEL of two keys, INCRBY, APPEND, MSET of two keys, a
+ * group of SET, INCRBY and DEL in one transaction (store.c S8), a group
+ * that fails at its last operation and is aborted, and now and then
+ * FLUSHALL (its detach, then its sweep in batches). The
  * table starts at 4 buckets, so most inserts split a bucket, and the
  * directory grows. The model replays the same operations on a plain array.
  */
@@ -30,7 +32,7 @@
 #define NOBS (NKEYS + 2) /* the keys, the counter, the key count */
 
 enum kind { K_SET, K_SETLONG, K_SETNX, K_DEL2, K_INCR, K_APPEND, K_MSET,
-            K_FILL, K_FLUSH, NKINDS };
+            K_FILL, K_FLUSH, NKINDS, K_GROUP = NKINDS, K_GROUPFAIL };
 
 struct op {
 	enum kind kind;
@@ -44,6 +46,9 @@ static void op_of(uint64_t seed, uint64_t i, struct op *o)
 	o->kind = (enum kind)(r % NKINDS);
 	if (o->kind == K_FLUSH && (r >> 8) % 3)
 		o->kind = K_FILL; /* FLUSHALL only now and then */
+	if (o->kind == K_SETNX && (r >> 40) % 3) /* groups, a fifth of them
+	                                             failing */
+		o->kind = (r >> 44) % 5 ? K_GROUP : K_GROUPFAIL;
 	o->a = (unsigned)((r >> 16) % NKEYS);
 	o->b = (unsigned)((r >> 24) % NKEYS);
 	o->d = (int64_t)((r >> 32) % 1000) - 300;
@@ -123,6 +128,36 @@ static int fill(struct pmkv_store *s, uint64_t i)
 	return pmkv_mset(s, keys, vals, 10);
 }
 
+/* K_GROUP and K_GROUPFAIL: SET a (a long value: a new entry), INCRBY the
+ * counter, DEL b, in one group; K_GROUPFAIL then INCRBYs a, which holds
+ * letters, so the group breaks and is aborted whole. */
+static int group(struct pmkv_store *s, const struct op *o, uint64_t i)
+{
+	char ka[8], kb[8], v[600];
+	int done, found, rc;
+	int64_t res;
+	uint64_t n;
+	key_of(o->a, ka);
+	key_of(o->b, kb);
+	size_t vn = value_of(i, 1, v, sizeof(v));
+	struct pmkv_key del[1] = {{kb, strlen(kb)}};
+	if ((rc = pmkv_group_begin(s)))
+		return rc;
+	rc = pmkv_set(s, ka, strlen(ka), v, vn, 0, 0, &done, ignore, NULL,
+	              &found);
+	if (!rc)
+		rc = pmkv_incrby(s, "ctr", 3, o->d, &res);
+	if (!rc && o->b != o->a)
+		rc = pmkv_del(s, del, 1, &n);
+	if (!rc && o->kind == K_GROUPFAIL)
+		rc = pmkv_incrby(s, ka, strlen(ka), 1, &res);
+	int end = pmkv_group_end(s);
+	if (o->kind == K_GROUPFAIL)
+		return rc == PMKV_E_NOTINT && end == PMKV_E_NOTINT ? 0
+		       : end ? end : PMTX_E_CORRUPT;
+	return rc ? rc : end;
+}
+
 static int run_op(struct pmkv_store *s, const struct op *o, uint64_t i)
 {
 	char ka[8], kb[8], v[600];
@@ -145,6 +180,8 @@ static int run_op(struct pmkv_store *s, const struct op *o, uint64_t i)
 	case K_INCR: return pmkv_incrby(s, "ctr", 3, o->d, &res);
 	case K_APPEND: return pmkv_append(s, ka, strlen(ka), v, 3 + i % 5, &n);
 	case K_MSET: return pmkv_mset(s, keys, vals, 2);
+	case K_GROUP:
+	case K_GROUPFAIL: return group(s, o, i);
 	case K_FILL: return fill(s, i);
 	default: return pmkv_flushall(s);
 	}
@@ -321,6 +358,15 @@ static void m_op(struct model *m, const struct op *o, uint64_t i)
 		m_set(m, o->a, v, vn);
 		m_set(m, o->b, v, vn / 2 + 1);
 		break;
+	case K_GROUP: {
+		size_t ln = value_of(i, 1, v, sizeof(v));
+		m_set(m, o->a, v, ln);
+		m_incr(m, o->d);
+		if (o->b != o->a)
+			m_del(m, o->b);
+		break;
+	}
+	case K_GROUPFAIL: break;
 	case K_FILL: m->nkeys += 10; break;
 	default: memset(m, 0, sizeof(*m)); break;
 	}

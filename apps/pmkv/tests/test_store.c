@@ -488,6 +488,93 @@ static void versions_are_kept_apart(void **state)
 	unlink(path);
 }
 
+/* A group (store.c S8): its operations read each other's writes, commit
+ * together, and many of them grow the table within one transaction. */
+static void a_group_commits_together(void **state)
+{
+	(void)state;
+	const char *path = tu_path();
+	struct pmkv_store *s = open_at(path);
+	char k[32], v[32];
+	int64_t r;
+	uint64_t n;
+	assert_int_equal(set(s, "old", "1", 0, 0), 1);
+	assert_int_equal(pmkv_group_begin(s), 0);
+	assert_int_equal(pmkv_group_begin(s), PMTX_E_INVAL); /* one a thread */
+	assert_int_equal(set(s, "a", "x", 0, 0), 1);
+	expect(s, "a", "x");
+	assert_int_equal(set(s, "a", "a much longer value than x", 0, 0), 1);
+	expect(s, "a", "a much longer value than x");
+	assert_int_equal(pmkv_incrby(s, "ctr", 3, 5, &r), 0);
+	assert_int_equal(pmkv_incrby(s, "ctr", 3, 5, &r), 0);
+	assert_int_equal(r, 10);
+	struct pmkv_key old[] = {{"old", 3}};
+	assert_int_equal(pmkv_del(s, old, 1, &n), 0);
+	assert_int_equal(n, 1);
+	for (int i = 0; i < 300; i++) { /* splits and directory growth */
+		snprintf(k, sizeof(k), "g%d", i);
+		snprintf(v, sizeof(v), "v%d", i);
+		assert_int_equal(set(s, k, v, 0, 0), 1);
+	}
+	assert_int_equal(pmkv_dbsize(s), 302); /* the group's own count */
+	assert_int_equal(pmkv_group_end(s), 0);
+	assert_int_equal(pmkv_group_end(s), PMTX_E_INVAL);
+	check(s);
+	assert_int_equal(pmkv_close(s), 0);
+	s = open_at(path);
+	expect(s, "a", "a much longer value than x");
+	expect(s, "ctr", "10");
+	expect(s, "old", NULL);
+	expect(s, "g299", "v299");
+	assert_int_equal(pmkv_dbsize(s), 302);
+	check(s);
+	assert_int_equal(pmkv_close(s), 0);
+	unlink(path);
+}
+
+/* A failed operation breaks its group: the later ones do not run, and
+ * the end aborts every write of the group, the earlier ones too. */
+static void a_failed_operation_aborts_its_group(void **state)
+{
+	(void)state;
+	const char *path = tu_path();
+	struct pmkv_store *s = open_at(path);
+	char big[5000];
+	int64_t r;
+	int done, found;
+	memset(big, 'b', sizeof(big));
+	assert_int_equal(set(s, "keep", "1", 0, 0), 1);
+	assert_int_equal(set(s, "text", "abc", 0, 0), 1);
+	for (int step = 0; step < 2; step++) {
+		assert_int_equal(pmkv_group_begin(s), 0);
+		assert_int_equal(set(s, "keep", "2", 0, 0), 1);
+		assert_int_equal(set(s, "new", "n", 0, 0), 1);
+		if (step == 0) /* fails after its lookup, nothing written */
+			assert_int_equal(pmkv_incrby(s, "text", 4, 1, &r),
+			                 PMKV_E_NOTINT);
+		else /* fails before anything */
+			assert_int_equal(pmkv_set(s, "k", 1, big, sizeof(big),
+			                          0, 0, &done, keep, NULL,
+			                          &found), PMKV_E_TOOBIG);
+		assert_int_equal(pmkv_set(s, "after", 5, "a", 1, 0, 0, &done,
+		                          keep, NULL, &found), PMKV_E_GROUP);
+		assert_int_equal(pmkv_group_end(s),
+		                 step ? PMKV_E_TOOBIG : PMKV_E_NOTINT);
+		expect(s, "keep", "1");
+		expect(s, "new", NULL);
+		expect(s, "after", NULL);
+		assert_int_equal(pmkv_dbsize(s), 2);
+		check(s);
+	}
+	assert_int_equal(pmkv_close(s), 0);
+	s = open_at(path);
+	expect(s, "keep", "1");
+	expect(s, "new", NULL);
+	assert_int_equal(pmkv_dbsize(s), 2);
+	assert_int_equal(pmkv_close(s), 0);
+	unlink(path);
+}
+
 static int use(pmtx_runtime rt, unsigned flavour)
 {
 	g_rt = rt;
@@ -523,6 +610,8 @@ int main(void)
 		ALL(growth_keeps_every_key_across_reopen),
 		ALL(scan_sees_every_key_while_the_table_grows),
 		ALL(flushall_empties_and_frees),
+		ALL(a_group_commits_together),
+		ALL(a_failed_operation_aborts_its_group),
 		cmocka_unit_test(other_regions_are_refused),
 		cmocka_unit_test(versions_are_kept_apart),
 	};

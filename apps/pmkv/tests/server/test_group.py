@@ -1,0 +1,78 @@
+"""Group commit (group.c): pipelined requests and those of concurrent
+clients share one transaction. Every reply is what the request would get
+alone, in request order; a failing command fails alone (the group is
+aborted and its requests run again one by one); commands that cannot run
+in a group split it and still run in order."""
+import threading
+
+import redis
+
+from kvserver import raw
+
+
+def test_a_failing_command_fails_alone_in_a_pipeline(r):
+    r.set("text", "abc")
+    got = raw(r.connection_pool.connection_kwargs["port"],
+              b"SET a 1\r\nINCR text\r\nSET b 2\r\nGET a\r\nINCR a\r\n"
+              b"SET big x EX 0\r\nGET b\r\n")
+    assert got == (b"+OK\r\n"
+                   b"-ERR value is not an integer or out of range\r\n"
+                   b"+OK\r\n$1\r\n1\r\n:2\r\n"
+                   b"-ERR invalid expire time in 'set' command\r\n"
+                   b"$1\r\n2\r\n")
+    assert r.mget("a", "b", "text", "big") == [b"2", b"2", b"abc", None]
+
+
+def test_ungroupable_commands_keep_their_place(r):
+    port = r.connection_pool.connection_kwargs["port"]
+    got = raw(port, b"SET k 1\r\nDBSIZE\r\nFLUSHALL\r\nDBSIZE\r\nSET k 2\r\n"
+                    b"KEYS *\r\nINCR k\r\nSCAN 0\r\nGET k\r\n")
+    assert got == (b"+OK\r\n:1\r\n+OK\r\n:0\r\n+OK\r\n"
+                   b"*1\r\n$1\r\nk\r\n:3\r\n"
+                   b"*2\r\n$1\r\n0\r\n*1\r\n$1\r\nk\r\n$1\r\n3\r\n")
+
+
+def test_concurrent_pipelines_with_failures(r, server):
+    """Eight clients pipeline INCRs of a shared counter, SETs of their own
+    keys and, every tenth request, an INCR that must fail: every reply is
+    right, and the counter counts every successful INCR."""
+    r.set("bad", "not a number")
+    rounds, per = 40, 30
+    errors = []
+
+    def client(t):
+        c = redis.Redis(port=server.port, socket_timeout=30)
+        try:
+            for i in range(rounds):
+                p = c.pipeline(transaction=False)
+                for j in range(per):
+                    if j % 10 == 9:
+                        p.incr("bad")
+                    elif j % 2:
+                        p.set("k%d.%d" % (t, j), "%d.%d" % (i, j))
+                    else:
+                        p.incr("ctr")
+                res = p.execute(raise_on_error=False)
+                for j, v in enumerate(res):
+                    if j % 10 == 9:
+                        ok = isinstance(v, redis.ResponseError)
+                    elif j % 2:
+                        ok = v is True
+                    else:
+                        ok = isinstance(v, int) and v > 0
+                    if not ok:
+                        errors.append((t, i, j, v))
+        finally:
+            c.close()
+
+    threads = [threading.Thread(target=client, args=(t,)) for t in range(8)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join(120)
+    assert not errors
+    incrs = sum(1 for j in range(per) if j % 10 != 9 and j % 2 == 0)
+    assert int(r.get("ctr")) == 8 * rounds * incrs
+    assert r.get("bad") == b"not a number"
+    for t in range(8):
+        assert r.get("k%d.1" % t) == b"%d.1" % (rounds - 1)
