@@ -643,7 +643,7 @@ SQLITE = {
     "smoke": {"quick": True, "rounds": 1, "seconds": 0.5, "scale": 0.02,
               "size": 5, "configs": ["memory", "pmtx-redo-pdom1",
                                      "wal-full-shm"]},
-    "quick": {"quick": True, "domains": "pdom1"},
+    "quick": {"quick": True},
     "default": {},
     "full": {"seconds": 10.0, "warehouses": [1, 4], "size": 100},
 }

@@ -287,6 +287,28 @@ def test_quick_plan_covers_every_workload_on_four_configs():
     assert sum(s.est for s in steps) < 240
 
 
+def load_script(path, name):
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.mark.parametrize("mode", ["smoke", "quick", "default", "full"])
+def test_application_stages_pass_options_their_scripts_accept(mode):
+    """The command line of every application stage parses with its
+    script's own parser (an option the script does not know would end
+    the stage with a usage error)."""
+    scripts = {"sqlbench": load_script(harness.SQL_BENCH, "sqlbench"),
+               "kvbench": load_script(harness.KV_BENCH, "kvbench")}
+    steps = harness.sql_steps(mode) + harness.kv_steps(mode)
+    assert {s.tool for s in steps} == set(scripts)
+    for s in steps:
+        argv = s.argv("/x/build/bench/pmtx-bench", None)
+        scripts[s.tool].parse_args(argv[2:])  # exits 2 if refused
+
+
 def test_domain_subset_runs_one_config_per_step():
     steps = harness.plan("quick", ["sps"], ["pmtx-undo", "pmdk"],
                          ["pdom0-emu", "pdom1-hw"], None, None, set())

@@ -268,7 +268,8 @@ def on_sigterm(_signum, _frame):
     raise KeyboardInterrupt
 
 
-def main():
+def parse_args(argv=None):
+    """The options, with the defaults of --quick or of a full run."""
     ap = argparse.ArgumentParser()
     ap.add_argument("what", choices=["fig7", "store", "redis", "all"])
     ap.add_argument("--quick", action="store_true")
@@ -288,7 +289,7 @@ def main():
     ap.add_argument("--no-fig7-redis", dest="fig7_redis",
                     action="store_false",
                     help="leave Redis out of Figure 7's points")
-    a = ap.parse_args()
+    a = ap.parse_args(argv)
     q = a.quick
     a.populate = a.populate if a.populate is not None else (
         100000 if q else 1000000)
@@ -307,6 +308,11 @@ def main():
     if set(a.configs) - set(CONFIGS):
         ap.error("unknown configuration: %s" % ", ".join(
             sorted(set(a.configs) - set(CONFIGS))))
+    return a
+
+
+def main():
+    a = parse_args()
     signal.signal(signal.SIGTERM, on_sigterm)
     out = open(a.out, "a") if a.out else None
     bad = 0
