@@ -194,7 +194,8 @@ def section(rows, plots, eval_mode=None):
            "FULL or NORMAL), by apps/sqlite/bench/sqlbench.py (lines in "
            "sqlite.jsonl). pmtx-R-pdom1 is PDOM-1 on real clwb + sfence, "
            "pmtx-R-pdom2 PDOM-2 (fences only), pmtx-R-file the file "
-           "backend (msync of the pages written: every commit durable). "
+           "backend (the pages written, written back and flushed at "
+           "each barrier: every commit durable). "
            "Each round ran every configuration in turn.", ""]
     doc += setup_lines(rows, eval_mode) + [""]
     if runs:
