@@ -74,6 +74,22 @@ int conn_room(struct conn *c)
 	return 0;
 }
 
+/* Drop the first n bytes of the input: requests run and settled. */
+static void consume(struct conn *c, size_t n)
+{
+	memmove(c->in, c->in + n, c->n - n);
+	c->n -= n;
+}
+
+/* Run the request in c->q, appending its reply; 1 if it asks to close
+ * the connection after the reply (QUIT). */
+static int run_one(struct conn *c)
+{
+	struct cmd_ctx x = {c->srv, &c->q, &c->out, 0};
+	cmd_dispatch(&x);
+	return x.close_after;
+}
+
 int conn_run(struct conn *c)
 {
 	size_t off = 0;
@@ -93,12 +109,9 @@ int conn_run(struct conn *c)
 		off += used;
 		if (c->q.argc == 0)
 			continue;
-		struct cmd_ctx x = {c->srv, &c->q, &c->out, 0};
-		cmd_dispatch(&x);
-		c->closing = x.close_after || c->srv->stopping;
+		c->closing = run_one(c) || c->srv->stopping;
 	}
-	memmove(c->in, c->in + off, c->n - off);
-	c->n -= off;
+	consume(c, off);
 	if (c->out.oom) {
 		resp_out_reset(&c->out);
 		c->sent = 0;
@@ -125,8 +138,7 @@ unsigned conn_group_run(struct conn *c, unsigned max)
 		c->g_in += used;
 		if (!c->q.argc)
 			continue;
-		struct cmd_ctx x = {c->srv, &c->q, &c->out, 0};
-		cmd_dispatch(&x);
+		run_one(c); /* never QUIT: not grouped */
 		ran++;
 	}
 	return ran;
@@ -135,8 +147,7 @@ unsigned conn_group_run(struct conn *c, unsigned max)
 void conn_group_settle(struct conn *c, int committed)
 {
 	if (committed) {
-		memmove(c->in, c->in + c->g_in, c->n - c->g_in);
-		c->n -= c->g_in;
+		consume(c, c->g_in);
 	} else {
 		c->out.n = c->g_out;
 		c->out.oom = 0;

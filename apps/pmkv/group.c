@@ -10,8 +10,8 @@
  * requests at the head of its input (conn.c N5), ends the group, and
  * wakes the others. Connections queued while it runs wait for the next
  * leader, so the threads that arrive during one commit share the next:
- * the persist barriers (and, on the file backend, the msyncs) of a
- * commit are paid once per group instead of once per request. A single
+ * the persist barriers (and, on the file backend, the page write-backs)
+ * of a commit are paid once per group instead of once per request. A single
  * connection's pipeline gains the same way, in either server
  * architecture.
  *
@@ -30,10 +30,10 @@
  *  G4. One leader at a time, in queue order: a thread leads only at the
  *      head of the queue, and leaves the head only after settling its
  *      group, waking the next head.
- *  G5. A waiting thread spins a while (GROUP_SPIN pauses, tens of
- *      microseconds) before it sleeps: on /dev/shm a group commits in a
- *      few microseconds, less than a sleeping thread takes to wake on
- *      this class of machine (store.c S2); measured with 4 clients of
+ *  G5. A waiting thread spins a while (GROUP_SPIN pauses) before it
+ *      sleeps: on /dev/shm a group commits in a few microseconds, less
+ *      than a sleeping thread takes to wake on this class of machine
+ *      (store.c S2); measured with 4 clients of
  *      pmkv-load, sleeping at once cost 10-20 % against no queue at all,
  *      spinning first nothing. On a disk it sleeps. done and head are
  *      written under the queue lock and read while spinning; a thread

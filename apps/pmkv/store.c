@@ -205,14 +205,14 @@ static int x_end(struct kvx *x, int rc)
 	if (grp.s == x->s) {
 		if (rc && !grp.failed)
 			grp.failed = rc;
-		grp.x.wrote |= x->wrote;
-		return rc == PMTX_E_NOMEM ? PMKV_E_OOM : rc;
+		grp.x.wrote = x->wrote; /* x began as a copy of grp.x */
+	} else {
+		if (rc)
+			pmtx_abort(x->tx);
+		else
+			rc = pmtx_commit(x->tx);
+		pthread_mutex_unlock(&x->s->lock);
 	}
-	if (rc)
-		pmtx_abort(x->tx);
-	else
-		rc = pmtx_commit(x->tx);
-	pthread_mutex_unlock(&x->s->lock);
 	return rc == PMTX_E_NOMEM ? PMKV_E_OOM : rc;
 }
 
@@ -890,10 +890,8 @@ int pmkv_group_end(struct pmkv_store *s)
 {
 	if (grp.s != s)
 		return PMTX_E_INVAL;
-	int failed = grp.failed;
-	grp.s = NULL;
-	int rc = x_end(&grp.x, failed);
-	return failed ? failed : rc;
+	grp.s = NULL; /* x_end then ends the transaction itself */
+	return x_end(&grp.x, grp.failed);
 }
 
 pmtx_region *pmkv_region(struct pmkv_store *s)

@@ -333,6 +333,18 @@ static int write_runs(struct persist *p, const uintptr_t *pg,
 	return fdatasync(p->fd) ? PMTX_E_IO : 0;
 }
 
+/* Every run an msync of its own: 0, or the first failure. */
+static int msync_runs(const uintptr_t *pg, const size_t *len, size_t nr)
+{
+	int rc = 0;
+	for (size_t i = 0; i < nr; i++) {
+		int e = msync_run(pg[i], len[i]);
+		if (e && !rc)
+			rc = e;
+	}
+	return rc;
+}
+
 static int file_barrier(struct persist *p)
 {
 	struct dirty_pages *d = &tls_dirty;
@@ -343,12 +355,9 @@ static int file_barrier(struct persist *p)
 	}
 	size_t nr = coalesce_runs(d);
 	int r = nr > 1 && p->fd >= 0 ? write_runs(p, d->pg, d->len, nr) : 1;
-	for (size_t i = 0; r == 1 && i < nr; i++) {
-		int e = msync_run(d->pg[i], d->len[i]);
-		if (e && !rc)
-			rc = e;
-	}
-	if (r != 1 && r && !rc)
+	if (r == 1)
+		r = msync_runs(d->pg, d->len, nr);
+	if (r && !rc)
 		rc = r;
 	d->n = 0;
 	spin_ticks(p->barrier_ticks);

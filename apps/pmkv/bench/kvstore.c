@@ -78,7 +78,7 @@ static void *work(void *arg)
 	for (uint64_t i = 0; i < (1ull << 40); i++) {
 		if ((i & 63) == 0 && now_s() >= w->deadline)
 			break;
-		unsigned n = o->group > 1 ? o->group : 1;
+		unsigned n = o->group;
 		if (n > 1 && pmkv_group_begin(w->s)) {
 			w->errors++;
 			continue;
@@ -118,6 +118,7 @@ static int parse(struct opts *o, int argc, char **argv)
 	o->threads[0] = 1, o->nthreads = 1;
 	o->read_pct[0] = 90, o->nmix = 1, o->value_size = 64;
 	o->keys = 238328, o->populate = 1000000, o->seed = 1, o->seconds = 5;
+	o->group = 1;
 	for (int i = 1; i + 1 < argc; i += 2) {
 		const char *k = argv[i], *v = argv[i + 1];
 		if (!strcmp(k, "--region")) o->region = v;
@@ -149,6 +150,7 @@ static int parse(struct opts *o, int argc, char **argv)
 		else return -1;
 	}
 	return (argc % 2 == 0 || !o->region || !o->kv.flavour || !o->keys ||
+	        !o->group ||
 	        o->value_size > sizeof(g_value) || o->seconds <= 0 ||
 	        o->seconds > 3600) ? -1 : 0;
 }
@@ -189,7 +191,7 @@ static uint64_t point(const struct opts *o, struct pmkv_store *s,
 	       ops ? (double)flushes / (double)ops : 0.0,
 	       pmtx_backend_name(o->kv.backend),
 	       ops ? (double)msyncs / (double)ops : 0.0,
-	       o->group > 1 ? o->group : 1);
+	       o->group);
 	fflush(stdout);
 	return errors;
 }
@@ -212,10 +214,10 @@ int main(int argc, char **argv)
 	char msg[512] = "";
 	if (parse(&o, argc, argv)) {
 		fprintf(stderr, "usage: pmkv-storebench --region FILE "
-		        "[--version opt|wrapped] [--runtime R] [--domain D] [--backend B] [--group G] "
+		        "[--version opt|wrapped] [--runtime R] [--domain D] "
 		        "[--threads N] [--read-pct R] [--keys K] "
 		        "[--value-size V] [--seconds S] [--populate M] "
-		        "[--seed X]\n");
+		        "[--seed X] [--backend B] [--group G]\n");
 		return 2;
 	}
 	if (stat(o.region, &st) == 0) {
