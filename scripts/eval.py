@@ -79,7 +79,7 @@ ext4 with the file backend; Redis with persistence off, AOF everysec on
 ext4, AOF always on ext4 and /dev/shm); lines in pmkv.jsonl:
   --smoke   5,000 puts: PDOM-1 redo, both versions, 1 client, 90 % reads,
             0.3 s; pmkv on /dev/shm and Redis without persistence, 1,000
-            requests.
+            requests (20,000 with -P 16).
   --quick   kvbench.py --quick, PDOM-1 only: about a minute.
   (none)    3 s per point, 200,000 requests, 3 rounds: about 15 minutes.
   --full    5 rounds.
