@@ -6,6 +6,8 @@ number of each one whose COMMIT returned; it is killed with SIGKILL at a
 random moment (while opening and recovering, mid-transaction, mid-commit,
 mid-spill). After each kill the database is opened in this process and:
   - PRAGMA integrity_check is ok;
+  - the schema (tables t and meta, and meta's one row, which the writer
+    creates in one transaction) is there whole or not at all;
   - meta.last >= every acknowledged number (no acknowledged commit lost);
   - the rows are exactly those of transactions (last-200, last], each with
     its full count and payloads (no transaction half there).
@@ -70,10 +72,14 @@ def check_db(path, acked):
         if tables != {"t", "meta"}:
             # Killed before the schema's transaction committed.
             if tables or acked:
-                raise Violation("schema half there: %s" % sorted(tables))
+                raise Violation("schema half there: %s (acknowledged %d)"
+                                % (sorted(tables), acked))
             return 0
         row = c.execute("select last from meta").fetchone()
-        last = row[0] if row else 0
+        if row is None:
+            # The writer creates the schema and this row in one commit.
+            raise Violation("schema without its meta row")
+        last = row[0]
         if last < acked:
             raise Violation("acknowledged %d, database has %d"
                             % (acked, last))

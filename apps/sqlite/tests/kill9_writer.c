@@ -82,10 +82,14 @@ int main(int argc, char **argv)
 		die(db, "open");
 	if (argc > 3 && !strcmp(argv[3], "--spill"))
 		exec(db, "PRAGMA cache_size=8");
-	exec(db, "CREATE TABLE IF NOT EXISTS t(n, i, v, PRIMARY KEY(n, i));"
+	/* One transaction: the checker takes a schema that is there in
+	 * part, or without its meta row, for a torn commit. */
+	exec(db, "BEGIN IMMEDIATE;"
+	         "CREATE TABLE IF NOT EXISTS t(n, i, v, PRIMARY KEY(n, i));"
 	         "CREATE TABLE IF NOT EXISTS meta(last);"
 	         "INSERT INTO meta SELECT 0 WHERE NOT EXISTS "
-	         "(SELECT 1 FROM meta)");
+	         "(SELECT 1 FROM meta);"
+	         "COMMIT");
 	sqlite3_stmt *ins;
 	if (sqlite3_prepare_v2(db, "INSERT INTO t VALUES (?, ?, ?)", -1, &ins,
 	                       NULL) != SQLITE_OK)
