@@ -227,6 +227,14 @@ pmtx_off pmtx_off_of(const pmtx_region *r, const void *p);
  * ---------------------------------------------------------------------- */
 void pmtx_flush(pmtx_region *r, const void *p, size_t n);
 int pmtx_barrier(pmtx_region *r);
+/* An ordering barrier: the stores made durable by earlier flushes of this
+ * thread persist before any later one, but need not be durable when it
+ * returns. On today's x86 it is the same fence as pmtx_barrier (and is
+ * counted as a barrier); the persistence trace records which of the two
+ * was asked for, so a model of hardware with a cheaper ordering fence
+ * (`pmtx trace hops`) can tell them apart. Returns 0 or a status like
+ * pmtx_barrier. */
+int pmtx_order(pmtx_region *r);
 int pmtx_persist(pmtx_region *r, const void *p, size_t n); /* both */
 /* Copy with non-temporal stores (durable after the next barrier). */
 void pmtx_memcpy_nt(pmtx_region *r, void *dst, const void *src, size_t n);

@@ -168,7 +168,7 @@ static inline int pmtx__cltx_commit(pmtx_region *r, unsigned char *line,
 	PMTX__CLTX_NOTE(r, line + ((v & 1u) ^ 1u) * PMTX_CLTX_HALF, tsize);
 #if PMTX_CLTX_BARRIERS == 2
 	pmtx_flush(r, line + ((v & 1u) ^ 1u) * PMTX_CLTX_HALF, tsize);
-	int rc = pmtx_barrier(r);
+	int rc = pmtx_order(r); /* the half before the flip */
 	if (rc)
 		return rc; /* not flipped: the transaction did not commit */
 #else

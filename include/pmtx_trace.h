@@ -53,15 +53,21 @@
  *
  * Field use by type
  *   REGION  region=id, size=region length
- *   STORE   off, size[, bytes]
+ *   STORE   off, size[, bytes], arg=what was stored (enum
+ *           pmtx_trace_store_kind; minor 2, before that 0)
  *   VSTORE  off, size[, bytes]: a store to a field with DRAM semantics
  *           that lives in the region (an object's writers bitmap, a
  *           copy-on-write wrapper's writer): never flushed, and stale
  *           after a crash by design (the generation or version it is
  *           checked against has changed). Minor 1.
  *   FLUSH   off, size, arg=cache lines flushed
- *   BARRIER (none)
- *   NT      off=destination, size[, bytes]
+ *   BARRIER arg=what the barrier is for (enum pmtx_trace_barrier_kind;
+ *           minor 2, before that 0): to order the persists before it
+ *           ahead of those after it, or to make them durable. On x86
+ *           both are the same sfence; a machine with separate ordering
+ *           and durability fences (HOPS's ofence and dfence) would run
+ *           the first kind as an ordering fence.
+ *   NT      off=destination, size[, bytes], arg=store kind (minor 2)
  *   BEGIN/COMMIT/ABORT  arg=runtime (pmtx_runtime), status=the call's
  *                       status (COMMIT), off=descriptor index
  */
@@ -81,7 +87,7 @@ extern "C" {
 /* "PMTXTRC1" read as a little-endian word. */
 #define PMTX_TRACE_MAGIC 0x3143525458544d50ull
 #define PMTX_TRACE_MAJOR 1
-#define PMTX_TRACE_MINOR 1
+#define PMTX_TRACE_MINOR 2
 
 /* Recording flags (file header flags and pmtx_trace_start). */
 #define PMTX_TRACE_BYTES 1u
@@ -100,6 +106,31 @@ enum pmtx_trace_type {
 	PMTX_TEV_COMMIT = 7,
 	PMTX_TEV_ABORT = 8,
 	PMTX_TEV_VSTORE = 9, /* minor 1 */
+};
+
+/* STORE and NT arg (minor 2): the kind of persistent data stored, so
+ * that metadata written per byte of the application's data (write
+ * amplification) can be split by kind. Fixed values, only appended. */
+enum pmtx_trace_store_kind {
+	PMTX_TSK_UNKNOWN = 0, /* traces of minor < 2 */
+	PMTX_TSK_DATA = 1,    /* the application's data: transactional
+	                       * writes in place (undo) or applied (redo),
+	                       * rollbacks, pmtx_memcpy_nt, cltx stores */
+	PMTX_TSK_LOG = 2,     /* undo and redo log records, check words */
+	PMTX_TSK_ALLOC = 3,   /* allocator metadata and allocation logs */
+	PMTX_TSK_DESC = 4,    /* transaction descriptor states */
+	PMTX_TSK_OBJECT = 5,  /* copy-on-write wrappers */
+	PMTX_TSK_REGION = 6,  /* region structure (superblock table) */
+};
+#define PMTX_TSK_COUNT 7
+
+/* BARRIER arg (minor 2). Fixed values, only appended. */
+enum pmtx_trace_barrier_kind {
+	PMTX_TBK_UNKNOWN = 0, /* traces of minor < 2 */
+	PMTX_TBK_ORDER = 1,   /* orders only: pmtx_order, an undo record, a
+	                       * redo apply before retirement, log growth */
+	PMTX_TBK_DURABLE = 2, /* makes durable: pmtx_barrier, pmtx_persist,
+	                       * a commit, region creation and growth */
 };
 
 struct pmtx_trace_file_hdr {
@@ -155,6 +186,12 @@ int pmtx_trace_next(pmtx_trace_reader *rd, pmtx_trace_event *ev);
 void pmtx_trace_close(pmtx_trace_reader *rd);
 /* "STORE", "FLUSH", ... or "?" for a type this build does not know. */
 const char *pmtx_trace_type_name(unsigned type);
+/* "data", "log", ... ; "unknown" for 0 and for kinds this build does not
+ * know. */
+const char *pmtx_trace_store_kind_name(unsigned kind);
+/* "order", "durable"; "unknown" for 0 and for kinds this build does not
+ * know. */
+const char *pmtx_trace_barrier_kind_name(unsigned kind);
 
 #ifdef __cplusplus
 }

@@ -228,5 +228,5 @@ pmtx_off pmtx_off_of(const pmtx_region *r, const void *p)
 
 void pmtx__note_store(pmtx_region *r, const void *p, size_t n)
 {
-	TRACE_STORE(&r->persist, p, n);
+	TRACE_STORE(&r->persist, p, n, DATA);
 }

@@ -215,7 +215,8 @@ static void *count_worker(void *arg)
 	for (int i = 0; i < 5; i++)
 		persist_barrier(w->p);
 	char src[40] = {0};
-	persist_copy_nt(w->p, w->buf + 1024, src, sizeof(src));
+	persist_copy_nt(w->p, w->buf + 1024, src, sizeof(src),
+	                PMTX_TSK_DATA);
 	pmtx_counters_get(&w->after);
 	return NULL;
 }
@@ -461,7 +462,8 @@ static void file_backend_flushed_data_reaches_the_file(void **state)
 	char src[777];
 	for (size_t i = 0; i < sizeof(src); i++)
 		src[i] = (char)(i * 7 + 3);
-	persist_copy_nt(&t.p, t.m + 5 * t.pg + 13, src, sizeof(src));
+	persist_copy_nt(&t.p, t.m + 5 * t.pg + 13, src, sizeof(src),
+	                PMTX_TSK_DATA);
 	pmtx_counters_reset();
 	assert_int_equal(persist_barrier(&t.p), 0);
 	pmtx_counters c;
@@ -618,7 +620,7 @@ static void check_copy_nt(pmtx_domain d, pmtx_backend be, size_t max_dst,
 				memset(b.buf, 0x5a, 1024);
 				pmtx_counters_reset();
 				persist_copy_nt(&b.p, b.buf + 64 + doff,
-				                src + soff, n);
+				                src + soff, n, PMTX_TSK_DATA);
 				persist_barrier(&b.p);
 				pmtx_counters c;
 				pmtx_counters_get(&c);

@@ -62,15 +62,20 @@ static void evs_free(struct evs *v)
 	free(v->e);
 }
 
-static int one_tx(pmtx_region *r, uint64_t val)
+static int one_tx_rt(pmtx_region *r, pmtx_runtime rt, uint64_t val)
 {
 	uint64_t *root = pmtx_root(r, NULL);
 	pmtx_tx *tx;
-	int rc = pmtx_begin(r, PMTX_RT_UNDO, &tx);
+	int rc = pmtx_begin(r, rt, &tx);
 	if (!rc)
 		rc = pmtx_write(tx, root, &val, sizeof(val));
 	int rc2 = pmtx_commit(tx);
 	return rc ? rc : rc2;
+}
+
+static int one_tx(pmtx_region *r, uint64_t val)
+{
+	return one_tx_rt(r, PMTX_RT_UNDO, val);
 }
 
 /* Trace one undo transaction; fills v and the thread's counters. */
@@ -148,6 +153,84 @@ static void undo_tx_trace_is_ordered_and_matches_counters(void **state)
 	assert_int_equal(lines, c.flushes);
 	evs_free(&v);
 	done(r, rpath);
+}
+
+/* The kinds of the barriers of the committing thread between BEGIN and
+ * COMMIT, as a string: 'o' ORDER, 'd' DURABLE, '?' other. Checks on the
+ * way that every STORE has a known kind, that the stores of kind DATA
+ * are the transaction's 8 bytes at data_off, and that a DURABLE barrier
+ * follows the transaction's last LOG store before its COMMIT (what makes
+ * a commit durable on a machine whose ordering barrier does not). */
+static void barrier_kinds_of_tx(const struct evs *v, uint64_t data_off,
+                                char *out, size_t cap)
+{
+	size_t n = 0, b = 0;
+	uint64_t data = 0;
+	int log_covered = 1;
+	while (b < v->n && v->e[b].rec.type != PMTX_TEV_BEGIN)
+		b++;
+	assert_true(b < v->n);
+	uint32_t tid = v->e[b].rec.tid;
+	for (size_t i = b + 1; i < v->n; i++) {
+		const struct pmtx_trace_rec *e = &v->e[i].rec;
+		if (e->tid != tid)
+			continue;
+		if (e->type == PMTX_TEV_COMMIT)
+			break;
+		if (e->type == PMTX_TEV_STORE) {
+			assert_in_range(e->arg, PMTX_TSK_DATA, PMTX_TSK_REGION);
+			if (e->arg == PMTX_TSK_DATA) {
+				assert_int_equal(e->off, data_off);
+				data += e->size;
+			}
+			log_covered &= e->arg != PMTX_TSK_LOG;
+		} else if (e->type == PMTX_TEV_BARRIER) {
+			assert_true(n + 1 < cap);
+			out[n++] = e->arg == PMTX_TBK_ORDER     ? 'o'
+			           : e->arg == PMTX_TBK_DURABLE ? 'd'
+			                                        : '?';
+			log_covered |= e->arg == PMTX_TBK_DURABLE;
+		}
+	}
+	out[n] = 0;
+	assert_int_equal(data, 8);
+	assert_true(log_covered);
+}
+
+/* Each runtime's barriers, by kind, in one transaction writing 8 bytes:
+ *   undo:       the undo record (order), the data before the COMMIT
+ *               record (order), the COMMIT record (durable);
+ *   redo:       the COMMIT record (durable), the data applied before
+ *               the descriptor's IDLE (order);
+ *   redo-async: the COMMIT record only (durable); the applied data is
+ *               made durable by a later barrier. */
+static void runtimes_label_their_barriers_and_stores(void **state)
+{
+	(void)state;
+	static const struct {
+		pmtx_runtime rt;
+		const char *kinds;
+	} cases[] = {
+		{PMTX_RT_UNDO, "ood"},
+		{PMTX_RT_REDO, "do"},
+		{PMTX_RT_REDO_ASYNC, "d"},
+	};
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		const char *rpath;
+		pmtx_region *r = tu_create(&rpath, SIZE, ROOT, PMTX_PDOM1,
+		                           PMTX_BACKEND_EMULATED, cases[c].rt);
+		uint64_t data_off = pmtx_off_of(r, pmtx_root(r, NULL));
+		assert_int_equal(pmtx_trace_start(trace_path(), 0), 0);
+		assert_int_equal(one_tx_rt(r, cases[c].rt, 7), 0);
+		assert_int_equal(pmtx_trace_stop(), 0);
+		struct evs v;
+		read_all(trace_path(), &v);
+		char kinds[16];
+		barrier_kinds_of_tx(&v, data_off, kinds, sizeof(kinds));
+		assert_string_equal(kinds, cases[c].kinds);
+		evs_free(&v);
+		done(r, rpath);
+	}
 }
 
 static void trace_bytes_equal_the_stored_bytes(void **state)
@@ -364,6 +447,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(undo_tx_trace_is_ordered_and_matches_counters),
 		cmocka_unit_test(trace_bytes_equal_the_stored_bytes),
+		cmocka_unit_test(runtimes_label_their_barriers_and_stores),
 		cmocka_unit_test(tracing_off_writes_nothing),
 		cmocka_unit_test(reader_rejects_truncated_and_foreign_files),
 		cmocka_unit_test(threads_get_distinct_ids_and_ordered_events),

@@ -16,7 +16,8 @@ execute_process(COMMAND ${PMTX} trace dump ${trace} RESULT_VARIABLE rc
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "pmtx trace dump failed (${rc}): ${err}")
 endif()
-foreach(want " REGION " " BEGIN " " STORE " " FLUSH " " BARRIER "
+foreach(want " REGION " " BEGIN " " STORE .* kind=log" " STORE .* kind=data"
+             " BARRIER .* kind=order" " BARRIER .* kind=durable" " FLUSH "
              " COMMIT .*runtime=undo status=0" "bytes=63000000")
   if(NOT out MATCHES "${want}")
     message(FATAL_ERROR "dump lacks '${want}':\n${out}")

@@ -27,6 +27,10 @@ static void print_event(const pmtx_trace_event *ev, uint64_t t0)
 		       pmtx_runtime_name((pmtx_runtime)r->arg), r->status);
 	else if (r->type == PMTX_TEV_FLUSH)
 		printf(" lines=%u", r->arg);
+	else if (r->type == PMTX_TEV_STORE || r->type == PMTX_TEV_NT)
+		printf(" kind=%s", pmtx_trace_store_kind_name(r->arg));
+	else if (r->type == PMTX_TEV_BARRIER)
+		printf(" kind=%s", pmtx_trace_barrier_kind_name(r->arg));
 	if (ev->bytes) {
 		printf(" bytes=");
 		for (uint64_t i = 0; i < r->size; i++)

@@ -31,7 +31,9 @@ static const char analyze_about[] =
 	"epochs per committed transaction (median, p95), epochs with a self\n"
 	"or cross dependency (same line, within the window), non-temporal\n"
 	"share of stored bytes, flushed lines per epoch, redundant flushes,\n"
-	"and lines flushed on each transaction's critical path (mean, p95).\n"
+	"lines flushed on each transaction's critical path (mean, p95),\n"
+	"stored bytes by kind and write amplification (metadata bytes per\n"
+	"data byte), and barriers by kind (ordering only, or durability).\n"
 	"Definitions: man pmtx-trace-analyze.\n";
 
 enum { OPT_JSON = 256, OPT_WINDOW };
@@ -55,6 +57,15 @@ static void bucket(unsigned i, uint64_t *lo, uint64_t *hi)
 static double share(uint64_t a, uint64_t b)
 {
 	return b ? (double)a / (double)b : 0.0;
+}
+
+/* Bytes of every kind but data per data byte (trace_analyze.c 11). */
+static double write_amplification(const struct ta_result *r)
+{
+	uint64_t meta = 0;
+	for (unsigned k = 0; k < PMTX_TSK_COUNT; k++)
+		meta += k == PMTX_TSK_DATA ? 0 : r->kind_bytes[k];
+	return share(meta, r->kind_bytes[PMTX_TSK_DATA]);
 }
 
 static double per_second(const struct ta_result *r)
@@ -122,9 +133,20 @@ static void text_summary(const char *path, struct ta_result *r,
 	printf("stored            %llu bytes, %.1f%% non-temporal\n",
 	       (unsigned long long)(r->store_bytes + r->nt_bytes),
 	       100 * share(r->nt_bytes, r->store_bytes + r->nt_bytes));
-	printf("barriers          %llu (%llu with no store before them)\n",
+	printf("by kind          ");
+	for (unsigned k = 0; k < PMTX_TSK_COUNT; k++)
+		if (r->kind_bytes[k])
+			printf(" %s %llu", pmtx_trace_store_kind_name(k),
+			       (unsigned long long)r->kind_bytes[k]);
+	printf("\nwrite ampl.       %.2f metadata bytes per data byte\n",
+	       write_amplification(r));
+	printf("barriers          %llu (%llu with no store before them): "
+	       "%llu order, %llu durable, %llu unknown\n",
 	       (unsigned long long)r->barriers,
-	       (unsigned long long)r->empty_barriers);
+	       (unsigned long long)r->empty_barriers,
+	       (unsigned long long)r->barrier_kinds[PMTX_TBK_ORDER],
+	       (unsigned long long)r->barrier_kinds[PMTX_TBK_DURABLE],
+	       (unsigned long long)r->barrier_kinds[PMTX_TBK_UNKNOWN]);
 	printf("flushes           %llu lines, %.2f per epoch; %llu redundant "
 	       "(%.1f%%)\n", (unsigned long long)r->flushed_lines,
 	       share(r->flushed_lines, r->epochs),
@@ -191,7 +213,17 @@ static void json_summary(const char *path, struct ta_result *r,
 	cmd_json_u64("nt_bytes", r->nt_bytes, 1);
 	json_dbl("nt_share",
 	         share(r->nt_bytes, r->store_bytes + r->nt_bytes), 1);
+	printf("\"store_kinds\": {");
+	for (unsigned k = 0; k < PMTX_TSK_COUNT; k++)
+		cmd_json_u64(pmtx_trace_store_kind_name(k), r->kind_bytes[k],
+		             k + 1 < PMTX_TSK_COUNT);
+	printf("}, ");
+	json_dbl("write_amplification", write_amplification(r), 1);
 	cmd_json_u64("barriers", r->barriers, 1);
+	printf("\"barrier_kinds\": {");
+	for (unsigned k = 0; k < 3; k++)
+		cmd_json_u64(pmtx_trace_barrier_kind_name(k), r->barrier_kinds[k], k < 2);
+	printf("}, ");
 	cmd_json_u64("empty_barriers", r->empty_barriers, 1);
 	cmd_json_u64("flush_records", r->flush_recs, 1);
 	cmd_json_u64("flushed_lines", r->flushed_lines, 1);

@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "pmtx_trace.h"
+
 /* A distribution of counts (epochs per transaction, lines per epoch):
  * exact for every value; values below TA_DIST_EXACT cost no memory. */
 #define TA_DIST_EXACT 1024u
@@ -43,7 +45,12 @@ struct ta_result {
 	uint64_t singletons, singletons_small; /* small: < 10 bytes */
 	uint64_t self_dep, cross_dep;    /* epochs with a dependency */
 	uint64_t store_bytes, nt_bytes;  /* STORE, NT (VSTORE: neither) */
+	/* STORE and NT bytes by store kind (pmtx_trace_store_kind; kinds
+	 * this reader does not know count as PMTX_TSK_UNKNOWN). */
+	uint64_t kind_bytes[PMTX_TSK_COUNT];
 	uint64_t barriers, empty_barriers; /* empty: no store before it */
+	/* Barriers by kind: [0] unknown, [1] ORDER, [2] DURABLE. */
+	uint64_t barrier_kinds[3];
 	uint64_t flush_recs, flushed_lines, redundant_lines;
 	uint64_t distinct_lines;         /* lines in the line map at the end */
 	uint64_t pruned_lines;           /* entries dropped to bound the map */

@@ -19,7 +19,8 @@
  *
  * What disabling a site does, and nothing else:
  *   flush site    the flush is not issued                      (MUT_FLUSH)
- *   barrier site  the barrier is not issued; it reports 0      (MUT_BARRIER)
+ *   barrier site  the barrier is not issued; it reports 0      (MUT_BARRIER,
+ *                                                               MUT_ORDER)
  *   nt-copy site  the bytes are copied with plain stores       (MUT_COPY_NT)
  *   store site    the store is not made                        (MUT_SKIP)
  * A store site is a store whose value only recovery reads (check words,
@@ -299,13 +300,15 @@ extern unsigned pmtx__mutant;
 			persist_flush((p), (a), (n));                        \
 	} while (0)
 #define MUT_BARRIER(id, p) (MUT_ON(id) ? 0 : persist_barrier(p))
+#define MUT_ORDER(id, p) (MUT_ON(id) ? 0 : persist_order(p))
 #define MUT_COPY_NT(id, p, dst, src, n)                                      \
 	do {                                                                 \
 		if (!MUT_ON(id)) {                                           \
-			persist_copy_nt((p), (dst), (src), (n));             \
+			persist_copy_nt((p), (dst), (src), (n),              \
+			                PMTX_TSK_DATA);                      \
 		} else {                                                     \
 			memcpy((dst), (src), (n));                           \
-			TRACE_STORE((p), (dst), (n));                        \
+			TRACE_STORE((p), (dst), (n), DATA);                  \
 		}                                                            \
 	} while (0)
 #else
@@ -313,8 +316,10 @@ extern unsigned pmtx__mutant;
 #define MUT_ON(id) (0 && (id))
 #define MUT_FLUSH(id, p, a, n) ((void)sizeof(id), persist_flush((p), (a), (n)))
 #define MUT_BARRIER(id, p) ((void)sizeof(id), persist_barrier(p))
+#define MUT_ORDER(id, p) ((void)sizeof(id), persist_order(p))
 #define MUT_COPY_NT(id, p, dst, src, n)                                      \
-	((void)sizeof(id), persist_copy_nt((p), (dst), (src), (n)))
+	((void)sizeof(id),                                                   \
+	 persist_copy_nt((p), (dst), (src), (n), PMTX_TSK_DATA))
 #endif
 /* Store sites: if (!MUT_SKIP(id)) store; */
 #define MUT_SKIP(id) MUT_ON(id)

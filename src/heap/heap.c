@@ -598,7 +598,7 @@ int heap_apply(pmtx_region *r, const struct pmtx_alog_entry *e)
 		info = op == PMTX_AE_ALLOC ? PMTX_SB_INFO(PMTX_SB_LARGE, 0, run)
 		                           : PMTX_SB_INFO(PMTX_SB_FREE, 0, 0);
 		__atomic_store_n(&m->info, info, __ATOMIC_RELAXED);
-		TRACE_STORE(&r->persist, &m->info, 8);
+		TRACE_STORE(&r->persist, &m->info, 8, ALLOC);
 		MUT_FLUSH(MUT_HEAP_LARGE_FLUSH, &r->persist, &m->info, 8);
 		return 0;
 	}
@@ -609,7 +609,7 @@ int heap_apply(pmtx_region *r, const struct pmtx_alog_entry *e)
 	if (op == PMTX_AE_ALLOC) {
 		if (__atomic_load_n(&m->info, __ATOMIC_RELAXED) != info) {
 			__atomic_store_n(&m->info, info, __ATOMIC_RELAXED);
-			TRACE_STORE(&r->persist, &m->info, 8);
+			TRACE_STORE(&r->persist, &m->info, 8, ALLOC);
 		}
 		MUT_FLUSH(MUT_HEAP_INFO_FLUSH, &r->persist, &m->info, 8);
 	}
@@ -618,7 +618,7 @@ int heap_apply(pmtx_region *r, const struct pmtx_alog_entry *e)
 		__atomic_fetch_or(w, bit, __ATOMIC_RELAXED);
 	else
 		__atomic_fetch_and(w, ~bit, __ATOMIC_RELAXED);
-	TRACE_STORE(&r->persist, w, 8);
+	TRACE_STORE(&r->persist, w, 8, ALLOC);
 	MUT_FLUSH(MUT_HEAP_BITMAP_FLUSH, &r->persist, w, 8);
 	return 0;
 }

@@ -10,9 +10,9 @@
  *
  * Counting happens here, in the inline wrappers, before the table is
  * called, so the per-thread counters are exact whatever the backend is:
- *   barriers  += 1 per persist_barrier() call (also under PDOM-2, where the
- *                barrier is only an ordering fence: the count is the
- *                runtime's logical barrier count);
+ *   barriers  += 1 per persist_barrier() or persist_order() call (also
+ *                under PDOM-2, where the barrier is only an ordering
+ *                fence: the count is the runtime's logical barrier count);
  *   flushes   += cache lines in the range, except under PDOM-2 where no
  *                flush is issued at all;
  *   nt_bytes  += bytes copied by persist_copy_nt();
@@ -92,18 +92,36 @@ static inline void persist_flush(struct persist *p, const void *a, size_t n)
 	p->ops->flush(p, a, n);
 }
 
-static inline int persist_barrier(struct persist *p)
+/* A barrier of the given kind (PMTX_TBK_ORDER or PMTX_TBK_DURABLE). The
+ * kind is only recorded in the trace: every backend issues the same
+ * barrier for both (x86 has one fence; the file backend can order page
+ * writes only by making them durable). */
+static inline int persist_barrier_kind(struct persist *p, unsigned kind)
 {
 	pmtx__tls_counters.barriers++;
-	TRACE_BARRIER(p);
+	TRACE_BARRIER(p, kind);
 	return p->ops->barrier(p);
 }
 
+/* Earlier flushes become durable before this returns. */
+static inline int persist_barrier(struct persist *p)
+{
+	return persist_barrier_kind(p, PMTX_TBK_DURABLE);
+}
+
+/* Earlier flushes persist before later ones; durability is not needed
+ * when this returns (the trace's ordering barrier). */
+static inline int persist_order(struct persist *p)
+{
+	return persist_barrier_kind(p, PMTX_TBK_ORDER);
+}
+
+/* kind: the trace's store kind of the bytes copied. */
 static inline void persist_copy_nt(struct persist *p, void *dst,
-                                   const void *src, size_t n)
+                                   const void *src, size_t n, unsigned kind)
 {
 	pmtx__tls_counters.nt_bytes += n;
-	TRACE_NT(p, dst, src, n);
+	TRACE_NT(p, dst, src, n, kind);
 	p->ops->copy_nt(p, dst, src, n);
 }
 

@@ -386,7 +386,7 @@ int region_seal_header(pmtx_region *r)
 	/* Every area written during create first (invariant 3): the region
 	 * state, descriptors and first log chunks. The rest is zero. */
 	persist_flush(p, r->base + h->rstate_off, h->root_off - h->rstate_off);
-	int rc = persist_barrier(p);
+	int rc = persist_order(p);
 	if (rc)
 		return rc;
 	memcpy(r->base, h, sizeof(*h));
@@ -666,7 +666,7 @@ int region_grow(pmtx_region *r, uint64_t want, uint64_t *got)
 	persist_grow(&r->persist, bytes);
 	struct pmtx_rstate *st = region_rstate(r);
 	__atomic_store_n(&st->nsb, n, __ATOMIC_RELAXED);
-	TRACE_STORE(&r->persist, &st->nsb, 8);
+	TRACE_STORE(&r->persist, &st->nsb, 8, REGION);
 	MUT_FLUSH(MUT_REGION_GROW_FLUSH, &r->persist, &st->nsb, 8);
 	if ((rc = MUT_BARRIER(MUT_REGION_GROW_BARRIER, &r->persist)))
 		return rc;

@@ -415,6 +415,20 @@ const char *pmtx_trace_type_name(unsigned type)
 	return "?";
 }
 
+const char *pmtx_trace_store_kind_name(unsigned kind)
+{
+	static const char *const names[PMTX_TSK_COUNT] = {
+		"unknown", "data", "log", "alloc", "desc", "object", "region",
+	};
+	return names[kind < PMTX_TSK_COUNT ? kind : PMTX_TSK_UNKNOWN];
+}
+
+const char *pmtx_trace_barrier_kind_name(unsigned kind)
+{
+	static const char *const names[] = {"unknown", "order", "durable"};
+	return names[kind <= PMTX_TBK_DURABLE ? kind : PMTX_TBK_UNKNOWN];
+}
+
 static int check_header(const struct pmtx_trace_file_hdr *h, size_t got)
 {
 	if (got < sizeof(h->magic))

@@ -46,14 +46,19 @@ uint64_t trace_count(void);
 			           (st));                                    \
 	} while (0)
 
-#define TRACE_STORE(p, a, n) TRACE_EV_(PMTX_TEV_STORE, p, a, n, a, 0, 0)
+/* kind: enum pmtx_trace_store_kind, without its PMTX_TSK_ prefix. */
+#define TRACE_STORE(p, a, n, kind)                                           \
+	TRACE_EV_(PMTX_TEV_STORE, p, a, n, a, PMTX_TSK_##kind, 0)
 /* A store with DRAM semantics to a field in the region (pmtx_trace.h). */
 #define TRACE_VSTORE(p, a, n) TRACE_EV_(PMTX_TEV_VSTORE, p, a, n, a, 0, 0)
 #define TRACE_FLUSH(p, a, n)                                                 \
 	TRACE_EV_(PMTX_TEV_FLUSH, p, a, n, NULL,                             \
 	          (uint32_t)lines_spanned((a), (n)), 0)
-#define TRACE_BARRIER(p) TRACE_EV_(PMTX_TEV_BARRIER, p, NULL, 0, NULL, 0, 0)
-#define TRACE_NT(p, dst, src, n) TRACE_EV_(PMTX_TEV_NT, p, dst, n, src, 0, 0)
+/* kind: enum pmtx_trace_barrier_kind (PMTX_TBK_ORDER or _DURABLE). */
+#define TRACE_BARRIER(p, kind)                                               \
+	TRACE_EV_(PMTX_TEV_BARRIER, p, NULL, 0, NULL, (kind), 0)
+#define TRACE_NT(p, dst, src, n, kind)                                       \
+	TRACE_EV_(PMTX_TEV_NT, p, dst, n, src, (kind), 0)
 /* Transaction events: off = descriptor index, arg = runtime. */
 #define TRACE_TX(type, tx, st)                                               \
 	do {                                                                 \

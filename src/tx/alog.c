@@ -62,7 +62,8 @@ int alog_append(struct pmtx_tx *tx, const struct pmtx_alog_entry *e)
 		a->chunk_end = next + chunk_at(tx->r, next)->size;
 	}
 	memcpy(region_at(tx->r, a->slot), e, ENTRY_SIZE);
-	TRACE_STORE(&tx->r->persist, region_at(tx->r, a->slot), ENTRY_SIZE);
+	TRACE_STORE(&tx->r->persist, region_at(tx->r, a->slot), ENTRY_SIZE,
+	            ALLOC);
 	a->slot += ENTRY_SIZE;
 	a->e[a->n++] = *e;
 	return 0;
@@ -92,10 +93,10 @@ int alog_commit_apply(struct pmtx_tx *tx)
 		heap_apply(r, &a->e[i]); /* entries built by the heap: valid */
 	/* Past the commit mark, a failed barrier does not stop the steps
 	 * (undo.c U5): the first error is returned at the end. */
-	int rc = MUT_BARRIER(MUT_ALOG_APPLY_BARRIER, &r->persist); /* (iii) */
+	int rc = MUT_ORDER(MUT_ALOG_APPLY_BARRIER, &r->persist); /* (iii) */
 	desc_set_state(r, tx->d, tx->version, tx->kind, PMTX_DS_IDLE,
 	               MUT_ALOG_IDLE_MARK, MUT_ALOG_IDLE_FLUSH);
-	int rc2 = MUT_BARRIER(MUT_ALOG_IDLE_BARRIER, &r->persist); /* (iv) */
+	int rc2 = MUT_ORDER(MUT_ALOG_IDLE_BARRIER, &r->persist); /* (iv) */
 	for (size_t i = 0; i < a->n; i++)
 		if (PMTX_AE_OP(a->e[i].info) == PMTX_AE_FREE)
 			heap_release(r->heap, &a->e[i]);

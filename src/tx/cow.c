@@ -99,7 +99,7 @@ int pmtx_cow_new(pmtx_tx *tx, size_t size, pmtx_off *wrapper)
 		return rc;
 	struct pmtx_cow_wrapper *W = region_at(tx->r, w);
 	*W = (struct pmtx_cow_wrapper){.cur = payload};
-	TRACE_STORE(&tx->r->persist, W, sizeof(*W));
+	TRACE_STORE(&tx->r->persist, W, sizeof(*W), OBJECT);
 	if (!MUT_ON(MUT_COW_NEW_FLUSH)) /* fresh: durable at commit */
 		pmtx_flush(tx->r, W, sizeof(*W));
 	*wrapper = w;
@@ -126,7 +126,7 @@ static int open_write(struct pmtx_tx *tx, pmtx_off w,
 	W->next = fresh;
 	W->old_backup = W->cur;
 	W->writer = writer_id(tx);
-	TRACE_STORE(&tx->r->persist, &W->next, 16);
+	TRACE_STORE(&tx->r->persist, &W->next, 16, OBJECT);
 	TRACE_VSTORE(&tx->r->persist, &W->writer, sizeof(W->writer));
 	return ws_push(tx, (struct cow_ent){w, fresh, W->cur, 0});
 }
@@ -236,7 +236,7 @@ static void swap_payloads(struct pmtx_tx *tx)
 			continue;
 		struct pmtx_cow_wrapper *W = region_at(tx->r, tx->ws[i].wrapper);
 		__atomic_store_n(&W->cur, W->next, __ATOMIC_RELAXED);
-		TRACE_STORE(&tx->r->persist, &W->cur, 8);
+		TRACE_STORE(&tx->r->persist, &W->cur, 8, OBJECT);
 		MUT_FLUSH(MUT_COW_SWAP_FLUSH, &tx->r->persist, &W->cur, 8);
 	}
 }
@@ -264,7 +264,7 @@ static int cow_commit(struct pmtx_tx *tx)
 		alog_flush(tx);
 		retire_cover_begin(tx);
 		tx_mark_running(tx);
-		rc = MUT_BARRIER(MUT_COW_STAGE_BARRIER, p); /* 1 */
+		rc = MUT_ORDER(MUT_COW_STAGE_BARRIER, p); /* 1 */
 	}
 	if (rc) {
 		tx->rt->abort(tx);
@@ -320,7 +320,7 @@ static int cow_recover(pmtx_region *r, unsigned i, const struct pmtx_rec **recs,
 		if (!tx_data_range_ok(r, region_at(r, MIN(W->next, r->size)), 1))
 			return PMTX_E_CORRUPT;
 		W->cur = W->next;
-		TRACE_STORE(&r->persist, &W->cur, 8);
+		TRACE_STORE(&r->persist, &W->cur, 8, OBJECT);
 		MUT_FLUSH(MUT_COW_RECOVER_FLUSH, &r->persist, &W->cur, 8);
 		*wrote = 1;
 	}

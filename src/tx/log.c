@@ -80,11 +80,11 @@ static int grow(pmtx_region *r, uint64_t cur_off, size_t need)
 	c->next = cur->next;
 	c->size = size;
 	MUT_FLUSH(MUT_LOG_GROW_CHUNK_FLUSH, p, c, sizeof(*c));
-	if ((rc = MUT_BARRIER(MUT_LOG_GROW_CHUNK_BARRIER, p)))
+	if ((rc = MUT_ORDER(MUT_LOG_GROW_CHUNK_BARRIER, p)))
 		return rc;
 	__atomic_store_n(&cur->next, off, __ATOMIC_RELEASE);
 	MUT_FLUSH(MUT_LOG_GROW_LINK_FLUSH, p, &cur->next, 8);
-	if ((rc = MUT_BARRIER(MUT_LOG_GROW_LINK_BARRIER, p)))
+	if ((rc = MUT_ORDER(MUT_LOG_GROW_LINK_BARRIER, p)))
 		return rc;
 	return heap_apply(r, &e); /* no barrier of its own: L4 */
 }
@@ -174,7 +174,7 @@ void log_put(pmtx_region *r, struct logw *w, uint64_t rec, uint16_t type,
 		                       PMTX_CSUM_SEED_REC);
 	size_t bytes = PMTX_REC_BYTES(len);
 	pmtx__tls_counters.bytes_logged += bytes;
-	TRACE_STORE(&r->persist, h, bytes);
+	TRACE_STORE(&r->persist, h, bytes, LOG);
 	MUT_FLUSH(flush_site(type), &r->persist, h, bytes);
 	w->pos = rec + log_rec_span(len);
 }
@@ -185,7 +185,7 @@ void log_put_mark(pmtx_region *r, uint64_t rec)
 	uint64_t *check = rec_check(h);
 	if (!MUT_SKIP(MUT_UNDO_MARK_STORE)) {
 		__atomic_store_n(check, rec_mark(h), __ATOMIC_RELAXED);
-		TRACE_STORE(&r->persist, check, 8);
+		TRACE_STORE(&r->persist, check, 8, LOG);
 	}
 	MUT_FLUSH(MUT_UNDO_MARK_FLUSH, &r->persist, check, 8);
 }

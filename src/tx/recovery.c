@@ -212,7 +212,7 @@ static int recover_found(pmtx_region *r, struct found *fs, unsigned nf)
 	}
 	if (rc || !wrote)
 		return rc;
-	if ((rc = MUT_BARRIER(MUT_RECOVERY_DATA_BARRIER, &r->persist)))
+	if ((rc = MUT_ORDER(MUT_RECOVERY_DATA_BARRIER, &r->persist)))
 		return rc;
 	/* R3: one at a time, in commit order (fs is sorted by CSN). */
 	for (unsigned k = 0; k < nf && !rc; k++)
@@ -221,7 +221,7 @@ static int recover_found(pmtx_region *r, struct found *fs, unsigned nf)
 			               (pmtx_runtime)fs[k].kind, PMTX_DS_IDLE,
 			               MUT_RECOVERY_IDLE_MARK,
 			               MUT_RECOVERY_IDLE_FLUSH);
-			rc = MUT_BARRIER(MUT_RECOVERY_IDLE_BARRIER,
+			rc = MUT_ORDER(MUT_RECOVERY_IDLE_BARRIER,
 			                 &r->persist);
 		}
 	return rc;

@@ -469,12 +469,12 @@ static void apply_in_place(struct pmtx_tx *tx)
 		char *dst = region_at(r, l->off);
 		if (l->mask == ~0ull) {
 			memcpy(dst, l->data, CACHE_LINE);
-			TRACE_STORE(&r->persist, dst, CACHE_LINE);
+			TRACE_STORE(&r->persist, dst, CACHE_LINE, DATA);
 			continue;
 		}
 		FOR_EACH_RUN(l->mask, at, len) {
 			pmtx_copy(dst + at, l->data + at, len);
-			TRACE_STORE(&r->persist, dst + at, len);
+			TRACE_STORE(&r->persist, dst + at, len, DATA);
 		}
 	}
 }
@@ -526,7 +526,7 @@ int redo_truncate_one(struct pmtx_tx *tx)
 	/* D6: the barrier also orders this IDLE after the previous ones,
 	 * whichever thread wrote them (the retire cover, tx.c R3). */
 	retire_cover_begin(tx);
-	int rc = MUT_BARRIER(MUT_REDO_TRUNC_BARRIER, &tx->r->persist);
+	int rc = MUT_ORDER(MUT_REDO_TRUNC_BARRIER, &tx->r->persist);
 	retire_cover_end(tx);
 	redo_retire(tx); /* D8 */
 	return rc;
@@ -548,7 +548,7 @@ static int commit_prepare(struct pmtx_tx *tx, uint64_t *rec)
 	if (!rc)
 		rc = logw_reserve(r, &tx->log, 2 * sizeof(uint64_t), rec);
 	if (!rc && tx->unfenced) /* D10 */
-		rc = MUT_BARRIER(MUT_REDO_NAKED_ORDER_BARRIER, &r->persist);
+		rc = MUT_ORDER(MUT_REDO_NAKED_ORDER_BARRIER, &r->persist);
 	return rc;
 }
 
@@ -625,7 +625,7 @@ static int redo_commit(struct pmtx_tx *tx)
 	 * truncation finished before the read (D12). */
 	int pending = atomic_load(&r->txm->async_pending);
 	retire_cover_begin(tx);
-	int rc2 = MUT_BARRIER(MUT_REDO_APPLY_BARRIER, &r->persist);
+	int rc2 = MUT_ORDER(MUT_REDO_APPLY_BARRIER, &r->persist);
 	retire_cover_end(tx);
 	rc = rc ? rc : rc2;
 	if (pending)

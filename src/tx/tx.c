@@ -496,7 +496,7 @@ void tx_mark_running(struct pmtx_tx *tx)
 	if (!MUT_SKIP(MUT_TX_RUNNING_MARK)) {
 		uint64_t sv = PMTX_SV(tx->version, tx->kind, PMTX_DS_RUNNING);
 		__atomic_store_n(&tx->d->statever, sv, __ATOMIC_RELAXED);
-		TRACE_STORE(&tx->r->persist, &tx->d->statever, 8);
+		TRACE_STORE(&tx->r->persist, &tx->d->statever, 8, DESC);
 	}
 	MUT_FLUSH(MUT_TX_RUNNING_FLUSH, &tx->r->persist, &tx->d->statever, 8);
 	tx->sv_written = 1;
@@ -885,6 +885,12 @@ void pmtx_flush(pmtx_region *r, const void *p, size_t n)
 int pmtx_barrier(pmtx_region *r)
 {
 	return MUT_BARRIER(MUT_API_BARRIER, &r->persist);
+}
+
+/* One mutation site for both of the API's fences. */
+int pmtx_order(pmtx_region *r)
+{
+	return MUT_ORDER(MUT_API_BARRIER, &r->persist);
 }
 
 int pmtx_persist(pmtx_region *r, const void *p, size_t n)

@@ -209,7 +209,7 @@ static inline void desc_store_state(pmtx_region *r, struct pmtx_desc *d,
 	if (!MUT_SKIP(mark_site)) {
 		__atomic_store_n(&d->statever, PMTX_SV(v, kind, st),
 		                 __ATOMIC_RELAXED);
-		TRACE_STORE(&r->persist, &d->statever, 8);
+		TRACE_STORE(&r->persist, &d->statever, 8, DESC);
 	}
 }
 /* The same, then flush it. The callers' orderings differ, so each names

@@ -101,14 +101,18 @@ static int append_durable(struct pmtx_tx *tx, uint16_t type, uint64_t off,
 	tx_mark_running(tx);
 	log_put(r, &tx->log, rec, type, tx->version, off, payload, len,
 	        mark ? LOG_MARK : LOG_CSUM);
-	/* (ii) of commit is this barrier too: a site of its own. */
-	if ((rc = MUT_BARRIER(type == PMTX_REC_COMMIT ? MUT_UNDO_COMMIT_BARRIER
-	                                              : MUT_UNDO_REC_BARRIER,
-	                      p)))
+	/* (ii) of commit is this barrier too: a site of its own. The
+	 * barrier that makes a COMMIT valid makes it durable; the others
+	 * only order a record before the data it covers. */
+	int commit = type == PMTX_REC_COMMIT;
+	if ((rc = commit && !mark ? MUT_BARRIER(MUT_UNDO_COMMIT_BARRIER, p)
+	          : MUT_ORDER(commit ? MUT_UNDO_COMMIT_BARRIER
+	                             : MUT_UNDO_REC_BARRIER, p)))
 		return rc;
 	if (mark) {
 		log_put_mark(r, rec);
-		if ((rc = MUT_BARRIER(MUT_UNDO_MARK_BARRIER, p)))
+		if ((rc = commit ? MUT_BARRIER(MUT_UNDO_MARK_BARRIER, p)
+		                 : MUT_ORDER(MUT_UNDO_MARK_BARRIER, p)))
 			return rc;
 	}
 	/* (Mutants that skip the check word make the record invalid.) */
@@ -137,7 +141,7 @@ static int undo_write(struct pmtx_tx *tx, void *dst, const void *src,
 	if (rc)
 		return rc;
 	memmove(dst, src, n);
-	TRACE_STORE(&tx->r->persist, dst, n);
+	TRACE_STORE(&tx->r->persist, dst, n, DATA);
 	return 0;
 }
 
@@ -175,7 +179,7 @@ static int undo_commit(struct pmtx_tx *tx)
 		alog_flush(tx);
 		retire_cover_begin(tx);
 		tx_mark_running(tx);
-		rc = MUT_BARRIER(MUT_UNDO_DATA_BARRIER, &r->persist); /* (i) */
+		rc = MUT_ORDER(MUT_UNDO_DATA_BARRIER, &r->persist); /* (i) */
 	}
 	if (rc) {
 		tx->rt->abort(tx);
@@ -199,7 +203,7 @@ static void restore(pmtx_region *r, const struct pmtx_rec *h, unsigned site)
 {
 	void *dst = region_at(r, h->off);
 	memcpy(dst, rec_payload(h), h->len);
-	TRACE_STORE(&r->persist, dst, h->len);
+	TRACE_STORE(&r->persist, dst, h->len, DATA);
 	MUT_FLUSH(site, &r->persist, dst, h->len);
 }
 
@@ -211,10 +215,10 @@ static int undo_abort(struct pmtx_tx *tx)
 	for (size_t i = tx->nrecs; i-- > 0;)
 		restore(r, region_at(r, tx->recs[i]), MUT_UNDO_ABORT_FLUSH);
 	/* Like commit (U5), an abort that has begun restoring completes. */
-	int rc = MUT_BARRIER(MUT_UNDO_ABORT_BARRIER, &r->persist);
+	int rc = MUT_ORDER(MUT_UNDO_ABORT_BARRIER, &r->persist);
 	desc_set_state(r, tx->d, tx->version, tx->kind, PMTX_DS_IDLE,
 	               MUT_UNDO_ABORT_IDLE_MARK, MUT_UNDO_ABORT_IDLE_FLUSH);
-	int rc2 = MUT_BARRIER(MUT_UNDO_ABORT_IDLE_BARRIER, &r->persist);
+	int rc2 = MUT_ORDER(MUT_UNDO_ABORT_IDLE_BARRIER, &r->persist);
 	return rc ? rc : rc2;
 }
 
