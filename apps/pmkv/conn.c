@@ -141,6 +141,7 @@ unsigned conn_group_run(struct conn *c, unsigned max)
 		run_one(c); /* never QUIT: not grouped */
 		ran++;
 	}
+	c->g_ran = ran;
 	return ran;
 }
 
@@ -149,9 +150,12 @@ void conn_group_settle(struct conn *c, int committed)
 	if (committed) {
 		consume(c, c->g_in);
 	} else {
+		/* They run again, one transaction each: count them then. */
+		c->srv->commands -= c->g_ran;
 		c->out.n = c->g_out;
 		c->out.oom = 0;
 	}
+	c->g_ran = 0;
 	c->g_in = 0;
 	c->g_out = c->out.n;
 }

@@ -19,6 +19,7 @@ struct conn {
 	/* the requests run in a group (group.c) and not yet settled */
 	size_t g_in;       /* input bytes they took */
 	size_t g_out;      /* out.n before their replies */
+	unsigned g_ran;    /* how many: uncounted if they run again */
 };
 
 void conn_init(struct conn *c, struct server *srv, int fd);

@@ -23,6 +23,21 @@ def test_a_failing_command_fails_alone_in_a_pipeline(r):
     assert r.mget("a", "b", "text", "big") == [b"2", b"2", b"abc", None]
 
 
+def test_a_rerun_group_counts_its_commands_once(r):
+    """A failing command aborts its group, whose requests run again one
+    by one: INFO counts each request once all the same."""
+    port = r.connection_pool.connection_kwargs["port"]
+    r.set("text", "abc")
+    before = r.info("stats")["total_commands_processed"]
+    got = raw(port, b"SET a 1\r\nINCR text\r\nSET b 2\r\nGET a\r\n")
+    assert got == (b"+OK\r\n"
+                   b"-ERR value is not an integer or out of range\r\n"
+                   b"+OK\r\n$1\r\n1\r\n")
+    after = r.info("stats")["total_commands_processed"]
+    # the pipeline's 4 requests and the INFO that reads the count
+    assert after - before == 4 + 1
+
+
 def test_ungroupable_commands_keep_their_place(r):
     port = r.connection_pool.connection_kwargs["port"]
     got = raw(port, b"SET k 1\r\nDBSIZE\r\nFLUSHALL\r\nDBSIZE\r\nSET k 2\r\n"
