@@ -35,6 +35,7 @@ struct bench_opts {
 	int rounds;          /* interleaved timed rounds per measurement */
 	long writes, allocs; /* txn workload: -1 = sweep */
 	const char *dir;     /* where pools and regions go */
+	int dir_set;         /* --dir was given (else dir is the default) */
 	int inject_fault;    /* corrupt the data before validation (tests) */
 	const char *params[BENCH_MAX_PARAMS]; /* "name=v1,v2,..." from --p */
 	int nparams;
@@ -177,5 +178,6 @@ int wl_multi_obj(const struct bench_opts *o);
 int wl_hashmap(const struct bench_opts *o);
 int wl_bbuf(const struct bench_opts *o);
 int wl_open(const struct bench_opts *o);
+int wl_costs(const struct bench_opts *o);
 
 #endif

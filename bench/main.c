@@ -49,6 +49,11 @@ static const struct workload {
 	{"bbuf", wl_bbuf,
 	 "seed 003 5: the 29-byte bounded buffer, scenarios 1-3 "
 	 "(--p scenario=)"},
+	{"costs", wl_costs,
+	 "this machine's persistence costs for trace models: sfence, clean "
+	 "flush, flush+fence by lines (PDOM-1 hardware, /dev/shm), file "
+	 "backend barrier by pages (--dir, default /var/tmp), per trace "
+	 "record (--p lines=,pages=)"},
 };
 
 static int usage(const char *argv0)
@@ -112,7 +117,7 @@ int main(int argc, char **argv)
 		else if (!strcmp(a, "--rounds"))
 			o.rounds = atoi(v);
 		else if (!strcmp(a, "--dir"))
-			o.dir = v;
+			o.dir = v, o.dir_set = 1;
 		else if (!strcmp(a, "--p") && strchr(v, '=') &&
 		         o.nparams < BENCH_MAX_PARAMS)
 			o.params[o.nparams++] = v;

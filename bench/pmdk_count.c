@@ -16,14 +16,20 @@
  *             end with.
  * bench_pmdk_counting() says whether the binding took (a libpmemobj that
  * called libpmem another way would leave the counts at 0).
+ *
+ * With PMTX_PMDK_TRACE set, each counted event is also recorded in a
+ * persistence trace (pmdk_trace.c), and so is the end of each transaction:
+ * pmemobj_tx_end, which TX_END calls, is interposed the same way.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <libpmem.h>
+#include <libpmemobj.h>
 #include <stdatomic.h>
 #include <stdint.h>
 
 #include "bench.h"
+#include "pmdk_trace.h"
 
 static _Atomic uint64_t n_flush, n_drain;
 
@@ -36,13 +42,27 @@ static uint64_t lines(const void *p, size_t len)
 	return (b - a) / 64;
 }
 
-static void count(const void *p, size_t len, unsigned flags)
+/* The trace of one counted call (pmdk_trace.c); copy: a copy or fill. */
+static void trace(const void *p, size_t len, uint64_t n, unsigned flags,
+                  int copy)
 {
+	if (copy && !(flags & PMEM_F_MEM_NOFLUSH))
+		pmdk_trace_copy(p, len, n, flags);
+	else if (!(flags & PMEM_F_MEM_NOFLUSH))
+		pmdk_trace_flush(p, len, n);
+	if (!(flags & PMEM_F_MEM_NODRAIN))
+		pmdk_trace_drain();
+}
+
+static void count(const void *p, size_t len, unsigned flags, int copy)
+{
+	uint64_t n = lines(p, len);
 	if (!(flags & PMEM_F_MEM_NOFLUSH))
-		atomic_fetch_add_explicit(&n_flush, lines(p, len),
-		                          memory_order_relaxed);
+		atomic_fetch_add_explicit(&n_flush, n, memory_order_relaxed);
 	if (!(flags & PMEM_F_MEM_NODRAIN))
 		atomic_fetch_add_explicit(&n_drain, 1, memory_order_relaxed);
+	if (pmdk_trace_on)
+		trace(p, len, n, flags, copy);
 }
 
 typedef void (*range_fn)(const void *, size_t);
@@ -50,6 +70,7 @@ typedef int (*irange_fn)(const void *, size_t);
 typedef void *(*copy_fn)(void *, const void *, size_t, unsigned);
 typedef void *(*fill_fn)(void *, int, size_t, unsigned);
 typedef void (*drain_fn)(void);
+typedef int (*end_fn)(void);
 
 /* real_: libpmem's own function of that name, of type T. */
 #define REAL(name, T)                                \
@@ -60,7 +81,7 @@ typedef void (*drain_fn)(void);
 void pmem_flush(const void *addr, size_t len)
 {
 	REAL("pmem_flush", range_fn);
-	count(addr, len, PMEM_F_MEM_NODRAIN);
+	count(addr, len, PMEM_F_MEM_NODRAIN, 0);
 	real_(addr, len);
 }
 
@@ -68,55 +89,76 @@ void pmem_drain(void)
 {
 	REAL("pmem_drain", drain_fn);
 	atomic_fetch_add_explicit(&n_drain, 1, memory_order_relaxed);
+	if (pmdk_trace_on)
+		pmdk_trace_drain();
 	real_();
 }
 
 void pmem_persist(const void *addr, size_t len)
 {
 	REAL("pmem_persist", range_fn);
-	count(addr, len, 0);
+	count(addr, len, 0, 0);
 	real_(addr, len);
 }
 
 void pmem_deep_flush(const void *addr, size_t len)
 {
 	REAL("pmem_deep_flush", range_fn);
-	count(addr, len, PMEM_F_MEM_NODRAIN);
+	count(addr, len, PMEM_F_MEM_NODRAIN, 0);
 	real_(addr, len);
 }
 
 int pmem_msync(const void *addr, size_t len)
 {
 	REAL("pmem_msync", irange_fn);
-	count(addr, len, 0);
+	count(addr, len, 0, 0);
 	return real_(addr, len);
 }
 
 void *pmem_memcpy(void *dst, const void *src, size_t len, unsigned flags)
 {
 	REAL("pmem_memcpy", copy_fn);
-	count(dst, len, flags);
+	count(dst, len, flags, 1);
 	return real_(dst, src, len, flags);
 }
 
 void *pmem_memmove(void *dst, const void *src, size_t len, unsigned flags)
 {
 	REAL("pmem_memmove", copy_fn);
-	count(dst, len, flags);
+	count(dst, len, flags, 1);
 	return real_(dst, src, len, flags);
 }
 
 void *pmem_memset(void *dst, int c, size_t len, unsigned flags)
 {
 	REAL("pmem_memset", fill_fn);
-	count(dst, len, flags);
+	count(dst, len, flags, 1);
 	return real_(dst, c, len, flags);
+}
+
+/* The transaction's end, for the trace: TX_END's call binds here. */
+int pmemobj_tx_end(void)
+{
+	REAL("pmemobj_tx_end", end_fn);
+	if (!pmdk_trace_on)
+		return real_();
+	pmdk_trace_tx_ending();
+	int ret = real_();
+	pmdk_trace_tx_end(ret, pmemobj_tx_stage() == TX_STAGE_NONE);
+	return ret;
+}
+
+void pmdk_count_totals(uint64_t *flushes, uint64_t *barriers)
+{
+	*flushes = atomic_load(&n_flush);
+	*barriers = atomic_load(&n_drain);
 }
 
 void bench_pmdk_counters(uint64_t *flushes, uint64_t *barriers)
 {
-	*flushes = atomic_load(&n_flush);
-	*barriers = atomic_load(&n_drain);
+	pmdk_count_totals(flushes, barriers);
+	if (pmdk_trace_on)
+		pmdk_trace_mark();
 }
 
 int bench_pmdk_counting(void)

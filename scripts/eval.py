@@ -83,6 +83,19 @@ ext4, AOF always on ext4 and /dev/shm); lines in pmkv.jsonl:
   --quick   kvbench.py --quick, PDOM-1 only: about a minute.
   (none)    3 s per point, 200,000 requests, 3 rounds: about 15 minutes.
   --full    5 rounds.
+WHISPER: `whisper` is a workload name too (run by default after pmkv;
+--no-apps leaves it out). Its stage runs scripts/whisper.py: each pmtx
+runtime traced (PMTX_TRACE) on sps, array, hashmap, alloc, single-obj and
+bbuf, and each application (pmcached, SQLite TPC-C, pmkv's store and
+server), every trace analysed by `pmtx trace analyze` and `pmtx trace
+hops` (with this machine's `pmtx-bench costs`); lines in whisper.jsonl,
+and the section (report_whisper.py) with WHISPER's Table 1 and Figures
+3, 4, 5 and 10:
+  --smoke   sps under undo and redo, bbuf under cltx, pmkv's store under
+            redo; 0.01 s runs: about 10 seconds.
+  --quick   every runtime and application, 0.05 s per runtime workload,
+            0.5 s per application: about a minute.
+  (none), --full   0.2 s and 1 s: about two minutes.
 --systems, --domains, --seconds and --rounds apply to pmtx-bench only.
 
 Domain configurations (--domains, comma-separated): pdom1-hw (PDOM-1 on
@@ -459,7 +472,7 @@ def workload_steps(w, wspec, systems, systems_wanted, cfgs, how, notes):
 
 # ---- the applications: pmcached's benchmark scripts ----
 
-APP_WORKLOADS = ["pmcached", "sqlite", "pmkv"]
+APP_WORKLOADS = ["pmcached", "sqlite", "pmkv", "whisper"]
 PMC_BENCH_DIR = os.path.join(ROOT, "apps", "pmcached", "bench")
 WARMUP_CASES = ["memcached-graceful", "memcached-kill9",
                 "pmcached-undo-kill9", "pmcached-redo-kill9",
@@ -750,6 +763,56 @@ def kv_steps(mode):
                    f"{rounds} round(s) beside Redis")]
 
 
+# ---- the WHISPER stage: scripts/whisper.py ----
+
+WHISPER_PY = os.path.join(ROOT, "scripts", "whisper.py")
+# Per mode: whisper.py's options (the default mode is its own default).
+WHISPER = {"smoke": {"smoke": True}, "quick": {"quick": True},
+           "default": {}, "full": {}}
+# Measured on the 2-core development VM: seconds per traced run beyond
+# its own length (start, set-up, writing and analysing the trace), and
+# for pmtx-bench costs.
+WHISPER_RUN_S = {"runtime": 0.4, "app": 1.5}
+WHISPER_COSTS_S = 6.0
+WHISPER_COSTS_LINES = 16
+
+
+def whisper_module():
+    """scripts/whisper.py as a module (its targets and modes)."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("whisper", WHISPER_PY)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+class WhisperStep(AppStep):
+    """whisper.py: every traced run, its analyses, one line each."""
+
+    def argv(self, bench, pool_dir):
+        build = os.path.dirname(os.path.dirname(os.path.abspath(bench)))
+        return [sys.executable, WHISPER_PY] + option_args(self.opts) + [
+            "--build", build, "--tmp", pool_dir or "/dev/shm",
+            "--no-report"]
+
+
+def whisper_steps(mode):
+    opts = WHISPER[mode]
+    wm = whisper_module()
+    wmode = "smoke" if opts.get("smoke") else \
+        "quick" if opts.get("quick") else "default"
+    m = wm.MODES[wmode]
+    ts = wm.targets(wmode)
+    est = WHISPER_COSTS_S + sum(
+        WHISPER_RUN_S[t.kind] + (m["seconds"] if t.kind == "runtime" else
+                                 m["app_seconds"] *
+                                 wm.APP_SHARE.get(t.workload, 1.0))
+        for t in ts)
+    return [WhisperStep("whisper", "whisper", opts, est,
+                        len(ts) + WHISPER_COSTS_LINES,
+                        f"{len(ts)} traced runs ({wmode})")]
+
+
 def missing_app_binaries(steps, bench):
     """The binaries the app steps need that are not there."""
     need = {}
@@ -765,6 +828,9 @@ def missing_app_binaries(steps, bench):
             need[b] = os.path.join(build, "apps", "pmkv", b)
         need["redis-server"] = shutil.which("redis-server") or \
             "redis-server (scripts/setup.sh)"
+    if any(s.workload == "whisper" for s in steps):
+        build = os.path.dirname(os.path.dirname(os.path.abspath(bench)))
+        need["pmtx"] = os.path.join(build, "tools", "pmtx")
     return [f"{name} at {path}" for name, path in need.items()
             if not os.access(path, os.X_OK)]
 
@@ -1072,7 +1138,8 @@ def parse_args(argv):
     ap.add_argument("--dry-run", action="store_true",
                     help="print the steps and the estimate, run nothing")
     ap.add_argument("--no-apps", action="store_true",
-                    help="leave out the applications' benchmarks (pmcached)")
+                    help="leave out the applications' benchmarks "
+                    "(pmcached, sqlite, pmkv, whisper)")
     ap.add_argument("--no-report", action="store_true")
     a = ap.parse_args(argv)
     a.mode = a.mode or "default"
@@ -1159,6 +1226,8 @@ def build_steps(args, notes):
         steps += sql_steps(args.mode)
     if "pmkv" in workloads:
         steps += kv_steps(args.mode)
+    if "whisper" in workloads:
+        steps += whisper_steps(args.mode)
     return steps
 
 

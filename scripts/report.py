@@ -7,7 +7,8 @@ Reads <run>/results.jsonl (pmtx-bench's lines, schema in bench/bench.h,
 with scripts/eval.py's metadata), <run>/pmcached.jsonl (ycsb.py's and
 warmup.py's lines, apps/pmcached/bench/README.md), <run>/sqlite.jsonl
 (apps/sqlite/bench/sqlbench.py's lines; its section is report_sqlite.py),
-<run>/pmkv.jsonl (apps/pmkv/bench/kvbench.py's; report_pmkv.py)
+<run>/pmkv.jsonl (apps/pmkv/bench/kvbench.py's; report_pmkv.py),
+<run>/whisper.jsonl (scripts/whisper.py's traced runs; report_whisper.py)
 and <run>/meta.json if present, and writes into <run>:
 
   report.md   the summary first: best pmtx runtime against PMDK on
@@ -1222,15 +1223,11 @@ PMC_GOALS = {"a": 0.75, "b": 0.90, "c": 0.90, "f": 0.75}
 PMC_NOISY = 1.5
 
 
-def load_jsonl(path):
-    """Every JSON object of a JSON-lines file ([] when it is missing)."""
-    try:
-        with open(path) as f:
-            lines = [l.strip() for l in f]
-    except OSError:
-        return []
+def json_objects(text):
+    """Every JSON object of text, one a line; other lines are skipped."""
     out = []
-    for line in lines:
+    for line in text.splitlines():
+        line = line.strip()
         try:
             obj = json.loads(line) if line.startswith("{") else None
         except ValueError:
@@ -1238,6 +1235,15 @@ def load_jsonl(path):
         if isinstance(obj, dict):
             out.append(obj)
     return out
+
+
+def load_jsonl(path):
+    """Every JSON object of a JSON-lines file ([] when it is missing)."""
+    try:
+        with open(path) as f:
+            return json_objects(f.read())
+    except OSError:
+        return []
 
 
 def pmc_key(variant):
@@ -1685,7 +1691,7 @@ def plot_section(plots):
     return out
 
 
-def render(data, meta, plots, pmc=(), pmc_plots=(), sql=(), kv=()):
+def render(data, meta, plots, pmc=(), pmc_plots=(), sql=(), kv=(), wh=()):
     obs = observations(data)
     fails = failure_lines(meta)
     doc = ["# pmtx evaluation report", "",
@@ -1697,7 +1703,10 @@ def render(data, meta, plots, pmc=(), pmc_plots=(), sql=(), kv=()):
             else "") +
            (" SQLite on pmtx beside stock SQLite: [its section](#sqlite)."
             if sql else "") +
-           (" pmkv beside Redis: [its section](#pmkv)." if kv else ""), "",
+           (" pmkv beside Redis: [its section](#pmkv)." if kv else "") +
+           (" WHISPER's analysis of pmtx's persistence traces, and the HOPS "
+            "model: [its section]"
+            "(#whisper-pmtxs-persistence-behaviour)." if wh else ""), "",
            "## Summary", "",
            "### Best pmtx runtime against PMDK (PDOM-1 hardware)", "",
            table_vs_pmdk(data), "",
@@ -1721,6 +1730,7 @@ def render(data, meta, plots, pmc=(), pmc_plots=(), sql=(), kv=()):
         doc += pmc_section(pmc, pmc_plots, meta.get("mode"))
     doc += list(sql)
     doc += list(kv)
+    doc += list(wh)
     doc += ["## Plots"]
     doc += plot_section(plots)
     if fails:
@@ -1748,9 +1758,14 @@ def make_report(run_dir):
         import report_pmkv
         kv = report_pmkv.section(
             kv, report_pmkv.make_plots(kv, run_dir), meta.get("mode"))
+    wh = load_jsonl(os.path.join(run_dir, "whisper.jsonl"))
+    if wh:
+        import report_whisper
+        wh = report_whisper.section(
+            wh, report_whisper.make_plots(wh, run_dir), meta.get("mode"))
     path = os.path.join(run_dir, "report.md")
     with open(path, "w") as f:
-        f.write(render(data, meta, plots, pmc, pmc_plots, sql, kv))
+        f.write(render(data, meta, plots, pmc, pmc_plots, sql, kv, wh))
     return path
 
 

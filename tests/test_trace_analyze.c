@@ -14,89 +14,38 @@
 #include "pmtx_trace.h"
 #include "testutil.h"
 #include "trace_analyze.h"
+#include "tracegen.h"
 
 #define US 1000ull /* time_ns of one microsecond */
 #define WINDOW (50 * US)
 
-static char path[256];
-static FILE *tf;
 static struct ta_result res;
 
-/* ---- writing traces ---- */
-
-static void trace_path(void)
-{
-	snprintf(path, sizeof(path), "/dev/shm/pmtx-ta-%d.bin", (int)getpid());
-}
-
-static void trace_begin(void)
-{
-	trace_path();
-	tf = fopen(path, "wb");
-	assert_non_null(tf);
-	struct pmtx_trace_file_hdr h = {
-		PMTX_TRACE_MAGIC, PMTX_TRACE_MAJOR, PMTX_TRACE_MINOR,
-		sizeof(h), sizeof(struct pmtx_trace_rec), 0, 0, 0,
-	};
-	assert_int_equal(fwrite(&h, sizeof(h), 1, tf), 1);
-}
-
-static void rec(uint16_t type, uint32_t tid, uint64_t t, uint64_t off,
-                uint64_t size, uint32_t arg, int32_t status)
-{
-	struct pmtx_trace_rec r = {type, 0, tid, t, 7, off, size, arg, status};
-	assert_int_equal(fwrite(&r, sizeof(r), 1, tf), 1);
-}
-
-static void store(uint32_t tid, uint64_t t, uint64_t off, uint64_t size)
-{
-	rec(PMTX_TEV_STORE, tid, t, off, size, 0, 0);
-}
-
-static void nt(uint32_t tid, uint64_t t, uint64_t off, uint64_t size)
-{
-	rec(PMTX_TEV_NT, tid, t, off, size, 0, 0);
-}
-
-static void flush(uint32_t tid, uint64_t t, uint64_t off, uint64_t size)
-{
-	uint32_t lines = (uint32_t)((off + size - 1) / 64 - off / 64 + 1);
-	rec(PMTX_TEV_FLUSH, tid, t, off, size, lines, 0);
-}
-
-static void barrier(uint32_t tid, uint64_t t)
-{
-	rec(PMTX_TEV_BARRIER, tid, t, 0, 0, 0, 0);
-}
-
-static void begin(uint32_t tid, uint64_t t)
-{
-	rec(PMTX_TEV_BEGIN, tid, t, 0, 0, 0, 0);
-}
-
-static void commit(uint32_t tid, uint64_t t)
-{
-	rec(PMTX_TEV_COMMIT, tid, t, 0, 0, 0, 0);
-}
-
-/* Close the trace and analyze it with the given window and map bound. */
+/* Close the trace (if open) and analyze it with the given window and map
+ * bound. */
 static int analyze_with(uint64_t window_ns, size_t max_lines)
 {
-	assert_int_equal(fclose(tf), 0);
+	if (tg_file)
+		assert_int_equal(trace_end(), 0);
 	struct ta_opts o = {window_ns, max_lines};
-	return ta_analyze_file(path, &o, &res);
+	return ta_analyze_file(tg_path, &o, &res);
+}
+
+static int analyze_rc(void)
+{
+	return analyze_with(WINDOW, 0);
 }
 
 static void analyze(void)
 {
-	assert_int_equal(analyze_with(WINDOW, 0), 0);
+	assert_int_equal(analyze_rc(), 0);
 }
 
 static int teardown(void **state)
 {
 	(void)state;
 	ta_result_free(&res);
-	unlink(path);
+	trace_cleanup();
 	return 0;
 }
 
@@ -256,7 +205,7 @@ static void self_dependency_within_the_window_only(void **state)
 	assert_int_equal(res.self_dep, 1);
 	assert_int_equal(res.cross_dep, 0);
 	ta_result_free(&res);
-	assert_int_equal(ta_analyze_file(path,
+	assert_int_equal(ta_analyze_file(tg_path,
 	                 &(struct ta_opts){2 * WINDOW, 0}, &res), 0);
 	assert_int_equal(res.self_dep, 2); /* a wider window: D too */
 }
@@ -385,30 +334,54 @@ static void line_map_stays_bounded(void **state)
 
 /* ---- bad files ---- */
 
+/* Bytes by store kind, write amplification, barriers by kind
+ * (trace_analyze.c 11). */
+static void stores_and_barriers_are_counted_by_kind(void **state)
+{
+	(void)state;
+	trace_begin();
+	begin(1, 1000);
+	store_kind(1, 1010, 0, 40, PMTX_TSK_LOG);     /* a log record */
+	barrier_kind(1, 1020, PMTX_TBK_ORDER);
+	store_kind(1, 1030, 4096, 8, PMTX_TSK_DATA);  /* the data */
+	nt_kind(1, 1040, 8192, 64, PMTX_TSK_DATA);    /* more data, NT */
+	store_kind(1, 1050, 128, 8, PMTX_TSK_DESC);   /* COMMITTED */
+	store_kind(1, 1060, 256, 16, PMTX_TSK_ALLOC);
+	store(1, 1070, 512, 4);                       /* kind 0 */
+	store_kind(1, 1080, 640, 2, 99);              /* a later kind */
+	barrier_kind(1, 1090, PMTX_TBK_DURABLE);
+	commit(1, 1100);
+	barrier(1, 1200);                             /* kind 0, empty */
+	barrier_kind(1, 1300, 7);                     /* unknown kind */
+	analyze();
+	assert_int_equal(res.kind_bytes[PMTX_TSK_LOG], 40);
+	assert_int_equal(res.kind_bytes[PMTX_TSK_DATA], 8 + 64);
+	assert_int_equal(res.kind_bytes[PMTX_TSK_DESC], 8);
+	assert_int_equal(res.kind_bytes[PMTX_TSK_ALLOC], 16);
+	assert_int_equal(res.kind_bytes[PMTX_TSK_OBJECT], 0);
+	assert_int_equal(res.kind_bytes[PMTX_TSK_UNKNOWN], 4 + 2);
+	/* Metadata 40 + 8 + 16 + 6 = 70 bytes for 72 of data. */
+	uint64_t meta = 0;
+	for (unsigned k = 0; k < PMTX_TSK_COUNT; k++)
+		meta += k == PMTX_TSK_DATA ? 0 : res.kind_bytes[k];
+	assert_int_equal(meta, 70);
+	assert_int_equal(res.store_bytes + res.nt_bytes, 70 + 72);
+	assert_int_equal(res.barrier_kinds[PMTX_TBK_ORDER], 1);
+	assert_int_equal(res.barrier_kinds[PMTX_TBK_DURABLE], 1);
+	assert_int_equal(res.barrier_kinds[PMTX_TBK_UNKNOWN], 2);
+	assert_int_equal(res.barriers, 4);
+}
+
 static void bad_or_truncated_trace_is_an_error(void **state)
 {
 	(void)state;
 	trace_begin();
-	store(1, 100, 0, 8);
-	barrier(1, 200);
-	assert_int_equal(fflush(tf), 0);
-	assert_int_equal(truncate(path, 32 + 48 + 20), 0);
-	assert_int_equal(analyze_with(WINDOW, 0), PMTX_E_TRUNCATED);
-	trace_begin();
-	store(1, 100, UINT64_MAX - 4, 8); /* [off, off + size) overflows */
-	assert_int_equal(analyze_with(WINDOW, 0), PMTX_E_CORRUPT);
-	trace_begin();
 	store(1, 100, 0, 1ull << 50);     /* an impossible span */
-	assert_int_equal(analyze_with(WINDOW, 0), PMTX_E_CORRUPT);
+	assert_int_equal(analyze_rc(), PMTX_E_CORRUPT);
 	trace_begin();
 	rec(0, 1, 100, 0, 0, 0, 0);       /* type 0 */
-	assert_int_equal(analyze_with(WINDOW, 0), PMTX_E_CORRUPT);
-	tf = fopen(path, "wb");
-	fputs("not a trace at all, not at all, no", tf);
-	assert_int_equal(analyze_with(WINDOW, 0), PMTX_E_BAD_MAGIC);
-	unlink(path);
-	struct ta_opts o = {WINDOW, 0};
-	assert_int_equal(ta_analyze_file(path, &o, &res), ENOENT);
+	assert_int_equal(analyze_rc(), PMTX_E_CORRUPT);
+	trace_expect_unreadable(analyze_rc);
 	memset(&res, 0, sizeof(res));
 }
 
@@ -416,13 +389,13 @@ static void bad_or_truncated_trace_is_an_error(void **state)
 
 #define NTX 20
 
-/* A fresh region of runtime rt, traced to path from now on. */
+/* A fresh region of runtime rt, traced to tg_path from now on. */
 static pmtx_region *traced_region(const char **rpath, pmtx_runtime rt)
 {
 	pmtx_region *r = tu_create(rpath, 32u << 20, 8192, PMTX_PDOM1,
 	                           PMTX_BACKEND_EMULATED, rt);
 	trace_path();
-	assert_int_equal(pmtx_trace_start(path, 0), 0);
+	assert_int_equal(pmtx_trace_start(tg_path, 0), 0);
 	return r;
 }
 
@@ -434,7 +407,7 @@ static void analyze_traced(pmtx_region *r, const char *rpath,
 	assert_int_equal(pmtx_close(r), 0);
 	unlink(rpath);
 	struct ta_opts o = {window_ns, 0};
-	assert_int_equal(ta_analyze_file(path, &o, &res), 0);
+	assert_int_equal(ta_analyze_file(tg_path, &o, &res), 0);
 }
 
 /* NTX redo transactions, each writing three lines of the root; the
@@ -485,6 +458,14 @@ static void real_redo_trace_matches_the_counters(void **state)
 	assert_int_equal(res.cross_dep, 0);
 	assert_true(res.epochs >= res.tx_epochs.sum);
 	assert_true(res.store_bytes >= NTX * 3 * 8);
+	/* The data is what the transactions wrote, nothing else; the rest
+	 * is the library's own (every kind known); every commit's barrier
+	 * makes durable and the apply's orders. */
+	assert_int_equal(res.kind_bytes[PMTX_TSK_DATA], NTX * 3 * 8);
+	assert_int_equal(res.kind_bytes[PMTX_TSK_UNKNOWN], 0);
+	assert_true(res.kind_bytes[PMTX_TSK_LOG] > 0);
+	assert_int_equal(res.barrier_kinds[PMTX_TBK_ORDER], NTX);
+	assert_int_equal(res.barrier_kinds[PMTX_TBK_DURABLE], NTX);
 }
 
 struct worker {
@@ -565,6 +546,8 @@ int main(void)
 		cmocka_unit_test_teardown(distribution_is_exact_past_its_table,
 		                          teardown),
 		cmocka_unit_test_teardown(line_map_stays_bounded, teardown),
+		cmocka_unit_test_teardown(
+			stores_and_barriers_are_counted_by_kind, teardown),
 		cmocka_unit_test_teardown(bad_or_truncated_trace_is_an_error,
 		                          teardown),
 		cmocka_unit_test_teardown(real_redo_trace_matches_the_counters,

@@ -39,6 +39,7 @@ int cmd_recover(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
 int cmd_trace_dump(int argc, char **argv);
 int cmd_trace_analyze(int argc, char **argv);
+int cmd_trace_hops(int argc, char **argv);
 
 /* ---- command line (cmd_util.c) ---- */
 
@@ -75,6 +76,15 @@ void cmd_parser_free(struct cmd_parser *p);
 int cmd_parse_file_only(const struct cmd_usage *u, int argc, char **argv,
                         const char **path);
 
+/* The end of the parse of a subcommand that takes FILE... (one or more),
+ * once cmd_next_opt returned -1; bad: an option was wrong (already
+ * said). --help prints the usage and then about on stdout and returns
+ * CMD_HELP_DONE; bad or no file prints the usage on stderr and returns
+ * CMD_USAGE; both free p. CMD_OK: *files (*n of them) are in p's copy of
+ * argv, for the caller to free with cmd_parser_free once done. */
+int cmd_parse_files(struct cmd_parser *p, const struct cmd_usage *u,
+                    const char *about, int bad, char ***files, int *n);
+
 /* "4096", "64K", "8M", "1G", "2T" (binary multiples), "0x1000". */
 int cmd_parse_size(const char *s, uint64_t *out);
 
@@ -87,6 +97,10 @@ const char *cmd_status_name(int status);
 /* JSON on stdout: a string, quoted and escaped; "key": v[, ]. */
 void cmd_json_str(const char *s);
 void cmd_json_u64(const char *key, uint64_t v, int comma);
+/* "key": v[, ] with v printed %.6g. */
+void cmd_json_dbl(const char *key, double v, int comma);
+/* The opening of a file's JSON object: {"file": "path", */
+void cmd_json_file(const char *path);
 
 /* ---- the region file (cmd_raw.c) ---- */
 

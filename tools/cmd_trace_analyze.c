@@ -163,16 +163,11 @@ static void text_summary(const char *path, struct ta_result *r,
 
 /* ---- JSON ---- */
 
-static void json_dbl(const char *key, double v, int comma)
-{
-	printf("\"%s\": %.6g%s", key, v, comma ? ", " : "");
-}
-
 static void json_dist(const char *key, struct ta_dist *d)
 {
 	printf("\"%s\": {", key);
 	cmd_json_u64("n", d->n, 1);
-	json_dbl("mean", ta_dist_mean(d), 1);
+	cmd_json_dbl("mean", ta_dist_mean(d), 1);
 	cmd_json_u64("median", ta_dist_percentile(d, 50), 1);
 	cmd_json_u64("p95", ta_dist_percentile(d, 95), 1);
 	cmd_json_u64("max", d->max, 1);
@@ -189,9 +184,7 @@ static void json_dist(const char *key, struct ta_dist *d)
 static void json_summary(const char *path, struct ta_result *r,
                          uint64_t window_us)
 {
-	printf("{\"file\": ");
-	cmd_json_str(path);
-	printf(", ");
+	cmd_json_file(path);
 	cmd_json_u64("records", r->records, 1);
 	cmd_json_u64("threads", r->threads, 1);
 	cmd_json_u64("span_ns", r->last_ns - r->first_ns, 1);
@@ -200,25 +193,25 @@ static void json_summary(const char *path, struct ta_result *r,
 	cmd_json_u64("tx_unfinished", r->tx_unfinished, 1);
 	cmd_json_u64("epochs", r->epochs, 1);
 	cmd_json_u64("epochs_outside_tx", r->epochs_outside, 1);
-	json_dbl("epochs_per_second", per_second(r), 1);
+	cmd_json_dbl("epochs_per_second", per_second(r), 1);
 	json_dist("epoch_lines", &r->epoch_lines);
-	json_dbl("singleton_share", share(r->singletons, r->epochs), 1);
-	json_dbl("singleton_small_share",
-	         share(r->singletons_small, r->singletons), 1);
+	cmd_json_dbl("singleton_share", share(r->singletons, r->epochs), 1);
+	cmd_json_dbl("singleton_small_share",
+	             share(r->singletons_small, r->singletons), 1);
 	json_dist("epochs_per_tx", &r->tx_epochs);
 	cmd_json_u64("window_us", window_us, 1);
-	json_dbl("self_dep_share", share(r->self_dep, r->epochs), 1);
-	json_dbl("cross_dep_share", share(r->cross_dep, r->epochs), 1);
+	cmd_json_dbl("self_dep_share", share(r->self_dep, r->epochs), 1);
+	cmd_json_dbl("cross_dep_share", share(r->cross_dep, r->epochs), 1);
 	cmd_json_u64("store_bytes", r->store_bytes, 1);
 	cmd_json_u64("nt_bytes", r->nt_bytes, 1);
-	json_dbl("nt_share",
-	         share(r->nt_bytes, r->store_bytes + r->nt_bytes), 1);
+	cmd_json_dbl("nt_share",
+	             share(r->nt_bytes, r->store_bytes + r->nt_bytes), 1);
 	printf("\"store_kinds\": {");
 	for (unsigned k = 0; k < PMTX_TSK_COUNT; k++)
 		cmd_json_u64(pmtx_trace_store_kind_name(k), r->kind_bytes[k],
 		             k + 1 < PMTX_TSK_COUNT);
 	printf("}, ");
-	json_dbl("write_amplification", write_amplification(r), 1);
+	cmd_json_dbl("write_amplification", write_amplification(r), 1);
 	cmd_json_u64("barriers", r->barriers, 1);
 	printf("\"barrier_kinds\": {");
 	for (unsigned k = 0; k < 3; k++)
@@ -227,7 +220,8 @@ static void json_summary(const char *path, struct ta_result *r,
 	cmd_json_u64("empty_barriers", r->empty_barriers, 1);
 	cmd_json_u64("flush_records", r->flush_recs, 1);
 	cmd_json_u64("flushed_lines", r->flushed_lines, 1);
-	json_dbl("flushes_per_epoch", share(r->flushed_lines, r->epochs), 1);
+	cmd_json_dbl("flushes_per_epoch",
+	             share(r->flushed_lines, r->epochs), 1);
 	cmd_json_u64("redundant_flushed_lines", r->redundant_lines, 1);
 	json_dist("critical_path_lines", &r->tx_crit_lines);
 	cmd_json_u64("distinct_lines", r->distinct_lines, 1);
@@ -272,16 +266,8 @@ static int parse_args(int argc, char **argv, struct analyze_args *a)
 		else
 			bad |= c == '?';
 	}
-	a->files = cmd_positional(p, &a->nfiles);
-	int help = p->help;
-	if (help || bad || a->nfiles == 0)
-		cmd_parser_free(p);
-	if (help) {
-		cmd_usage(&analyze_usage, 1);
-		fputs(analyze_about, stdout);
-		return CMD_HELP_DONE;
-	}
-	return bad || a->nfiles == 0 ? cmd_usage(&analyze_usage, 0) : CMD_OK;
+	return cmd_parse_files(p, &analyze_usage, analyze_about, bad,
+	                       &a->files, &a->nfiles);
 }
 
 int cmd_trace_analyze(int argc, char **argv)

@@ -99,6 +99,21 @@ int cmd_parse_file_only(const struct cmd_usage *u, int argc, char **argv,
 	return bad || !*path ? cmd_usage(u, 0) : CMD_OK;
 }
 
+int cmd_parse_files(struct cmd_parser *p, const struct cmd_usage *u,
+                    const char *about, int bad, char ***files, int *n)
+{
+	*files = cmd_positional(p, n);
+	int help = p->help;
+	if (help || bad || *n == 0)
+		cmd_parser_free(p);
+	if (help) {
+		cmd_usage(u, 1);
+		fputs(about, stdout);
+		return CMD_HELP_DONE;
+	}
+	return bad || *n == 0 ? cmd_usage(u, 0) : CMD_OK;
+}
+
 static int suffix_shift(const char *s, unsigned *shift)
 {
 	static const char units[] = "KMGT";
@@ -181,4 +196,16 @@ void cmd_json_str(const char *s)
 void cmd_json_u64(const char *key, uint64_t v, int comma)
 {
 	printf("\"%s\": %llu%s", key, (unsigned long long)v, comma ? ", " : "");
+}
+
+void cmd_json_dbl(const char *key, double v, int comma)
+{
+	printf("\"%s\": %.6g%s", key, v, comma ? ", " : "");
+}
+
+void cmd_json_file(const char *path)
+{
+	printf("{\"file\": ");
+	cmd_json_str(path);
+	printf(", ");
 }

@@ -11,6 +11,8 @@
  *   pmtx trace dump FILE              a persistence trace as text
  *   pmtx trace analyze FILE... [--json]  WHISPER's epoch metrics of
  *                                     traces (cmd_trace_analyze.c)
+ *   pmtx trace hops FILE... [--json]  run time of traces under x86, HOPS
+ *                                     and ideal (cmd_trace_hops.c)
  *   pmtx crashtest [...]              the power-failure crash-state
  *                                     explorer (tools/crashtest/cmd.c)
  *   pmtx help                         list the subcommands
@@ -49,6 +51,8 @@ static const struct subcmd subcmds[] = {
 	 cmd_trace_dump},
 	{"trace analyze", "FILE... [--json]",
 	 "WHISPER's epoch metrics of persistence traces", cmd_trace_analyze},
+	{"trace hops", "FILE... [--json]",
+	 "run time of traces under x86, HOPS and ideal", cmd_trace_hops},
 	{"crashtest", "[OPTIONS]",
 	 "explore power-failure crash states of every runtime (--help)",
 	 ct_main},

@@ -43,8 +43,9 @@
  *     of one thread are in order in the file, but threads' blocks are not
  *     (pmtx_trace.h invariant 1). The file is streamed while its records
  *     are in time order; at the first one that is not, the analysis starts
- *     again on every record, loaded and sorted by (time_ns, file order):
- *     56 bytes of memory per record, for multi-threaded traces only.
+ *     again on every record, loaded and sorted by (time_ns, file order)
+ *     (trace_load.c rule 1): 56 bytes of memory per record, for
+ *     multi-threaded traces only.
  *  9. Memory per line: the line map holds one entry per distinct line
  *     written by an epoch or flushed (a store that leaves a line dirty
  *     needs none: absent means dirty and without a writer). It is bounded:
@@ -55,7 +56,8 @@
  *     lower bound; dependencies stay exact. If the kept entries still
  *     fill more than half the map, the bound doubles.
  * 10. A record whose [off, off + size) overflows or exceeds 1 TiB is
- *     PMTX_E_CORRUPT: the analysis never loops over an impossible span.
+ *     PMTX_E_CORRUPT: the analysis never loops over an impossible span
+ *     (trace_load.c rule 2).
  * 11. Write amplification: bytes of STORE and NT records are summed by
  *     store kind (trace minor 2: the record's arg); the amplification is
  *     the bytes of every other kind per byte of PMTX_TSK_DATA. Stores the
@@ -73,123 +75,15 @@
 #include "pmtx.h"
 #include "pmtx_trace.h"
 #include "trace_analyze.h"
-
-#define LINE 64u
-#define MAX_SPAN (1ull << 40)
-
-/* ---- an open-addressing hash map of fixed-size entries ---- */
-
-/* Every entry starts with its key. */
-struct map_key {
-	uint64_t a, b;
-};
-
-struct map {
-	unsigned char *slots; /* cap entries of esz bytes */
-	unsigned char *used;  /* cap flags */
-	size_t esz, cap, n;
-};
-
-static uint64_t key_hash(uint64_t a, uint64_t b)
-{
-	uint64_t h = a * 0x9e3779b97f4a7c15ull ^ (b + 0x632be59bd9b4e019ull);
-	h ^= h >> 31;
-	h *= 0xd6e8feb86659fd93ull;
-	return h ^ (h >> 32);
-}
-
-static void *map_slot(const struct map *m, size_t i)
-{
-	return m->slots + i * m->esz;
-}
-
-/* The slot of key (a, b): its entry, or the free slot where it goes. */
-static size_t map_find(const struct map *m, uint64_t a, uint64_t b)
-{
-	size_t i = (size_t)key_hash(a, b) & (m->cap - 1);
-	for (;; i = (i + 1) & (m->cap - 1)) {
-		const struct map_key *k = map_slot(m, i);
-		if (!m->used[i] || (k->a == a && k->b == b))
-			return i;
-	}
-}
-
-static int map_grow(struct map *m)
-{
-	struct map old = *m;
-	m->cap = old.cap ? old.cap * 2 : 64;
-	m->slots = calloc(m->cap, m->esz);
-	m->used = calloc(m->cap, 1);
-	if (!m->slots || !m->used) {
-		free(m->slots), free(m->used);
-		*m = old;
-		return ENOMEM;
-	}
-	for (size_t i = 0; i < old.cap; i++) {
-		if (!old.used[i])
-			continue;
-		const struct map_key *k = map_slot(&old, i);
-		size_t j = map_find(m, k->a, k->b);
-		memcpy(map_slot(m, j), k, m->esz);
-		m->used[j] = 1;
-	}
-	free(old.slots), free(old.used);
-	return 0;
-}
-
-/* The entry of (a, b); created zeroed when create is set. NULL: absent
- * (create == 0) or out of memory. Pointers die at the next creation. */
-static void *map_get(struct map *m, uint64_t a, uint64_t b, int create)
-{
-	if (m->cap == 0 && (!create || map_grow(m)))
-		return NULL;
-	size_t i = map_find(m, a, b);
-	if (m->used[i])
-		return map_slot(m, i);
-	if (!create)
-		return NULL;
-	if ((m->n + 1) * 10 > m->cap * 7) {
-		if (map_grow(m))
-			return NULL;
-		i = map_find(m, a, b);
-	}
-	struct map_key *k = map_slot(m, i);
-	memset(k, 0, m->esz);
-	k->a = a, k->b = b;
-	m->used[i] = 1;
-	m->n++;
-	return k;
-}
-
-static void map_free(struct map *m)
-{
-	free(m->slots), free(m->used);
-	memset(m, 0, sizeof(*m));
-}
-
-/* Room for one more of n elements of esz bytes in arr, doubling *cap:
- * the array, or NULL (out of memory; arr is still valid). */
-static void *grow(void *arr, size_t n, size_t *cap, size_t esz)
-{
-	if (n < *cap)
-		return arr;
-	size_t c = *cap ? *cap * 2 : 64;
-	void *q = realloc(arr, c * esz);
-	if (q)
-		*cap = c;
-	return q;
-}
+#include "trace_load.h"
 
 /* ---- distributions ---- */
 
 static int dist_add(struct ta_dist *d, uint64_t v)
 {
-	if (v >= TA_DIST_EXACT) {
-		uint64_t *p = grow(d->big, d->nbig, &d->capbig, sizeof(*p));
-		if (!p)
-			return ENOMEM;
-		d->big = p;
-	}
+	if (v >= TA_DIST_EXACT &&
+	    tl_grow(&d->big, d->nbig, &d->capbig, sizeof(*d->big)))
+		return ENOMEM;
 	d->n++, d->sum += v;
 	d->max = v > d->max ? v : d->max;
 	if (v < TA_DIST_EXACT)
@@ -238,7 +132,7 @@ double ta_dist_mean(const struct ta_dist *d)
 /* A line's writers: slot 0 the last epoch that wrote it, slot 1 the last
  * one of another thread (definition 5). */
 struct line_ent {
-	struct map_key k; /* region, line index */
+	struct tl_key k; /* region, line index */
 	uint64_t end_ns[2];
 	uint32_t tid[2];
 	uint8_t nw;       /* slots in use */
@@ -250,7 +144,7 @@ struct range {
 };
 
 struct thr_ent {
-	struct map_key k;      /* tid, 0 */
+	struct tl_key k;      /* tid, 0 */
 	unsigned depth;        /* transaction nesting */
 	int tx_abort;          /* the running transaction saw an ABORT */
 	int open, open_in_tx;  /* an epoch is open; it opened in a tx */
@@ -264,28 +158,18 @@ struct thr_ent {
 struct ta {
 	struct ta_opts o;
 	struct ta_result *r;
-	struct map lines, thrs;
+	struct tl_map lines, thrs;
 	uint64_t max_ns;
 	size_t max_lines; /* definition 9 */
 };
 
-static int line_span(const struct pmtx_trace_rec *rec, uint64_t *first,
-                     uint64_t *last)
-{
-	if (rec->size > MAX_SPAN || rec->off > UINT64_MAX - rec->size)
-		return PMTX_E_CORRUPT;
-	*first = rec->off / LINE;
-	*last = (rec->off + rec->size - 1) / LINE;
-	return 0;
-}
-
 /* The bytes of line l that [off, off + size) covers, as a bit mask. */
 static uint64_t byte_bits(uint64_t off, uint64_t size, uint64_t l)
 {
-	uint64_t base = l * LINE;
+	uint64_t base = l * TL_LINE;
 	uint64_t lo = off > base ? off - base : 0;
 	uint64_t end = off + size - base;
-	uint64_t hi = end < LINE ? end : LINE;
+	uint64_t hi = end < TL_LINE ? end : TL_LINE;
 	uint64_t n = hi - lo;
 	return n >= 64 ? ~0ull : ((1ull << n) - 1) << lo;
 }
@@ -293,9 +177,9 @@ static uint64_t byte_bits(uint64_t off, uint64_t size, uint64_t l)
 /* Definition 9: keep the lines an epoch wrote within the window of now. */
 static int prune_lines(struct ta *t, uint64_t now)
 {
-	struct map old = t->lines, keep = {.esz = old.esz};
+	struct tl_map old = t->lines, keep = {.esz = old.esz};
 	for (size_t i = 0; i < old.cap; i++) {
-		const struct line_ent *e = map_slot(&old, i);
+		const struct line_ent *e = tl_map_slot(&old, i);
 		if (!old.used[i])
 			continue;
 		if (!e->nw || (e->end_ns[0] <= now &&
@@ -303,14 +187,14 @@ static int prune_lines(struct ta *t, uint64_t now)
 			t->r->pruned_lines++;
 			continue;
 		}
-		struct line_ent *k = map_get(&keep, e->k.a, e->k.b, 1);
+		struct line_ent *k = tl_map_get(&keep, e->k.a, e->k.b, 1);
 		if (!k) {
-			map_free(&keep);
+			tl_map_free(&keep);
 			return ENOMEM;
 		}
 		*k = *e;
 	}
-	map_free(&old);
+	tl_map_free(&old);
 	t->lines = keep;
 	if (keep.n > t->max_lines / 2)
 		t->max_lines *= 2;
@@ -321,12 +205,12 @@ static int prune_lines(struct ta *t, uint64_t now)
 static struct line_ent *line_get(struct ta *t, uint64_t region,
                                  uint64_t line, uint64_t now)
 {
-	struct line_ent *e = map_get(&t->lines, region, line, 0);
+	struct line_ent *e = tl_map_get(&t->lines, region, line, 0);
 	if (e)
 		return e;
 	if (t->lines.n >= t->max_lines && prune_lines(t, now))
 		return NULL;
-	return map_get(&t->lines, region, line, 1);
+	return tl_map_get(&t->lines, region, line, 1);
 }
 
 /* ---- epochs ---- */
@@ -426,7 +310,7 @@ static void lines_dirty(struct ta *t, const struct pmtx_trace_rec *rec,
                         uint64_t first, uint64_t last)
 {
 	for (uint64_t l = first; l <= last; l++) {
-		struct line_ent *e = map_get(&t->lines, rec->region, l, 0);
+		struct line_ent *e = tl_map_get(&t->lines, rec->region, l, 0);
 		if (e)
 			e->clean = 0;
 	}
@@ -439,10 +323,8 @@ static int epoch_add(struct thr_ent *th, const struct pmtx_trace_rec *rec,
 		th->open = 1, th->open_in_tx = th->depth > 0;
 		th->m_region = rec->region, th->m_line = first, th->mask = 0;
 	}
-	struct range *rg = grow(th->rg, th->nrg, &th->caprg, sizeof(*rg));
-	if (!rg)
+	if (tl_grow(&th->rg, th->nrg, &th->caprg, sizeof(*th->rg)))
 		return ENOMEM;
-	th->rg = rg;
 	th->rg[th->nrg++] = (struct range){rec->region, first, last};
 	if (rec->region == th->m_region && first <= th->m_line &&
 	    th->m_line <= last)
@@ -455,11 +337,9 @@ static int on_store(struct ta *t, struct thr_ent *th,
                     const struct pmtx_trace_rec *rec)
 {
 	uint64_t first, last;
-	if (rec->size == 0)
-		return 0;
-	int rc = line_span(rec, &first, &last);
-	if (rc)
-		return rc;
+	int rc = tl_line_span(rec, &first, &last);
+	if (rc <= 0)
+		return rc; /* no line, or corrupt */
 	lines_dirty(t, rec, first, last);
 	if (rec->type == PMTX_TEV_VSTORE)
 		return 0;
@@ -478,17 +358,17 @@ static int on_flush(struct ta *t, struct thr_ent *th,
 	t->r->flushed_lines += rec->arg;
 	if (th->depth)
 		th->tx_crit += rec->arg;
-	if (rec->size == 0)
-		return 0;
-	int rc = line_span(rec, &first, &last);
-	for (uint64_t l = first; !rc && l <= last; l++) {
+	int rc = tl_line_span(rec, &first, &last);
+	if (rc <= 0)
+		return rc;
+	for (uint64_t l = first; l <= last; l++) {
 		struct line_ent *e = line_get(t, rec->region, l, rec->time_ns);
 		if (!e)
 			return ENOMEM;
 		t->r->redundant_lines += e->clean;
 		e->clean = 1;
 	}
-	return rc;
+	return 0;
 }
 
 static int on_barrier(struct ta *t, struct thr_ent *th,
@@ -536,7 +416,7 @@ static int feed(struct ta *t, const struct pmtx_trace_rec *rec)
 	if (r->records++ == 0 || rec->time_ns < r->first_ns)
 		r->first_ns = rec->time_ns;
 	r->last_ns = rec->time_ns > r->last_ns ? rec->time_ns : r->last_ns;
-	struct thr_ent *th = map_get(&t->thrs, rec->tid, 0, 1);
+	struct thr_ent *th = tl_map_get(&t->thrs, rec->tid, 0, 1);
 	if (!th)
 		return ENOMEM;
 	th->last_ns = rec->time_ns;
@@ -566,7 +446,7 @@ static int finish(struct ta *t)
 	for (;;) {
 		struct thr_ent *first = NULL;
 		for (size_t i = 0; i < t->thrs.cap; i++) {
-			struct thr_ent *th = map_slot(&t->thrs, i);
+			struct thr_ent *th = tl_map_slot(&t->thrs, i);
 			if (t->thrs.used[i] && th->open &&
 			    (!first || th->last_ns < first->last_ns))
 				first = th;
@@ -578,7 +458,7 @@ static int finish(struct ta *t)
 			return rc;
 	}
 	for (size_t i = 0; i < t->thrs.cap; i++) {
-		struct thr_ent *th = map_slot(&t->thrs, i);
+		struct thr_ent *th = tl_map_slot(&t->thrs, i);
 		t->r->tx_unfinished += t->thrs.used[i] && th->depth > 0;
 	}
 	t->r->threads = t->thrs.n;
@@ -592,9 +472,9 @@ static void state_free(struct ta *t)
 {
 	for (size_t i = 0; i < t->thrs.cap; i++)
 		if (t->thrs.used[i])
-			free(((struct thr_ent *)map_slot(&t->thrs, i))->rg);
-	map_free(&t->thrs);
-	map_free(&t->lines);
+			free(((struct thr_ent *)tl_map_slot(&t->thrs, i))->rg);
+	tl_map_free(&t->thrs);
+	tl_map_free(&t->lines);
 }
 
 static void state_init(struct ta *t, const struct ta_opts *o,
@@ -631,55 +511,10 @@ static int run_stream(const char *path, struct ta *t, int *ordered)
 	return rc == 1 ? 0 : rc;
 }
 
-struct srec {
-	struct pmtx_trace_rec rec;
-	uint64_t seq;
-};
-
-static int cmp_srec(const void *x, const void *y)
+/* feed, for the records sorted by time (definition 8). */
+static int feed_sorted(void *t, const struct pmtx_trace_rec *rec)
 {
-	const struct srec *a = x, *b = y;
-	if (a->rec.time_ns != b->rec.time_ns)
-		return (a->rec.time_ns > b->rec.time_ns) -
-		       (a->rec.time_ns < b->rec.time_ns);
-	return (a->seq > b->seq) - (a->seq < b->seq);
-}
-
-static int load_all(const char *path, struct srec **out, size_t *n)
-{
-	pmtx_trace_reader *rd;
-	int rc = pmtx_trace_open(path, &rd);
-	if (rc)
-		return rc;
-	size_t cap = 0;
-	pmtx_trace_event ev;
-	*out = NULL, *n = 0;
-	while ((rc = pmtx_trace_next(rd, &ev)) == 0) {
-		struct srec *p = grow(*out, *n, &cap, sizeof(*p));
-		if (!p) {
-			rc = ENOMEM;
-			break;
-		}
-		*out = p;
-		(*out)[*n] = (struct srec){ev.rec, *n};
-		(*n)++;
-	}
-	pmtx_trace_close(rd);
-	return rc == 1 ? 0 : rc;
-}
-
-/* Definition 8: every record, sorted by (time_ns, file order). */
-static int run_sorted(const char *path, struct ta *t)
-{
-	struct srec *all = NULL;
-	size_t n;
-	int rc = load_all(path, &all, &n);
-	if (!rc)
-		qsort(all, n, sizeof(*all), cmp_srec);
-	for (size_t i = 0; !rc && i < n; i++)
-		rc = feed(t, &all[i].rec);
-	free(all);
-	return rc;
+	return feed(t, rec);
 }
 
 int ta_analyze_file(const char *path, const struct ta_opts *o,
@@ -693,7 +528,7 @@ int ta_analyze_file(const char *path, const struct ta_opts *o,
 		state_free(&t);
 		ta_result_free(res);
 		state_init(&t, o, res);
-		rc = run_sorted(path, &t);
+		rc = tl_feed_sorted(path, feed_sorted, &t);
 	}
 	if (!rc)
 		rc = finish(&t);
