@@ -8,10 +8,15 @@
  * Time
  *  1. Every thread has one model clock per machine, in ns from the first
  *     record of the trace; a thread starts at its first record's trace
- *     time. A machine's run time is the latest end of any thread's clock
- *     (the clock after its last record) minus the earliest start. Work
- *     still buffered or in flight after a thread's last record is not
- *     waited for (x86 write-backs without a barrier, HOPS buffers).
+ *     time. A machine's run time is the latest end of a thread's clock
+ *     (the clock after its last record) minus the earliest start, over
+ *     the threads that began a transaction (BEGIN), or over every thread
+ *     when none did. A background thread (redo-async's truncation) works
+ *     beside the transactions, waking on its own schedule: its clock does
+ *     not depend on theirs, so letting it set the run time would hide
+ *     what the machines change in the transactions' time. Work still
+ *     buffered or in flight after a thread's last record is not waited
+ *     for (x86 write-backs without a barrier, HOPS buffers).
  *  2. Work: between two records of a thread, every clock advances by the
  *     trace gap minus what this machine spent persisting and tracing in
  *     it: trace_ns after every record, here_clwb_ns x lines after a FLUSH,
@@ -183,6 +188,8 @@ struct thr {
 	double clock[TH_NMACH];
 	double x86_durable[2]; /* when all its write-backs are durable */
 	struct hthr hops[2];
+	double start;          /* its first record's time (1) */
+	int tx;                /* it began a transaction (1) */
 };
 
 struct model {
@@ -226,8 +233,9 @@ static int thr_get(struct model *m, uint32_t tid, uint64_t t, size_t *out)
 	struct thr *th = &m->thr[m->nthr];
 	memset(th, 0, sizeof(*th));
 	th->tid = tid, th->last_ns = t;
+	th->start = (double)(t - m->t0);
 	for (unsigned k = 0; k < TH_NMACH; k++)
-		th->clock[k] = (double)(t - m->t0);
+		th->clock[k] = th->start;
 	int rc = hthr_init(&th->hops[0]);
 	if (!rc)
 		rc = hthr_init(&th->hops[1]);
@@ -512,6 +520,9 @@ static int feed(struct model *m, const struct pmtx_trace_rec *rec)
 		return 0;
 	case PMTX_TEV_BARRIER:
 		return on_barrier(m, t, rec);
+	case PMTX_TEV_BEGIN:
+		th->tx = 1;
+		return 0;
 	default:
 		return 0; /* REGION, BEGIN, COMMIT, ABORT, unknown types */
 	}
@@ -522,13 +533,24 @@ static int feed(struct model *m, const struct pmtx_trace_rec *rec)
 static void finish(struct model *m)
 {
 	struct th_result *r = m->r;
+	int any_tx = 0;
+	double start = -1;
 	r->threads = m->nthr;
+	for (size_t t = 0; t < m->nthr; t++)
+		any_tx |= m->thr[t].tx;
 	for (size_t t = 0; t < m->nthr; t++) {
+		const struct thr *th = &m->thr[t];
 		for (unsigned v = 0; v < 2; v++)
-			hops_advance(m, v, t, m->thr[t].clock[hops_mach[v]], 0);
+			hops_advance(m, v, t, th->clock[hops_mach[v]], 0);
+		if (any_tx && !th->tx)
+			continue;
+		if (start < 0 || th->start < start)
+			start = th->start;
 		for (unsigned k = 0; k < TH_NMACH; k++)
-			r->time_ns[k] = dmax(r->time_ns[k], m->thr[t].clock[k]);
+			r->time_ns[k] = dmax(r->time_ns[k], th->clock[k]);
 	}
+	for (unsigned k = 0; start > 0 && k < TH_NMACH; k++)
+		r->time_ns[k] -= start;
 }
 
 /* ---- driving it over a file (invariant 3) ---- */
