@@ -72,7 +72,8 @@
  * 11. A last-writer directory gives each line's last buffered writer
  *     (thread, epoch). A store to a line whose last writer is another
  *     thread A, whose epoch has not completed by the storing thread's
- *     clock, makes the storing thread's open epoch depend on A's current
+ *     clock (A's times translated, 17), makes the storing thread's open
+ *     epoch depend on A's current
  *     epoch (the conservative rule of section 6.3), deduplicated per
  *     source thread (the latest epoch is kept).
  * 12. If A's current epoch is open and not empty, it is closed there and
@@ -84,8 +85,10 @@
  * 13. A dependent epoch about to be issued at time s forces its source
  *     thread to issue the source epoch and those before it, each at the
  *     earliest of its own rule (9) but not before max(s, the source
- *     thread's last record time): the source's buffer need not have
- *     reached pb_launch (the hardware must drain it, or deadlock).
+ *     thread's last record time), s translated to the source's clock and
+ *     the source epoch's completion back (17): the source's buffer need
+ *     not have reached pb_launch (the hardware must drain it, or
+ *     deadlock).
  * 14. "Not completed" in 11 is judged on the source thread's state as far
  *     as it has been replayed: an epoch whose issue the source has not
  *     yet decided counts as not completed, which may add a dependency the
@@ -96,6 +99,20 @@
  * 16. Forcing (13) recurses through the sources' own dependencies; the
  *     depth is the length of the longest chain of dependent epochs not
  *     yet issued (12 makes every chain finite).
+ * 17. Timelines: each thread's clocks lose what its gaps paid for tracing
+ *     and x86_here costs (2), a different amount per thread, so they
+ *     drift apart (a busy transaction thread's by trace_ns per record, a
+ *     truncation thread waking up after a sleep by almost nothing). Times
+ *     of thread A are compared with thread B's (11, 13) at the same trace
+ *     instant: time x of A's clock is x + drift(A) - drift(B) on B's,
+ *     drift(X) = X's last record's trace time - X's ideal clock (the
+ *     work lost so far, the same for every machine; a machine's own
+ *     stalls stay, so a thread depending on a thread delayed by HOPS is
+ *     delayed too). Comparing raw clocks instead charged HOPS the drift
+ *     at every dependency on a thread that drifted less (pmtx-auto's sps:
+ *     45 ms of dfence stalls in 26 dfences, hops 1.24 x x86), a cost that
+ *     is the trace's, not the machine's. The drifts are taken at the
+ *     threads' last records, not when the epochs' times were set.
  *
  * Memory: per record (3), per thread per variant one entry per epoch
  * (kept, so that a dependency can find its completion time) and per
@@ -252,17 +269,34 @@ static int thr_get(struct model *m, uint32_t tid, uint64_t t, size_t *out)
 static void hops_issue(struct model *m, unsigned v, size_t t, size_t i,
                        double from);
 
-/* When dependency d's source epoch completes, forcing its issue from
- * time `from` (invariant 13). */
-static double hops_source_done(struct model *m, unsigned v,
+/* Invariant 17: what thread x's gaps have lost so far to tracing and
+ * x86_here costs (2), its drift from the trace's time. */
+static double thr_drift(const struct model *m, size_t x)
+{
+	const struct thr *th = &m->thr[x];
+	return (double)(th->last_ns - m->t0) - th->clock[TH_IDEAL];
+}
+
+/* Time `at` of thread a's clocks on thread t's (17). */
+static double thr_xlate(const struct model *m, size_t a, size_t t,
+                        double at)
+{
+	return a == t ? at : at + thr_drift(m, a) - thr_drift(m, t);
+}
+
+/* When, on thread t's clock, dependency d of one of t's epochs has its
+ * source epoch completed, forcing its issue from time `from` of t's
+ * clock (invariants 13, 17). */
+static double hops_source_done(struct model *m, unsigned v, size_t t,
                                const struct hdep *d, double from)
 {
 	struct hthr *a = hthr_of(m, v, d->thr);
 	assert(d->ts + 1 < a->nep); /* 12: a source epoch is closed */
+	double at = thr_xlate(m, t, d->thr, from);
 	for (size_t i = a->head; i <= d->ts; i++)
 		if (!a->ep[i].issued)
-			hops_issue(m, v, d->thr, i, from);
-	return a->ep[d->ts].done;
+			hops_issue(m, v, d->thr, i, at);
+	return thr_xlate(m, d->thr, t, a->ep[d->ts].done);
 }
 
 /* Issue closed epoch i of thread t, its predecessor issued: at the
@@ -279,7 +313,8 @@ static void hops_issue(struct model *m, unsigned v, size_t t, size_t i,
 	if (i > 0)
 		s = dmax(s, h->ep[i - 1].done);
 	for (size_t k = 0; k < e->ndep; k++)
-		s = dmax(s, hops_source_done(m, v, &h->dep[e->dep0 + k], s));
+		s = dmax(s, hops_source_done(m, v, t, &h->dep[e->dep0 + k],
+		                             s));
 	e->issued = 1;
 	e->done = s + m->lat[v];
 }
@@ -387,7 +422,8 @@ static int hops_depend(struct model *m, unsigned v, size_t t,
 	if (w->thr == UINT32_MAX || w->thr == t)
 		return 0;
 	const struct hep *e = &hthr_of(m, v, w->thr)->ep[w->ts];
-	if (e->issued && e->done <= m->thr[t].clock[hops_mach[v]])
+	if (e->issued && thr_xlate(m, w->thr, t, e->done) <=
+	                 m->thr[t].clock[hops_mach[v]])
 		return 0;
 	return hops_add_dep(m, v, t, w->thr);
 }

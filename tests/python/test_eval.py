@@ -354,12 +354,23 @@ def test_progress_eta_follows_measured_rate():
 # ---- (d) the smoke run, end to end ----
 
 @needs_bench
+def log_tail(out, n=40):
+    """The last lines of a run's bench.log that are not JSON: what a
+    failed step said."""
+    try:
+        with open(out / "bench.log") as f:
+            lines = [l for l in f if not l.startswith("{")]
+    except OSError:
+        return ""
+    return "\n--- bench.log:\n" + "".join(lines[-n:])
+
+
 def test_smoke_run_end_to_end(tmp_path):
     out = tmp_path / "run"
     r = subprocess.run([sys.executable, os.path.join(SCRIPTS, "eval.py"),
                         "--smoke", "--out", str(out), "--bench", BENCH],
                        capture_output=True, text=True, timeout=120)
-    assert r.returncode == 0, r.stderr[-3000:]
+    assert r.returncode == 0, r.stderr[-3000:] + log_tail(out)
     rows = [json.loads(l) for l in open(out / "results.jsonl")]
     for w in harness.WORKLOADS:
         systems = {x["system"] for x in rows if x["workload"] == w}
