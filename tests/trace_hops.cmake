@@ -45,6 +45,13 @@ file(WRITE ${costs} "{\"workload\": \"costs\", \"what\": \"sfence\", \"ns\": 9.5
 run(1 ${trace} --costs ${costs})
 expect("${err}" "trace_hops_costs.jsonl: no barrier_fit fence_ns")
 run(1 ${trace} --costs ${WORK}/no-such-costs.jsonl)
+# A measured cost below zero (noise) is refused, and said so.
+file(WRITE ${costs}
+  "{\"what\": \"barrier_fit\", \"fence_ns\": 1, \"line_ns\": 2}\n"
+  "{\"what\": \"clwb_clean\", \"ns\": 1}\n"
+  "{\"what\": \"trace_record\", \"ns\": -12.5}\n")
+run(1 ${trace} --costs ${costs})
+expect("${err}" "trace_hops_costs.jsonl: a negative trace_record ns")
 
 expect_bad_files()
 run(2 ${trace} --ghz x)

@@ -19,6 +19,7 @@
  *     0, so every JSON object has the same keys whatever the trace holds.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -153,20 +154,21 @@ static void apply_given(const struct hops_args *a, struct th_opts *o)
 /* ---- the costs file (`pmtx-bench costs`, JSON lines) ---- */
 
 /* The number after "key": in line, or -1 when absent or malformed. */
+/* The number of key in a JSON line; NAN when there is none. */
 static double json_num(const char *line, const char *key)
 {
 	char pat[64];
 	snprintf(pat, sizeof(pat), "\"%s\"", key);
 	const char *s = strstr(line, pat);
 	if (!s)
-		return -1;
+		return NAN;
 	s += strlen(pat);
 	s += strspn(s, " \t");
 	if (*s++ != ':')
-		return -1;
+		return NAN;
 	char *end;
 	double v = strtod(s, &end);
-	return end == s || !(v >= 0) ? -1 : v;
+	return end == s ? NAN : v;
 }
 
 /* Does line say "what": "name"? */
@@ -208,15 +210,15 @@ static int read_costs(const char *path, struct th_opts *o)
 		cmd_report("trace hops", path, errno, "the --costs file");
 		return CMD_PROBLEM;
 	}
-	double v[4] = {-1, -1, -1, -1};
+	double v[4] = {NAN, NAN, NAN, NAN};
 	char line[16384];
 	while (fgets(line, sizeof(line), f))
 		costs_line(line, v);
 	fclose(f);
 	for (unsigned i = 0; i < 4; i++)
-		if (v[i] < 0) {
-			fprintf(stderr, "pmtx trace hops: %s: no %s\n", path,
-			        names[i]);
+		if (!(v[i] >= 0)) {
+			fprintf(stderr, "pmtx trace hops: %s: %s %s\n", path,
+			        isnan(v[i]) ? "no" : "a negative", names[i]);
 			return CMD_PROBLEM;
 		}
 	o->here_fence_ns = v[0], o->here_line_ns = v[1];
