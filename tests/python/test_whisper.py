@@ -319,3 +319,23 @@ def test_figure10_means_per_runtime_leave_missing_out(report):
     assert c[1:5] == ["1 of 2", "1.00", "0.90", "0.80"]
     c = table_line(doc, part, ["cltx"])
     assert c[1:3] == ["0 of 1", "missing"]
+
+
+def test_a_negative_measured_cost_reaches_hops_as_zero(tmp_path):
+    """pmtx trace hops refuses a negative cost; a timing difference that
+    noise took below zero is given to it as 0, and the file keeps what
+    was measured."""
+    lines = [{"workload": "costs", "what": "trace_record", "ns": -3.5},
+             {"workload": "costs", "what": "clwb_clean", "ns": 1.25}]
+
+    class Ctx:
+        bench, tmp, cleanup = "pmtx-bench", str(tmp_path), []
+
+        def run(self, argv, env=None, timeout=600):
+            return "\n".join(json.dumps(x) for x in lines) + "\n"
+
+    path, got = whisper.machine_costs(Ctx(), None, str(tmp_path))
+    written = [json.loads(x) for x in open(path)]
+    tr = next(x for x in written if x["what"] == "trace_record")
+    assert tr["ns"] == 0.0 and tr["ns_measured"] == -3.5
+    assert next(x for x in written if x["what"] == "clwb_clean")["ns"] == 1.25
