@@ -69,6 +69,13 @@
  *                  (A chunk writes about 40 of the trace's 64 KiB blocks,
  *                  so the fastest one still pays for writing the file.)
  *                  A round traces at most 2^19 ops (48 MiB of records).
+ *  7. lock_after_flush  as barrier_lines at k = 1, with a locked add
+ *                  (atomic_fetch_add) where the barrier was, and no
+ *                  barrier: what any lock, atomic or mutex costs right
+ *                  after a line was flushed. Where it costs about what a
+ *                  barrier does (AMD: the locked instruction waits for the
+ *                  write-back as sfence does), a runtime that defers its
+ *                  barrier but takes a lock meanwhile still pays one.
  *
  * Timing: clock_gettime around chunks of operations. Each measurement has
  * --seconds, split into --rounds rounds after a warm-up of doubling
@@ -79,6 +86,7 @@
 #define _GNU_SOURCE
 #include <immintrin.h>
 #include <linux/magic.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -192,6 +200,19 @@ static int op_barrier(struct costs *c, long k, uint64_t n)
 		int rc = pmtx_barrier(c->hw);
 		if (rc)
 			return rc;
+	}
+	return 0;
+}
+
+/* As op_barrier with one line, but a locked add where the barrier was. */
+static _Atomic uint64_t lock_word;
+
+static int op_lock(struct costs *c, long k, uint64_t n)
+{
+	for (uint64_t i = 0; i < n; i++) {
+		store_lines(c, k, i);
+		pmtx_flush(c->hw, c->lines, 8);
+		atomic_fetch_add(&lock_word, 1);
 	}
 	return 0;
 }
@@ -392,6 +413,19 @@ static void emit(const char *what, const char *before, const struct result *r,
 }
 
 /* ---- the measurements ---- */
+
+/* A locked instruction after a flushed line (7). */
+static int costs_lock(struct costs *c)
+{
+	struct meas m = {op_lock, op_stores, NULL, 1};
+	struct result r;
+	int rc = measure(c, &m, &r);
+	if (!rc)
+		emit("lock_after_flush", NULL, &r,
+		     "\"lines\":1,\"region\":\"pdom1-hardware\","
+		     "\"dir\":\"/dev/shm\"");
+	return rc;
+}
 
 static int costs_sfence(struct costs *c)
 {
@@ -683,6 +717,8 @@ int wl_costs(const struct bench_opts *o)
 		rc = costs_clwb(&c);
 	if (!rc)
 		rc = costs_barrier(&c);
+	if (!rc)
+		rc = costs_lock(&c);
 	if (!rc)
 		rc = costs_msync(&c);
 	if (!rc)

@@ -23,7 +23,7 @@ needs_bench = pytest.mark.skipif(not os.access(BENCH, os.X_OK),
 LINES = {0, 1, 2, 4, 8, 16, 32, 64}
 PAGES = {1, 4, 16, 64}
 WHATS = {"sfence", "clwb_clean", "barrier_lines", "barrier_fit",
-         "msync_pages", "trace_record"}
+         "msync_pages", "trace_record", "lock_after_flush"}
 
 
 def costs(*extra):
