@@ -717,13 +717,19 @@ PMKV = {
 }
 
 
-def kvbench_module():
-    """kvbench.py as a module (its VERSION_RUNTIMES)."""
+def script_module(name, path):
+    """A script of the project (an application's bench, whisper.py) as a
+    module, for its tables and modes."""
     import importlib.util
-    spec = importlib.util.spec_from_file_location("kvbench", KV_BENCH)
+    spec = importlib.util.spec_from_file_location(name, path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
+
+
+def kvbench_module():
+    """kvbench.py as a module (its VERSION_RUNTIMES)."""
+    return script_module("kvbench", KV_BENCH)
 
 
 class KvStep(AppStep):
@@ -774,16 +780,12 @@ WHISPER = {"smoke": {"smoke": True}, "quick": {"quick": True},
 # for pmtx-bench costs.
 WHISPER_RUN_S = {"runtime": 0.4, "app": 1.5}
 WHISPER_COSTS_S = 6.0
-WHISPER_COSTS_LINES = 16
+WHISPER_COSTS_LINES = 17  # pmtx-bench costs' lines
 
 
 def whisper_module():
     """scripts/whisper.py as a module (its targets and modes)."""
-    import importlib.util
-    spec = importlib.util.spec_from_file_location("whisper", WHISPER_PY)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return script_module("whisper", WHISPER_PY)
 
 
 class WhisperStep(AppStep):

@@ -328,19 +328,26 @@ def run_pmcached(t, ctx, trace, work):
             "--domain=pdom1", "--backend=hardware"]
     if os.geteuid() == 0:
         argv += ["-u", "root"]
+    return serve_and_load(
+        ctx, "pmcached", argv, trace, port, (b"version\r\n", b"VERSION "),
+        [ctx.bins["mcload"], "--port", str(port), "--load", "--workload",
+         p["workload"], "--records", str(p["records"]), "--value-size",
+         str(p["value_size"]), "--conns", str(p["conns"]), "--ops",
+         "100000000", "--seconds", f"{t.seconds(ctx):g}"])
+
+
+def serve_and_load(ctx, name, argv, trace, port, probe, load):
+    """Start the server argv traced, wait until it answers probe (request,
+    reply prefix), run the load generator, stop the server (SIGTERM: it
+    writes its trace at exit); the load's last JSON line."""
     srv = Server(ctx, argv, traced_env(trace))
     try:
-        srv.wait_ready(port, b"version\r\n", b"VERSION ")
-        out = ctx.run([ctx.bins["mcload"], "--port", str(port), "--load",
-                       "--workload", p["workload"], "--records",
-                       str(p["records"]), "--value-size",
-                       str(p["value_size"]), "--conns", str(p["conns"]),
-                       "--ops", "100000000", "--seconds",
-                       f"{t.seconds(ctx):g}"])
+        srv.wait_ready(port, *probe)
+        out = ctx.run(load)
     finally:
         rc = srv.stop()
     if rc:
-        raise RuntimeError(f"pmcached exited {rc} on SIGTERM")
+        raise RuntimeError(f"{name} exited {rc} on SIGTERM")
     lines = json_lines(out)
     return lines[-1] if lines else None
 
@@ -376,24 +383,15 @@ def run_pmkv(t, ctx, trace, work):
     """The pmkv server under pmkv-load."""
     p = t.params
     port = free_port()
-    srv = Server(ctx, [ctx.bins["pmkv"], "--port", str(port), "--region",
-                       os.path.join(work, "kv.region"), "--runtime",
-                       p["runtime"], "--domain", "pdom1", "--backend",
-                       "hardware", "--maxmemory", "1gb"],
-                 traced_env(trace))
-    try:
-        srv.wait_ready(port, b"PING\r\n", b"+PONG")
-        out = ctx.run([ctx.bins["pmkv-load"], "--port", str(port),
-                       "--clients", str(p["clients"]), "--read-pct",
-                       str(p["read_pct"]), "--seconds",
-                       f"{t.seconds(ctx):g}", "--populate",
-                       str(p["populate"])])
-    finally:
-        rc = srv.stop()
-    if rc:
-        raise RuntimeError(f"pmkv exited {rc} on SIGTERM")
-    lines = json_lines(out)
-    return lines[-1] if lines else None
+    return serve_and_load(
+        ctx, "pmkv",
+        [ctx.bins["pmkv"], "--port", str(port), "--region",
+         os.path.join(work, "kv.region"), "--runtime", p["runtime"],
+         "--domain", "pdom1", "--backend", "hardware", "--maxmemory", "1gb"],
+        trace, port, (b"PING\r\n", b"+PONG"),
+        [ctx.bins["pmkv-load"], "--port", str(port), "--clients",
+         str(p["clients"]), "--read-pct", str(p["read_pct"]), "--seconds",
+         f"{t.seconds(ctx):g}", "--populate", str(p["populate"])])
 
 
 RUNNERS = {"pmcached": run_pmcached, "sqlite-tpcc": run_tpcc,

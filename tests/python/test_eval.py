@@ -288,11 +288,7 @@ def test_quick_plan_covers_every_workload_on_four_configs():
 
 
 def load_script(path, name):
-    import importlib.util
-    spec = importlib.util.spec_from_file_location(name, path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return harness.script_module(name, path)
 
 
 @pytest.mark.parametrize("mode", ["smoke", "quick", "default", "full"])
