@@ -39,6 +39,12 @@
  *      written under the queue lock and read while spinning; a thread
  *      that sleeps says so under the lock, and only a sleeping thread is
  *      signalled, so no wake-up is lost.
+ *  G6. An event loop queues the connections that became ready in one
+ *      turn of the loop together (group_commit_many), one after the
+ *      other, so a leader takes them into one group (up to GROUP_CONNS):
+ *      the connections of one loop share a commit as threads do. The
+ *      loop's thread then waits on, or leads, each of its entries in
+ *      queue order, as a thread does its one.
  */
 #define _GNU_SOURCE
 #include <immintrin.h>
@@ -48,7 +54,7 @@
 #include "conn.h"
 #include "group.h"
 
-#define GROUP_CONNS 64   /* connections in one group */
+/* GROUP_CONNS, connections in one group: group.h */
 #define GROUP_REQS 256   /* requests of one connection in one group */
 #define GROUP_SPIN 4096  /* pauses before a waiting thread sleeps (G5) */
 
@@ -71,10 +77,12 @@ static struct {
 static int run_group(struct server *srv, struct gentry *first,
                      struct gentry *last)
 {
+	uint64_t cmds = 0, conns = 0;
 	if (pmkv_group_begin(srv->store))
 		return 0;
 	for (struct gentry *e = first;; e = e->next) {
-		conn_group_run(e->c, GROUP_REQS);
+		cmds += conn_group_run(e->c, GROUP_REQS);
+		conns++;
 		if (e == last)
 			break;
 	}
@@ -82,7 +90,12 @@ static int run_group(struct server *srv, struct gentry *first,
 	conn_send(first->c, 1); /* the leader's replies, before the commit */
 	usleep(2000);
 #endif
-	return pmkv_group_end(srv->store) == 0;
+	if (pmkv_group_end(srv->store))
+		return 0;
+	srv->groups++;
+	srv->group_cmds += cmds;
+	srv->group_conns += conns;
+	return 1;
 }
 
 /* Lead the group that begins at e, the head of the queue (G4). */
@@ -121,31 +134,59 @@ static void spin(struct gentry *e)
 	}
 }
 
+/* Queue es[0..n) at the tail, one after the other (q.m held, G6). */
+static void enqueue(struct gentry *es, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++) {
+		if (q.tail)
+			q.tail->next = &es[i];
+		else
+			q.head = &es[i];
+		q.tail = &es[i];
+	}
+}
+
+/* Wait until e is done, or at the head: then lead (q.m held). */
+static void wait_or_lead(struct server *srv, struct gentry *e)
+{
+	while (!e->done && q.head != e) {
+		pthread_mutex_unlock(&q.m);
+		spin(e);
+		pthread_mutex_lock(&q.m);
+		if (e->done || q.head == e)
+			break;
+		e->sleeping = 1;
+		pthread_cond_wait(&e->cv, &q.m);
+		e->sleeping = 0;
+	}
+	if (!e->done)
+		lead(srv, e);
+}
+
+void group_commit_many(struct server *srv, struct conn **cs, unsigned n)
+{
+	struct gentry es[GROUP_CONNS];
+	unsigned k = 0;
+	for (unsigned i = 0; i < n && k < GROUP_CONNS; i++) {
+		if (!cs[i]->n || cs[i]->closing)
+			continue;
+		es[k] = (struct gentry){.c = cs[i]};
+		pthread_cond_init(&es[k++].cv, NULL);
+	}
+	if (!k)
+		return;
+	pthread_mutex_lock(&q.m);
+	enqueue(es, k);
+	for (unsigned i = 0; i < k; i++)
+		wait_or_lead(srv, &es[i]);
+	pthread_mutex_unlock(&q.m);
+	for (unsigned i = 0; i < k; i++) {
+		pthread_cond_destroy(&es[i].cv);
+		conn_group_settle(es[i].c, es[i].committed);
+	}
+}
+
 void group_commit(struct server *srv, struct conn *c)
 {
-	struct gentry e = {.c = c};
-	if (!c->n || c->closing)
-		return;
-	pthread_cond_init(&e.cv, NULL);
-	pthread_mutex_lock(&q.m);
-	if (q.tail)
-		q.tail->next = &e;
-	else
-		q.head = &e;
-	q.tail = &e;
-	while (!e.done && q.head != &e) {
-		pthread_mutex_unlock(&q.m);
-		spin(&e);
-		pthread_mutex_lock(&q.m);
-		if (e.done || q.head == &e)
-			break;
-		e.sleeping = 1;
-		pthread_cond_wait(&e.cv, &q.m);
-		e.sleeping = 0;
-	}
-	if (!e.done)
-		lead(srv, &e);
-	pthread_mutex_unlock(&q.m);
-	pthread_cond_destroy(&e.cv);
-	conn_group_settle(c, e.committed);
+	group_commit_many(srv, &c, 1);
 }

@@ -14,4 +14,12 @@
  * are still in the input, for conn_run to run one by one (G3). */
 void group_commit(struct server *srv, struct conn *c);
 
+/* The most connections in one group. */
+#define GROUP_CONNS 64
+
+/* The same for n connections of one thread (an event loop, loop.c) at
+ * once, n <= GROUP_CONNS: queued together, so that one group can take
+ * them all (G6). */
+void group_commit_many(struct server *srv, struct conn **cs, unsigned n);
+
 #endif

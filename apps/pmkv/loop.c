@@ -15,6 +15,13 @@
  *  L3. The workers stop only after every connection has closed
  *      (server_run: close_all, then loop_stop), so no connection outlives
  *      its loop.
+ *  L4. A connection that read requests runs them after every other
+ *      connection ready in the same turn of the loop has read: it joins
+ *      the worker's batch, and the batch event, of a lower priority than
+ *      the sockets' events, runs once they have all been handled; the
+ *      batch's requests then share group commits (group.c G6). A
+ *      connection in the batch is closed only by the batch (or taken out
+ *      of it first), so the batch never holds a freed connection.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -27,10 +34,18 @@
 #include "group.h"
 #include "loop.h"
 
+struct evconn;
+
+/* Event priorities (L4): the sockets first, then the batch. */
+enum { PRI_IO, PRI_BATCH, NPRI };
+
 struct worker {
 	struct server *srv;
 	struct event_base *base;
 	struct event *wake;
+	struct event *batch;              /* L4 */
+	struct evconn *ready[GROUP_CONNS]; /* the batch: read, not yet run */
+	unsigned nready;
 	int pipe[2];
 	pthread_t th;
 };
@@ -40,6 +55,7 @@ struct evconn {
 	struct worker *w;
 	struct event *ev;
 	short waiting; /* EV_READ or EV_WRITE (L2) */
+	int in_batch;  /* L4 */
 };
 
 static struct worker *workers;
@@ -47,8 +63,20 @@ static unsigned nworkers, next_worker;
 
 static void on_event(evutil_socket_t fd, short what, void *arg);
 
+/* Take e out of its worker's batch (L4). */
+static void unbatch(struct evconn *e)
+{
+	struct worker *w = e->w;
+	for (unsigned i = 0; e->in_batch && i < w->nready; i++)
+		if (w->ready[i] == e) {
+			w->ready[i] = w->ready[--w->nready];
+			e->in_batch = 0;
+		}
+}
+
 static void close_conn(struct evconn *e)
 {
+	unbatch(e);
 	conn_send(&e->c, 0); /* a last error, if the socket takes it */
 	event_free(e->ev);
 	conn_free(&e->c);
@@ -63,19 +91,22 @@ static int wait_for(struct evconn *e, short what)
 		return 0;
 	event_del(e->ev);
 	if (event_assign(e->ev, e->w->base, e->c.fd, what | EV_PERSIST,
-	                 on_event, e) || event_add(e->ev, NULL))
+	                 on_event, e) || event_priority_set(e->ev, PRI_IO) ||
+	    event_add(e->ev, NULL))
 		return -1;
 	e->waiting = what;
 	return 0;
 }
 
 /* Run what was received and send the replies, as far as the socket
- * takes them; 1 when the connection is over. */
-static int pump(struct evconn *e)
+ * takes them; 1 when the connection is over. grouped: its first group
+ * commit has been made (the batch's, L4). */
+static int pump(struct evconn *e, int grouped)
 {
 	struct conn *c = &e->c;
-	for (;;) {
-		group_commit(e->w->srv, c);
+	for (;; grouped = 0) {
+		if (!grouped)
+			group_commit(e->w->srv, c);
 		int more = conn_run(c), s = conn_send(c, 0);
 		if (s < 0)
 			return 1;
@@ -103,12 +134,50 @@ static int read_some(struct evconn *e)
 	return 0;
 }
 
+/* The batch (L4): the connections that read in this turn of the loop,
+ * in one group commit, then each one's replies and the rest of its
+ * input. */
+static void on_batch(evutil_socket_t fd, short what, void *arg)
+{
+	struct worker *w = arg;
+	struct conn *cs[GROUP_CONNS];
+	struct evconn *es[GROUP_CONNS];
+	unsigned n = w->nready;
+	(void)fd, (void)what;
+	for (unsigned i = 0; i < n; i++) {
+		es[i] = w->ready[i];
+		es[i]->in_batch = 0;
+		cs[i] = &es[i]->c;
+	}
+	w->nready = 0;
+	group_commit_many(w->srv, cs, n);
+	for (unsigned i = 0; i < n; i++)
+		if (pump(es[i], 1) || w->srv->stopping)
+			close_conn(es[i]);
+}
+
+/* Run e's requests with the batch (L4); a full batch runs first. */
+static void batch(struct evconn *e)
+{
+	struct worker *w = e->w;
+	if (e->in_batch)
+		return;
+	if (w->nready == GROUP_CONNS)
+		on_batch(-1, 0, w);
+	w->ready[w->nready++] = e;
+	e->in_batch = 1;
+	event_active(w->batch, EV_TIMEOUT, 0);
+}
+
 static void on_event(evutil_socket_t fd, short what, void *arg)
 {
 	struct evconn *e = arg;
 	(void)fd;
-	if (((what & EV_READ) && read_some(e)) || pump(e) ||
-	    e->w->srv->stopping)
+	if ((what & EV_READ) && read_some(e))
+		close_conn(e);
+	else if ((what & EV_READ) && !e->w->srv->stopping)
+		batch(e);
+	else if (pump(e, 0) || e->w->srv->stopping)
 		close_conn(e);
 }
 
@@ -118,7 +187,7 @@ static void adopt(struct worker *w, int fd)
 	if (!e || fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) ||
 	    !(e->ev = event_new(w->base, fd, EV_READ | EV_PERSIST, on_event,
 	                        e)) ||
-	    event_add(e->ev, NULL)) {
+	    event_priority_set(e->ev, PRI_IO) || event_add(e->ev, NULL)) {
 		if (e && e->ev)
 			event_free(e->ev);
 		free(e);
@@ -156,10 +225,13 @@ static int worker_start(struct worker *w, struct server *srv)
 {
 	w->srv = srv;
 	if (pipe(w->pipe) || !(w->base = event_base_new()) ||
+	    event_base_priority_init(w->base, NPRI) ||
 	    fcntl(w->pipe[0], F_SETFL, O_NONBLOCK) ||
 	    !(w->wake = event_new(w->base, w->pipe[0], EV_READ | EV_PERSIST,
 	                          on_wake, w)) ||
-	    event_add(w->wake, NULL))
+	    event_priority_set(w->wake, PRI_IO) || event_add(w->wake, NULL) ||
+	    !(w->batch = event_new(w->base, -1, 0, on_batch, w)) ||
+	    event_priority_set(w->batch, PRI_BATCH))
 		return -1;
 	return pthread_create(&w->th, NULL, worker_main, w) ? -1 : 0;
 }
@@ -189,6 +261,7 @@ void loop_stop(void)
 		(void)k;
 		pthread_join(workers[i].th, NULL);
 		event_free(workers[i].wake);
+		event_free(workers[i].batch);
 		event_base_free(workers[i].base);
 		close(workers[i].pipe[0]);
 		close(workers[i].pipe[1]);

@@ -39,6 +39,9 @@ struct server {
 	unsigned nconns;         /* under lock */
 	int *fds;                /* nconns open sockets, under lock */
 	_Atomic uint64_t conns_total, rejected, commands;
+	/* group commit (group.c): groups committed, the requests they ran,
+	 * and the connections they took */
+	_Atomic uint64_t groups, group_cmds, group_conns;
 };
 
 /* The context of one command. */

@@ -28,7 +28,7 @@
 --quick: 100,000 puts, 1 s per run, clients 1 and 4, mixes 90 and 10,
 20,000 requests per redis-benchmark test, 1 round. Configurations of the
 redis comparison: pmkv-shm, pmkv-shm-io1 (one event loop instead of a
-thread per client), pmkv-file-ext4, redis-off,
+thread per client), pmkv-file-ext4, pmkv-file-ext4-io1, redis-off,
 redis-everysec-ext4, redis-always-ext4, redis-always-shm.
 
 Every server listens on 127.0.0.1 only; every load is bounded in requests
@@ -210,8 +210,9 @@ def parse_csv(text):
     return res
 
 
-CONFIGS = ["pmkv-shm", "pmkv-shm-io1", "pmkv-file-ext4", "redis-off",
-           "redis-everysec-ext4", "redis-always-ext4", "redis-always-shm"]
+CONFIGS = ["pmkv-shm", "pmkv-shm-io1", "pmkv-file-ext4",
+           "pmkv-file-ext4-io1", "redis-off", "redis-everysec-ext4",
+           "redis-always-ext4", "redis-always-shm"]
 
 
 def redis_configs(a):
@@ -224,6 +225,8 @@ def redis_configs(a):
             False),
         "pmkv-file-ext4": (a.ext4, pmkv_argv(a.build, "redo", "pdom1",
                                              "file"), True),
+        "pmkv-file-ext4-io1": (a.ext4, pmkv_argv(
+            a.build, "redo", "pdom1", "file", ["--io-threads", "1"]), True),
         "redis-off": ("/dev/shm", redis_argv("no", "no"), False),
         "redis-everysec-ext4": (a.ext4, redis_argv("yes", "everysec"),
                                 False),

@@ -7,7 +7,7 @@ import threading
 
 import redis
 
-from kvserver import raw
+from kvserver import Server, raw
 
 
 def test_a_failing_command_fails_alone_in_a_pipeline(r):
@@ -91,3 +91,42 @@ def test_concurrent_pipelines_with_failures(r, server):
     assert r.get("bad") == b"not a number"
     for t in range(8):
         assert r.get("k%d.1" % t) == b"%d.1" % (rounds - 1)
+
+
+def test_connections_of_one_event_loop_share_group_commits(pmkv_bin,
+                                                           tmp_path):
+    """--io-threads 1: one event loop serves every connection. Requests
+    that arrive on several connections in one turn of the loop run in one
+    group commit (group.c G6), so some commit takes more than one
+    connection; before, each connection committed alone in a loop."""
+    s = Server(pmkv_bin, str(tmp_path), "--io-threads", "1").start()
+    clients, per = 8, 200
+    errors = []
+    start = threading.Barrier(clients)
+
+    def client(t):
+        c = redis.Redis(port=s.port, socket_timeout=30)
+        try:
+            start.wait(30)
+            for i in range(per):
+                if c.set("k%d.%d" % (t, i), i) is not True:
+                    errors.append((t, i))
+        finally:
+            c.close()
+
+    try:
+        threads = [threading.Thread(target=client, args=(t,))
+                   for t in range(clients)]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join(120)
+        assert not errors
+        c = redis.Redis(port=s.port, socket_timeout=10)
+        st = c.info("stats")
+        assert st["pmkv_group_commands"] == clients * per
+        assert st["pmkv_group_connections"] > st["pmkv_group_commits"]
+        assert c.dbsize() == clients * per
+        c.close()
+    finally:
+        s.kill()
