@@ -81,8 +81,9 @@ static int run_group(struct server *srv, struct gentry *first,
 	if (pmkv_group_begin(srv->store))
 		return 0;
 	for (struct gentry *e = first;; e = e->next) {
-		cmds += conn_group_run(e->c, GROUP_REQS);
-		conns++;
+		unsigned ran = conn_group_run(e->c, GROUP_REQS);
+		cmds += ran;
+		conns += ran > 0;
 		if (e == last)
 			break;
 	}
@@ -92,7 +93,7 @@ static int run_group(struct server *srv, struct gentry *first,
 #endif
 	if (pmkv_group_end(srv->store))
 		return 0;
-	srv->groups++;
+	srv->groups += cmds > 0; /* an empty group commits nothing */
 	srv->group_cmds += cmds;
 	srv->group_conns += conns;
 	return 1;

@@ -21,7 +21,10 @@
  *      the sockets' events, runs once they have all been handled; the
  *      batch's requests then share group commits (group.c G6). A
  *      connection in the batch is closed only by the batch (or taken out
- *      of it first), so the batch never holds a freed connection.
+ *      of it first), so the batch never holds a freed connection, and
+ *      its socket is not watched until the batch has run: libevent runs
+ *      a lower priority only in a turn with nothing of a higher one to
+ *      run, so every connection in the batch must wait for it.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -166,6 +169,12 @@ static void batch(struct evconn *e)
 		on_batch(-1, 0, w);
 	w->ready[w->nready++] = e;
 	e->in_batch = 1;
+	/* Its socket is not watched until the batch has run (pump watches
+	 * it again): a client that keeps sending would otherwise keep a
+	 * socket event active in every turn, and the batch, of a lower
+	 * priority, would never run (L4). */
+	event_del(e->ev);
+	e->waiting = 0;
 	event_active(w->batch, EV_TIMEOUT, 0);
 }
 

@@ -39,8 +39,8 @@ struct server {
 	unsigned nconns;         /* under lock */
 	int *fds;                /* nconns open sockets, under lock */
 	_Atomic uint64_t conns_total, rejected, commands;
-	/* group commit (group.c): groups committed, the requests they ran,
-	 * and the connections they took */
+	/* group commit (group.c): groups committed that ran a request, the
+	 * requests they ran, and the connections that ran one in them */
 	_Atomic uint64_t groups, group_cmds, group_conns;
 };
 

@@ -3,7 +3,9 @@ clients share one transaction. Every reply is what the request would get
 alone, in request order; a failing command fails alone (the group is
 aborted and its requests run again one by one); commands that cannot run
 in a group split it and still run in order."""
+import socket
 import threading
+import time
 
 import redis
 
@@ -129,4 +131,46 @@ def test_connections_of_one_event_loop_share_group_commits(pmkv_bin,
         assert c.dbsize() == clients * per
         c.close()
     finally:
+        s.kill()
+
+
+def test_a_client_that_never_stops_sending_holds_up_no_one(pmkv_bin,
+                                                           tmp_path):
+    """--io-threads 1: a client streams pipelined PINGs (reading its
+    replies on another thread) well past the query buffer limit (3 MiB
+    with --proto-max-bulk-len 1mb). Its socket is readable in every turn
+    of the loop, yet the loop's batch still runs: every PING is answered,
+    the client is not cut off for an overfull buffer, and another
+    client's SET is served meanwhile."""
+    s = Server(pmkv_bin, str(tmp_path), "--io-threads", "1",
+               "--proto-max-bulk-len", "1mb").start()
+    chunk, chunks = b"PING\r\n" * 10000, 200  # 12 MB in all
+    want = len(b"+PONG\r\n") * 10000 * chunks
+    got = [0]
+    sock = socket.create_connection(("127.0.0.1", s.port), 10)
+    sock.settimeout(30)
+
+    def read():
+        while got[0] < want:
+            b = sock.recv(1 << 20)
+            if not b or b.startswith(b"-"):
+                break
+            got[0] += len(b)
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    try:
+        deadline = time.monotonic() + 60
+        for i in range(chunks):
+            sock.sendall(chunk)
+            if i == chunks // 2:
+                c = redis.Redis(port=s.port, socket_timeout=10)
+                assert c.set("other", "served") is True
+                c.close()
+            assert time.monotonic() < deadline
+        reader.join(60)
+        assert got[0] == want
+    finally:
+        sock.close()
+        reader.join(10)
         s.kill()
