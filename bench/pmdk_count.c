@@ -46,10 +46,12 @@ static uint64_t lines(const void *p, size_t len)
 static void trace(const void *p, size_t len, uint64_t n, unsigned flags,
                   int copy)
 {
-	if (copy && !(flags & PMEM_F_MEM_NOFLUSH))
-		pmdk_trace_copy(p, len, n, flags);
-	else if (!(flags & PMEM_F_MEM_NOFLUSH))
-		pmdk_trace_flush(p, len, n);
+	if (!(flags & PMEM_F_MEM_NOFLUSH)) { /* else traced when flushed */
+		if (copy)
+			pmdk_trace_copy(p, len, n, flags);
+		else
+			pmdk_trace_flush(p, len, n);
+	}
 	if (!(flags & PMEM_F_MEM_NODRAIN))
 		pmdk_trace_drain();
 }

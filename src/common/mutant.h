@@ -299,8 +299,8 @@ extern unsigned pmtx__mutant;
 		if (!MUT_ON(id))                                             \
 			persist_flush((p), (a), (n));                        \
 	} while (0)
-#define MUT_BARRIER(id, p) (MUT_ON(id) ? 0 : persist_barrier(p))
-#define MUT_ORDER(id, p) (MUT_ON(id) ? 0 : persist_order(p))
+#define MUT_BARRIER_KIND(id, p, kind)                                        \
+	(MUT_ON(id) ? 0 : persist_barrier_kind((p), (kind)))
 #define MUT_COPY_NT(id, p, dst, src, n)                                      \
 	do {                                                                 \
 		if (!MUT_ON(id)) {                                           \
@@ -315,12 +315,15 @@ extern unsigned pmtx__mutant;
 /* The original code; sizeof checks that id names a site, at no cost. */
 #define MUT_ON(id) (0 && (id))
 #define MUT_FLUSH(id, p, a, n) ((void)sizeof(id), persist_flush((p), (a), (n)))
-#define MUT_BARRIER(id, p) ((void)sizeof(id), persist_barrier(p))
-#define MUT_ORDER(id, p) ((void)sizeof(id), persist_order(p))
+#define MUT_BARRIER_KIND(id, p, kind)                                        \
+	((void)sizeof(id), persist_barrier_kind((p), (kind)))
 #define MUT_COPY_NT(id, p, dst, src, n)                                      \
 	((void)sizeof(id),                                                   \
 	 persist_copy_nt((p), (dst), (src), (n), PMTX_TSK_DATA))
 #endif
+/* A barrier that makes durable, and one that only orders (persist.h). */
+#define MUT_BARRIER(id, p) MUT_BARRIER_KIND(id, p, PMTX_TBK_DURABLE)
+#define MUT_ORDER(id, p) MUT_BARRIER_KIND(id, p, PMTX_TBK_ORDER)
 /* Store sites: if (!MUT_SKIP(id)) store; */
 #define MUT_SKIP(id) MUT_ON(id)
 

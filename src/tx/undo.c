@@ -105,14 +105,14 @@ static int append_durable(struct pmtx_tx *tx, uint16_t type, uint64_t off,
 	 * barrier that makes a COMMIT valid makes it durable; the others
 	 * only order a record before the data it covers. */
 	int commit = type == PMTX_REC_COMMIT;
-	if ((rc = commit && !mark ? MUT_BARRIER(MUT_UNDO_COMMIT_BARRIER, p)
-	          : MUT_ORDER(commit ? MUT_UNDO_COMMIT_BARRIER
-	                             : MUT_UNDO_REC_BARRIER, p)))
+	unsigned last = commit ? PMTX_TBK_DURABLE : PMTX_TBK_ORDER;
+	if ((rc = MUT_BARRIER_KIND(commit ? MUT_UNDO_COMMIT_BARRIER
+	                                  : MUT_UNDO_REC_BARRIER,
+	                           p, mark ? PMTX_TBK_ORDER : last)))
 		return rc;
 	if (mark) {
 		log_put_mark(r, rec);
-		if ((rc = commit ? MUT_BARRIER(MUT_UNDO_MARK_BARRIER, p)
-		                 : MUT_ORDER(MUT_UNDO_MARK_BARRIER, p)))
+		if ((rc = MUT_BARRIER_KIND(MUT_UNDO_MARK_BARRIER, p, last)))
 			return rc;
 	}
 	/* (Mutants that skip the check word make the record invalid.) */
