@@ -346,6 +346,7 @@ const char *bench_system_name(pmtx_runtime rt)
 	case PMTX_RT_REDO_ASYNC: return "pmtx-redo-async";
 	case PMTX_RT_COW: return "pmtx-cow";
 	case PMTX_RT_AUTO: return "pmtx-auto";
+	case PMTX_RT_TWIN: return "pmtx-twin";
 	case (int)BENCH_RT_CLTX: return "pmtx-cltx";
 	default: return "pmtx-?";
 	}
@@ -361,6 +362,8 @@ int bench_region(struct runner *r, const struct bench_opts *o,
 	opt.backend = cfg.backend;
 	opt.root_size = root_size;
 	opt.runtime = rt == BENCH_RT_CLTX ? PMTX_RT_UNDO : rt;
+	if (rt == PMTX_RT_TWIN) /* the same heap, and its back copy */
+		region_size = 2 * region_size + (1u << 20);
 	snprintf(path, 256, "%s", bench_path(o, "pmtx"));
 	int rc = pmtx_create(path, region_size, &opt, out);
 	if (rc) {

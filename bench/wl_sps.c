@@ -362,7 +362,7 @@ static int plain_runner(struct runner *r, const struct bench_opts *o,
 
 static const pmtx_runtime runtimes[] = {PMTX_RT_UNDO, PMTX_RT_REDO,
                                         PMTX_RT_REDO_ASYNC, PMTX_RT_COW,
-                                        PMTX_RT_AUTO};
+                                        PMTX_RT_AUTO, PMTX_RT_TWIN};
 #define NRUNTIMES (sizeof(runtimes) / sizeof(*runtimes))
 
 static int pmtx_runners(struct runner *rs, int *n, const struct bench_opts *o,
@@ -401,8 +401,8 @@ int wl_sps(const struct bench_opts *o)
 {
 	static const char *const systems[] = {"pmtx-undo", "pmtx-redo",
 	                                      "pmtx-redo-async", "pmtx-cow",
-	                                      "pmtx-auto", "pmdk", "plain",
-	                                      NULL};
+	                                      "pmtx-auto", "pmtx-twin", "pmdk",
+	                                      "plain", NULL};
 	if (bench_check_systems(o, "sps", systems))
 		return PMTX_E_INVAL;
 	long ks[32];

@@ -44,9 +44,9 @@ extern "C" {
 #endif
 
 #define PMTX_VERSION_MAJOR 0
-#define PMTX_VERSION_MINOR 1
+#define PMTX_VERSION_MINOR 3
 #define PMTX_VERSION_PATCH 0
-#define PMTX_VERSION_STRING "0.1.0"
+#define PMTX_VERSION_STRING "0.3.0"
 
 /* Run-time check that the library matches the header (major must match). */
 const char *pmtx_version(int *major, int *minor, int *patch);
@@ -107,6 +107,7 @@ typedef enum pmtx_runtime {
 	PMTX_RT_REDO_ASYNC = 3,
 	PMTX_RT_COW = 4,
 	PMTX_RT_AUTO = 5, /* chosen per call site by measured cost: see below */
+	PMTX_RT_TWIN = 6, /* twin regions only: in place, back copy; see below */
 } pmtx_runtime;
 
 const char *pmtx_domain_name(pmtx_domain d);   /* "pdom0" ... */
@@ -283,6 +284,27 @@ typedef struct pmtx_auto_stats {
 	uint64_t undo, redo, redo_async; /* transactions begun under each */
 } pmtx_auto_stats;
 int pmtx_auto_stats_get(pmtx_region *r, pmtx_auto_stats *st);
+
+/* PMTX_RT_TWIN (the Romulus design): a twin region keeps a back copy of
+ * its root and heap. A region is a twin region when it is created with
+ * pmtx_options.runtime = PMTX_RT_TWIN, and then every transaction in it
+ * runs twin: PMTX_RT_DEFAULT and PMTX_RT_AUTO mean twin there, and any
+ * other runtime is refused with PMTX_E_UNSUPPORTED (as PMTX_RT_TWIN is in
+ * any other region). A twin transaction stores in place and reads with
+ * plain loads; commit writes back the lines it stored to, makes the
+ * commit durable with one word, and copies those lines to the back copy:
+ * four barriers per transaction that writes, whatever it writes, and
+ * none for one that only reads. After a crash, open copies the back copy
+ * over the data (the transaction had not committed) or the data over the
+ * back copy (it had), so recovery costs one copy of the region's data.
+ * Twin transactions of a region run one at a time: pmtx_begin waits for
+ * the running one to end, so a thread must not wait, inside a twin
+ * transaction, for a lock that another thread may hold while it begins
+ * one. pmtx_add_range costs nothing more than a pmtx_write; naked stores
+ * need pmtx_flush or pmtx_persist to reach the back copy too (inside a
+ * transaction a pmtx_flush joins the range to the transaction). A twin
+ * region has a fixed size (max_size is refused) and holds half as much
+ * heap as another region of its size. */
 
 /* Write n bytes from src to persistent dst (which must lie in the region). */
 int pmtx_write(pmtx_tx *tx, void *dst, const void *src, size_t n);

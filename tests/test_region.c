@@ -237,9 +237,15 @@ static void open_with_unknown_incompat_feature_fails_and_leaves_it_unchanged(
 	write_hdr(path, &h, 1);
 	expect_open_fails(path, NULL, PMTX_E_BAD_VERSION);
 	h = orig;
-	h.feat_incompat = 1;
+	h.feat_incompat = 2;
 	write_hdr(path, &h, 1);
 	expect_open_fails(path, NULL, PMTX_E_BAD_VERSION);
+	/* A known feature the geometry does not match: the twin bit on a
+	 * region without a back copy. */
+	h = orig;
+	h.feat_incompat = PMTX_FEAT_INCOMPAT_TWIN;
+	write_hdr(path, &h, 1);
+	expect_open_fails(path, NULL, PMTX_E_CORRUPT);
 	/* Read-only-compatible features: refused too (no read-only mode). */
 	h = orig;
 	h.feat_ro_compat = 4;
@@ -320,7 +326,7 @@ static void open_with_header_checksum_mismatch_fails_and_leaves_it_unchanged(
 	expect_open_fails(path, NULL, PMTX_E_BAD_CHECKSUM);
 	/* A reserved byte near the end of the header. */
 	h = orig;
-	h.reserved[480] = 1;
+	h.reserved[479] = 1;
 	write_hdr(path, &h, 0);
 	expect_open_fails(path, NULL, PMTX_E_BAD_CHECKSUM);
 	unlink(path);

@@ -62,6 +62,12 @@ static void format_time(uint64_t t, char out[32])
 
 /* ---- text ---- */
 
+static const char *twin_state_name(uint64_t w)
+{
+	static const char *const names[] = {"IDLE", "MUTATING", "COPYING"};
+	return PMTX_TW_STATE(w) < 3 ? names[PMTX_TW_STATE(w)] : "?";
+}
+
 static void text_header(const struct info *in)
 {
 	const struct pmtx_hdr *h = &in->file.hdr;
@@ -119,6 +125,11 @@ static void text_sizes(const struct info *in)
 	       (unsigned long long)h->root_off,
 	       (unsigned long long)h->meta_off,
 	       (unsigned long long)h->heap_off);
+	if (h->twin_off)
+		printf("twin             back copy 0x%llx, state %s (%llu "
+		       "transactions)\n", (unsigned long long)h->twin_off,
+		       twin_state_name(in->file.rstate.twin),
+		       (unsigned long long)PMTX_TW_SEQ(in->file.rstate.twin));
 	printf("descriptors      %u\n", h->ndesc);
 	printf("root size        %llu\n", (unsigned long long)h->root_size);
 	printf("default runtime  %s\n", cmd_rt_name(h->default_runtime));
@@ -207,8 +218,12 @@ static void json_header(const struct info *in)
 	cmd_json_u64("log0_off", h->log0_off, 1);
 	cmd_json_u64("root_off", h->root_off, 1);
 	cmd_json_u64("meta_off", h->meta_off, 1);
-	cmd_json_u64("heap_off", h->heap_off, 0);
+	cmd_json_u64("heap_off", h->heap_off, 1);
+	cmd_json_u64("twin_off", h->twin_off, 0);
 	printf("}, ");
+	if (h->twin_off)
+		printf("\"twin_state\": \"%s\", ",
+		       twin_state_name(in->file.rstate.twin));
 }
 
 static void json_descriptors(const struct info *in)

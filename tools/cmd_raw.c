@@ -187,7 +187,7 @@ const char *cmd_state_name(unsigned state)
 
 const char *cmd_rt_name(unsigned rt)
 {
-	return rt <= PMTX_RT_COW ? pmtx_runtime_name((pmtx_runtime)rt) : "?";
+	return rt <= PMTX_RT_TWIN ? pmtx_runtime_name((pmtx_runtime)rt) : "?";
 }
 
 uint64_t cmd_region_bytes(const struct cmd_snapshot *s)

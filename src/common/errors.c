@@ -84,7 +84,7 @@ static const char *const domain_names[] = {"pdom0", "pdom1", "pdom2"};
 static const char *const backend_names[] = {"hardware", "emulated", "file"};
 static const char *const runtime_names[] = {"default", "undo", "redo",
                                             "redo-async", "cow",
-                                            "auto"};
+                                            "auto", "twin"};
 
 const char *pmtx_domain_name(pmtx_domain d)
 {

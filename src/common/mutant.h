@@ -241,6 +241,59 @@
 	X(MUT_COW_RECOVER_FLUSH, "cow.recover_flush",                        \
 	  "recovery: flush of each cur := next a COMMIT completes (K5); "    \
 	  "else IDLE may be durable before the swap")                         \
+	/* ---- twin.c ---- */                                                \
+	X(MUT_TWIN_MUTATING_MARK, "twin.mutating_mark",                      \
+	  "store MUTATING before the first in-place store (TW2); else a "    \
+	  "crash keeps part of an uncommitted transaction")                   \
+	X(MUT_TWIN_MUTATING_FLUSH, "twin.mutating_flush",                    \
+	  "flush of MUTATING (TW2); else in-place stores may persist while " \
+	  "the state word still says IDLE")                                   \
+	X(MUT_TWIN_MUTATING_BARRIER, "twin.mutating_barrier",                \
+	  "MUTATING durable before the first in-place store (TW2); else a "  \
+	  "crash keeps part of an uncommitted transaction")                   \
+	X(MUT_TWIN_DATA_FLUSH, "twin.data_flush",                            \
+	  "flush of every line the transaction stored to (TW3); else "       \
+	  "recovery copies stale data over the back copy: commit lost")       \
+	X(MUT_TWIN_DATA_BARRIER, "twin.data_barrier",                        \
+	  "data durable before COPYING (TW3); else recovery may copy stale " \
+	  "data over the back copy")                                          \
+	X(MUT_TWIN_COPYING_MARK, "twin.copying_mark",                        \
+	  "store COPYING, the commit point (TW3); else a crash during the "  \
+	  "back copy restores a half-copied back copy: torn")                 \
+	X(MUT_TWIN_COPYING_FLUSH, "twin.copying_flush",                      \
+	  "flush of COPYING; else a crash during the back copy restores a "  \
+	  "half-copied back copy: torn")                                      \
+	X(MUT_TWIN_COMMIT_BARRIER, "twin.commit_barrier",                    \
+	  "COPYING durable before the back copy is written and before "      \
+	  "commit returns (TW4); else torn or lost")                          \
+	X(MUT_TWIN_BACK_FLUSH, "twin.back_flush",                            \
+	  "flush of the back copy's lines (TW4); else the next "             \
+	  "transaction's crash restores stale bytes: commit lost")            \
+	X(MUT_TWIN_BACK_BARRIER, "twin.back_barrier",                        \
+	  "back copy durable before the next MUTATING (TW4); else a crash "  \
+	  "restores stale bytes: commit lost")                                \
+	X(MUT_TWIN_IDLE_MARK, "twin.idle_mark",                              \
+	  "store IDLE after commit, abort and recovery (TW4); only spares "  \
+	  "the next open a pass over the region")                             \
+	X(MUT_TWIN_IDLE_FLUSH, "twin.idle_flush",                            \
+	  "flush of IDLE (TW4); only spares the next open a pass over the "  \
+	  "region")                                                           \
+	X(MUT_TWIN_ABORT_FLUSH, "twin.abort_flush",                          \
+	  "abort: flush of the lines restored from the back copy (TW7); "    \
+	  "else IDLE may persist over aborted bytes")                         \
+	X(MUT_TWIN_ABORT_BARRIER, "twin.abort_barrier",                      \
+	  "abort: restored lines durable before IDLE (TW7); else a crash "   \
+	  "keeps an aborted transaction's bytes")                             \
+	X(MUT_TWIN_RECOVER_FLUSH, "twin.recover_flush",                      \
+	  "recovery: flush of the lines copied one way (TW8); else IDLE may "\
+	  "persist before the repair")                                        \
+	X(MUT_TWIN_RECOVER_BARRIER, "twin.recover_barrier",                  \
+	  "recovery: the copy durable before IDLE (TW8); else a crash after "\
+	  "open loses the repair")                                            \
+	X(MUT_TWIN_NAKED_FLUSH, "twin.naked_flush",                          \
+	  "pmtx_flush/pmtx_persist outside a transaction: flush of the "     \
+	  "back copy of the range (TW6); else a later crash restores the "   \
+	  "old bytes")                                                        \
 	/* ---- recovery.c ---- */                                            \
 	X(MUT_RECOVERY_DATA_BARRIER, "recovery.data_barrier",                \
 	  "recovery: rolled-back/forward data and heap durable before IDLE " \

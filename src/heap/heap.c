@@ -581,7 +581,10 @@ static int entry_target(const pmtx_region *r, const struct pmtx_alog_entry *e,
 	return 0;
 }
 
-int heap_apply(pmtx_region *r, const struct pmtx_alog_entry *e)
+/* The stores of heap_apply(e), without flushes: the words written are
+ * *info and *bitmap (NULL for a large run). */
+static int apply_stores(pmtx_region *r, const struct pmtx_alog_entry *e,
+                        uint64_t **info_w, uint64_t **bitmap_w)
 {
 	uint64_t s;
 	uint32_t idx;
@@ -594,24 +597,20 @@ int heap_apply(pmtx_region *r, const struct pmtx_alog_entry *e)
 	unsigned op = PMTX_AE_OP(e->info);
 	uint32_t run = PMTX_AE_RUN(e->info);
 	uint64_t info;
+	*info_w = &m->info;
+	*bitmap_w = NULL;
 	if (run) {
 		info = op == PMTX_AE_ALLOC ? PMTX_SB_INFO(PMTX_SB_LARGE, 0, run)
 		                           : PMTX_SB_INFO(PMTX_SB_FREE, 0, 0);
 		__atomic_store_n(&m->info, info, __ATOMIC_RELAXED);
 		TRACE_STORE(&r->persist, &m->info, 8, ALLOC);
-		MUT_FLUSH(MUT_HEAP_LARGE_FLUSH, &r->persist, &m->info, 8);
 		return 0;
 	}
-	/* The info word is flushed by every ALLOC, even when it already
-	 * holds the right value: another thread may have written it and not
-	 * reached its barrier yet, and ours must not depend on theirs. */
 	info = PMTX_SB_INFO(PMTX_SB_SMALL, PMTX_AE_CLASS(e->info), 0);
-	if (op == PMTX_AE_ALLOC) {
-		if (__atomic_load_n(&m->info, __ATOMIC_RELAXED) != info) {
-			__atomic_store_n(&m->info, info, __ATOMIC_RELAXED);
-			TRACE_STORE(&r->persist, &m->info, 8, ALLOC);
-		}
-		MUT_FLUSH(MUT_HEAP_INFO_FLUSH, &r->persist, &m->info, 8);
+	if (op == PMTX_AE_ALLOC &&
+	    __atomic_load_n(&m->info, __ATOMIC_RELAXED) != info) {
+		__atomic_store_n(&m->info, info, __ATOMIC_RELAXED);
+		TRACE_STORE(&r->persist, &m->info, 8, ALLOC);
 	}
 	uint64_t *w = &m->bitmap[idx / 64], bit = 1ull << (idx % 64);
 	if (op == PMTX_AE_ALLOC)
@@ -619,8 +618,37 @@ int heap_apply(pmtx_region *r, const struct pmtx_alog_entry *e)
 	else
 		__atomic_fetch_and(w, ~bit, __ATOMIC_RELAXED);
 	TRACE_STORE(&r->persist, w, 8, ALLOC);
-	MUT_FLUSH(MUT_HEAP_BITMAP_FLUSH, &r->persist, w, 8);
+	*bitmap_w = w;
 	return 0;
+}
+
+int heap_apply(pmtx_region *r, const struct pmtx_alog_entry *e)
+{
+	uint64_t *info, *bitmap;
+	int rc = apply_stores(r, e, &info, &bitmap);
+	if (rc)
+		return rc;
+	if (!bitmap) {
+		MUT_FLUSH(MUT_HEAP_LARGE_FLUSH, &r->persist, info, 8);
+		return 0;
+	}
+	/* The info word is flushed by every ALLOC, even when it already
+	 * holds the right value: another thread may have written it and not
+	 * reached its barrier yet, and ours must not depend on theirs. */
+	if (PMTX_AE_OP(e->info) == PMTX_AE_ALLOC)
+		MUT_FLUSH(MUT_HEAP_INFO_FLUSH, &r->persist, info, 8);
+	MUT_FLUSH(MUT_HEAP_BITMAP_FLUSH, &r->persist, bitmap, 8);
+	return 0;
+}
+
+int heap_apply_unflushed(pmtx_region *r, const struct pmtx_alog_entry *e,
+                         void *words[2])
+{
+	uint64_t *info, *bitmap;
+	int rc = apply_stores(r, e, &info, &bitmap);
+	words[0] = info;
+	words[1] = bitmap;
+	return rc;
 }
 
 void heap_flush_entry(pmtx_region *r, const struct pmtx_alog_entry *e)

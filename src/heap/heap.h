@@ -36,6 +36,11 @@ int heap_free_entry(struct heap *h, uint64_t user_off,
  * Idempotent. Returns PMTX_E_CORRUPT for an entry that does not describe
  * a block (recovery reads entries from the region). */
 int heap_apply(pmtx_region *r, const struct pmtx_alog_entry *e);
+/* The stores of heap_apply(e), not flushed: words[0] and words[1] get
+ * the addresses of the metadata words it wrote (words[1] NULL if only
+ * one). For the twin runtime, which flushes them with its data. */
+int heap_apply_unflushed(pmtx_region *r, const struct pmtx_alog_entry *e,
+                         void *words[2]);
 /* Flush again, without writing, the metadata that heap_apply(e) wrote
  * (another thread's barrier must cover it: redo-async truncation). */
 void heap_flush_entry(pmtx_region *r, const struct pmtx_alog_entry *e);

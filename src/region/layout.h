@@ -14,6 +14,10 @@
  *                 the largest heap the region may grow to
  *   heap_off      rstate.nsb superblocks of PMTX_SB_SIZE bytes (nsb at
  *                 create; up to max_nsb as the region grows)
+ *   twin_off      twin regions only (PMTX_FEAT_INCOMPAT_TWIN): the back
+ *                 copy of the mirrored area [root_off, twin_off), the same
+ *                 length again, so that byte root_off + x of the region has
+ *                 its back copy at twin_off + x (tx/twin.c)
  *
  * The file is as long as the heap in use: heap_off + rstate.nsb superblocks
  * (or exactly size, for a region that never grew). A region that grows
@@ -53,6 +57,12 @@
  *       one range at rec.off; rec.off holds the number of entries.
  *  3.1  hdr.default_runtime may be PMTX_RT_AUTO (5). A 3.0 build refuses
  *       such a region as corrupt; 3.1 opens every 3.0 region.
+ *  3.2  Twin regions: feature PMTX_FEAT_INCOMPAT_TWIN, hdr.twin_off (the
+ *       back copy) and rstate.twin (the twin runtime's state word);
+ *       hdr.default_runtime PMTX_RT_TWIN (6), in twin regions only. Both
+ *       new words were reserved (zero) before, and stay zero in a region
+ *       without the feature, so 3.1 builds open every 3.2 region that is
+ *       not a twin region and refuse twin regions (unknown feature).
  */
 #ifndef PMTX_LAYOUT_H
 #define PMTX_LAYOUT_H
@@ -64,10 +74,12 @@
  * bytes reversed, so a byte-order mismatch shows as a bad magic. */
 #define PMTX_MAGIC 0x314e475258544d50ull
 #define PMTX_FORMAT_MAJOR 3
-#define PMTX_FORMAT_MINOR 1
+#define PMTX_FORMAT_MINOR 2
 /* Feature masks: bits this build understands. */
 #define PMTX_FEAT_COMPAT_SUPPORTED 0ull
-#define PMTX_FEAT_INCOMPAT_SUPPORTED 0ull
+/* The region keeps a back copy of its data (twin runtime, 3.2). */
+#define PMTX_FEAT_INCOMPAT_TWIN 1ull
+#define PMTX_FEAT_INCOMPAT_SUPPORTED PMTX_FEAT_INCOMPAT_TWIN
 #define PMTX_FEAT_RO_COMPAT_SUPPORTED 0ull
 
 #define PMTX_HDR_SIZE 4096u
@@ -108,7 +120,8 @@ struct pmtx_hdr {
 	                            * size for a region of fixed size */
 	uint64_t max_nsb;          /* superblocks the metadata has room for */
 	uint64_t rstate_off;       /* struct pmtx_rstate */
-	uint64_t reserved[481];    /* must be zero */
+	uint64_t twin_off;         /* back copy (twin regions), else 0 */
+	uint64_t reserved[480];    /* must be zero */
 	uint64_t checksum;         /* XXH3 of bytes [0, 4088) */
 };
 _Static_assert(sizeof(struct pmtx_hdr) == PMTX_HDR_SIZE, "hdr size");
@@ -116,7 +129,8 @@ _Static_assert(offsetof(struct pmtx_hdr, layout) == 40, "hdr layout");
 _Static_assert(offsetof(struct pmtx_hdr, uuid) == 104, "hdr uuid");
 _Static_assert(offsetof(struct pmtx_hdr, size) == 120, "hdr size");
 _Static_assert(offsetof(struct pmtx_hdr, max_size) == 216, "hdr max_size");
-_Static_assert(offsetof(struct pmtx_hdr, reserved) == 240, "hdr reserved");
+_Static_assert(offsetof(struct pmtx_hdr, twin_off) == 240, "hdr twin_off");
+_Static_assert(offsetof(struct pmtx_hdr, reserved) == 248, "hdr reserved");
 _Static_assert(offsetof(struct pmtx_hdr, checksum) == PMTX_HDR_SIZE - 8,
                "checksum is the header's last word");
 
@@ -124,12 +138,28 @@ _Static_assert(offsetof(struct pmtx_hdr, checksum) == PMTX_HDR_SIZE - 8,
  *  G1. nsb (superblocks in the heap) only grows, from hdr.nsb to at most
  *      hdr.max_nsb, and is stored only after the file holds that many
  *      superblocks durably (fdatasync of the extension, then the store,
- *      flush and barrier); open requires the file to be that long. */
+ *      flush and barrier); open requires the file to be that long.
+ *  G2. twin (twin regions only; zero otherwise) is the twin runtime's
+ *      state word, PMTX_TW(seq, state): IDLE, MUTATING (the data area may
+ *      hold uncommitted bytes: the back copy is the truth) or COPYING
+ *      (the data area is the truth: the back copy is being brought up to
+ *      it). tx/twin.c says when each is stored. */
+enum pmtx_twin_state {
+	PMTX_TW_IDLE = 0,
+	PMTX_TW_MUTATING = 1,
+	PMTX_TW_COPYING = 2,
+};
+#define PMTX_TW(seq, st) (((uint64_t)(seq) << 8) | (uint64_t)(st))
+#define PMTX_TW_STATE(w) ((unsigned)((w)&0xff))
+#define PMTX_TW_SEQ(w) ((w) >> 8)
+
 struct pmtx_rstate {
 	uint64_t nsb;
-	uint64_t reserved[7]; /* must be zero */
+	uint64_t twin;        /* G2 */
+	uint64_t reserved[6]; /* must be zero */
 };
 _Static_assert(sizeof(struct pmtx_rstate) == 64, "rstate size");
+_Static_assert(offsetof(struct pmtx_rstate, twin) == 8, "rstate twin");
 #define PMTX_RSTATE_SPACE 256u /* bytes before the descriptors */
 
 /* ---- transaction descriptors ---- */

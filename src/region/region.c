@@ -78,12 +78,39 @@ static uint64_t fit_heap(uint64_t size, struct region_geometry *g)
 	return nsb;
 }
 
+/* The same for a twin region: the heap, and the back copy of everything
+ * from root_off to the heap's end, must fit in size bytes. */
+static uint64_t fit_twin_heap(uint64_t size, struct region_geometry *g)
+{
+	if (g->meta_off >= size)
+		return 0;
+	uint64_t nsb = (size - g->meta_off) /
+	               (2 * (PMTX_SB_SIZE + sizeof(struct pmtx_sb_meta)));
+	for (; nsb > 0; nsb--) {
+		g->heap_off = ALIGN_UP(g->meta_off +
+		                       nsb * sizeof(struct pmtx_sb_meta), PAGE);
+		uint64_t end = g->heap_off + nsb * (uint64_t)PMTX_SB_SIZE;
+		if (2 * end - g->root_off <= size) {
+			g->twin_off = end;
+			break;
+		}
+	}
+	return nsb;
+}
+
 int region_geometry(uint64_t size, uint64_t max_size, unsigned ndesc,
-                    uint64_t root_size, struct region_geometry *g)
+                    uint64_t root_size, int twin, struct region_geometry *g)
 {
 	if (ndesc == 0 || ndesc > MAX_NDESC || root_size > MAX(size, max_size)
 	    || (max_size > size && max_size > MAX_REGION))
 		return PMTX_E_INVAL;
+	if (twin && max_size > size) {
+		pmtx__set_errmsg("a twin region has a fixed size (max_size %llu "
+		                 "> size %llu)", (unsigned long long)max_size,
+		                 (unsigned long long)size);
+		return PMTX_E_INVAL;
+	}
+	g->twin_off = 0;
 	g->log0_size = LOG0_SIZE;
 	g->alog0_size = ALOG0_SIZE;
 	g->rstate_off = PMTX_HDR_SIZE;
@@ -94,7 +121,7 @@ int region_geometry(uint64_t size, uint64_t max_size, unsigned ndesc,
 	                               root_size, PAGE);
 	g->size = size;
 	g->max_size = MAX(size, max_size);
-	g->max_nsb = fit_heap(g->max_size, g);
+	g->max_nsb = twin ? fit_twin_heap(size, g) : fit_heap(g->max_size, g);
 	if (g->max_nsb == 0)
 		return PMTX_E_TOO_SMALL;
 	if (g->max_size == size) { /* fixed: the heap fills the file */
@@ -178,6 +205,9 @@ static void fill_header(struct pmtx_hdr *h, const pmtx_options *o,
 	h->max_size = g->max_size;
 	h->max_nsb = g->max_nsb;
 	h->rstate_off = g->rstate_off;
+	h->twin_off = g->twin_off;
+	if (g->twin_off)
+		h->feat_incompat |= PMTX_FEAT_INCOMPAT_TWIN;
 	h->create_time = (uint64_t)time(NULL);
 	h->desc_off = g->desc_off;
 	h->ndesc = o->ndesc;
@@ -241,7 +271,7 @@ static int options_ok(const pmtx_options *o)
 {
 	if ((unsigned)o->domain > PMTX_PDOM2 ||
 	    (unsigned)o->backend > PMTX_BACKEND_FILE ||
-	    (unsigned)o->runtime > PMTX_RT_AUTO ||
+	    (unsigned)o->runtime > PMTX_RT_TWIN ||
 	    (o->flags & ~(PMTX_OPEN_PRIVATE | PMTX_OPEN_AUTO_ROTATE)) ||
 	    (o->layout && strlen(o->layout) >= PMTX_LAYOUT_LEN))
 		return PMTX_E_INVAL;
@@ -351,7 +381,7 @@ int region_create(const char *path, size_t size, const pmtx_options *o,
 	if (o->flags & PMTX_OPEN_PRIVATE)
 		return PMTX_E_INVAL; /* a private view of a new file is useless */
 	if ((rc = region_geometry(size, o->max_size, o->ndesc, o->root_size,
-	                          &g)))
+	                          o->runtime == PMTX_RT_TWIN, &g)))
 		return rc;
 	pmtx_region *r;
 	if ((rc = open_creating(path, &r)))
@@ -375,6 +405,7 @@ int region_create(const char *path, size_t size, const pmtx_options *o,
 	r->nsb = g.nsb;
 	region_rstate(r)->nsb = g.nsb; /* r->hdr: the header to seal */
 	r->default_rt = (pmtx_runtime)h->default_runtime;
+	r->twin = h->twin_off != 0;
 	*out = r;
 	return 0;
 }
@@ -452,9 +483,11 @@ static int geometry_differs(const struct pmtx_hdr *h)
 	struct region_geometry g;
 	if (h->desc_size != sizeof(struct pmtx_desc) ||
 	    h->sb_size != PMTX_SB_SIZE || h->default_runtime == 0 ||
-	    h->default_runtime > PMTX_RT_AUTO || h->max_size < h->size ||
+	    h->default_runtime > PMTX_RT_TWIN ||
+	    (h->default_runtime == PMTX_RT_TWIN) != region_is_twin(h) ||
+	    h->max_size < h->size ||
 	    region_geometry(h->size, h->max_size, h->ndesc, h->root_size,
-	                    &g) != 0)
+	                    region_is_twin(h), &g) != 0)
 		return 1;
 	for (size_t i = 0; i < ARRAY_SIZE(h->reserved); i++)
 		if (h->reserved[i] != 0)
@@ -464,7 +497,8 @@ static int geometry_differs(const struct pmtx_hdr *h)
 	       g.log0_off != h->log0_off || g.log0_size != h->log0_size ||
 	       g.alog0_size != h->alog0_size || g.root_off != h->root_off ||
 	       g.meta_off != h->meta_off || g.heap_off != h->heap_off ||
-	       g.nsb != h->nsb || g.max_nsb != h->max_nsb;
+	       g.nsb != h->nsb || g.max_nsb != h->max_nsb ||
+	       g.twin_off != h->twin_off;
 }
 
 static int check_geometry(const struct pmtx_hdr *h, uint64_t file_size)
@@ -498,6 +532,12 @@ static int read_nsb(int fd, const struct pmtx_hdr *h, uint64_t file_size,
 			                 "not zero", i);
 			return PMTX_E_CORRUPT;
 		}
+	if (region_is_twin(h) ? PMTX_TW_STATE(st.twin) > PMTX_TW_COPYING
+	                      : st.twin != 0) {
+		pmtx__set_errmsg("region state: bad twin state word %016llx",
+		                 (unsigned long long)st.twin);
+		return PMTX_E_CORRUPT;
+	}
 	if (st.nsb < h->nsb || st.nsb > h->max_nsb) {
 		pmtx__set_errmsg("region state: %llu superblocks, expected "
 		                 "%llu..%llu", (unsigned long long)st.nsb,
@@ -560,7 +600,7 @@ static int validate(int fd, const pmtx_options *o, uint64_t *nsb,
 		rc = read_nsb(fd, &h, file_size, nsb);
 	if (!rc)
 		rc = region_geometry(h.size, h.max_size, h.ndesc, h.root_size,
-		                     g);
+		                     region_is_twin(&h), g);
 	return rc;
 }
 
@@ -593,6 +633,7 @@ int region_open(const char *path, const pmtx_options *o, pmtx_region **out)
 	}
 	r->nsb = nsb;
 	r->default_rt = (pmtx_runtime)r->hdr->default_runtime;
+	r->twin = r->hdr->twin_off != 0;
 	*out = r;
 	return 0;
 }

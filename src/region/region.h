@@ -27,6 +27,7 @@ struct pmtx_region {
 	const struct pmtx_hdr *hdr; /* == base; never written after create */
 	struct persist persist;
 	pmtx_runtime default_rt;
+	int twin;              /* a twin region (hdr.twin_off != 0) */
 	uint64_t gen;          /* DRAM: differs on every open (objbits.h) */
 	uint64_t csn_floor;    /* highest commit sequence number recovery saw */
 	struct heap *heap;
@@ -43,13 +44,21 @@ struct pmtx_region {
  * so a header whose offsets disagree with its own sizes is rejected. */
 struct region_geometry {
 	uint64_t rstate_off, desc_off, log0_off, root_off, meta_off, heap_off;
+	uint64_t twin_off;       /* twin regions: the back copy; else 0 */
 	uint64_t nsb, max_nsb;
 	uint64_t size, max_size; /* size may be raised to hold 1 superblock */
 	uint32_t log0_size, alog0_size;
 };
-/* max_size 0 (or <= size): a region of fixed size. */
+/* max_size 0 (or <= size): a region of fixed size. twin: a twin region
+ * (fixed size only): the heap is sized so that the back copy of
+ * [root_off, twin_off) fits after it. */
 int region_geometry(uint64_t size, uint64_t max_size, unsigned ndesc,
-                    uint64_t root_size, struct region_geometry *g);
+                    uint64_t root_size, int twin, struct region_geometry *g);
+
+static inline int region_is_twin(const struct pmtx_hdr *h)
+{
+	return (h->feat_incompat & PMTX_FEAT_INCOMPAT_TWIN) != 0;
+}
 
 /* Bytes the file must hold for a heap of nsb superblocks, in a region
  * created with size bytes and nsb0 superblocks: a region that never grew
@@ -96,6 +105,12 @@ static inline int region_off_ok(const pmtx_region *r, uint64_t off,
 {
 	size_t size = atomic_load_explicit(&r->size, memory_order_acquire);
 	return off >= PMTX_HDR_SIZE && off <= size && len <= size - off;
+}
+
+/* Twin regions: the distance from a mirrored byte to its back copy. */
+static inline uint64_t region_twin_delta(const pmtx_region *r)
+{
+	return r->hdr->twin_off - r->hdr->root_off;
 }
 
 static inline void *region_at(const pmtx_region *r, uint64_t off)

@@ -51,6 +51,10 @@ int alog_append(struct pmtx_tx *tx, const struct pmtx_alog_entry *e)
 			return ENOMEM;
 		a->e = ne, a->cap = cap;
 	}
+	if (tx->kind == PMTX_RT_TWIN) { /* DRAM only (twin.c TW6) */
+		a->e[a->n++] = *e;
+		return 0;
+	}
 	if (a->slot + ENTRY_SIZE > a->chunk_end) {
 		uint64_t next;
 		int rc = log_chunk_next(tx->r, a->chunk, 4096, &next);

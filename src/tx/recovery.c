@@ -280,6 +280,8 @@ int tx_recover_all(pmtx_region *r)
 	pmtx__mutant_init(); /* PMTX_MUTANT, read once: before any site */
 	struct found *fs = calloc(nd, sizeof(*fs));
 	int rc = fs ? 0 : ENOMEM, wrote = 0;
+	if (!rc && r->twin)
+		rc = twin_recover(r); /* twin.c TW8; its descriptors are IDLE */
 	for (unsigned i = 0; i < nd && !rc; i++) {
 		if (!desc_ok(r, i)) {
 			pmtx__set_errmsg("descriptor %u is corrupt", i);

@@ -61,6 +61,8 @@ const struct tx_runtime *tx_runtime_of(pmtx_runtime kind)
 		return &redo_async_runtime;
 	case PMTX_RT_COW:
 		return &cow_runtime;
+	case PMTX_RT_TWIN:
+		return &twin_runtime;
 	default:
 		return NULL;
 	}
@@ -100,6 +102,8 @@ int txm_create(pmtx_region *r)
 	pthread_mutex_init(&m->q_lock, NULL);
 	pthread_mutex_init(&m->trunc_mutex, NULL);
 	pthread_cond_init(&m->q_cond, NULL);
+	pthread_mutex_init(&m->twin_lock, NULL);
+	m->twin_seq = PMTX_TW_SEQ(region_rstate(r)->twin);
 	m->autos = auto_create(r->auto_rotate);
 	r->txm = m;
 	if (!m->txs || !m->busy || !m->pend_sum || !m->pend_seq ||
@@ -502,15 +506,24 @@ void tx_mark_running(struct pmtx_tx *tx)
 	tx->sv_written = 1;
 }
 
+int tx_recs_reserve(struct pmtx_tx *tx, size_t extra)
+{
+	if (tx->caprecs - tx->nrecs >= extra)
+		return 0;
+	size_t cap = tx->caprecs ? tx->caprecs : 64;
+	while (cap - tx->nrecs < extra)
+		cap *= 2;
+	uint64_t *n = realloc(tx->recs, cap * sizeof(*n));
+	if (!n)
+		return ENOMEM;
+	tx->recs = n, tx->caprecs = cap;
+	return 0;
+}
+
 int tx_recs_push(struct pmtx_tx *tx, uint64_t rec)
 {
-	if (tx->nrecs == tx->caprecs) {
-		size_t cap = tx->caprecs ? tx->caprecs * 2 : 64;
-		uint64_t *n = realloc(tx->recs, cap * sizeof(*n));
-		if (!n)
-			return ENOMEM;
-		tx->recs = n, tx->caprecs = cap;
-	}
+	if (tx->nrecs == tx->caprecs && tx_recs_reserve(tx, 1))
+		return ENOMEM;
 	tx->recs[tx->nrecs++] = rec;
 	return 0;
 }
@@ -536,6 +549,8 @@ static void tx_end(struct pmtx_tx *tx)
 	struct txm *m = tx->r->txm;
 	tls_tx = NULL;
 	tx->state = TX_IDLE;
+	if (tx->kind == PMTX_RT_TWIN)
+		twin_end(tx); /* TW5: before the deferred unlocks */
 	/* T3: run the deferred operations, then give the descriptor back,
 	 * unless it waits for its truncation (redo-async: the truncation
 	 * gives it back). */
@@ -558,8 +573,14 @@ int pmtx_begin(pmtx_region *r, pmtx_runtime kind, pmtx_tx **out)
 		*out = cur;
 		return 0;
 	}
-	if (kind == PMTX_RT_DEFAULT)
+	if (kind == PMTX_RT_DEFAULT || (r->twin && kind == PMTX_RT_AUTO))
 		kind = r->default_rt;
+	if ((kind == PMTX_RT_TWIN) != r->twin) {
+		pmtx__set_errmsg(r->twin ? "a twin region runs twin transactions"
+		                           " only" : "twin transactions need a "
+		                 "twin region (created with runtime twin)");
+		return PMTX_E_UNSUPPORTED;
+	}
 	struct auto_run arun = {0};
 	if (kind == PMTX_RT_AUTO)
 		kind = auto_begin(r->txm->autos,
@@ -759,7 +780,8 @@ int pmtx_read(pmtx_tx *tx, void *dst, const void *src, size_t n)
 
 int pmtx_memset(pmtx_tx *tx, void *dst, int c, size_t n)
 {
-	if (tx && tx == tls_tx && tx->kind == PMTX_RT_UNDO) {
+	if (tx && tx == tls_tx &&
+	    (tx->kind == PMTX_RT_UNDO || tx->kind == PMTX_RT_TWIN)) {
 		/* not pmtx_add_range: a memset does not pin an AUTO site */
 		int rc = check_range(tx, dst, n);
 		if (!rc && n && !(rc = add_range_checked(tx, dst, n)))
@@ -789,6 +811,8 @@ int pmtx_alloc(pmtx_tx *tx, size_t n, pmtx_off *out)
 		return PMTX_E_INVAL;
 	struct pmtx_alog_entry e;
 	uint64_t off;
+	if (tx->kind == PMTX_RT_TWIN && (rc = twin_note(tx, NULL, 0)))
+		return rc; /* TW2: the block may be stored to from now on */
 	rc = heap_reserve(tx->r->heap, n, &off, &e);
 	if (rc == PMTX_E_NOMEM && atomic_load(&tx->r->txm->async_pending) > 0) {
 		/* The blocks that queued redo-async transactions free reach
@@ -815,7 +839,11 @@ int pmtx_zalloc(pmtx_tx *tx, size_t n, pmtx_off *out)
 	if (rc)
 		return rc;
 	void *p = region_at(tx->r, *out);
+	if (tx->kind == PMTX_RT_TWIN && (rc = twin_note(tx, p, n)))
+		return rc;
 	memset(p, 0, n);
+	if (tx->kind == PMTX_RT_TWIN)
+		return 0; /* a line of the transaction: commit flushes it */
 	MUT_FLUSH(MUT_TX_ZALLOC_FLUSH, &tx->r->persist, p, n);
 	tx->unfenced = 1;
 	return 0;
@@ -832,6 +860,8 @@ int pmtx_free(pmtx_tx *tx, pmtx_off off)
 	if (heap_free_entry(tx->r->heap, off, &e) || alog_frees(tx, e.off))
 		return PMTX_E_INVAL;
 	if (must_resolve(tx) && (rc = tx_resolve_conflicts(tx, e.off)))
+		return rc;
+	if (tx->kind == PMTX_RT_TWIN && (rc = twin_note(tx, NULL, 0)))
 		return rc;
 	return alog_append(tx, &e);
 }
@@ -875,10 +905,34 @@ int pmtx_defer_unlock(pmtx_tx *tx, pthread_mutex_t *m)
 
 /* ---- naked persistence ---- */
 
+/* The running transaction of this thread in r, or NULL. */
+static struct pmtx_tx *running_in(const pmtx_region *r)
+{
+	return tls_tx && tls_tx->r == r ? tls_tx : NULL;
+}
+
+/* Naked stores to [p, p+n) in a twin region (twin.c TW6): inside a
+ * transaction they join it; outside, they are copied to the back copy.
+ * Returns 1 if the range joined a transaction (nothing to flush now). */
+static int twin_naked(pmtx_region *r, const void *p, size_t n)
+{
+	struct pmtx_tx *tx = running_in(r);
+	if (tx && tx->state == TX_RUNNING && twin_mirrored(r, p, n)) {
+		/* a failure (no memory, a barrier) aborts: commit says so */
+		if (twin_note(tx, p, n))
+			roll_back(tx);
+		return 1;
+	}
+	twin_naked_flush(r, p, n);
+	return 0;
+}
+
 void pmtx_flush(pmtx_region *r, const void *p, size_t n)
 {
+	if (r->twin && n && twin_naked(r, p, n))
+		return;
 	MUT_FLUSH(MUT_API_FLUSH, &r->persist, p, n);
-	if (tls_tx && tls_tx->r == r)
+	if (running_in(r))
 		tls_tx->unfenced = 1;
 }
 
@@ -895,13 +949,21 @@ int pmtx_order(pmtx_region *r)
 
 int pmtx_persist(pmtx_region *r, const void *p, size_t n)
 {
+	if (r->twin && n)
+		twin_naked(r, p, n);
 	MUT_FLUSH(MUT_API_PERSIST_FLUSH, &r->persist, p, n);
 	return MUT_BARRIER(MUT_API_PERSIST_BARRIER, &r->persist);
 }
 
 void pmtx_memcpy_nt(pmtx_region *r, void *dst, const void *src, size_t n)
 {
+	struct pmtx_tx *tx = r->twin ? running_in(r) : NULL;
+	if (tx && tx->state == TX_RUNNING && twin_mirrored(r, dst, n) &&
+	    twin_note(tx, dst, n))
+		roll_back(tx); /* as in twin_naked */
 	MUT_COPY_NT(MUT_API_COPY_NT, &r->persist, dst, src, n);
-	if (tls_tx && tls_tx->r == r)
+	if (r->twin && !tx && n)
+		twin_naked_flush(r, dst, n);
+	if (running_in(r))
 		tls_tx->unfenced = 1;
 }

@@ -75,6 +75,8 @@ struct auto_run {
 	int arm;
 };
 
+#define TWIN_SEEN_SLOTS 64
+
 struct pmtx_tx {
 	pmtx_region *r;
 	unsigned idx;             /* descriptor index */
@@ -94,7 +96,8 @@ struct pmtx_tx {
 	struct alog alog;
 	struct deferred *defer;
 	size_t ndefer, capdefer;
-	uint64_t *recs;           /* offsets of this tx's records */
+	uint64_t *recs;           /* offsets of this tx's records (twin:
+	                           * of the lines it stored to) */
 	size_t nrecs, caprecs;
 	/* redo */
 	uint64_t mybit;           /* writers bit, 0 for descriptors >= 64 */
@@ -108,6 +111,8 @@ struct pmtx_tx {
 	uint64_t csn;             /* commit sequence number */
 	struct cover *cov;        /* ndesc slots */
 	size_t ncov;
+	/* twin: lines already in recs (twin.c), direct-mapped by line */
+	uint64_t twin_seen[TWIN_SEEN_SLOTS];
 	/* copy-on-write */
 	struct cow_ent *ws;
 	size_t nws, capws;
@@ -143,6 +148,8 @@ struct txm {
 	int thr_started, thr_stop, thr_sleeping;
 	pthread_t thr;
 	struct auto_table *autos;    /* PMTX_RT_AUTO's call sites */
+	pthread_mutex_t twin_lock;   /* twin.c TW5: the running twin tx */
+	uint64_t twin_seq;           /* twin transactions begun (rstate.twin) */
 };
 
 struct tx_runtime {
@@ -167,6 +174,7 @@ extern const struct tx_runtime undo_runtime;
 extern const struct tx_runtime redo_runtime;
 extern const struct tx_runtime redo_async_runtime;
 extern const struct tx_runtime cow_runtime;
+extern const struct tx_runtime twin_runtime;
 
 const struct tx_runtime *tx_runtime_of(pmtx_runtime kind);
 
@@ -226,6 +234,21 @@ int tx_check(pmtx_tx *tx);
 /* Append rec to tx->recs (the offsets of this transaction's records):
  * 0 or ENOMEM. */
 int tx_recs_push(struct pmtx_tx *tx, uint64_t rec);
+/* Make room for extra more entries in tx->recs: 0 or ENOMEM. */
+int tx_recs_reserve(struct pmtx_tx *tx, size_t extra);
+/* ---- the twin runtime (twin.c) ---- */
+/* Before storing to [p, p+n) (n may be 0): MUTATING durable once (TW2),
+ * and the lines noted. 0, ENOMEM or a barrier's status. */
+int twin_note(struct pmtx_tx *tx, const void *p, size_t n);
+/* The end of a twin transaction: let the next one begin (TW5). */
+void twin_end(struct pmtx_tx *tx);
+/* Is [p, p+n) inside the mirrored area of twin region r? */
+int twin_mirrored(const pmtx_region *r, const void *p, size_t n);
+/* A naked flush outside transactions: copy [p, p+n) to the back copy
+ * and flush it there (TW6). */
+void twin_naked_flush(pmtx_region *r, const void *p, size_t n);
+/* Open: bring the two copies together (TW8). */
+int twin_recover(pmtx_region *r);
 /* Is [p, p+n) user data (root object or heap)? */
 int tx_data_range_ok(const pmtx_region *r, const void *p, size_t n);
 void alog_reset(struct pmtx_tx *tx);

@@ -181,7 +181,7 @@ def test_create_refuses_an_existing_file(region):
 
 def test_info_text_names_every_header_field(region):
     out = run("info", region, check=0).stdout
-    for field in ["magic", "format           3.1", "layout           \"test\"",
+    for field in ["magic", "format           3.2", "layout           \"test\"",
                   "uuid", "created", "initial size     8388608",
                   "current size     8388608", "maximum size     8388608",
                   "superblocks", "descriptors      64", "root size        64",
@@ -193,7 +193,7 @@ def test_info_text_names_every_header_field(region):
 def test_info_json_describes_a_fresh_region(region):
     i = info(region)
     assert i["magic"] == "0x314e475258544d50"
-    assert (i["format"]["major"], i["format"]["minor"]) == (3, 1)
+    assert (i["format"]["major"], i["format"]["minor"]) == (3, 2)
     assert i["format"]["incompat"] == 0
     assert re.fullmatch(r"[0-9a-f]{8}-([0-9a-f]{4}-){3}[0-9a-f]{12}",
                         i["uuid"])

@@ -1,0 +1,361 @@
+/*
+ * twin.c - the twin runtime (PMTX_RT_TWIN): the design of RomulusLog
+ * (Correia, Felber, Ramalhete, "Romulus: Efficient Algorithms for
+ * Persistent Transactional Memory", SPAA 2018), on pmtx's regions.
+ *
+ * A twin region (layout.h 3.2) keeps a back copy of its mirrored area,
+ * [root_off, twin_off): the root, the heap metadata and the heap. A
+ * transaction stores in place and reads with plain loads; it remembers in
+ * DRAM which lines it stored to (tx->recs, one offset per line, a small
+ * direct-mapped filter dropping most repeats). One word, rstate.twin
+ * (G2), says which copy is the truth after a crash.
+ *
+ * Barrier sequence of a transaction that writes or allocates:
+ *   first store (a)  state := MUTATING, flush                -> 1 barrier
+ *   commit           allocation entries applied to the heap metadata in
+ *                    the data area (not flushed: they are lines of the
+ *                    transaction too); every line flushed     -> barrier (b)
+ *                    state := COPYING, flush: the commit point -> barrier (c)
+ *                    each line copied to the back copy, flushed -> barrier (d)
+ *                    state := IDLE, flush                     (no barrier)
+ *   total 4, whatever the transaction writes; 0 for one that only reads.
+ *   Abort: each line restored from the back copy, flushed -> 1 barrier;
+ *   state := IDLE, flush.
+ * Recovery (at open, before the heap is rebuilt): MUTATING -> the back
+ * copy over the data area; COPYING -> the data area over the back copy;
+ * only the lines that differ are written and flushed -> 1 barrier; state
+ * := IDLE, flush.
+ *
+ * Invariants
+ *  TW1. At rest (no twin transaction past its first store) every byte of
+ *       the mirrored area that a committed transaction wrote, or that a
+ *       naked flush outside a transaction made durable, is the same in
+ *       both copies, durably. (At create both copies are all zero.) Bytes
+ *       of blocks that are free may differ: their contents are
+ *       unspecified until a transaction writes them.
+ *  TW2. A transaction stores into the data area only after MUTATING is
+ *       durable (barrier (a), taken at the first store, allocation, free
+ *       or pmtx_add_range). So a crash that leaves MUTATING finds the
+ *       state before the transaction in the back copy (TW1), and recovery
+ *       copies it back over the data area.
+ *  TW3. COPYING is stored only after every line the transaction stored to
+ *       is durable (barrier (b)): its data, the ranges of pmtx_flush calls
+ *       made inside it, and the heap metadata of its allocations and
+ *       frees. A durable COPYING therefore means the data area holds the
+ *       committed state, and recovery copies it over the back copy.
+ *  TW4. The back copy is written only after COPYING is durable (barrier
+ *       (c), the commit point: commit may report success from here on),
+ *       and the transaction ends only after the back copy is durable
+ *       (barrier (d)), so the next MUTATING never persists before it.
+ *       IDLE is stored and flushed without a barrier of its own: it only
+ *       spares the next open a pass over the region, and the next
+ *       transaction's MUTATING supersedes it in the same word (a line
+ *       persists its stores in order: the word never goes back).
+ *  TW5. Twin transactions of a region run one at a time: txm->twin_lock
+ *       is held from begin to end (tx.c). So one state word describes
+ *       them all, and no transaction's lines hold another's uncommitted
+ *       bytes when they are copied.
+ *  TW6. Twin transactions write no allocation log: the metadata stores of
+ *       their allocations and frees are made in the data area at commit,
+ *       before barrier (b), and are mirrored and rolled back like data.
+ *       Freed blocks return to the DRAM heap after barrier (d). A naked
+ *       flush outside any transaction copies its range to the back copy
+ *       and flushes both, so the barrier that makes it durable leaves
+ *       TW1 true for it.
+ *  TW7. An abort restores the transaction's lines from the back copy and
+ *       makes them durable before IDLE is stored, so no crash after the
+ *       abort finds its bytes under an IDLE word.
+ *  TW8. Recovery is idempotent: it copies one way in full (the lines that
+ *       differ), makes the copy durable, then stores IDLE. A crash during
+ *       it leaves the state word as it was, and the next open copies
+ *       again.
+ *  TW9. A failed barrier (a) or (b) (PMTX_E_IO, file backend) aborts the
+ *       transaction. Once COPYING is stored the commit is completed in
+ *       memory (back copy, heap) and the barrier's error is returned, as
+ *       undo does (undo.c U5).
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "tx.h"
+
+/* ---- the state word ---- */
+
+static void state_store(pmtx_region *r, unsigned st, unsigned mark_site,
+                        unsigned flush_site)
+{
+	struct pmtx_rstate *rs = region_rstate(r);
+	if (!MUT_SKIP(mark_site)) {
+		uint64_t seq = st == PMTX_TW_MUTATING ? ++r->txm->twin_seq
+		                                      : r->txm->twin_seq;
+		__atomic_store_n(&rs->twin, PMTX_TW(seq, st), __ATOMIC_RELAXED);
+		TRACE_STORE(&r->persist, &rs->twin, 8, DESC);
+	}
+	MUT_FLUSH(flush_site, &r->persist, &rs->twin, 8);
+}
+
+static inline void *back_of(const pmtx_region *r, uint64_t off)
+{
+	return r->base + off + region_twin_delta(r);
+}
+
+/* ---- the write set: lines stored to ---- */
+
+static int twin_begin(struct pmtx_tx *tx)
+{
+	memset(tx->twin_seen, 0, sizeof(tx->twin_seen));
+	pthread_mutex_lock(&tx->r->txm->twin_lock); /* TW5 */
+	return 0;
+}
+
+/* TW2: MUTATING durable, once per transaction. */
+static int start_writing(struct pmtx_tx *tx)
+{
+	pmtx_region *r = tx->r;
+	state_store(r, PMTX_TW_MUTATING, MUT_TWIN_MUTATING_MARK,
+	            MUT_TWIN_MUTATING_FLUSH);
+	int rc = MUT_ORDER(MUT_TWIN_MUTATING_BARRIER, &r->persist);
+	if (!rc)
+		tx->sv_written = 1;
+	return rc;
+}
+
+/* Remember the lines of [p, p+n) (all in the mirrored area). */
+static int note_lines(struct pmtx_tx *tx, const void *p, size_t n)
+{
+	uint64_t a = region_off(tx->r, p);
+	uint64_t last = ALIGN_DOWN(a + n - 1, CACHE_LINE);
+	for (uint64_t l = ALIGN_DOWN(a, CACHE_LINE); l <= last;
+	     l += CACHE_LINE) {
+		uint64_t *seen = &tx->twin_seen[(l / CACHE_LINE) %
+		                                TWIN_SEEN_SLOTS];
+		if (*seen == l)
+			continue;
+		int rc = tx_recs_push(tx, l);
+		if (rc)
+			return rc;
+		*seen = l;
+	}
+	return 0;
+}
+
+int twin_note(struct pmtx_tx *tx, const void *p, size_t n)
+{
+	int rc = tx->sv_written ? 0 : start_writing(tx);
+	return rc || n == 0 ? rc : note_lines(tx, p, n);
+}
+
+static int twin_add_range(struct pmtx_tx *tx, void *p, size_t n)
+{
+	return twin_note(tx, p, n);
+}
+
+static int twin_write(struct pmtx_tx *tx, void *dst, const void *src,
+                      size_t n)
+{
+	int rc = twin_note(tx, dst, n);
+	if (rc)
+		return rc;
+	if (n == 8) {
+		uint64_t v;
+		memcpy(&v, src, 8);
+		memcpy(dst, &v, 8);
+	} else {
+		memmove(dst, src, n);
+	}
+	TRACE_STORE(&tx->r->persist, dst, n, DATA);
+	return 0;
+}
+
+static int twin_read(struct pmtx_tx *tx, void *dst, const void *src,
+                     size_t n)
+{
+	(void)tx;
+	if (n == 8)
+		memcpy(dst, src, 8);
+	else
+		memcpy(dst, src, n);
+	return 0;
+}
+
+/* ---- commit ---- */
+
+/* TW6: the allocation log's metadata stores, as lines of the
+ * transaction. */
+static int apply_allocations(struct pmtx_tx *tx)
+{
+	/* Room first: a store made and not noted could not be undone. */
+	int rc = tx_recs_reserve(tx, 2 * tx->alog.n);
+	for (size_t i = 0; !rc && i < tx->alog.n; i++) {
+		void *w[2];
+		rc = heap_apply_unflushed(tx->r, &tx->alog.e[i], w);
+		for (int k = 0; !rc && k < 2; k++)
+			if (w[k])
+				rc = note_lines(tx, w[k], 8);
+	}
+	return rc;
+}
+
+/* Copy each noted line one way; flush what was written. */
+static void copy_lines(struct pmtx_tx *tx, int to_back, unsigned site)
+{
+	pmtx_region *r = tx->r;
+	for (size_t i = 0; i < tx->nrecs; i++) {
+		char *data = region_at(r, tx->recs[i]);
+		char *back = back_of(r, tx->recs[i]);
+		char *dst = to_back ? back : data;
+		memcpy(dst, to_back ? data : back, CACHE_LINE);
+		TRACE_STORE(&r->persist, dst, CACHE_LINE, LOG);
+		MUT_FLUSH(site, &r->persist, dst, CACHE_LINE);
+	}
+}
+
+static void release_frees(struct pmtx_tx *tx)
+{
+	for (size_t i = 0; i < tx->alog.n; i++)
+		if (PMTX_AE_OP(tx->alog.e[i].info) == PMTX_AE_FREE)
+			heap_release(tx->r->heap, &tx->alog.e[i]);
+}
+
+static int twin_abort(struct pmtx_tx *tx);
+
+static int twin_commit(struct pmtx_tx *tx)
+{
+	pmtx_region *r = tx->r;
+	struct persist *p = &r->persist;
+	if (!tx->sv_written) /* read only: nothing stored (TW2) */
+		return 0;
+	int rc = apply_allocations(tx);
+	for (size_t i = 0; !rc && i < tx->nrecs; i++)
+		MUT_FLUSH(MUT_TWIN_DATA_FLUSH, p, region_at(r, tx->recs[i]),
+		          CACHE_LINE);
+	if (!rc)
+		rc = MUT_ORDER(MUT_TWIN_DATA_BARRIER, p); /* (b) */
+	if (rc) { /* TW9: nothing is committed yet */
+		twin_abort(tx);
+		alog_unreserve(tx);
+		return rc;
+	}
+	state_store(r, PMTX_TW_COPYING, MUT_TWIN_COPYING_MARK,
+	            MUT_TWIN_COPYING_FLUSH);
+	rc = MUT_BARRIER(MUT_TWIN_COMMIT_BARRIER, p); /* (c) */
+	copy_lines(tx, 1, MUT_TWIN_BACK_FLUSH);
+	int rc2 = MUT_ORDER(MUT_TWIN_BACK_BARRIER, p); /* (d) */
+	state_store(r, PMTX_TW_IDLE, MUT_TWIN_IDLE_MARK, MUT_TWIN_IDLE_FLUSH);
+	release_frees(tx);
+	return rc ? rc : rc2;
+}
+
+/* TW7. The heap metadata of the allocations is untouched until commit,
+ * so only data lines are restored; tx.c gives back the reservations. */
+static int twin_abort(struct pmtx_tx *tx)
+{
+	pmtx_region *r = tx->r;
+	if (!tx->sv_written)
+		return 0;
+	copy_lines(tx, 0, MUT_TWIN_ABORT_FLUSH);
+	int rc = MUT_ORDER(MUT_TWIN_ABORT_BARRIER, &r->persist);
+	state_store(r, PMTX_TW_IDLE, MUT_TWIN_IDLE_MARK, MUT_TWIN_IDLE_FLUSH);
+	tx->nrecs = 0;
+	return rc;
+}
+
+void twin_end(struct pmtx_tx *tx)
+{
+	pthread_mutex_unlock(&tx->r->txm->twin_lock);
+}
+
+/* ---- outside transactions ---- */
+
+int twin_mirrored(const pmtx_region *r, const void *p, size_t n)
+{
+	const struct pmtx_hdr *h = r->hdr;
+	if ((const char *)p < r->base)
+		return 0;
+	uint64_t off = region_off(r, p);
+	return off >= h->root_off && off <= h->twin_off &&
+	       n <= h->twin_off - off;
+}
+
+void twin_naked_flush(pmtx_region *r, const void *p, size_t n)
+{
+	if (!twin_mirrored(r, p, n))
+		return; /* not mirrored: nothing to copy */
+	void *back = back_of(r, region_off(r, p));
+	memcpy(back, p, n);
+	TRACE_STORE(&r->persist, back, n, LOG);
+	MUT_FLUSH(MUT_TWIN_NAKED_FLUSH, &r->persist, back, n);
+}
+
+/* ---- recovery (TW8) ---- */
+
+/* Copy [from, from+len) over [to, ...), line by line where they differ;
+ * flush what was written. Returns 1 if anything was. */
+static int copy_differing(pmtx_region *r, const char *from, char *to,
+                          uint64_t len)
+{
+	int wrote = 0;
+	for (uint64_t o = 0; o < len; o += 4096) {
+		uint64_t pg = MIN(len - o, 4096);
+		if (!memcmp(from + o, to + o, pg))
+			continue;
+		for (uint64_t l = o; l < o + pg; l += CACHE_LINE) {
+			if (!memcmp(from + l, to + l, CACHE_LINE))
+				continue;
+			memcpy(to + l, from + l, CACHE_LINE);
+			TRACE_STORE(&r->persist, to + l, CACHE_LINE, DATA);
+			MUT_FLUSH(MUT_TWIN_RECOVER_FLUSH, &r->persist, to + l,
+			          CACHE_LINE);
+			wrote = 1;
+		}
+	}
+	return wrote;
+}
+
+int twin_recover(pmtx_region *r)
+{
+	const struct pmtx_hdr *h = r->hdr;
+	struct pmtx_rstate *rs = region_rstate(r);
+	uint64_t w = rs->twin;
+	unsigned st = PMTX_TW_STATE(w);
+	if (st == PMTX_TW_IDLE)
+		return 0;
+	if (st != PMTX_TW_MUTATING && st != PMTX_TW_COPYING)
+		return PMTX_E_CORRUPT; /* read_nsb checked it; not reached */
+	char *data = r->base + h->root_off, *back = r->base + h->twin_off;
+	uint64_t len = h->twin_off - h->root_off;
+	if (st == PMTX_TW_MUTATING)
+		copy_differing(r, back, data, len);
+	else
+		copy_differing(r, data, back, len);
+	int rc = MUT_ORDER(MUT_TWIN_RECOVER_BARRIER, &r->persist);
+	if (rc)
+		return rc;
+	if (!MUT_SKIP(MUT_TWIN_IDLE_MARK)) {
+		__atomic_store_n(&rs->twin, PMTX_TW(PMTX_TW_SEQ(w), PMTX_TW_IDLE),
+		                 __ATOMIC_RELAXED);
+		TRACE_STORE(&r->persist, &rs->twin, 8, DESC);
+	}
+	MUT_FLUSH(MUT_TWIN_IDLE_FLUSH, &r->persist, &rs->twin, 8);
+	return 0;
+}
+
+static int twin_recover_desc(pmtx_region *r, unsigned i,
+                             const struct pmtx_rec **recs, size_t n,
+                             int committed, int *wrote)
+{
+	/* Twin transactions leave their descriptors IDLE: never called. */
+	(void)r, (void)i, (void)recs, (void)n, (void)committed, (void)wrote;
+	return PMTX_E_CORRUPT;
+}
+
+const struct tx_runtime twin_runtime = {
+	.kind = PMTX_RT_TWIN,
+	.begin = twin_begin,
+	.add_range = twin_add_range,
+	.write = twin_write,
+	.read = twin_read,
+	.commit = twin_commit,
+	.abort = twin_abort,
+	.recover = twin_recover_desc,
+};
