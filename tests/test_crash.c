@@ -50,7 +50,7 @@
 
 static const pmtx_runtime runtimes[] = {PMTX_RT_UNDO, PMTX_RT_REDO,
                                         PMTX_RT_REDO_ASYNC, PMTX_RT_COW,
-                                        PMTX_RT_AUTO};
+                                        PMTX_RT_AUTO, PMTX_RT_TWIN};
 
 #define NACC 64
 #define INIT_BAL 1000000ull
@@ -659,7 +659,9 @@ static void init_region(const char *path, const pmtx_options *o,
                         pmtx_runtime rt)
 {
 	pmtx_region *r;
-	int rc = pmtx_create(path, REGION_SIZE, o, &r);
+	/* a twin region holds its back copy too */
+	size_t size = rt == PMTX_RT_TWIN ? 2 * REGION_SIZE : REGION_SIZE;
+	int rc = pmtx_create(path, size, o, &r);
 	if (rc)
 		fail_msg("pmtx_create %s: %s %s", path, pmtx_strerror(rc),
 		         pmtx_errmsg());

@@ -41,7 +41,7 @@
 
 static const pmtx_runtime runtimes[] = {PMTX_RT_UNDO, PMTX_RT_REDO,
                                         PMTX_RT_REDO_ASYNC, PMTX_RT_COW,
-                                        PMTX_RT_AUTO};
+                                        PMTX_RT_AUTO, PMTX_RT_TWIN};
 #define NRUNTIMES (sizeof(runtimes) / sizeof(runtimes[0]))
 
 #define NDATA 1024
@@ -203,7 +203,9 @@ static pmtx_region *create_region(const char *path, pmtx_domain d,
 	o.runtime = rt;
 	unlink(path);
 	pmtx_region *r = NULL;
-	int rc = pmtx_create(path, REGION_SIZE, &o, &r);
+	/* a twin region holds its back copy too */
+	size_t size = rt == PMTX_RT_TWIN ? 2 * REGION_SIZE : REGION_SIZE;
+	int rc = pmtx_create(path, size, &o, &r);
 	if (rc)
 		fail_msg("pmtx_create %s: %s %s", path, pmtx_strerror(rc),
 		         pmtx_errmsg());

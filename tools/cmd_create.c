@@ -3,7 +3,8 @@
  * that write a region file (cmd.h rule 2).
  *
  *   pmtx create FILE --size N [--max-size N] [--layout NAME]
- *               [--runtime undo|redo|redo-async|cow] [--root-size N]
+ *               [--runtime undo|redo|redo-async|cow|auto|twin]
+ *               [--root-size N]
  *               [--ndesc N]
  *   pmtx recover FILE
  *
@@ -25,7 +26,7 @@
 static const struct cmd_usage create_usage = {
 	"create",
 	"FILE --size N [--max-size N] [--layout NAME]\n"
-	"            [--runtime undo|redo|redo-async|cow] [--root-size N] "
+	"            [--runtime undo|redo|redo-async|cow|auto|twin] [--root-size N] "
 	"[--ndesc N]",
 	"  --size N       bytes of the region when created (suffixes K, M, "
 	"G, T)\n"

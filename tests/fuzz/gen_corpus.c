@@ -3,9 +3,10 @@
  *
  *   fuzz_gen_corpus DIR
  *
- * For each runtime (undo, redo, redo-async, copy-on-write) and two small
- * geometries (one descriptor and one superblock, about 100 KiB; two and
- * two, about 184 KiB), it writes into DIR:
+ * For each runtime (undo, redo, redo-async, copy-on-write, twin) and two
+ * small geometries (one descriptor and one superblock, about 100 KiB; two
+ * and two, about 184 KiB; twice that for a twin region and its back
+ * copy), it writes into DIR:
  *   fresh-*     the region just created;
  *   *-b<N>      the image at the region's N-th persist barrier of a few
  *               transactions (root writes, allocations, frees, an abort, a
@@ -124,7 +125,9 @@ static void txs_commit(pmtx_region *r, pmtx_off w)
 	check(update(tx, r, w, 1), "update 1");
 	check(pmtx_zalloc(tx, 32, &a), "zalloc 1");
 	check(pmtx_commit(tx), "commit 1");
-	check(pmtx_begin(r, PMTX_RT_UNDO, &tx), "begin 2");
+	check(pmtx_begin(r, pmtx_region_runtime(r) == PMTX_RT_TWIN
+	                            ? PMTX_RT_DEFAULT : PMTX_RT_UNDO, &tx),
+	      "begin 2");
 	check(PMTX_SET(tx, root->a, a), "link 2");
 	check(pmtx_commit(tx), "commit 2");
 	check(pmtx_begin(r, PMTX_RT_DEFAULT, &tx), "begin 3");
@@ -224,7 +227,8 @@ static void one_region(pmtx_runtime rt, unsigned ndesc, size_t size, int big)
 int main(int argc, char **argv)
 {
 	static const pmtx_runtime rts[] = {PMTX_RT_UNDO, PMTX_RT_REDO,
-	                                   PMTX_RT_REDO_ASYNC, PMTX_RT_COW};
+	                                   PMTX_RT_REDO_ASYNC, PMTX_RT_COW,
+	                                   PMTX_RT_TWIN};
 	if (argc != 2) {
 		fprintf(stderr, "usage: fuzz_gen_corpus DIR\n");
 		return 2;
@@ -232,8 +236,9 @@ int main(int argc, char **argv)
 	snap.dir = argv[1];
 	persist_override_ops(&snap_ops, NULL);
 	for (size_t i = 0; i < sizeof(rts) / sizeof(rts[0]); i++) {
-		one_region(rts[i], 1, 100u << 10, 0);
-		one_region(rts[i], 2, 184u << 10, 1);
+		size_t twice = rts[i] == PMTX_RT_TWIN ? 2 : 1;
+		one_region(rts[i], 1, twice * (100u << 10), 0);
+		one_region(rts[i], 2, twice * (184u << 10), 1);
 	}
 	persist_override_ops(NULL, NULL);
 	return 0;

@@ -136,6 +136,32 @@ def test_create_sets_every_option_in_the_header(workdir, runtime):
     assert i["format"]["major"] == 3
 
 
+def test_create_twin_makes_a_fixed_region_with_a_back_copy(workdir):
+    path = os.path.join(workdir, "t.pmtx")
+    p = run("create", path, "--size", "16M", "--max-size", "1G",
+            "--runtime", "twin", check=2)
+    assert "twin region has a fixed size" in p.stderr
+    assert not os.path.exists(path)
+    run("create", path, "--size", "16M", "--runtime", "twin", "--root-size",
+        "1K", check=0)
+    i = info(path)
+    assert i["default_runtime"] == "twin"
+    assert i["format"]["minor"] == 2
+    assert i["twin_state"] == "IDLE"
+    a = i["areas"]
+    # the back copy of root .. heap end follows the heap, within the file
+    assert a["twin_off"] == a["heap_off"] + i["superblocks"] * 65536
+    assert 2 * a["twin_off"] - a["root_off"] <= i["size"] == 16 << 20
+    out = run("info", path, check=0).stdout
+    assert "state IDLE" in out and "back copy" in out
+    run("check", path, check=0)
+    # a plain region has none
+    plain = os.path.join(workdir, "p.pmtx")
+    run("create", plain, "--size", "16M", check=0)
+    assert info(plain)["areas"]["twin_off"] == 0
+    assert "twin_state" not in info(plain)
+
+
 def test_create_without_max_size_is_fixed_and_defaults_apply(workdir):
     path = os.path.join(workdir, "c.pmtx")
     run("create", path, "--size", "2097152", check=0)

@@ -1,0 +1,492 @@
+/*
+ * test_twin.c - the twin runtime (src/tx/twin.c): which regions and
+ * runtimes go together, its barrier counts, the back copy matching the
+ * data after commits, aborts, allocations and naked flushes, recovery in
+ * each direction of the state word, a corrupt state word, one
+ * transaction at a time across threads, and a full heap.
+ *
+ * Crashes at every barrier, crashes during recovery and I/O errors at
+ * every barrier are in test_recovery (twin is one of its runtimes), kill
+ * -9 in test_crash, crash images in the explorer (pmtx crashtest,
+ * test_mutation).
+ */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "region/layout.h"
+#include "testutil.h"
+
+#define SIZE (8u << 20)
+#define NWORDS 512
+
+struct root {
+	uint64_t w[NWORDS];
+	pmtx_off blk[16];
+};
+
+static pmtx_region *make_twin(const char **path)
+{
+	return tu_create(path, SIZE, sizeof(struct root), PMTX_PDOM1,
+	                 PMTX_BACKEND_HARDWARE, PMTX_RT_TWIN);
+}
+
+static struct root *root_of(pmtx_region *r)
+{
+	return pmtx_root(r, NULL);
+}
+
+/* The region file's header and region state, read with pread. */
+static void read_file_hdr(const char *path, struct pmtx_hdr *h,
+                          struct pmtx_rstate *st)
+{
+	int fd = open(path, O_RDONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(pread(fd, h, sizeof(*h), 0), (ssize_t)sizeof(*h));
+	assert_int_equal(pread(fd, st, sizeof(*st), (off_t)h->rstate_off),
+	                 (ssize_t)sizeof(*st));
+	close(fd);
+}
+
+/* The mirrored area and its back copy are equal, byte for byte (TW1:
+ * these tests never store to a free block outside a transaction). */
+static void assert_twins_equal(pmtx_region *r)
+{
+	const char *base = (const char *)pmtx_ptr(r, PMTX_HDR_SIZE) -
+	                   PMTX_HDR_SIZE;
+	const struct pmtx_hdr *h = (const struct pmtx_hdr *)base;
+	uint64_t len = h->twin_off - h->root_off;
+	assert_true(h->twin_off > h->root_off);
+	assert_true(h->twin_off + len <= pmtx_region_size(r));
+	assert_memory_equal(base + h->root_off, base + h->twin_off, len);
+}
+
+static uint64_t twin_state(pmtx_region *r)
+{
+	const char *base = (const char *)pmtx_ptr(r, PMTX_HDR_SIZE) -
+	                   PMTX_HDR_SIZE;
+	const struct pmtx_hdr *h = (const struct pmtx_hdr *)base;
+	return ((const struct pmtx_rstate *)(base + h->rstate_off))->twin;
+}
+
+static void runtimes_and_regions_go_together(void **state)
+{
+	(void)state;
+	const char *path;
+	pmtx_region *r = make_twin(&path);
+	pmtx_tx *tx;
+	assert_int_equal(pmtx_region_runtime(r), PMTX_RT_TWIN);
+	static const pmtx_runtime others[] = {PMTX_RT_UNDO, PMTX_RT_REDO,
+	                                      PMTX_RT_REDO_ASYNC, PMTX_RT_COW};
+	for (size_t i = 0; i < 4; i++) {
+		assert_int_equal(pmtx_begin(r, others[i], &tx),
+		                 PMTX_E_UNSUPPORTED);
+		assert_non_null(strstr(pmtx_errmsg(), "twin"));
+		assert_null(pmtx_tx_current());
+	}
+	static const pmtx_runtime same[] = {PMTX_RT_DEFAULT, PMTX_RT_AUTO,
+	                                    PMTX_RT_TWIN};
+	for (size_t i = 0; i < 3; i++) {
+		assert_int_equal(pmtx_begin(r, same[i], &tx), 0);
+		assert_int_equal(pmtx_tx_runtime(tx), PMTX_RT_TWIN);
+		assert_int_equal(pmtx_commit(tx), 0);
+	}
+	assert_int_equal(pmtx_close(r), 0);
+	r = tu_open(path); /* the runtime is the region's, after reopen */
+	assert_int_equal(pmtx_region_runtime(r), PMTX_RT_TWIN);
+	assert_int_equal(pmtx_begin(r, PMTX_RT_UNDO, &tx), PMTX_E_UNSUPPORTED);
+	assert_int_equal(pmtx_close(r), 0);
+	unlink(path);
+	/* ... and twin needs a twin region. */
+	r = tu_create(&path, SIZE, 64, PMTX_PDOM1, PMTX_BACKEND_HARDWARE,
+	              PMTX_RT_UNDO);
+	assert_int_equal(pmtx_begin(r, PMTX_RT_TWIN, &tx), PMTX_E_UNSUPPORTED);
+	assert_non_null(strstr(pmtx_errmsg(), "twin region"));
+	assert_int_equal(pmtx_close(r), 0);
+	unlink(path);
+}
+
+static void a_twin_region_has_a_fixed_size(void **state)
+{
+	(void)state;
+	pmtx_options o;
+	pmtx_options_init(&o);
+	o.runtime = PMTX_RT_TWIN;
+	o.max_size = 2 * SIZE;
+	pmtx_region *r = NULL;
+	const char *path = tu_path();
+	assert_int_equal(pmtx_create(path, SIZE, &o, &r), PMTX_E_INVAL);
+	assert_non_null(strstr(pmtx_errmsg(), "fixed size"));
+	assert_int_equal(access(path, F_OK), -1);
+	/* Too small for a heap and its back copy. */
+	o.max_size = 0;
+	assert_int_equal(pmtx_create(path, 1u << 20, &o, &r),
+	                 PMTX_E_TOO_SMALL);
+	/* The header says so, and half the heap of a plain region. */
+	r = make_twin(&path);
+	pmtx_heap_stats st;
+	assert_int_equal(pmtx_heap_check(r, &st), 0);
+	assert_int_equal(pmtx_close(r), 0);
+	struct pmtx_hdr h;
+	struct pmtx_rstate rs;
+	read_file_hdr(path, &h, &rs);
+	assert_int_equal(h.feat_incompat, PMTX_FEAT_INCOMPAT_TWIN);
+	assert_int_equal(h.minor, 2);
+	assert_int_equal(h.twin_off, h.heap_off + h.nsb * PMTX_SB_SIZE);
+	assert_true(2 * h.twin_off - h.root_off <= h.size);
+	assert_int_equal(PMTX_TW_STATE(rs.twin), PMTX_TW_IDLE);
+	const char *plain;
+	pmtx_region *p = tu_create(&plain, SIZE, sizeof(struct root),
+	                           PMTX_PDOM1, PMTX_BACKEND_HARDWARE,
+	                           PMTX_RT_UNDO);
+	assert_int_equal(pmtx_close(p), 0);
+	struct pmtx_hdr ph;
+	read_file_hdr(plain, &ph, &rs);
+	assert_int_equal(ph.twin_off, 0);
+	assert_int_equal(ph.feat_incompat, 0);
+	assert_true(h.nsb * 2 <= ph.nsb && h.nsb * 2 + 2 >= ph.nsb);
+	unlink(plain);
+	unlink(path);
+}
+
+/* 4 barriers for a transaction that writes, whatever it writes; 0 for
+ * one that only reads; 2 for an abort (MUTATING, restore). */
+static void barrier_counts(void **state)
+{
+	(void)state;
+	const char *path;
+	pmtx_region *r = make_twin(&path);
+	struct root *rt = root_of(r);
+	pmtx_tx *tx;
+	uint64_t v;
+	tu_count_start();
+	assert_int_equal(pmtx_begin(r, PMTX_RT_DEFAULT, &tx), 0);
+	assert_int_equal(pmtx_read(tx, &v, &rt->w[3], 8), 0);
+	assert_int_equal(pmtx_commit(tx), 0);
+	assert_int_equal(tu_count().barriers, 0);
+	assert_int_equal(tu_count().flushes, 0);
+	static const unsigned nwrites[] = {1, 8, 64, 256};
+	for (size_t i = 0; i < 4; i++) {
+		tu_count_start();
+		assert_int_equal(pmtx_begin(r, PMTX_RT_DEFAULT, &tx), 0);
+		for (unsigned k = 0; k < nwrites[i]; k++) {
+			v = k * 7 + i;
+			assert_int_equal(pmtx_write(tx, &rt->w[k * 2], &v, 8),
+			                 0);
+			/* a second write to the same line costs nothing */
+			assert_int_equal(pmtx_write(tx, &rt->w[k * 2], &v, 8),
+			                 0);
+		}
+		assert_int_equal(pmtx_commit(tx), 0);
+		pmtx_counters c = tu_count();
+		assert_int_equal(c.barriers, 4);
+		/* MUTATING, COPYING, IDLE, and every line twice (data, back);
+		 * the words are at root + 16 (after the object header), 16
+		 * bytes apart, and the root starts a page */
+		unsigned end = 16 + (nwrites[i] - 1) * 16 + 8;
+		unsigned lines = (end + 63) / 64;
+		assert_int_equal(c.flushes, 3 + 2 * lines);
+		assert_int_equal(c.bytes_logged, 0);
+	}
+	tu_count_start();
+	assert_int_equal(pmtx_begin(r, PMTX_RT_DEFAULT, &tx), 0);
+	v = 99;
+	assert_int_equal(pmtx_write(tx, &rt->w[0], &v, 8), 0);
+	assert_int_equal(pmtx_abort(tx), 0);
+	assert_int_equal(tu_count().barriers, 2);
+	assert_int_equal(rt->w[0], 0 * 7 + 3);
+	/* An allocation alone: the same four. */
+	tu_count_start();
+	pmtx_off off;
+	assert_int_equal(pmtx_begin(r, PMTX_RT_DEFAULT, &tx), 0);
+	assert_int_equal(pmtx_alloc(tx, 100, &off), 0);
+	assert_int_equal(pmtx_commit(tx), 0);
+	assert_int_equal(tu_count().barriers, 4);
+	assert_twins_equal(r);
+	assert_int_equal(pmtx_close(r), 0);
+	unlink(path);
+}
+
+/* Random transactions of writes, allocations (zeroed, written, or
+ * initialised with naked stores and pmtx_flush) and frees, some aborted:
+ * after each, the back copy equals the data, and the state is IDLE. */
+static void back_copy_follows_commits_and_aborts(void **state)
+{
+	(void)state;
+	const char *path;
+	pmtx_region *r = make_twin(&path);
+	struct root *rt = root_of(r);
+	uint64_t seed = 42;
+	for (int i = 0; i < 300; i++) {
+		pmtx_tx *tx;
+		assert_int_equal(pmtx_begin(r, PMTX_RT_DEFAULT, &tx), 0);
+		for (int k = (int)(tu_rand(&seed) % 20); k >= 0; k--) {
+			uint64_t v = tu_rand(&seed);
+			unsigned w = (unsigned)(v % NWORDS);
+			assert_int_equal(pmtx_write(tx, &rt->w[w], &v, 8), 0);
+		}
+		unsigned s = (unsigned)(tu_rand(&seed) % 16);
+		pmtx_off off = rt->blk[s];
+		if (off) {
+			assert_int_equal(pmtx_free(tx, off), 0);
+			off = 0;
+		} else {
+			size_t n = 16 + tu_rand(&seed) % 5000;
+			int how = (int)(tu_rand(&seed) % 3);
+			if (how == 0) {
+				assert_int_equal(pmtx_zalloc(tx, n, &off), 0);
+			} else {
+				assert_int_equal(pmtx_alloc(tx, n, &off), 0);
+				char *p = pmtx_ptr(r, off);
+				if (how == 1) {
+					memset(p, 0x5a, n);
+					pmtx_flush(r, p, n);
+				} else {
+					assert_int_equal(
+						pmtx_memset(tx, p, 0xa5, n), 0);
+				}
+			}
+		}
+		assert_int_equal(pmtx_write(tx, &rt->blk[s], &off, 8), 0);
+		if (i % 7 == 3)
+			assert_int_equal(pmtx_abort(tx), 0);
+		else
+			assert_int_equal(pmtx_commit(tx), 0);
+		assert_int_equal(PMTX_TW_STATE(twin_state(r)), PMTX_TW_IDLE);
+		assert_twins_equal(r);
+	}
+	pmtx_heap_stats st;
+	assert_int_equal(pmtx_heap_check(r, &st), 0);
+	assert_int_equal(pmtx_close(r), 0);
+	r = tu_open(path);
+	assert_int_equal(pmtx_heap_check(r, &st), 0);
+	assert_twins_equal(r);
+	assert_int_equal(pmtx_close(r), 0);
+	unlink(path);
+}
+
+/* Outside a transaction, pmtx_persist, pmtx_flush + pmtx_barrier and
+ * pmtx_memcpy_nt reach the back copy too (TW6). */
+static void naked_persistence_reaches_the_back_copy(void **state)
+{
+	(void)state;
+	const char *path;
+	pmtx_region *r = make_twin(&path);
+	struct root *rt = root_of(r);
+	rt->w[1] = 11;
+	assert_int_equal(pmtx_persist(r, &rt->w[1], 8), 0);
+	rt->w[100] = 12;
+	pmtx_flush(r, &rt->w[100], 8);
+	assert_int_equal(pmtx_barrier(r), 0);
+	uint64_t v[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+	pmtx_memcpy_nt(r, &rt->w[200], v, sizeof(v));
+	assert_int_equal(pmtx_barrier(r), 0);
+	assert_twins_equal(r);
+	/* A crash in the next transaction restores the back copy: the
+	 * naked stores are in it. */
+	fflush(NULL);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		pmtx_tx *tx;
+		uint64_t z = 0;
+		if (pmtx_begin(r, PMTX_RT_DEFAULT, &tx))
+			_exit(2);
+		for (unsigned i = 0; i < NWORDS; i++)
+			pmtx_write(tx, &rt->w[i], &z, 8);
+		_exit(0); /* killed inside: MUTATING */
+	}
+	int status;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_int_equal(WEXITSTATUS(status), 0);
+	/* the child's stores are in the shared mapping: reopen */
+	assert_int_equal(PMTX_TW_STATE(twin_state(r)), PMTX_TW_MUTATING);
+	assert_int_equal(pmtx_close(r), 0);
+	r = tu_open(path);
+	rt = root_of(r);
+	assert_int_equal(rt->w[1], 11);
+	assert_int_equal(rt->w[100], 12);
+	assert_memory_equal(&rt->w[200], v, sizeof(v));
+	assert_int_equal(PMTX_TW_STATE(twin_state(r)), PMTX_TW_IDLE);
+	assert_twins_equal(r);
+	assert_int_equal(pmtx_close(r), 0);
+	unlink(path);
+}
+
+/* Edit the closed region's file: a data word, a back-copy word and the
+ * state word. */
+static void edit_file(const char *path, uint64_t data_word, uint64_t back_word,
+                      uint64_t state)
+{
+	struct pmtx_hdr h;
+	struct pmtx_rstate st;
+	read_file_hdr(path, &h, &st);
+	uint64_t word0 = h.root_off + sizeof(struct pmtx_objhdr);
+	int fd = open(path, O_RDWR);
+	assert_true(fd >= 0);
+	assert_int_equal(pwrite(fd, &data_word, 8, (off_t)word0), 8);
+	assert_int_equal(pwrite(fd, &back_word, 8,
+	                        (off_t)(word0 + h.twin_off - h.root_off)),
+	                 8);
+	assert_int_equal(pwrite(fd, &state, 8,
+	                        (off_t)(h.rstate_off +
+	                                offsetof(struct pmtx_rstate, twin))),
+	                 8);
+	close(fd);
+}
+
+/* MUTATING: the back copy wins; COPYING: the data wins; IDLE: nothing is
+ * read or written; anything else: corrupt, and the file is untouched. */
+static void recovery_follows_the_state_word(void **state)
+{
+	(void)state;
+	const char *path;
+	pmtx_region *r = make_twin(&path);
+	assert_int_equal(pmtx_close(r), 0);
+	static const struct {
+		unsigned st;
+		uint64_t want;
+	} cases[] = {{PMTX_TW_MUTATING, 222}, {PMTX_TW_COPYING, 111}};
+	for (size_t i = 0; i < 2; i++) {
+		edit_file(path, 111, 222, PMTX_TW(5, cases[i].st));
+		r = tu_open(path);
+		assert_int_equal(root_of(r)->w[0], cases[i].want);
+		assert_int_equal(twin_state(r), PMTX_TW(5, PMTX_TW_IDLE));
+		assert_twins_equal(r);
+		assert_int_equal(pmtx_close(r), 0);
+		/* a second open has nothing to do and writes nothing */
+		uint64_t hash = tu_file_hash(path);
+		r = tu_open(path);
+		assert_int_equal(pmtx_close(r), 0);
+		assert_true(tu_file_hash(path) == hash);
+	}
+	edit_file(path, 111, 333, PMTX_TW(6, 7));
+	uint64_t hash = tu_file_hash(path);
+	r = NULL;
+	assert_int_equal(pmtx_open(path, NULL, &r), PMTX_E_CORRUPT);
+	assert_non_null(strstr(pmtx_errmsg(), "twin state"));
+	assert_true(tu_file_hash(path) == hash);
+	unlink(path);
+	/* A region without the feature must have a zero word. */
+	r = tu_create(&path, SIZE, 64, PMTX_PDOM1, PMTX_BACKEND_HARDWARE,
+	              PMTX_RT_REDO);
+	assert_int_equal(pmtx_close(r), 0);
+	struct pmtx_hdr h;
+	struct pmtx_rstate st;
+	read_file_hdr(path, &h, &st);
+	uint64_t one = PMTX_TW_MUTATING;
+	int fd = open(path, O_RDWR);
+	assert_int_equal(pwrite(fd, &one, 8,
+	                        (off_t)(h.rstate_off +
+	                                offsetof(struct pmtx_rstate, twin))),
+	                 8);
+	close(fd);
+	assert_int_equal(pmtx_open(path, NULL, &r), PMTX_E_CORRUPT);
+	unlink(path);
+}
+
+/* Twin transactions of a region run one at a time (TW5): threads adding
+ * to counters with read-modify-write transactions lose no update. */
+struct adder {
+	pmtx_region *r;
+	unsigned id;
+};
+
+static void *add_loop(void *arg)
+{
+	struct adder *a = arg;
+	struct root *rt = root_of(a->r);
+	for (int i = 0; i < 2000; i++) {
+		pmtx_tx *tx;
+		if (pmtx_begin(a->r, PMTX_RT_DEFAULT, &tx))
+			return (void *)1;
+		uint64_t v;
+		/* the shared word: correct only if transactions do not
+		 * interleave */
+		if (pmtx_read(tx, &v, &rt->w[0], 8))
+			return (void *)1;
+		v++;
+		if (pmtx_write(tx, &rt->w[0], &v, 8) ||
+		    pmtx_write(tx, &rt->w[1 + a->id * 8], &v, 8) ||
+		    pmtx_commit(tx))
+			return (void *)1;
+	}
+	return NULL;
+}
+
+static void transactions_run_one_at_a_time(void **state)
+{
+	(void)state;
+	const char *path;
+	pmtx_region *r = make_twin(&path);
+	pthread_t t[4];
+	struct adder a[4];
+	for (unsigned i = 0; i < 4; i++) {
+		a[i] = (struct adder){r, i};
+		assert_int_equal(pthread_create(&t[i], NULL, add_loop, &a[i]),
+		                 0);
+	}
+	for (unsigned i = 0; i < 4; i++) {
+		void *ret;
+		assert_int_equal(pthread_join(t[i], &ret), 0);
+		assert_null(ret);
+	}
+	assert_int_equal(root_of(r)->w[0], 8000);
+	assert_twins_equal(r);
+	assert_int_equal(pmtx_close(r), 0);
+	unlink(path);
+}
+
+/* A heap that cannot grow: the allocation fails with PMTX_E_NOMEM, the
+ * transaction can still commit what it wrote, and nothing is lost. */
+static void a_full_heap_fails_cleanly(void **state)
+{
+	(void)state;
+	const char *path;
+	pmtx_region *r = make_twin(&path);
+	struct root *rt = root_of(r);
+	pmtx_tx *tx;
+	unsigned n = 0;
+	for (;; n++) {
+		pmtx_off off;
+		assert_int_equal(pmtx_begin(r, PMTX_RT_DEFAULT, &tx), 0);
+		int rc = pmtx_alloc(tx, 60000, &off);
+		if (rc) {
+			assert_int_equal(rc, PMTX_E_NOMEM);
+			uint64_t v = n;
+			assert_int_equal(pmtx_write(tx, &rt->w[7], &v, 8), 0);
+			assert_int_equal(pmtx_commit(tx), 0);
+			break;
+		}
+		assert_int_equal(pmtx_commit(tx), 0);
+	}
+	assert_true(n > 10);
+	pmtx_heap_stats st;
+	assert_int_equal(pmtx_heap_check(r, &st), 0);
+	assert_twins_equal(r);
+	assert_int_equal(pmtx_close(r), 0);
+	r = tu_open(path);
+	assert_int_equal(root_of(r)->w[7], n);
+	assert_int_equal(pmtx_close(r), 0);
+	unlink(path);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(runtimes_and_regions_go_together),
+		cmocka_unit_test(a_twin_region_has_a_fixed_size),
+		cmocka_unit_test(barrier_counts),
+		cmocka_unit_test(back_copy_follows_commits_and_aborts),
+		cmocka_unit_test(naked_persistence_reaches_the_back_copy),
+		cmocka_unit_test(recovery_follows_the_state_word),
+		cmocka_unit_test(transactions_run_one_at_a_time),
+		cmocka_unit_test(a_full_heap_fails_cleanly),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
