@@ -136,6 +136,13 @@ int bench_region(struct runner *r, const struct bench_opts *o,
                  size_t region_size, pmtx_region **out, char *path);
 /* Close and remove. */
 void bench_region_destroy(pmtx_region *rg, const char *path);
+/* The runtime of the untimed setup transactions of a runner whose
+ * region bench_region made for rt: undo, except in a twin region, which
+ * runs twin transactions only. */
+static inline pmtx_runtime bench_setup_rt(pmtx_runtime rt)
+{
+	return rt == PMTX_RT_TWIN ? PMTX_RT_TWIN : PMTX_RT_UNDO;
+}
 
 /* A fresh PMDK pool (PMEM_IS_PMEM_FORCE=1) with a root of root_size; fills
  * r's names (system "pmdk", pdom1, hardware). Returns 0 or PMTX_E_IO. */

@@ -12,10 +12,16 @@
  * to the measurement. The extra field "allocs_per_s" is x x ops_per_s.
  *
  * Systems
- *   pmtx-undo, pmtx-redo, pmtx-redo-async, pmtx-cow  pmtx_free + pmtx_alloc
- *       in a transaction of that runtime (lazy persist: the allocator's
- *       metadata is made durable by the commit's barriers, zero barriers
- *       per call).
+ *   pmtx-undo, pmtx-redo, pmtx-redo-async, pmtx-cow, pmtx-twin  pmtx_free
+ *       + pmtx_alloc in a transaction of that runtime (lazy persist: the
+ *       allocator's metadata is made durable by the commit's barriers,
+ *       zero barriers per call). pmtx-twin runs in a twin region
+ *       (PMTX_RT_TWIN, twice the bytes: bench_region): it writes no
+ *       allocation log; commit applies the allocations and frees to the
+ *       heap metadata in place, flushes those lines with the rest of the
+ *       transaction and copies them to the back copy (4 barriers per
+ *       transaction, whatever x is); the freed blocks return to the DRAM
+ *       heap after the commit.
  *   pmtx-undo-eager  the seed's Eager Persist baseline: an undo transaction
  *       where every allocator call (allocation or free, as the seed says:
  *       "persist barriers per allocation/deallocation call") is followed by
@@ -400,6 +406,7 @@ static const struct {
 	{"pmtx-redo", PMTX_RT_REDO, 0},
 	{"pmtx-redo-async", PMTX_RT_REDO_ASYNC, 0},
 	{"pmtx-cow", PMTX_RT_COW, 0},
+	{"pmtx-twin", PMTX_RT_TWIN, 0},
 };
 #define NSYSTEMS (sizeof(pmtx_systems) / sizeof(*pmtx_systems))
 
@@ -441,7 +448,7 @@ int wl_alloc(const struct bench_opts *o)
 {
 	static const char *const systems[] = {
 		"pmtx-undo", "pmtx-undo-eager", "pmtx-redo", "pmtx-redo-async",
-		"pmtx-cow", "pmdk", "plain", NULL};
+		"pmtx-cow", "pmtx-twin", "pmdk", "plain", NULL};
 	if (bench_check_systems(o, "alloc", systems))
 		return PMTX_E_INVAL;
 	long xs[32];

@@ -23,10 +23,15 @@
  * measures and needs the read too).
  *
  * Systems (the pmtx ones under each configuration of bench_configs())
- *   pmtx-undo, pmtx-redo, pmtx-redo-async, pmtx-auto  as above. Once a
- *       redo transaction has written, every later read in it looks up its
- *       lines in the write set (reads before the first write are plain
- *       loads). pmtx-auto begins with PMTX_RT_AUTO (one call site).
+ *   pmtx-undo, pmtx-redo, pmtx-redo-async, pmtx-auto, pmtx-twin  as
+ *       above. Once a redo transaction has written, every later read in it
+ *       looks up its lines in the write set (reads before the first write
+ *       are plain loads). pmtx-auto begins with PMTX_RT_AUTO (one call
+ *       site). pmtx-twin runs in a twin region (PMTX_RT_TWIN: twice the
+ *       bytes, bench_region): reads are plain loads, a write stores in
+ *       place and notes its lines, and commit flushes them, copies them to
+ *       the back copy and flushes that: 4 barriers per transaction that
+ *       writes, none for one that only reads.
  *   pmtx-cow  every slot is a copy-on-write object of slot * 8 bytes; the
  *       root holds the wrappers. A read opens the object for reading and
  *       sums the payload; a write (array and array-raw alike: the private
@@ -470,7 +475,7 @@ static int plain_runner(struct runner *r, const struct bench_opts *o,
 
 static const pmtx_runtime runtimes[] = {PMTX_RT_UNDO, PMTX_RT_REDO,
                                         PMTX_RT_REDO_ASYNC, PMTX_RT_COW,
-                                        PMTX_RT_AUTO};
+                                        PMTX_RT_AUTO, PMTX_RT_TWIN};
 #define NRUNTIMES (sizeof(runtimes) / sizeof(*runtimes))
 
 /* A runner was built: record how long its setup took, count it. */
@@ -597,8 +602,8 @@ static int array_main(const struct bench_opts *o, int raw)
 {
 	static const char *const systems[] = {"pmtx-undo", "pmtx-redo",
 	                                      "pmtx-redo-async", "pmtx-cow",
-	                                      "pmtx-auto", "pmdk", "plain",
-	                                      NULL};
+	                                      "pmtx-auto", "pmtx-twin", "pmdk",
+	                                      "plain", NULL};
 	const char *wl = raw ? "array-raw" : "array";
 	if (bench_check_systems(o, wl, systems))
 		return PMTX_E_INVAL;

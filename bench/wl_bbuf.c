@@ -23,6 +23,12 @@
  *                    seed's PMDK version snapshots each field it sets.
  *   pmtx-cow         the buffer as one copy-on-write object (31 bytes),
  *                    opened for writing once per transaction.
+ *   pmtx-twin        the code of the log runtimes, in a twin region
+ *                    (PMTX_RT_TWIN, twice the bytes: bench_region): reads
+ *                    are plain loads, writes store in place and note their
+ *                    lines, and commit flushes the lines written, copies
+ *                    them to the back copy and flushes that: 4 barriers
+ *                    per transaction, however many fields it writes.
  *   pmdk             libpmemobj: TX_BEGIN, pmemobj_tx_add_range_direct on
  *                    the slot and on in (or out) before each store: what
  *                    the seed's libpmemobj++ p<> fields do.
@@ -32,8 +38,10 @@
  * follows another on the same buffer, so scenario 1 first empties it with
  * a naked one-byte store out := in (no flush, no barrier, inside the
  * timing: about a nanosecond against 29 transactions). The store keeps the
- * buffer consistent whether or not it persists. Scenarios 2 and 3 end
- * with an empty buffer and need no reset.
+ * buffer consistent whether or not it persists. (pmtx-twin: it reaches the
+ * back copy with the next transaction, which copies whole lines; until
+ * then a recovery may bring the old `out` back, an equally consistent
+ * buffer.) Scenarios 2 and 3 end with an empty buffer and need no reset.
  *
  * Validation (`check`): the committed buffer must be consistent, its
  * positions must be in = adds mod 58 and out = in - 29 (scenario 1) or
@@ -499,7 +507,7 @@ static void bb_extra(const struct runner *r, char *buf, size_t len)
 
 static const pmtx_runtime bb_runtimes[] = {
 	BENCH_RT_CLTX, PMTX_RT_UNDO, PMTX_RT_REDO, PMTX_RT_REDO_ASYNC,
-	PMTX_RT_COW,
+	PMTX_RT_COW, PMTX_RT_TWIN,
 };
 
 static int bb_point(const struct bench_opts *o, int scenario)
@@ -532,7 +540,7 @@ int wl_bbuf(const struct bench_opts *o)
 {
 	static const char *const systems[] = {
 		"pmtx-cltx", "pmtx-undo", "pmtx-redo", "pmtx-redo-async",
-		"pmtx-cow", "pmdk", "plain", NULL};
+		"pmtx-cow", "pmtx-twin", "pmdk", "plain", NULL};
 	long sc[8];
 	if (bench_check_systems(o, "bbuf", systems))
 		return PMTX_E_INVAL;

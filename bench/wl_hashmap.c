@@ -27,12 +27,21 @@
  * cap.
  *
  * Systems:
- *   pmtx-undo, pmtx-redo, pmtx-redo-async
+ *   pmtx-undo, pmtx-redo, pmtx-redo-async, pmtx-twin
  *       root {nbuckets, buckets, count}; the bucket array is one zeroed
  *       block of offsets. Reads inside the transaction go through
  *       pmtx_read (redo must see the transaction's own writes), links and
  *       count are written with pmtx_write, the new entry (pmtx_alloc'd in
  *       the transaction) is initialised with naked stores + pmtx_flush.
+ *       pmtx-twin runs this same code in a twin region (PMTX_RT_TWIN,
+ *       twice the bytes: bench_region): reads are plain loads, writes
+ *       store in place and note their lines, the pmtx_flush of the new
+ *       entry joins its lines to the transaction, and commit flushes
+ *       every line (the heap metadata of the allocation and the free
+ *       too: no allocation log), then copies them to the back copy: 4
+ *       barriers per insert (below, "log runtimes" include twin: the
+ *       kind HM_LOG). The setup transaction is an undo one, twin in a
+ *       twin region (which refuses any other runtime): bench_setup_rt.
  *   pmtx-cow
  *       copy-on-write works only through wrappers, so every mutable piece
  *       is an object: the heads in groups of 64 buckets (a 512-byte object
@@ -179,7 +188,7 @@ static int hm_fail_block(const char *what, pmtx_off off)
 	return PMTX_E_CORRUPT;
 }
 
-/* ---- pmtx-undo, pmtx-redo, pmtx-redo-async ---- */
+/* ---- pmtx-undo, pmtx-redo, pmtx-redo-async, pmtx-twin ---- */
 
 /* Follow the chain from *link to key: *at = the link that points to it
  * (or the chain's last link), *found = its offset or 0. */
@@ -818,7 +827,8 @@ static void hm_hooks(struct runner *r, struct hm_ctx *c)
 	r->destroy = hm_destroy;
 }
 
-/* The map's empty structure, in one undo transaction. */
+/* The map's empty structure, in one setup transaction (undo; twin in a
+ * twin region). */
 static int log_setup(struct hm_ctx *c, pmtx_tx *tx)
 {
 	pmtx_off b;
@@ -850,7 +860,7 @@ static int hm_pmtx_setup(struct hm_ctx *c)
 {
 	pmtx_tx *tx;
 	c->root = pmtx_root(c->r, NULL);
-	int rc = pmtx_begin(c->r, PMTX_RT_UNDO, &tx);
+	int rc = pmtx_begin(c->r, bench_setup_rt(c->rt), &tx);
 	if (rc)
 		return rc;
 	if (!(rc = PMTX_SET(tx, c->root->nbuckets, (uint64_t)c->pl->nbuckets)))
@@ -978,6 +988,7 @@ static int hm_plain_runner(struct runner *r, const struct hm_plan *pl,
 
 static const pmtx_runtime hm_runtimes[] = {
 	PMTX_RT_UNDO, PMTX_RT_REDO, PMTX_RT_REDO_ASYNC, PMTX_RT_COW,
+	PMTX_RT_TWIN,
 };
 #define HM_NRUNTIMES (sizeof(hm_runtimes) / sizeof(*hm_runtimes))
 
@@ -1027,7 +1038,7 @@ int wl_hashmap(const struct bench_opts *o)
 {
 	static const char *const systems[] = {
 		"pmtx-undo", "pmtx-redo", "pmtx-redo-async", "pmtx-cow",
-		"pmdk", "plain", NULL};
+		"pmtx-twin", "pmdk", "plain", NULL};
 	long entries[32];
 	if (bench_check_systems(o, "hashmap", systems))
 		return PMTX_E_INVAL;

@@ -49,8 +49,14 @@
  * the whole object), pmtx-cow (each object a copy-on-write object; a write
  * opens it for writing with a copy constructor that copies nothing, since
  * the whole payload is overwritten next, then stores into the copy; a read
- * opens it for reading), pmdk (TX_BEGIN, pmemobj_tx_add_range_direct of the
- * whole object, then memcpy; reads are memcpy), plain (memcpy in DRAM).
+ * opens it for reading), pmtx-twin (the same pmtx_write / pmtx_read, in a
+ * twin region: PMTX_RT_TWIN, twice the bytes; a read is a plain load, a
+ * write stores in place and notes its lines in DRAM, and commit flushes the
+ * distinct lines written, copies them to the back copy and flushes that:
+ * 4 barriers per transaction; single-obj's repeated writes of one object
+ * cost one copy of its lines), pmdk (TX_BEGIN,
+ * pmemobj_tx_add_range_direct of the whole object, then memcpy; reads are
+ * memcpy), plain (memcpy in DRAM).
  * pmtx regions are created with 4 transaction descriptors instead of 64,
  * to bound their size: a descriptor's log grows to hold its largest
  * transaction (up to 16 MB here) and never shrinks; redo-async keeps a log
@@ -64,7 +70,11 @@
  * much as one transaction logs, then abort), so that no timed transaction
  * pays for growing a log (pmtx-cow, whose log holds one small record per
  * object written, is not pre-grown). (redo-async with 4 descriptors measured no
- * slower than with 64, at 100 writes of 4 KiB per transaction.)
+ * slower than with 64, at 100 writes of 4 KiB per transaction.) pmtx-twin
+ * keeps no persistent log (its list of lines is in DRAM): its region holds
+ * the objects and their back copy only, and is not pre-grown. Setup
+ * transactions are undo ones, twin in a twin region (which refuses any
+ * other runtime): bench_setup_rt.
  *
  * Validation. Each runner keeps, per object, the stamp of its last write
  * (its DRAM shadow: the contents follow from it). Every read checks the
@@ -399,6 +409,8 @@ static size_t obj_region_size(const struct obj_plan *pl, pmtx_runtime rt)
 	size_t data = (size_t)pl->nobj * blk;
 	if (rt == PMTX_RT_COW)
 		data += distinct * blk + (size_t)pl->nobj * 64;
+	if (rt == PMTX_RT_TWIN) /* no log; the heap, and its back copy */
+		return 2 * (data + (8u << 20)) + (1u << 20);
 	return data + OBJ_NDESC * (log * 5 / 4 + (64u << 10)) + (8u << 20);
 }
 
@@ -456,7 +468,7 @@ static int obj_pmtx_setup(struct obj_ctx *c)
 		if (to > c->pl->nobj)
 			to = c->pl->nobj;
 		pmtx_tx *tx;
-		int rc = pmtx_begin(c->r, PMTX_RT_UNDO, &tx);
+		int rc = pmtx_begin(c->r, bench_setup_rt(c->rt), &tx);
 		if (rc)
 			return rc;
 		if ((rc = obj_alloc_batch(c, tx, i, to))) {
@@ -526,7 +538,7 @@ static int obj_pmtx_runner(struct runner *r, const struct bench_opts *o,
 	int rc = obj_region(r, o, rt, cfg, c);
 	if (!rc)
 		rc = obj_pmtx_setup(c);
-	if (!rc && c->kind == OBJ_LOG)
+	if (!rc && c->kind == OBJ_LOG && rt != PMTX_RT_TWIN)
 		rc = obj_warm_logs(c);
 	if (rc) {
 		obj_destroy(c);
@@ -625,6 +637,7 @@ static int obj_plan_init(struct obj_plan *pl, uint64_t seed)
 
 static const pmtx_runtime obj_runtimes[] = {
 	PMTX_RT_UNDO, PMTX_RT_REDO, PMTX_RT_REDO_ASYNC, PMTX_RT_COW,
+	PMTX_RT_TWIN,
 };
 #define OBJ_NRUNTIMES (sizeof(obj_runtimes) / sizeof(*obj_runtimes))
 
@@ -688,7 +701,7 @@ static int obj_sweep(const struct bench_opts *o, int multi)
 {
 	static const char *const systems[] = {
 		"pmtx-undo", "pmtx-redo", "pmtx-redo-async", "pmtx-cow",
-		"pmdk", "plain", NULL};
+		"pmtx-twin", "pmdk", "plain", NULL};
 	const char *name = multi ? "multi-obj" : "single-obj";
 	long sizes[32], pcts[32];
 	if (bench_check_systems(o, name, systems))

@@ -9,10 +9,15 @@
  * "swaps_per_s" is k x ops_per_s.
  *
  * Systems
- *   pmtx-undo, pmtx-redo, pmtx-redo-async, pmtx-auto  the array is the
- *       region's root; a swap is two pmtx_read and two pmtx_write of 8
- *       bytes, so redo sees this transaction's earlier swaps. pmtx-auto
- *       begins with PMTX_RT_AUTO (one call site).
+ *   pmtx-undo, pmtx-redo, pmtx-redo-async, pmtx-auto, pmtx-twin  the
+ *       array is the region's root; a swap is two pmtx_read and two
+ *       pmtx_write of 8 bytes, so redo sees this transaction's earlier
+ *       swaps. pmtx-auto begins with PMTX_RT_AUTO (one call site).
+ *       pmtx-twin runs in a twin region (PMTX_RT_TWIN, twice the bytes:
+ *       bench_region): reads are plain loads, writes store in place and
+ *       note their lines in DRAM, and commit flushes those lines, copies
+ *       them to the back copy and flushes that: 4 barriers per
+ *       transaction, 2 flushes per line written plus the state word's.
  *   pmtx-cow  the array is split into ceil(n/8) 64-byte copy-on-write
  *       objects of 8 integers; the root holds their wrappers. A swap opens
  *       both objects for writing (one private copy per object per

@@ -7,12 +7,30 @@
  * system alike).
  *
  * Systems: pmtx-undo, pmtx-redo, pmtx-redo-async (any domain and
- * backend); pmtx-cow, where the `writes` ranges are 8 bytes in as many
+ * backend); pmtx-twin, the same pmtx_write / pmtx_alloc / pmtx_free in a
+ * twin region (PMTX_RT_TWIN, twice the bytes: bench_region): a write
+ * stores in place and notes its line in DRAM, an allocation or free is
+ * applied to the heap metadata in place at commit (no allocation log),
+ * and commit flushes the lines, makes the commit durable with one word
+ * and copies the lines to the back copy: 4 barriers per transaction
+ * that writes, whatever `writes` is (0 for one that writes nothing);
+ * pmtx-cow, where the `writes` ranges are 8 bytes in as many
  * distinct 64-byte objects opened for writing (copy-on-write works only
  * through wrappers); pmtx-cltx, for 0-3 writes of 8-byte fields of one
  * cache-line object and no allocation; and pmdk (libpmemobj's
  * TX_BEGIN / pmemobj_tx_add_range / pmemobj_tx_alloc, written as a PMDK
- * user would, on a pool in --dir with PMEM_IS_PMEM_FORCE=1).
+ * user would, on a pool in --dir with PMEM_IS_PMEM_FORCE=1; its flushes
+ * and barriers are counted at libpmem's calls, pmdk_count.c).
+ *
+ * Validation (check). Each runner counts in DRAM the writes made to each
+ * line (each write increments the line's first word, which starts at 0),
+ * and the line must hold that count after the run (pmtx-cow: in its
+ * object's committed payload; pmtx-cltx: each of its fields written holds
+ * the number of transactions run). For pmtx, pmtx_heap_check must pass
+ * and (except for pmtx-cow, whose objects are blocks too) pmtx_heap_walk
+ * must report exactly the ring's blocks; for pmdk, POBJ_FOREACH must
+ * count the ring's objects. corrupt (--inject-fault) adds 1 to the first
+ * line's word (pmtx-cltx: to its first field).
  */
 #include <libpmemobj.h>
 #include <stdio.h>
@@ -42,6 +60,8 @@ struct pmtx_ctx {
 	uint64_t iter;
 	pmtx_off ring[RING];
 	unsigned ring_pos;
+	uint64_t txs;            /* transactions committed (cltx) */
+	uint64_t count[LINES];   /* shadow: writes made to each line */
 };
 
 static inline unsigned line_of(uint64_t iter, long w)
@@ -125,6 +145,8 @@ static int pmtx_run(void *vctx, uint64_t n)
 		}
 		if ((rc = pmtx_commit(tx)))
 			return rc;
+		for (long w = 0; w < c->p.writes; w++)
+			c->count[line_of(c->iter, w)]++;
 	}
 	return 0;
 }
@@ -132,9 +154,117 @@ static int pmtx_run(void *vctx, uint64_t n)
 static void pmtx_destroy(void *vctx)
 {
 	struct pmtx_ctx *c = vctx;
-	pmtx_close(c->r);
-	unlink(c->path);
+	bench_region_destroy(c->r, c->path);
 	free(c);
+}
+
+/* ---- validation (the design comment) ---- */
+
+static int lines_ok(const uint64_t *count, uint64_t (*word)(void *, unsigned),
+                    void *ctx, const char *system)
+{
+	for (unsigned l = 0; l < LINES; l++) {
+		uint64_t v = word(ctx, l);
+		if (v != count[l]) {
+			fprintf(stderr, "txn: %s: line %u holds %llu, expected "
+			        "%llu (its writes)\n", system, l,
+			        (unsigned long long)v,
+			        (unsigned long long)count[l]);
+			return PMTX_E_CORRUPT;
+		}
+	}
+	return 0;
+}
+
+/* The first word of line l, as committed. */
+static uint64_t *pmtx_word(struct pmtx_ctx *c, unsigned l)
+{
+	if (c->rt != PMTX_RT_COW)
+		return &c->lines[l * 8];
+	const pm_obj64 *objs = (const pm_obj64 *)(const void *)c->lines;
+	return (uint64_t *)pmtx_cow_peek(c->r, objs[l].w);
+}
+
+static uint64_t pmtx_word_of(void *vctx, unsigned l)
+{
+	return *pmtx_word(vctx, l);
+}
+
+struct ring_walk {
+	const struct pmtx_ctx *c;
+	unsigned blocks;
+};
+
+/* Every block the heap walk reports must be in the ring. */
+static int ring_block(pmtx_off off, size_t usable, void *arg)
+{
+	struct ring_walk *w = arg;
+	(void)usable;
+	w->blocks++;
+	for (unsigned i = 0; i < RING; i++)
+		if (w->c->ring[i] == off)
+			return 0;
+	fprintf(stderr, "txn: heap block %#llx is not in the ring\n",
+	        (unsigned long long)off);
+	return PMTX_E_CORRUPT;
+}
+
+static int cltx_check(struct pmtx_ctx *c)
+{
+	const struct fields *f = line3_valid(pmtx_cltx_align(c->lines));
+	for (long w = 0; w < 3; w++) {
+		uint64_t want = w < c->p.writes ? c->txs : 0;
+		if (f->f[w] != want) {
+			fprintf(stderr, "txn: pmtx-cltx: field %ld holds %llu, "
+			        "expected %llu\n", w,
+			        (unsigned long long)f->f[w],
+			        (unsigned long long)want);
+			return PMTX_E_CORRUPT;
+		}
+	}
+	return 0;
+}
+
+static int pmtx_check(void *vctx)
+{
+	struct pmtx_ctx *c = vctx;
+	if (c->rt == RT_CLTX)
+		return cltx_check(c);
+	char sys[32];
+	snprintf(sys, sizeof(sys), "pmtx-%s", pmtx_runtime_name(c->rt));
+	int rc = lines_ok(c->count, pmtx_word_of, c, sys);
+	pmtx_heap_stats st;
+	if (!rc && pmtx_heap_check(c->r, &st)) {
+		fprintf(stderr, "txn: %s: heap check: %s\n", sys,
+		        st.first_error);
+		rc = PMTX_E_CORRUPT;
+	}
+	if (rc || c->rt == PMTX_RT_COW)
+		return rc;
+	unsigned live = 0;
+	for (unsigned i = 0; i < RING; i++)
+		live += c->ring[i] != 0;
+	struct ring_walk w = {c, 0};
+	if ((rc = pmtx_heap_walk(c->r, ring_block, &w)))
+		return rc;
+	if (w.blocks != live) {
+		fprintf(stderr, "txn: %s: %u blocks in the heap, %u in the "
+		        "ring\n", sys, w.blocks, live);
+		return PMTX_E_CORRUPT;
+	}
+	return 0;
+}
+
+static void pmtx_corrupt(void *vctx)
+{
+	struct pmtx_ctx *c = vctx;
+	if (c->rt == RT_CLTX) { /* a commit the model does not know of */
+		struct line3 *l = pmtx_cltx_align(c->lines);
+		line3_begin(l)->f[0] += 1;
+		line3_commit(c->r, l);
+	} else {
+		*pmtx_word(c, 0) += 1;
+	}
 }
 
 static int pmtx_runner(struct runner *r, const struct bench_opts *o,
@@ -142,13 +272,14 @@ static int pmtx_runner(struct runner *r, const struct bench_opts *o,
                        struct txn_params p)
 {
 	struct pmtx_ctx *c = calloc(1, sizeof(*c));
-	pmtx_options opt;
-	pmtx_options_init(&opt);
-	opt.domain = d;
-	opt.backend = b;
-	opt.root_size = LINES * 64;
-	snprintf(c->path, sizeof(c->path), "%s", bench_path(o, "pmtx"));
-	int rc = pmtx_create(c->path, POOL_SIZE, &opt, &c->r);
+	if (!c)
+		return PMTX_E_NOMEM;
+	struct bench_cfg cfg = {d, b};
+	/* Twin: the same file size (bench_region doubles what it is asked
+	 * for); half of it holds far more heap than this workload uses. */
+	size_t size = rt == PMTX_RT_TWIN ? (POOL_SIZE - (1u << 20)) / 2
+	                                 : POOL_SIZE;
+	int rc = bench_region(r, o, rt, cfg, LINES * 64, size, &c->r, c->path);
 	if (rc) {
 		free(c);
 		return rc;
@@ -156,17 +287,13 @@ static int pmtx_runner(struct runner *r, const struct bench_opts *o,
 	c->lines = pmtx_root(c->r, NULL);
 	c->p = p;
 	c->rt = rt;
-	*r = (struct runner){.ctx = c, .run = pmtx_run,
-	                     .destroy = pmtx_destroy, .has_counters = 1};
-	snprintf(r->system, sizeof(r->system), "pmtx-%s", pmtx_runtime_name(rt));
-	snprintf(r->domain, sizeof(r->domain), "%s", pmtx_domain_name(d));
-	snprintf(r->backend, sizeof(r->backend), "%s", pmtx_backend_name(b));
+	r->ctx = c;
+	r->run = rt == RT_CLTX ? cltx_run : pmtx_run;
+	r->check = pmtx_check;
+	r->corrupt = pmtx_corrupt;
+	r->destroy = pmtx_destroy;
 	if (rt == PMTX_RT_COW && (rc = cow_setup(c->r)))
 		pmtx_destroy(c);
-	if (rt == RT_CLTX) {
-		r->run = cltx_run;
-		snprintf(r->system, sizeof(r->system), "pmtx-cltx");
-	}
 	return rc;
 }
 
@@ -183,6 +310,7 @@ static int cltx_run(void *vctx, uint64_t n)
 		int rc = line3_commit(c->r, l);
 		if (rc)
 			return rc;
+		c->txs++;
 	}
 	return 0;
 }
@@ -198,6 +326,7 @@ struct pmdk_ctx {
 	uint64_t iter;
 	PMEMoid ring[RING];
 	unsigned ring_pos;
+	uint64_t count[LINES]; /* shadow: writes made to each line */
 };
 
 static void pmdk_body(void *vctx)
@@ -220,8 +349,38 @@ static int pmdk_one(void *vctx)
 {
 	struct pmdk_ctx *c = vctx;
 	int rc = bench_pmdk_tx(c->pop, pmdk_body, c);
+	for (long w = 0; !rc && w < c->p.writes; w++)
+		c->count[line_of(c->iter, w)]++;
 	c->iter++;
 	return rc;
+}
+
+static uint64_t pmdk_word_of(void *vctx, unsigned l)
+{
+	return ((struct pmdk_ctx *)vctx)->lines[l * 8];
+}
+
+static int pmdk_check(void *vctx)
+{
+	struct pmdk_ctx *c = vctx;
+	int rc = lines_ok(c->count, pmdk_word_of, c, "pmdk");
+	unsigned live = 0, objs = 0;
+	for (unsigned i = 0; i < RING; i++)
+		live += !OID_IS_NULL(c->ring[i]);
+	PMEMoid oid;
+	POBJ_FOREACH(c->pop, oid)
+		objs++;
+	if (!rc && objs != live) {
+		fprintf(stderr, "txn: pmdk: %u objects in the pool, %u in the "
+		        "ring\n", objs, live);
+		rc = PMTX_E_CORRUPT;
+	}
+	return rc;
+}
+
+static void pmdk_corrupt(void *vctx)
+{
+	((struct pmdk_ctx *)vctx)->lines[0] += 1;
 }
 
 static int pmdk_run(void *vctx, uint64_t n)
@@ -232,8 +391,7 @@ static int pmdk_run(void *vctx, uint64_t n)
 static void pmdk_destroy(void *vctx)
 {
 	struct pmdk_ctx *c = vctx;
-	pmemobj_close(c->pop);
-	unlink(c->path);
+	bench_pmdk_destroy(c->pop, c->path);
 	free(c);
 }
 
@@ -241,22 +399,21 @@ static int pmdk_runner(struct runner *r, const struct bench_opts *o,
                        struct txn_params p)
 {
 	struct pmdk_ctx *c = calloc(1, sizeof(*c));
-	setenv("PMEM_IS_PMEM_FORCE", "1", 1);
-	snprintf(c->path, sizeof(c->path), "%s", bench_path(o, "pmdk"));
-	c->pop = pmemobj_create(c->path, "bench", POOL_SIZE, 0600);
-	if (!c->pop) {
-		fprintf(stderr, "pmemobj_create: %s\n", pmemobj_errormsg());
+	if (!c)
+		return PMTX_E_NOMEM;
+	int rc = bench_pmdk_pool(r, o, LINES * 64, POOL_SIZE, &c->pop, c->path);
+	if (rc) {
 		free(c);
-		return PMTX_E_IO;
+		return rc;
 	}
 	c->root = pmemobj_root(c->pop, LINES * 64);
 	c->lines = pmemobj_direct(c->root);
 	c->p = p;
-	*r = (struct runner){.ctx = c, .run = pmdk_run,
-	                     .destroy = pmdk_destroy, .has_counters = 0};
-	snprintf(r->system, sizeof(r->system), "pmdk");
-	snprintf(r->domain, sizeof(r->domain), "pdom1");
-	snprintf(r->backend, sizeof(r->backend), "hardware");
+	r->ctx = c;
+	r->run = pmdk_run;
+	r->check = pmdk_check;
+	r->corrupt = pmdk_corrupt;
+	r->destroy = pmdk_destroy;
 	return 0;
 }
 
@@ -269,7 +426,7 @@ static int want(const char *sel, const char *name)
 
 static const pmtx_runtime runtimes[] = {PMTX_RT_UNDO, PMTX_RT_REDO,
                                         PMTX_RT_REDO_ASYNC, PMTX_RT_COW,
-                                        RT_CLTX};
+                                        PMTX_RT_TWIN, RT_CLTX};
 #define NRUNTIMES (sizeof(runtimes) / sizeof(*runtimes))
 
 static const char *system_name(pmtx_runtime rt, char *buf, size_t n)
@@ -314,7 +471,7 @@ static int pmtx_runners(struct runner *rs, int *n, const struct bench_opts *o,
 /* All runners for one parameter point, measured interleaved. */
 static int txn_point(const struct bench_opts *o, struct txn_params p)
 {
-	struct runner rs[32];
+	struct runner rs[BENCH_MAX_RUNNERS];
 	int n = 0;
 	int rc = pmtx_runners(rs, &n, o, p);
 	if (!rc && bench_want(o, "pmdk") && want(o->domain, "pdom1") &&
@@ -322,17 +479,10 @@ static int txn_point(const struct bench_opts *o, struct txn_params p)
 		rc = pmdk_runner(&rs[n], o, p);
 		n += rc == 0;
 	}
-	if (!rc)
-		rc = bench_measure(rs, n, o);
 	char params[64];
 	snprintf(params, sizeof(params), "\"writes\":%ld,\"allocs\":%ld",
 	         p.writes, p.allocs);
-	for (int i = 0; i < n; i++) {
-		if (!rc)
-			bench_emit(&rs[i], "txn", params);
-		rs[i].destroy(rs[i].ctx);
-	}
-	return rc;
+	return bench_point(rs, n, rc, o, "txn", params, NULL);
 }
 
 int wl_txn(const struct bench_opts *o)
@@ -340,7 +490,8 @@ int wl_txn(const struct bench_opts *o)
 	static const long sweep[] = {0, 1, 2, 3, 4, 16, 32};
 	static const char *const systems[] = {"pmtx-undo", "pmtx-redo",
 	                                      "pmtx-redo-async", "pmtx-cow",
-	                                      "pmtx-cltx", "pmdk", NULL};
+	                                      "pmtx-twin", "pmtx-cltx", "pmdk",
+	                                      NULL};
 	if (bench_check_systems(o, "txn", systems))
 		return PMTX_E_INVAL;
 	if (o->writes >= 0 || o->allocs >= 0) {

@@ -87,11 +87,22 @@ enum {
 	/* PMTX_RT_AUTO, explored with PMTX_OPEN_AUTO_ROTATE: its transactions
 	 * take undo, redo and redo-async in turn. */
 	PMTX_EXPLORE_AUTO = 1u << 5,
-	/* The runtimes under which pmtx_write works. */
+	/* PMTX_RT_TWIN, explored in a twin region (pmtx_options.runtime =
+	 * PMTX_RT_TWIN) of twice region_size bytes, so that it holds about
+	 * the heap the other runtimes' regions hold. A twin region has a
+	 * fixed size: a workload with max_size cannot be explored under it.
+	 * Every transaction of a twin region is twin: setup must begin its
+	 * transactions with PMTX_RT_DEFAULT (or e->runtime), never another
+	 * runtime. */
+	PMTX_EXPLORE_TWIN = 1u << 6,
+	/* The runtimes under which pmtx_write works in an ordinary region
+	 * (one that may grow, and may mix these runtimes). Twin is not
+	 * among them: it needs a twin region, so a workload asks for it
+	 * (PMTX_EXPLORE_ALL includes it). */
 	PMTX_EXPLORE_LOGGING = PMTX_EXPLORE_UNDO | PMTX_EXPLORE_REDO |
 	                       PMTX_EXPLORE_REDO_ASYNC | PMTX_EXPLORE_AUTO,
 	PMTX_EXPLORE_ALL = PMTX_EXPLORE_LOGGING | PMTX_EXPLORE_COW |
-	                   PMTX_EXPLORE_CLTX,
+	                   PMTX_EXPLORE_CLTX | PMTX_EXPLORE_TWIN,
 };
 
 typedef struct pmtx_explore_workload pmtx_explore_workload;
@@ -117,9 +128,11 @@ struct pmtx_explore_workload {
 	const char *help;     /* one line for --help */
 	unsigned nthreads;    /* 0 = 1; at most PMTX_EXPLORE_MAX_THREADS */
 	size_t root_size;     /* bytes of the root object */
-	size_t region_size;   /* bytes of the region at creation; 0 = 1 MiB */
+	size_t region_size;   /* bytes of the region at creation; 0 = 1 MiB
+	                       * (twin: twice as many) */
 	size_t max_size;      /* the region grows up to this many bytes
-	                       * (pmtx_options.max_size); 0 = fixed size */
+	                       * (pmtx_options.max_size); 0 = fixed size;
+	                       * must be 0 for twin */
 	const char *layout;   /* layout name of the region; NULL "crashtest" */
 	unsigned runtimes;    /* PMTX_EXPLORE_* mask; 0 = LOGGING */
 	unsigned max_ntx;     /* largest ntx the model supports; 0 = any */
@@ -157,7 +170,8 @@ struct pmtx_explore_workload {
 /* One exploration: a workload under one runtime in one domain. */
 typedef struct pmtx_explore_config {
 	const pmtx_explore_workload *workload;
-	pmtx_runtime runtime; /* PMTX_RT_UNDO; or PMTX_EXPLORE_RT_CLTX */
+	pmtx_runtime runtime; /* PMTX_RT_UNDO; or PMTX_EXPLORE_RT_CLTX;
+	                       * PMTX_RT_TWIN makes a twin region */
 	pmtx_domain domain;   /* PMTX_PDOM1 */
 	uint64_t seed;        /* 1 */
 	unsigned ntx;         /* operations per thread: 12 */
@@ -216,8 +230,9 @@ int pmtx_explore_run(const pmtx_explore_config *c, pmtx_explore_result *res);
  * component) names the program in messages and reproducers. Options:
  *
  *   --workload W   only workload W (default: every one)
- *   --runtime R    only runtime R: undo redo redo-async cow cltx
- *                  (default: every runtime each workload applies to)
+ *   --runtime R    only runtime R: undo redo redo-async cow cltx auto
+ *                  twin (default: every runtime each workload applies
+ *                  to)
  *   --domain D     pdom0 pdom1 pdom2 (default pdom1)
  *   --ntx N --seed S --points all|N --images N --depth2 N --d2images N
  *                  as in pmtx_explore_config (defaults 12 1 all 64 1 16)
@@ -237,7 +252,8 @@ int pmtx_explore_run(const pmtx_explore_config *c, pmtx_explore_result *res);
 int pmtx_explore_main(int argc, char **argv,
                       const pmtx_explore_workload *const *wls, size_t n);
 
-/* "undo", "redo", "redo-async", "cow", "cltx"; "?" for anything else. */
+/* "undo", "redo", "redo-async", "cow", "cltx", "auto", "twin"; "?" for
+ * anything else. */
 const char *pmtx_explore_runtime_name(pmtx_runtime rt);
 /* Parse those names; 0 or PMTX_E_INVAL. */
 int pmtx_explore_runtime_parse(const char *s, pmtx_runtime *out);

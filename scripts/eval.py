@@ -15,7 +15,7 @@ Modes (each covers every workload unless --workloads narrows it):
   --quick   reduced sizes and sweeps (array slots=100000 with 7 write
             percentages, sps n=100000 with k=1,2,8,64,1024, 3 entry sizes
             x 2 read ratios, ...), all four domain configurations: about
-            2.5-3 minutes on a 2-core machine (plus the build), then
+            3 minutes on a 2-core machine (plus the build), then
             about a minute of pmcached.
   (none)    the default: the seeds' sweeps at the pmtx-bench default
             sizes (array slots=1000000, slot 4 and 64, all 11 write
@@ -97,6 +97,10 @@ and the section (report_whisper.py) with WHISPER's Table 1 and Figures
             0.5 s per application: about a minute.
   (none), --full   0.2 s and 1 s: about two minutes.
 --systems, --domains, --seconds and --rounds apply to pmtx-bench only.
+pmtx-bench's systems per workload are SYSTEMS below: every pmtx runtime
+(undo, redo, redo-async, cow and twin, the Romulus design in a twin region
+of twice the bytes; auto on array and sps; cltx on bbuf and txn), PMDK and
+the plain floor.
 
 Domain configurations (--domains, comma-separated): pdom1-hw (PDOM-1 on
 the hardware backend: clwb + sfence, the like-for-like comparison with
@@ -162,18 +166,23 @@ CONFIG_ALIASES = {
     "pdom1": ["pdom1-hw", "pdom1-emu"],
 }
 HW = "pdom1-hw"
-PMTX4 = ["pmtx-undo", "pmtx-redo", "pmtx-redo-async", "pmtx-cow"]
+# The runtimes every workload runs. pmtx-twin (PMTX_RT_TWIN) runs in a twin
+# region, which holds a back copy of its data: twice the bytes (TWIN_SYSTEMS
+# counts in the memory estimate).
+PMTX = ["pmtx-undo", "pmtx-redo", "pmtx-redo-async", "pmtx-cow",
+        "pmtx-twin"]
+TWIN_SYSTEMS = {"pmtx-twin"}
 FLOORS = ["pmdk", "plain"]  # run on PDOM-1 hardware only
 SYSTEMS = {
-    "array": PMTX4 + ["pmtx-auto"] + FLOORS,
-    "array-raw": PMTX4 + ["pmtx-auto"] + FLOORS,
-    "alloc": PMTX4 + ["pmtx-undo-eager"] + FLOORS,
-    "sps": PMTX4 + ["pmtx-auto"] + FLOORS,
-    "single-obj": PMTX4 + FLOORS,
-    "multi-obj": PMTX4 + FLOORS,
-    "hashmap": PMTX4 + FLOORS,
-    "bbuf": ["pmtx-cltx"] + PMTX4 + FLOORS,
-    "txn": PMTX4 + ["pmtx-cltx", "pmdk"],
+    "array": PMTX + ["pmtx-auto"] + FLOORS,
+    "array-raw": PMTX + ["pmtx-auto"] + FLOORS,
+    "alloc": PMTX + ["pmtx-undo-eager"] + FLOORS,
+    "sps": PMTX + ["pmtx-auto"] + FLOORS,
+    "single-obj": PMTX + FLOORS,
+    "multi-obj": PMTX + FLOORS,
+    "hashmap": PMTX + FLOORS,
+    "bbuf": ["pmtx-cltx"] + PMTX + FLOORS,
+    "txn": PMTX + ["pmtx-cltx", "pmdk"],
 }
 WORKLOADS = ["array", "array-raw", "alloc", "sps", "single-obj",
              "multi-obj", "hashmap", "bbuf"]
@@ -359,6 +368,16 @@ def count_runners(workload, systems, cfgs):
     return max(n, 1)
 
 
+def mem_runners(workload, systems, cfgs):
+    """Runners a step's memory estimate counts: a twin runner's region
+    holds its data twice (the back copy), so it counts as two (txn's
+    regions are the same size for every system)."""
+    n = count_runners(workload, systems, cfgs)
+    if workload != "txn":
+        n += len([s for s in systems if s in TWIN_SYSTEMS]) * len(cfgs)
+    return n
+
+
 def mem_budget(pool_dir="/dev/shm"):
     """Bytes the pools of one step may take: half the available memory
     (pools in /dev/shm are RAM), and no more than 80 % of the free space
@@ -419,7 +438,7 @@ def expand(spec, inner=()):
 
 def pick_systems(workload, wanted):
     """The systems of a workload that --systems selects (None: all)."""
-    known = SYSTEMS.get(workload, PMTX4 + FLOORS)
+    known = SYSTEMS.get(workload, PMTX + FLOORS)
     return list(known) if not wanted else [s for s in known if s in wanted]
 
 
@@ -427,7 +446,7 @@ def config_groups(workload, cfgs, point, systems, budget):
     """Run all configurations in one invocation (interleaved, the best
     comparison) unless memory requires one invocation per config."""
     if len(cfgs) == len(CONFIGS):
-        n = count_runners(workload, systems, cfgs)
+        n = mem_runners(workload, systems, cfgs)
         if mem_need(workload, point, n) <= budget:
             return [None]
     return list(cfgs)
@@ -463,8 +482,10 @@ def workload_steps(w, wspec, systems, systems_wanted, cfgs, how, notes):
             groups = [g for g in groups if g in (None, HW)]
         counts = [count_runners(w, systems, cfgs if g is None else [g])
                   for g in groups]
+        mems = [mem_runners(w, systems, cfgs if g is None else [g])
+                for g in groups]
         # One cap for every config of a point, so that they compare.
-        p = cap_point(w, point, max(counts, default=1), budget, notes)
+        p = cap_point(w, point, max(mems, default=1), budget, notes)
         steps += [Step(w, p, sysarg, g, seconds, rounds, n)
                   for g, n in zip(groups, counts)]
     return steps

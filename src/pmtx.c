@@ -154,8 +154,9 @@ int pmtx_close(pmtx_region *r)
 	}
 	async_drain(r);
 	int rc = async_take_error(r);
+	int rc2 = r->twin && !r->private_view ? twin_close(r) : 0;
 	teardown(r);
-	return rc;
+	return rc ? rc : rc2;
 }
 
 int pmtx_drain(pmtx_region *r)

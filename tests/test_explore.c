@@ -279,10 +279,91 @@ static void runtime_outside_the_mask_is_unsupported(void **s)
 	assert_int_equal(pmtx_explore_run(&c, &res), PMTX_E_UNSUPPORTED);
 }
 
+/* PMTX_EXPLORE_TWIN: a twin region, twice the workload's region_size,
+ * made by the explorer; setup and run see only twin transactions. */
+static int twin_setup(const pmtx_explore_env *e, pmtx_region *r)
+{
+	pmtx_tx *tx;
+	struct pair_root *root = pmtx_root(r, NULL);
+	(void)e;
+	if (pmtx_region_runtime(r) != PMTX_RT_TWIN)
+		return PMTX_E_UNSUPPORTED;
+	if (pmtx_begin(r, PMTX_RT_UNDO, &tx) != PMTX_E_UNSUPPORTED)
+		return PMTX_E_INVAL; /* a twin region runs twin only */
+	pmtx_off off;
+	int rc = pmtx_begin(r, PMTX_RT_DEFAULT, &tx);
+	if (!rc)
+		rc = pmtx_alloc(tx, 600u << 10, &off);
+	if (!rc)
+		rc = PMTX_SET(tx, root->blk[0], off);
+	if (rc) {
+		pmtx_abort(tx);
+		return rc;
+	}
+	if (pmtx_tx_runtime(tx) != PMTX_RT_TWIN)
+		rc = PMTX_E_INVAL;
+	int crc = pmtx_commit(tx);
+	return rc ? rc : crc;
+}
+
+static int twin_walk(const pmtx_explore_env *e, pmtx_region *r,
+                     pmtx_explore_block_fn fn, void *arg)
+{
+	const struct pair_root *root = pmtx_root(r, NULL);
+	(void)e;
+	return root->blk[0] && fn(root->blk[0], arg);
+}
+
+static void twin_runs_in_a_twin_region_of_twice_the_size(void **s)
+{
+	/* 600 KiB fits the heap of a 1 MiB region, and of a 2 MiB twin
+	 * region, not of a 1 MiB twin region */
+	static const pmtx_explore_workload w = {
+		.name = "pair-twin", .root_size = sizeof(struct pair_root),
+		.runtimes = PMTX_EXPLORE_TWIN, .max_ntx = 100,
+		.arg = (void *)(uintptr_t)CORRECT, .setup = twin_setup,
+		.run = pair_run, .observe = pair_observe, .model = pair_model,
+		.walk = twin_walk};
+	pmtx_explore_config c;
+	pmtx_explore_result res;
+	(void)s;
+	assert_true(pmtx_explore_applies(&w, PMTX_RT_TWIN));
+	assert_false(pmtx_explore_applies(&w, PMTX_RT_UNDO));
+	assert_false(pmtx_explore_applies(&correct, PMTX_RT_TWIN));
+	for (int d = PMTX_PDOM0; d <= PMTX_PDOM2; d++) {
+		config(&c, &w, PMTX_RT_TWIN);
+		c.domain = (pmtx_domain)d;
+		assert_int_equal(pmtx_explore_run(&c, &res), 0);
+		if (res.violations)
+			print_message("%s\n", res.first);
+		assert_int_equal(res.violations, 0);
+		assert_true(res.points > 1);
+		assert_true(res.recovery_images > 0);
+	}
+	config(&c, &correct, PMTX_RT_TWIN);
+	assert_int_equal(pmtx_explore_run(&c, &res), PMTX_E_UNSUPPORTED);
+}
+
+static void twin_region_cannot_grow(void **s)
+{
+	static const pmtx_explore_workload w = PAIR(
+		CORRECT, .runtimes = PMTX_EXPLORE_TWIN | PMTX_EXPLORE_UNDO,
+		.max_size = 4u << 20);
+	pmtx_explore_config c;
+	pmtx_explore_result res;
+	(void)s;
+	config(&c, &w, PMTX_RT_TWIN);
+	assert_int_equal(pmtx_explore_run(&c, &res), PMTX_E_INVAL);
+	assert_non_null(strstr(pmtx_errmsg(), "twin"));
+	config(&c, &w, PMTX_RT_UNDO);
+	assert_int_equal(pmtx_explore_run(&c, &res), 0);
+	assert_int_equal(res.violations, 0);
+}
+
 static void runtime_names_round_trip(void **s)
 {
 	static const char *const names[] = {"undo", "redo", "redo-async",
-	                                    "cow", "cltx"};
+	                                    "cow", "cltx", "auto", "twin"};
 	pmtx_runtime rt;
 	(void)s;
 	for (size_t i = 0; i < sizeof(names) / sizeof(*names); i++) {
@@ -311,6 +392,8 @@ int main(void)
 		T(threads_sizes_and_layout_are_the_workloads),
 		T(malformed_workloads_are_refused),
 		T(runtime_outside_the_mask_is_unsupported),
+		T(twin_runs_in_a_twin_region_of_twice_the_size),
+		T(twin_region_cannot_grow),
 		T(runtime_names_round_trip),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

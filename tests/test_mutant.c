@@ -10,11 +10,16 @@
  *   nt-copy site  exactly the bytes it copies fewer non-temporal bytes;
  *   store site    the same counters, but the persistent value it writes
  *                 (a descriptor state, the number of valid log records,
- *                 the log tail, a batch checksum) differs.
+ *                 the log tail, a batch checksum, the twin state word)
+ *                 differs.
  * Counters are this thread's (pmtx_counters_get), so every workload runs
  * its persist steps in this thread (redo-async truncation included). For
  * flush and barrier sites, the probed persistent values must also be
  * equal: the mutant changes what is persisted, not what is stored.
+ *
+ * The twin state word (rstate.twin) is probed at every barrier as well as
+ * at the end: its marks are overwritten within one transaction, so only
+ * the states it held while the barriers ran show that each was stored.
  *
  * Sites that only recovery reaches run on a crash image: the region file
  * (in /dev/shm, so it holds every store made) copied in the middle of a
@@ -58,10 +63,11 @@
 #define ROOT_SIZE (64u << 10)
 
 /* What a run observed: counters over the workload, persistent values. */
-enum probe { P_NONE = -1, P_STATE, P_NREC, P_BATCH, NPROBE };
+enum probe { P_NONE = -1, P_STATE, P_NREC, P_BATCH, P_TWIN, NPROBE };
 static const char *const probe_names[] = {"descriptor state",
                                           "valid log records",
-                                          "batch checksum set"};
+                                          "batch checksum set",
+                                          "twin states (at barriers, end)"};
 
 struct obs {
 	pmtx_counters c;
@@ -92,8 +98,15 @@ static pmtx_region *make(const char **path)
 	                 PMTX_BACKEND_HARDWARE, PMTX_RT_UNDO);
 }
 
+/* A twin region's state word, watched at every barrier (twin_ops). */
+static struct {
+	const uint64_t *word; /* rstate.twin of the watched region, or NULL */
+	unsigned seen;        /* 1 << state, for each barrier */
+} twatch;
+
 static void drop(pmtx_region *r, const char *path)
 {
+	memset(&twatch, 0, sizeof(twatch)); /* before the mapping goes */
 	assert_int_equal(pmtx_close(r), 0);
 	unlink(path);
 }
@@ -138,6 +151,8 @@ static void probe(pmtx_region *r, struct obs *o)
 	if (last && last->type == PMTX_REC_COMMIT && last->len >= 16)
 		memcpy(batch, rec_payload(last), 16);
 	o->p[P_BATCH] = batch[1] != 0;
+	o->p[P_TWIN] = twatch.seen |
+	               PMTX_TW_STATE(region_rstate(r)->twin) << 8;
 }
 
 static int copy_file(const char *src, const char *dst)
@@ -209,6 +224,33 @@ static void snap_at(uint64_t at)
 	snap.count = 0;
 	snap.at = at;
 	snap.armed = 1;
+}
+
+/* ---- twin regions: the state word at each barrier ---- */
+
+static int twin_barrier(struct persist *p)
+{
+	if (twatch.word)
+		twatch.seen |= 1u << PMTX_TW_STATE(__atomic_load_n(
+			twatch.word, __ATOMIC_RELAXED));
+	return persist_default_ops(p->domain, p->backend)->barrier(p);
+}
+
+static const persist_ops twin_ops = {.name = "twin-watch",
+                                     .flush = snap_flush,
+                                     .barrier = twin_barrier,
+                                     .copy_nt = snap_copy_nt};
+
+/* A twin region whose barriers note the state word (P_TWIN). */
+static pmtx_region *make_twin(const char **path)
+{
+	persist_override_ops(&twin_ops, NULL);
+	pmtx_region *r = tu_create(path, REGION_SIZE, ROOT_SIZE, PMTX_PDOM1,
+	                           PMTX_BACKEND_HARDWARE, PMTX_RT_TWIN);
+	persist_override_ops(NULL, NULL);
+	twatch.word = &region_rstate(r)->twin;
+	twatch.seen = 0;
+	return r;
 }
 
 /* Open the crash image with the mutant: the measured part. */
@@ -569,6 +611,70 @@ static void wl_recover_cow(struct obs *o)
 	recover_image(image, o);
 }
 
+/* A twin transaction writes two lines and commits: MUTATING (a), the
+ * lines (b), COPYING (c), the back copy in non-temporal stores (d),
+ * IDLE; close flushes the state word. */
+static void wl_twin_commit(struct obs *o)
+{
+	const char *path;
+	arm();
+	pmtx_region *r = make_twin(&path);
+	pmtx_tx *tx = begin(r, PMTX_RT_TWIN);
+	put(tx, r, 0);
+	put(tx, r, 64);
+	assert_int_equal(pmtx_commit(tx), 0);
+	probe(r, o);
+	drop(r, path);
+	disarm(o);
+}
+
+/* A twin transaction writes two lines and aborts: they are restored from
+ * the back copy. */
+static void wl_twin_abort(struct obs *o)
+{
+	const char *path;
+	arm();
+	pmtx_region *r = make_twin(&path);
+	pmtx_tx *tx = begin(r, PMTX_RT_TWIN);
+	put(tx, r, 0);
+	put(tx, r, 64);
+	assert_int_equal(pmtx_abort(tx), 0);
+	probe(r, o);
+	drop(r, path);
+	disarm(o);
+}
+
+/* A naked store outside any transaction in a twin region, flushed (to the
+ * back copy too) and fenced. */
+static void wl_twin_naked(struct obs *o)
+{
+	const char *path;
+	arm();
+	pmtx_region *r = make_twin(&path);
+	uint64_t *root = pmtx_root(r, NULL);
+	root[0] = 1;
+	pmtx_flush(r, root, 8);
+	assert_int_equal(pmtx_barrier(r), 0);
+	probe(r, o);
+	drop(r, path);
+	disarm(o);
+}
+
+/* Recovery copies the back copy over the two lines of a twin transaction
+ * caught MUTATING. */
+static void wl_recover_twin(struct obs *o)
+{
+	const char *path, *image = tu_path();
+	pmtx_region *r = make_twin(&path);
+	pmtx_tx *tx = begin(r, PMTX_RT_TWIN);
+	put(tx, r, 0);
+	put(tx, r, 64);
+	snap.taken = copy_file(path, image) == 0;
+	assert_int_equal(pmtx_abort(tx), 0);
+	drop(r, path);
+	recover_image(image, o);
+}
+
 /* ---- the cases: one per site ---- */
 
 struct site_case {
@@ -655,6 +761,24 @@ static const struct site_case cases[] = {
 	FLUSH(MUT_COW_SWAP_FLUSH, wl_cow, 1),
 	BARRIER(MUT_COW_NAKED_BARRIER, wl_naked, 1),
 	FLUSH(MUT_COW_RECOVER_FLUSH, wl_recover_cow, 1),
+	/* twin.c: a commit and an abort of two lines each */
+	STORE(MUT_TWIN_MUTATING_MARK, wl_twin_commit, P_TWIN),
+	FLUSH(MUT_TWIN_MUTATING_FLUSH, wl_twin_commit, 1),
+	BARRIER(MUT_TWIN_MUTATING_BARRIER, wl_twin_commit, 1),
+	FLUSH(MUT_TWIN_DATA_FLUSH, wl_twin_commit, 2),
+	BARRIER(MUT_TWIN_DATA_BARRIER, wl_twin_commit, 1),
+	STORE(MUT_TWIN_COPYING_MARK, wl_twin_commit, P_TWIN),
+	FLUSH(MUT_TWIN_COPYING_FLUSH, wl_twin_commit, 1),
+	BARRIER(MUT_TWIN_COMMIT_BARRIER, wl_twin_commit, 1),
+	{MUT_TWIN_BACK_COPY_NT, wl_twin_commit, 0, 0, -128, P_NONE},
+	BARRIER(MUT_TWIN_BACK_BARRIER, wl_twin_commit, 1),
+	STORE(MUT_TWIN_IDLE_MARK, wl_twin_commit, P_TWIN),
+	FLUSH(MUT_TWIN_IDLE_FLUSH, wl_twin_commit, 1), /* at close */
+	FLUSH(MUT_TWIN_ABORT_FLUSH, wl_twin_abort, 2),
+	BARRIER(MUT_TWIN_ABORT_BARRIER, wl_twin_abort, 1),
+	FLUSH(MUT_TWIN_RECOVER_FLUSH, wl_recover_twin, 2),
+	BARRIER(MUT_TWIN_RECOVER_BARRIER, wl_recover_twin, 1),
+	FLUSH(MUT_TWIN_NAKED_FLUSH, wl_twin_naked, 1),
 	/* recovery.c */
 	BARRIER(MUT_RECOVERY_DATA_BARRIER, wl_recover_undo, 1),
 	STORE(MUT_RECOVERY_IDLE_MARK, wl_recover_undo, P_STATE),
@@ -723,6 +847,7 @@ static int cleanup(void **state)
 	pmtx__mutant_set(MUT_NONE);
 	persist_override_ops(NULL, NULL);
 	snap.armed = 0;
+	memset(&twatch, 0, sizeof(twatch));
 	return 0;
 }
 

@@ -266,9 +266,10 @@
 	X(MUT_TWIN_COMMIT_BARRIER, "twin.commit_barrier",                    \
 	  "COPYING durable before the back copy is written and before "      \
 	  "commit returns (TW4); else torn or lost")                          \
-	X(MUT_TWIN_BACK_FLUSH, "twin.back_flush",                            \
-	  "flush of the back copy's lines (TW4); else the next "             \
-	  "transaction's crash restores stale bytes: commit lost")            \
+	X(MUT_TWIN_BACK_COPY_NT, "twin.back_copy_nt",                        \
+	  "the back copy's lines written with non-temporal stores (TW4); "   \
+	  "plain stores instead are not made durable by barrier (d), so the "\
+	  "next transaction's crash restores stale bytes: commit lost")       \
 	X(MUT_TWIN_BACK_BARRIER, "twin.back_barrier",                        \
 	  "back copy durable before the next MUTATING (TW4); else a crash "  \
 	  "restores stale bytes: commit lost")                                \
@@ -276,8 +277,8 @@
 	  "store IDLE after commit, abort and recovery (TW4); only spares "  \
 	  "the next open a pass over the region")                             \
 	X(MUT_TWIN_IDLE_FLUSH, "twin.idle_flush",                            \
-	  "flush of IDLE (TW4); only spares the next open a pass over the "  \
-	  "region")                                                           \
+	  "flush of IDLE at close and after recovery (TW4); only spares the "\
+	  "next open a pass over the region")                                 \
 	X(MUT_TWIN_ABORT_FLUSH, "twin.abort_flush",                          \
 	  "abort: flush of the lines restored from the back copy (TW7); "    \
 	  "else IDLE may persist over aborted bytes")                         \
@@ -354,14 +355,14 @@ extern unsigned pmtx__mutant;
 	} while (0)
 #define MUT_BARRIER_KIND(id, p, kind)                                        \
 	(MUT_ON(id) ? 0 : persist_barrier_kind((p), (kind)))
-#define MUT_COPY_NT(id, p, dst, src, n)                                      \
+#define MUT_COPY_NT_KIND(id, p, dst, src, n, kind)                           \
 	do {                                                                 \
 		if (!MUT_ON(id)) {                                           \
 			persist_copy_nt((p), (dst), (src), (n),              \
-			                PMTX_TSK_DATA);                      \
+			                PMTX_TSK_##kind);                    \
 		} else {                                                     \
 			memcpy((dst), (src), (n));                           \
-			TRACE_STORE((p), (dst), (n), DATA);                  \
+			TRACE_STORE((p), (dst), (n), kind);                  \
 		}                                                            \
 	} while (0)
 #else
@@ -370,10 +371,13 @@ extern unsigned pmtx__mutant;
 #define MUT_FLUSH(id, p, a, n) ((void)sizeof(id), persist_flush((p), (a), (n)))
 #define MUT_BARRIER_KIND(id, p, kind)                                        \
 	((void)sizeof(id), persist_barrier_kind((p), (kind)))
-#define MUT_COPY_NT(id, p, dst, src, n)                                      \
+#define MUT_COPY_NT_KIND(id, p, dst, src, n, kind)                           \
 	((void)sizeof(id),                                                   \
-	 persist_copy_nt((p), (dst), (src), (n), PMTX_TSK_DATA))
+	 persist_copy_nt((p), (dst), (src), (n), PMTX_TSK_##kind))
 #endif
+/* kind: the trace's store kind of the bytes copied (persist.h). */
+#define MUT_COPY_NT(id, p, dst, src, n)                                      \
+	MUT_COPY_NT_KIND(id, p, dst, src, n, DATA)
 /* A barrier that makes durable, and one that only orders (persist.h). */
 #define MUT_BARRIER(id, p) MUT_BARRIER_KIND(id, p, PMTX_TBK_DURABLE)
 #define MUT_ORDER(id, p) MUT_BARRIER_KIND(id, p, PMTX_TBK_ORDER)

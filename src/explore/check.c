@@ -219,7 +219,7 @@ int explore_check_image(const pmtx_explore_env *e,
 {
 	pmtx_options o;
 	pmtx_region *r;
-	explore_region_options(e->workload, &o);
+	explore_region_options(e->workload, e->runtime, &o);
 	o.domain = PMTX_PDOM2; /* K1 */
 	o.backend = PMTX_BACKEND_EMULATED;
 	o.barrier_ns = 0;

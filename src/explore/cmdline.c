@@ -32,10 +32,12 @@
 #include "common/util.h"
 #include "explore/explore.h"
 
-/* In the order runs are made. */
+/* In the order runs are made; all_rt[k] is the runtime of mask bit k
+ * (pmtx_explore.h), which usage_to relies on. */
 static const pmtx_runtime all_rt[] = {PMTX_RT_UNDO, PMTX_RT_REDO,
                                       PMTX_RT_REDO_ASYNC, PMTX_RT_COW,
-                                      PMTX_EXPLORE_RT_CLTX, PMTX_RT_AUTO};
+                                      PMTX_EXPLORE_RT_CLTX, PMTX_RT_AUTO,
+                                      PMTX_RT_TWIN};
 
 struct args {
 	pmtx_explore_config c;

@@ -48,6 +48,13 @@
  *      long as the region's file was at the crash point (a growth extends
  *      the file before the region records it, region.c 6), so recovery
  *      sees the lengths a real crash leaves.
+ *  E8. PMTX_RT_TWIN is explored in a twin region (pmtx_options.runtime
+ *      PMTX_RT_TWIN at create), where every transaction is twin, setup's
+ *      included: the runtime the workload is explored under chooses the
+ *      kind of region. It is made twice the workload's region_size, as a
+ *      twin region holds half the heap of another of its size (the back
+ *      copy follows the heap), and never grows (max_size is refused under
+ *      twin, E6).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -135,6 +142,7 @@ static const struct {
 	{PMTX_RT_COW, PMTX_EXPLORE_COW, "cow"},
 	{PMTX_EXPLORE_RT_CLTX, PMTX_EXPLORE_CLTX, "cltx"},
 	{PMTX_RT_AUTO, PMTX_EXPLORE_AUTO, "auto"},
+	{PMTX_RT_TWIN, PMTX_EXPLORE_TWIN, "twin"},
 };
 
 const char *pmtx_explore_runtime_name(pmtx_runtime rt)
@@ -173,19 +181,24 @@ int pmtx_explore_applies(const pmtx_explore_workload *w, pmtx_runtime rt)
 	return 0;
 }
 
-size_t explore_region_size(const pmtx_explore_workload *w)
+/* E8: a twin region holds half the heap of another of its size. */
+size_t explore_region_size(const pmtx_explore_workload *w, pmtx_runtime rt)
 {
-	return w->region_size ? w->region_size : EXPLORE_REGION_SIZE;
+	size_t n = w->region_size ? w->region_size : EXPLORE_REGION_SIZE;
+	return rt == PMTX_RT_TWIN ? 2 * n : n;
 }
 
 /* The one place that maps a workload's sizes to pmtx_options. */
-void explore_region_options(const pmtx_explore_workload *w, pmtx_options *o)
+void explore_region_options(const pmtx_explore_workload *w, pmtx_runtime rt,
+                            pmtx_options *o)
 {
 	pmtx_options_init(o);
 	o->layout = w->layout ? w->layout : EXPLORE_LAYOUT;
 	o->root_size = w->root_size;
 	o->ndesc = 8;
 	o->max_size = w->max_size;
+	if (rt == PMTX_RT_TWIN) /* E8; opening ignores it */
+		o->runtime = PMTX_RT_TWIN;
 }
 
 /* E6: 0, or PMTX_E_INVAL with the reason in pmtx_errmsg. */
@@ -199,8 +212,11 @@ static int validate(const pmtx_explore_config *c)
 		bad = "setup, run, observe and model are required";
 	else if (explore_nthreads(w) > PMTX_EXPLORE_MAX_THREADS)
 		bad = "more threads than PMTX_EXPLORE_MAX_THREADS";
-	else if (w->max_size && w->max_size < explore_region_size(w))
+	else if (w->max_size &&
+	         w->max_size < explore_region_size(w, PMTX_RT_UNDO))
 		bad = "max_size is below region_size";
+	else if (w->max_size && c->runtime == PMTX_RT_TWIN)
+		bad = "a twin region cannot grow: max_size under twin";
 	else if (c->ntx == 0 || (w->max_ntx && c->ntx > w->max_ntx))
 		bad = "ntx is 0 or above the workload's max_ntx";
 	else if (c->points < -1)
@@ -292,7 +308,7 @@ static int make_region(struct explorer *x)
 {
 	pmtx_options o;
 	pmtx_region *r;
-	explore_region_options(x->env.workload, &o);
+	explore_region_options(x->env.workload, x->c->runtime, &o);
 	o.domain = x->c->domain;
 	o.backend = PMTX_BACKEND_EMULATED;
 	o.barrier_ns = 0;
@@ -374,7 +390,7 @@ static pmtx_region *child_open(const struct explorer *x, struct chan *ch,
 {
 	pmtx_options o;
 	pmtx_region *r;
-	explore_region_options(x->env.workload, &o);
+	explore_region_options(x->env.workload, x->c->runtime, &o);
 	o.domain = x->c->domain;
 	o.backend = PMTX_BACKEND_EMULATED;
 	o.barrier_ns = 0;
@@ -879,7 +895,7 @@ int pmtx_explore_run(const pmtx_explore_config *c, pmtx_explore_result *res)
 		return PMTX_E_UNSUPPORTED;
 	x.env = (pmtx_explore_env){c->workload, c->seed, c->runtime, c->ntx};
 	x.prog = c->prog ? c->prog : program_invocation_short_name;
-	x.size = explore_region_size(c->workload);
+	x.size = explore_region_size(c->workload, c->runtime);
 	x.cap = MAX(x.size, c->workload->max_size);
 	x.img[0].fd = x.img[1].fd = -1;
 	signal(SIGPIPE, SIG_IGN); /* a child that ended: EPIPE, then EOF */

@@ -40,10 +40,12 @@ int explore_scratch_init(struct explore_scratch *s, size_t words);
 void explore_scratch_free(struct explore_scratch *s);
 
 /* Every region of an exploration is created and opened with these (its
- * layout, root and sizes from the workload); the caller sets domain,
- * backend and truncation. */
-void explore_region_options(const pmtx_explore_workload *w, pmtx_options *o);
-size_t explore_region_size(const pmtx_explore_workload *w);
+ * layout, root and sizes from the workload, a twin region under
+ * PMTX_RT_TWIN: explore.c E8); the caller sets domain, backend and
+ * truncation. */
+void explore_region_options(const pmtx_explore_workload *w, pmtx_runtime rt,
+                            pmtx_options *o);
+size_t explore_region_size(const pmtx_explore_workload *w, pmtx_runtime rt);
 
 /* Check the crash image in the file at path (check.c): 0 if it passes
  * every check, else 1 with the reason in msg. */

@@ -193,6 +193,11 @@ static void hw_copy_nt(struct persist *p, void *dst, const void *src,
 		cpu_flush(d, head);
 		d += head, s += head, n -= head;
 	}
+	if (((uintptr_t)d & 15) == 0) /* 16 bytes a store where it can */
+		for (; n >= 16; d += 16, s += 16, n -= 16)
+			_mm_stream_si128((__m128i *)(void *)d,
+			                 _mm_loadu_si128((const __m128i *)
+			                                 (const void *)s));
 	for (; n >= 8; d += 8, s += 8, n -= 8) {
 		long long v;
 		memcpy(&v, s, 8);

@@ -6,9 +6,11 @@
  * A twin region (layout.h 3.2) keeps a back copy of its mirrored area,
  * [root_off, twin_off): the root, the heap metadata and the heap. A
  * transaction stores in place and reads with plain loads; it remembers in
- * DRAM which lines it stored to (tx->recs, one offset per line, a small
- * direct-mapped filter dropping most repeats). One word, rstate.twin
- * (G2), says which copy is the truth after a crash.
+ * DRAM which lines it stored to (tx->recs, one offset per line, in first-
+ * store order; a hash set of the lines, tagged with the transaction's
+ * epoch so that it is never cleared, keeps each line out of recs after
+ * its first store). One word, rstate.twin (G2), says which copy is the
+ * truth after a crash.
  *
  * Barrier sequence of a transaction that writes or allocates:
  *   first store (a)  state := MUTATING, flush                -> 1 barrier
@@ -16,11 +18,19 @@
  *                    the data area (not flushed: they are lines of the
  *                    transaction too); every line flushed     -> barrier (b)
  *                    state := COPYING, flush: the commit point -> barrier (c)
- *                    each line copied to the back copy, flushed -> barrier (d)
- *                    state := IDLE, flush                     (no barrier)
+ *                    each line copied to the back copy with
+ *                    non-temporal stores                      -> barrier (d)
+ *                    state := IDLE                            (no flush)
  *   total 4, whatever the transaction writes; 0 for one that only reads.
  *   Abort: each line restored from the back copy, flushed -> 1 barrier;
- *   state := IDLE, flush.
+ *   state := IDLE. Close: the state word flushed           -> 1 barrier.
+ *   The back copy is written with non-temporal stores: it is not read
+ *   until the next crash, so caching it would cost a read for ownership
+ *   and a flush per line for nothing. IDLE is not flushed: it only spares
+ *   the next open a pass over the region, and a flush right before the
+ *   locked instructions that end a transaction would make them wait for
+ *   its write-back like a fifth barrier (`pmtx-bench costs`:
+ *   lock_after_flush); close makes it durable.
  * Recovery (at open, before the heap is rebuilt): MUTATING -> the back
  * copy over the data area; COPYING -> the data area over the back copy;
  * only the lines that differ are written and flushed -> 1 barrier; state
@@ -47,10 +57,11 @@
  *       (c), the commit point: commit may report success from here on),
  *       and the transaction ends only after the back copy is durable
  *       (barrier (d)), so the next MUTATING never persists before it.
- *       IDLE is stored and flushed without a barrier of its own: it only
+ *       IDLE is stored without a flush or a barrier of its own: it only
  *       spares the next open a pass over the region, and the next
  *       transaction's MUTATING supersedes it in the same word (a line
- *       persists its stores in order: the word never goes back).
+ *       persists its stores in order: the word never goes back). A
+ *       region closed cleanly has it durable (pmtx_close).
  *  TW5. Twin transactions of a region run one at a time: txm->twin_lock
  *       is held from begin to end (tx.c). So one state word describes
  *       them all, and no transaction's lines hold another's uncommitted
@@ -75,14 +86,15 @@
  *       undo does (undo.c U5).
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tx.h"
 
 /* ---- the state word ---- */
 
-static void state_store(pmtx_region *r, unsigned st, unsigned mark_site,
-                        unsigned flush_site)
+/* Store the state word; no flush. */
+static void state_store(pmtx_region *r, unsigned st, unsigned mark_site)
 {
 	struct pmtx_rstate *rs = region_rstate(r);
 	if (!MUT_SKIP(mark_site)) {
@@ -91,7 +103,11 @@ static void state_store(pmtx_region *r, unsigned st, unsigned mark_site,
 		__atomic_store_n(&rs->twin, PMTX_TW(seq, st), __ATOMIC_RELAXED);
 		TRACE_STORE(&r->persist, &rs->twin, 8, DESC);
 	}
-	MUT_FLUSH(flush_site, &r->persist, &rs->twin, 8);
+}
+
+static void state_flush(pmtx_region *r, unsigned flush_site)
+{
+	MUT_FLUSH(flush_site, &r->persist, &region_rstate(r)->twin, 8);
 }
 
 static inline void *back_of(const pmtx_region *r, uint64_t off)
@@ -103,7 +119,12 @@ static inline void *back_of(const pmtx_region *r, uint64_t off)
 
 static int twin_begin(struct pmtx_tx *tx)
 {
-	memset(tx->twin_seen, 0, sizeof(tx->twin_seen));
+	/* A new epoch empties the line set; the tag has 6 bits (line
+	 * offsets are multiples of 64), so every 63rd begin clears it. */
+	if (++tx->twin_epoch == CACHE_LINE) {
+		memset(tx->tset, 0, tx->tcap * sizeof(*tx->tset));
+		tx->twin_epoch = 1;
+	}
 	pthread_mutex_lock(&tx->r->txm->twin_lock); /* TW5 */
 	return 0;
 }
@@ -112,12 +133,56 @@ static int twin_begin(struct pmtx_tx *tx)
 static int start_writing(struct pmtx_tx *tx)
 {
 	pmtx_region *r = tx->r;
-	state_store(r, PMTX_TW_MUTATING, MUT_TWIN_MUTATING_MARK,
-	            MUT_TWIN_MUTATING_FLUSH);
+	state_store(r, PMTX_TW_MUTATING, MUT_TWIN_MUTATING_MARK);
+	state_flush(r, MUT_TWIN_MUTATING_FLUSH);
 	int rc = MUT_ORDER(MUT_TWIN_MUTATING_BARRIER, &r->persist);
 	if (!rc)
 		tx->sv_written = 1;
 	return rc;
+}
+
+/* The line set: open addressing over tx->tset (tcap slots, a power of
+ * two), each slot a line offset tagged with the epoch it was added in;
+ * a slot of another epoch is empty. At most half full. */
+static inline uint64_t tset_slot(uint64_t line, uint64_t mask)
+{
+	return ((line / CACHE_LINE) * 0x9e3779b97f4a7c15ull >> 20) & mask;
+}
+
+static inline uint64_t tset_tag(const struct pmtx_tx *tx, uint64_t line)
+{
+	return line | tx->twin_epoch; /* line offsets are multiples of 64 */
+}
+
+/* Add line: 1 if it is new, 0 if it was there. */
+static int tset_add(struct pmtx_tx *tx, uint64_t line)
+{
+	uint64_t mask = tx->tcap - 1, tag = tset_tag(tx, line);
+	for (uint64_t i = tset_slot(line, mask);; i = (i + 1) & mask) {
+		uint64_t v = tx->tset[i];
+		if (v == tag)
+			return 0;
+		if ((v & (CACHE_LINE - 1)) != tx->twin_epoch) {
+			tx->tset[i] = tag;
+			return 1;
+		}
+	}
+}
+
+/* Room for the lines in recs and one more, at most half full. */
+static int tset_room(struct pmtx_tx *tx)
+{
+	if (2 * (tx->nrecs + 1) <= tx->tcap)
+		return 0;
+	size_t cap = tx->tcap ? 2 * tx->tcap : 1024;
+	uint64_t *t = calloc(cap, sizeof(*t));
+	if (!t)
+		return ENOMEM;
+	free(tx->tset);
+	tx->tset = t, tx->tcap = cap;
+	for (size_t i = 0; i < tx->nrecs; i++)
+		tset_add(tx, tx->recs[i]);
+	return 0;
 }
 
 /* Remember the lines of [p, p+n) (all in the mirrored area). */
@@ -127,20 +192,22 @@ static int note_lines(struct pmtx_tx *tx, const void *p, size_t n)
 	uint64_t last = ALIGN_DOWN(a + n - 1, CACHE_LINE);
 	for (uint64_t l = ALIGN_DOWN(a, CACHE_LINE); l <= last;
 	     l += CACHE_LINE) {
-		uint64_t *seen = &tx->twin_seen[(l / CACHE_LINE) %
-		                                TWIN_SEEN_SLOTS];
-		if (*seen == l)
+		if (l == tx->twin_last)
 			continue;
-		int rc = tx_recs_push(tx, l);
+		int rc = tset_room(tx);
+		if (!rc && tset_add(tx, l))
+			rc = tx_recs_push(tx, l);
 		if (rc)
 			return rc;
-		*seen = l;
+		tx->twin_last = l;
 	}
 	return 0;
 }
 
 int twin_note(struct pmtx_tx *tx, const void *p, size_t n)
 {
+	if (!tx->sv_written)
+		tx->twin_last = 0;
 	int rc = tx->sv_written ? 0 : start_writing(tx);
 	return rc || n == 0 ? rc : note_lines(tx, p, n);
 }
@@ -196,17 +263,25 @@ static int apply_allocations(struct pmtx_tx *tx)
 	return rc;
 }
 
-/* Copy each noted line one way; flush what was written. */
-static void copy_lines(struct pmtx_tx *tx, int to_back, unsigned site)
+/* TW4: each noted line to the back copy, with non-temporal stores. */
+static void copy_to_back(struct pmtx_tx *tx)
+{
+	pmtx_region *r = tx->r;
+	for (size_t i = 0; i < tx->nrecs; i++)
+		MUT_COPY_NT_KIND(MUT_TWIN_BACK_COPY_NT, &r->persist,
+		                 back_of(r, tx->recs[i]),
+		                 region_at(r, tx->recs[i]), CACHE_LINE, LOG);
+}
+
+/* TW7: each noted line restored from the back copy, and flushed. */
+static void restore_from_back(struct pmtx_tx *tx)
 {
 	pmtx_region *r = tx->r;
 	for (size_t i = 0; i < tx->nrecs; i++) {
 		char *data = region_at(r, tx->recs[i]);
-		char *back = back_of(r, tx->recs[i]);
-		char *dst = to_back ? back : data;
-		memcpy(dst, to_back ? data : back, CACHE_LINE);
-		TRACE_STORE(&r->persist, dst, CACHE_LINE, LOG);
-		MUT_FLUSH(site, &r->persist, dst, CACHE_LINE);
+		memcpy(data, back_of(r, tx->recs[i]), CACHE_LINE);
+		TRACE_STORE(&r->persist, data, CACHE_LINE, DATA);
+		MUT_FLUSH(MUT_TWIN_ABORT_FLUSH, &r->persist, data, CACHE_LINE);
 	}
 }
 
@@ -236,12 +311,12 @@ static int twin_commit(struct pmtx_tx *tx)
 		alog_unreserve(tx);
 		return rc;
 	}
-	state_store(r, PMTX_TW_COPYING, MUT_TWIN_COPYING_MARK,
-	            MUT_TWIN_COPYING_FLUSH);
+	state_store(r, PMTX_TW_COPYING, MUT_TWIN_COPYING_MARK);
+	state_flush(r, MUT_TWIN_COPYING_FLUSH);
 	rc = MUT_BARRIER(MUT_TWIN_COMMIT_BARRIER, p); /* (c) */
-	copy_lines(tx, 1, MUT_TWIN_BACK_FLUSH);
+	copy_to_back(tx);
 	int rc2 = MUT_ORDER(MUT_TWIN_BACK_BARRIER, p); /* (d) */
-	state_store(r, PMTX_TW_IDLE, MUT_TWIN_IDLE_MARK, MUT_TWIN_IDLE_FLUSH);
+	state_store(r, PMTX_TW_IDLE, MUT_TWIN_IDLE_MARK);
 	release_frees(tx);
 	return rc ? rc : rc2;
 }
@@ -253,9 +328,9 @@ static int twin_abort(struct pmtx_tx *tx)
 	pmtx_region *r = tx->r;
 	if (!tx->sv_written)
 		return 0;
-	copy_lines(tx, 0, MUT_TWIN_ABORT_FLUSH);
+	restore_from_back(tx);
 	int rc = MUT_ORDER(MUT_TWIN_ABORT_BARRIER, &r->persist);
-	state_store(r, PMTX_TW_IDLE, MUT_TWIN_IDLE_MARK, MUT_TWIN_IDLE_FLUSH);
+	state_store(r, PMTX_TW_IDLE, MUT_TWIN_IDLE_MARK);
 	tx->nrecs = 0;
 	return rc;
 }
@@ -263,6 +338,13 @@ static int twin_abort(struct pmtx_tx *tx)
 void twin_end(struct pmtx_tx *tx)
 {
 	pthread_mutex_unlock(&tx->r->txm->twin_lock);
+}
+
+int twin_close(pmtx_region *r)
+{
+	/* TW4: a clean close leaves IDLE durable, for a quick open. */
+	state_flush(r, MUT_TWIN_IDLE_FLUSH);
+	return persist_barrier(&r->persist);
 }
 
 /* ---- outside transactions ---- */

@@ -128,6 +128,7 @@ void txm_destroy(pmtx_region *r)
 		free(tx->alog.e);
 		free(tx->defer);
 		free(tx->recs);
+		free(tx->tset);
 		free(tx->wl);
 		free(tx->rbuf);
 		free(tx->cov);
@@ -959,8 +960,10 @@ void pmtx_memcpy_nt(pmtx_region *r, void *dst, const void *src, size_t n)
 {
 	struct pmtx_tx *tx = r->twin ? running_in(r) : NULL;
 	if (tx && tx->state == TX_RUNNING && twin_mirrored(r, dst, n) &&
-	    twin_note(tx, dst, n))
-		roll_back(tx); /* as in twin_naked */
+	    twin_note(tx, dst, n)) {
+		roll_back(tx); /* as in twin_naked; nothing is stored */
+		return;
+	}
 	MUT_COPY_NT(MUT_API_COPY_NT, &r->persist, dst, src, n);
 	if (r->twin && !tx && n)
 		twin_naked_flush(r, dst, n);

@@ -75,8 +75,6 @@ struct auto_run {
 	int arm;
 };
 
-#define TWIN_SEEN_SLOTS 64
-
 struct pmtx_tx {
 	pmtx_region *r;
 	unsigned idx;             /* descriptor index */
@@ -111,8 +109,11 @@ struct pmtx_tx {
 	uint64_t csn;             /* commit sequence number */
 	struct cover *cov;        /* ndesc slots */
 	size_t ncov;
-	/* twin: lines already in recs (twin.c), direct-mapped by line */
-	uint64_t twin_seen[TWIN_SEEN_SLOTS];
+	/* twin (twin.c): the set of lines in recs, tagged by epoch */
+	uint64_t *tset;
+	size_t tcap;
+	uint64_t twin_epoch;      /* 1..63, one per transaction */
+	uint64_t twin_last;       /* the line noted last */
 	/* copy-on-write */
 	struct cow_ent *ws;
 	size_t nws, capws;
@@ -247,6 +248,8 @@ int twin_mirrored(const pmtx_region *r, const void *p, size_t n);
 /* A naked flush outside transactions: copy [p, p+n) to the back copy
  * and flush it there (TW6). */
 void twin_naked_flush(pmtx_region *r, const void *p, size_t n);
+/* Close: make IDLE durable (TW4). 0 or a barrier's status. */
+int twin_close(pmtx_region *r);
 /* Open: bring the two copies together (TW8). */
 int twin_recover(pmtx_region *r);
 /* Is [p, p+n) user data (root object or heap)? */

@@ -28,7 +28,8 @@ needs_bench = pytest.mark.skipif(not os.access(BENCH, os.X_OK),
                                  reason=f"no pmtx-bench at {BENCH}")
 
 # Tiny parameter points, one per workload (the smoke mode's).
-TINY = {w: harness.MODES["smoke"][w] for w in harness.WORKLOADS}
+TINY = {w: harness.MODES["smoke"][w]
+        for w in harness.WORKLOADS + harness.EXTRA_WORKLOADS}
 COMMON = ["--seconds", "0.01", "--rounds", "1", "--domain", "pdom1",
           "--backend", "hardware"]
 
@@ -50,7 +51,8 @@ def bench(*args, check=False):
 def tiny_args(w):
     out = []
     for k, v in TINY[w].items():
-        out += ["--p", f"{k}={v[0]}"]
+        out += [f"--{k}", str(v[0])] if w == "txn" else \
+            ["--p", f"{k}={v[0]}"]
     return out
 
 
@@ -95,28 +97,63 @@ def test_info_names_flush_instruction_and_version():
     assert info["flush_instruction"] and info["pmtx_version"]
 
 
+@needs_bench
+@pytest.mark.parametrize("workload", harness.WORKLOADS + ["txn"])
+def test_every_workload_runs_the_systems_eval_names(workload):
+    """pmtx-bench knows every system eval.py lists for a workload (an
+    unknown --system fails the step), runs each, with counters for the
+    pmtx ones (pmtx-twin included) and a passing validator."""
+    systems = harness.SYSTEMS[workload]
+    assert "pmtx-twin" in systems
+    r = bench(workload, *COMMON, *tiny_args(workload), "--system",
+              ",".join(systems))
+    assert r.returncode == 0, f"{workload}: exit {r.returncode}: {r.stderr}"
+    objs = [json.loads(line) for line in r.stdout.splitlines() if line]
+    for o in objs:
+        check_schema(o, workload)
+    expect = set(systems)
+    if workload == "txn":  # cltx runs 0-3 writes only; smoke has 4
+        expect.discard("pmtx-cltx")
+    assert {o["system"] for o in objs} == expect, objs
+    twin = [o for o in objs if o["system"] == "pmtx-twin"]
+    assert twin and all(o["barriers_per_op"] is not None and
+                        o["flushes_per_op"] is not None for o in twin)
+
+
 # ---- (b) the invariant validators catch corruption ----
 
 VALIDATED = {
     "sps": ["--p", "n=1000", "--p", "k=4"],
     "array": ["--p", "slots=1000", "--p", "slot=4", "--p", "write_pct=50"],
+    "array-raw": ["--p", "slots=1000", "--p", "slot=4",
+                  "--p", "write_pct=50"],
+    "alloc": ["--p", "x=4", "--p", "ring=256"],
+    "hashmap": ["--p", "entry=128", "--p", "cap=500", "--p", "buckets=256"],
+    "single-obj": ["--p", "size=256", "--p", "read_pct=50", "--p", "ops=50"],
+    "multi-obj": ["--p", "size=256", "--p", "read_pct=50",
+                  "--p", "objects=50"],
+    "bbuf": ["--p", "scenario=2"],
+    "txn": ["--writes", "4", "--allocs", "2"],
 }
+VALIDATED_SYSTEMS = ["pmtx-undo", "pmtx-twin"]
 
 
 @needs_bench
+@pytest.mark.parametrize("system", VALIDATED_SYSTEMS)
 @pytest.mark.parametrize("workload", sorted(VALIDATED))
-def test_validator_passes_on_intact_data(workload):
+def test_validator_passes_on_intact_data(workload, system):
     r = bench(workload, *VALIDATED[workload], "--seconds", "0.02",
-              "--rounds", "1", "--system", "pmtx-undo")
+              "--rounds", "1", "--system", system)
     assert r.returncode == 0, r.stderr
     assert "validation failed" not in r.stderr
 
 
 @needs_bench
+@pytest.mark.parametrize("system", VALIDATED_SYSTEMS)
 @pytest.mark.parametrize("workload", sorted(VALIDATED))
-def test_validator_fails_on_injected_fault(workload):
+def test_validator_fails_on_injected_fault(workload, system):
     r = bench(workload, *VALIDATED[workload], "--seconds", "0.02",
-              "--rounds", "1", "--system", "pmtx-undo", "--inject-fault")
+              "--rounds", "1", "--system", system, "--inject-fault")
     assert r.returncode != 0
     assert "validation failed" in r.stderr
 
@@ -150,8 +187,8 @@ def synthetic_rows():
                 p.get("x", 0) + 1
             for cfg, b in cost.items():
                 systems = ["pmtx-undo", "pmtx-redo", "pmtx-redo-async",
-                           "pmtx-cow"] + (["pmtx-cltx"] if w == "bbuf"
-                                          else []) + \
+                           "pmtx-cow", "pmtx-twin"] + \
+                    (["pmtx-cltx"] if w == "bbuf" else []) + \
                     (["pmtx-undo-eager"] if w == "alloc" else [])
                 if cfg == ("pdom1", "hardware"):
                     systems += ["pmdk", "plain"]
@@ -163,10 +200,12 @@ def synthetic_rows():
 def synthetic_row(w, s, cfg, p, writes, b):
     barriers = {"pmtx-undo": writes + 2, "pmtx-redo": 2,
                 "pmtx-redo-async": 1, "pmtx-cow": 4, "pmtx-cltx": 1,
+                "pmtx-twin": 4,
                 "pmtx-undo-eager": 2 * writes + 2, "pmdk": 2 * writes + 3,
                 "plain": 0}[s]
     ns = 50 * writes + barriers * (b + 60)
-    ns *= {"pmtx-cow": 3.0, "pmdk": 1.6, "plain": 0.1}.get(s, 1.0)
+    ns *= {"pmtx-cow": 3.0, "pmtx-twin": 1.3, "pmdk": 1.6,
+           "plain": 0.1}.get(s, 1.0)
     tx = {1: 29, 2: 58, 3: 2}.get(p.get("scenario"), 1)
     r = {"workload": w, "system": s, "domain": cfg[0], "backend": cfg[1],
          "params": p, "ns_per_op": ns * tx, "ops_per_s": 1e9 / (ns * tx),
@@ -197,6 +236,7 @@ def synthetic_report(tmp_path_factory):
 
 def test_report_has_summary_tables_and_plots(synthetic_report):
     d, _, md = synthetic_report
+    assert "twin is the fastest pmtx runtime at" in md
     for heading in ("## Summary", "Best pmtx runtime against PMDK",
                     "Winning pmtx runtime", "Persist barriers per "
                     "transaction", "## Targets", "## Observations",
@@ -371,7 +411,8 @@ def test_smoke_run_end_to_end(tmp_path):
     for w in harness.WORKLOADS:
         systems = {x["system"] for x in rows if x["workload"] == w}
         assert "pmdk" in systems, (w, systems)
-        assert any(s.startswith("pmtx-") for s in systems), (w, systems)
+        assert set(harness.SYSTEMS[w]) <= systems, (w, systems)
+        assert "pmtx-twin" in systems, (w, systems)
     for x in rows:
         check_schema(x, x["workload"])
         for k in ("cpu_model", "flush_instruction", "date", "pmtx_version",

@@ -9,7 +9,10 @@
  *
  * Cell workloads (sps, bank, abort, mt) work on NCELLS 64-bit cells. Where
  * the cells live depends on the runtime:
- *   undo, redo, redo-async  an array in the root, written with pmtx_write;
+ *   undo, redo, redo-async, an array in the root, written with
+ *   auto, twin              pmtx_write (under auto and twin, every other
+ *                           transaction stores its last operation in
+ *                           place, after pmtx_add_range);
  *   cow                     NCELLS/8 copy-on-write objects of 8 cells,
  *                           their wrappers in the root;
  *   cltx                    NCELLS/3 cache-line transactional lines of 3
@@ -19,6 +22,14 @@
  * The list workload allocates and frees: a singly linked list with inserts
  * at random positions (nodes initialised as W3 says) and deletes; under
  * cow the nodes are objects.
+ *
+ * Twin (PMTX_RT_TWIN) runs in a region of its own kind, which the explorer
+ * makes (pmtx_explore.h): every transaction there is twin, and any other
+ * runtime is refused. So setup code begins its transactions with
+ * PMTX_RT_DEFAULT, the region's own runtime, never with a named one (W7).
+ * Every workload but grow (a twin region has a fixed size) and switch
+ * (auto only) runs under twin, laid out as under undo; handoff then
+ * makes its naked-only operation outside any transaction (W4).
  *
  * Invariants
  *  W1. run() and model() draw the same choices for the same (t, i).
@@ -44,6 +55,13 @@
  *      second rewrites the first); the first thread drains the
  *      truncation queue right after some of the second one's commits.
  *      The turns make it as deterministic as a single thread.
+ *      Under twin, whose transactions run one at a time (twin.c TW5) and
+ *      leave their descriptors IDLE, the first thread holds no
+ *      descriptor while the second begins (it would wait for ever), and
+ *      the naked-only operation is made outside any transaction: a naked
+ *      store made durable with pmtx_persist, which must reach the back
+ *      copy too (twin.c TW6), so that the next transaction's crash,
+ *      which copies the back copy over the data, keeps it.
  *  W5. grow starts its region with one superblock and lets it grow to
  *      8 MiB. Each operation allocates a whole superblock in the first
  *      thread's transaction, which may grow the region, and before that
@@ -60,6 +78,10 @@
  *      still queued when a redo commits, then an undo transaction over
  *      that redo's data, is the order that needs redo.c D4(b) for both
  *      queued logs).
+ *  W7. Setup's transactions (the cow objects of the cell, list, big and
+ *      handoff workloads) begin with PMTX_RT_DEFAULT: the region's own
+ *      runtime, undo in the regions the explorer makes for every runtime
+ *      but twin, twin in a twin region.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -243,7 +265,9 @@ static int cell_set(struct cellx *x, unsigned i, uint64_t v)
 
 /* Under PMTX_RT_AUTO, every other transaction does its last operation
  * with in-place stores: one that runs redo becomes undo there (auto.c A2),
- * and the explorer crashes it before, during and after the switch. */
+ * and the explorer crashes it before, during and after the switch. Under
+ * PMTX_RT_TWIN the same transactions declare their stores with
+ * pmtx_add_range (twin.c notes the lines as it does for pmtx_write). */
 static int tx_ops(struct cellx *x, const struct op *ops, unsigned n,
                   int switch_last)
 {
@@ -279,7 +303,7 @@ static int cells_setup_cow(const pmtx_explore_workload *w, pmtx_region *r)
 {
 	pmtx_tx *tx;
 	pmtx_off *wr = pmtx_root(r, NULL);
-	int rc = pmtx_begin(r, PMTX_RT_UNDO, &tx);
+	int rc = pmtx_begin(r, PMTX_RT_DEFAULT, &tx); /* W7 */
 	for (unsigned o = 0; !rc && o < NOBJS; o++) {
 		pmtx_off off;
 		rc = pmtx_cow_new(tx, sizeof(struct obj8), &off);
@@ -346,7 +370,8 @@ static int cells_run(const pmtx_explore_env *e, pmtx_region *r, unsigned t,
 	int rc = pmtx_begin(r, e->runtime, &x.tx);
 	if (rc)
 		return rc;
-	rc = tx_ops(&x, ops, n, e->runtime == PMTX_RT_AUTO && (i & 1));
+	int in_place = e->runtime == PMTX_RT_AUTO || e->runtime == PMTX_RT_TWIN;
+	rc = tx_ops(&x, ops, n, in_place && (i & 1));
 	if (!rc && aborts(w, i)) {
 		/* An aborted transaction may also allocate: nothing leaks. */
 		pmtx_off off;
@@ -487,7 +512,7 @@ static int list_setup(const pmtx_explore_env *e, pmtx_region *r)
 	pmtx_tx *tx;
 	pmtx_off w;
 	struct lroot *root = pmtx_root(r, NULL);
-	int rc = pmtx_begin(r, PMTX_RT_UNDO, &tx);
+	int rc = pmtx_begin(r, PMTX_RT_DEFAULT, &tx); /* W7 */
 	if (!rc)
 		rc = pmtx_cow_new(tx, sizeof(struct lroot), &w);
 	if (!rc)
@@ -787,7 +812,7 @@ static int big_setup(const pmtx_explore_env *e, pmtx_region *r)
 		return pmtx_persist(r, a, BIG_WORDS * sizeof(*a));
 	}
 	pmtx_tx *tx;
-	int rc = pmtx_begin(r, PMTX_RT_UNDO, &tx);
+	int rc = pmtx_begin(r, PMTX_RT_DEFAULT, &tx); /* W7 */
 	for (unsigned o = 0; !rc && o < BIG_NOBJS; o++) {
 		pmtx_off off;
 		if ((rc = pmtx_cow_new(tx, BIG_PER_OBJ * 8, &off)))
@@ -952,7 +977,7 @@ static int handoff_setup(const pmtx_explore_env *e, pmtx_region *r)
 	pmtx_tx *tx;
 	if (e->runtime != PMTX_RT_COW)
 		return 0; /* zeroed cells: the state after no transaction */
-	int rc = pmtx_begin(r, PMTX_RT_UNDO, &tx);
+	int rc = pmtx_begin(r, PMTX_RT_DEFAULT, &tx); /* W7 */
 	if (!rc)
 		rc = pmtx_cow_new(tx, HCELLS * 8, &w);
 	if (!rc)
@@ -981,8 +1006,13 @@ static int handoff_tx(const pmtx_explore_env *e, pmtx_region *r, uint64_t i)
 {
 	uint64_t v[HCELLS], *cells = pmtx_root(r, NULL);
 	pmtx_tx *tx;
-	int kind = handoff_kind(i), rc = pmtx_begin(r, e->runtime, &tx);
-	if (rc)
+	int kind = handoff_kind(i), rc;
+	if (kind == H_NAKED && e->runtime == PMTX_RT_TWIN) {
+		/* outside any transaction: to the back copy too (W4) */
+		cells[HCELLS] = i + 1; /* one word: atomic */
+		return pmtx_persist(r, &cells[HCELLS], 8);
+	}
+	if ((rc = pmtx_begin(r, e->runtime, &tx)))
 		return rc;
 	if (kind == H_NAKED) {
 		cells[HCELLS] = i + 1; /* one word: atomic */
@@ -1067,12 +1097,13 @@ static int partner_run(const pmtx_explore_env *e, pmtx_region *r, uint64_t i,
 }
 
 /* handoff: the first time, the caller holds a descriptor while the
- * partner leases its own, which the partner then keeps using (W4). */
+ * partner leases its own, which the partner then keeps using (W4); not
+ * under twin, where the partner would wait for the held transaction. */
 static int handoff_partner(const pmtx_explore_env *e, pmtx_region *r,
                            uint64_t i)
 {
 	pmtx_tx *hold = NULL;
-	if (!partner.started) {
+	if (!partner.started && e->runtime != PMTX_RT_TWIN) {
 		int rc = pmtx_begin(r, e->runtime, &hold);
 		if (rc)
 			return rc;
