@@ -23,15 +23,21 @@
  * measures and needs the read too).
  *
  * Systems (the pmtx ones under each configuration of bench_configs())
- *   pmtx-undo, pmtx-redo, pmtx-redo-async, pmtx-auto, pmtx-twin  as
- *       above. Once a redo transaction has written, every later read in it
- *       looks up its lines in the write set (reads before the first write
- *       are plain loads). pmtx-auto begins with PMTX_RT_AUTO (one call
- *       site). pmtx-twin runs in a twin region (PMTX_RT_TWIN: twice the
+ *   pmtx-undo, pmtx-twin  the runtimes that store in place are used the
+ *       way PMDK's runner is written (their reads are plain loads, so
+ *       pmtx_read would only add a call): a read sums the slot in place;
+ *       an array write copies the slot to a buffer, increments it and
+ *       pmtx_write's it back; an array-raw write does pmtx_add_range of
+ *       each 8-byte integer, then ++ in place.
+ *       pmtx-twin runs in a twin region (PMTX_RT_TWIN: twice the
  *       bytes, bench_region): reads are plain loads, a write stores in
- *       place and notes its lines, and commit flushes them, copies them to
- *       the back copy and flushes that: 4 barriers per transaction that
+ *       place and notes its lines, and commit flushes them and copies them
+ *       to the back copy (non-temporal stores): 4 barriers per transaction that
  *       writes, none for one that only reads.
+ *   pmtx-redo, pmtx-redo-async, pmtx-auto  as above. Once a redo
+ *       transaction has written, every later read in it looks up its
+ *       lines in the write set (reads before the first write are plain
+ *       loads). pmtx-auto begins with PMTX_RT_AUTO (one call site).
  *   pmtx-cow  every slot is a copy-on-write object of slot * 8 bytes; the
  *       root holds the wrappers. A read opens the object for reading and
  *       sums the payload; a write (array and array-raw alike: the private
@@ -95,6 +101,7 @@ struct arr_ctx {
 	struct arr_params p;
 	enum arr_kind kind;
 	pmtx_runtime rt;
+	int inplace;       /* undo, twin: plain loads, as pmdk_access */
 	uint64_t nslots;   /* p.slots, or p.cow_slots for cow */
 	uint64_t rng;
 	uint64_t sink;     /* sum of what reads read */
@@ -161,6 +168,29 @@ static int pmtx_access(struct arr_ctx *c, pmtx_tx *tx, uint64_t s, int write)
 		c->sink += sum(c->buf, c->p.slot);
 		return rc;
 	}
+	inc(c->buf, c->p.slot);
+	return pmtx_write(tx, p, c->buf, slot_bytes(c));
+}
+
+/* undo and twin: as pmdk_access, through pmtx's calls. */
+static int inplace_access(struct arr_ctx *c, pmtx_tx *tx, uint64_t s,
+                          int write)
+{
+	uint64_t *p = slot_at(c, s);
+	if (!write) {
+		c->sink += sum(p, c->p.slot);
+		return 0;
+	}
+	if (c->p.raw) {
+		for (long j = 0; j < c->p.slot; j++) {
+			int rc = pmtx_add_range(tx, &p[j], sizeof(p[j]));
+			if (rc)
+				return rc;
+			p[j]++;
+		}
+		return 0;
+	}
+	memcpy(c->buf, p, slot_bytes(c));
 	inc(c->buf, c->p.slot);
 	return pmtx_write(tx, p, c->buf, slot_bytes(c));
 }
@@ -236,7 +266,8 @@ static int pmtx_body(void *vctx, pmtx_tx *tx)
 	for (uint64_t s = s0; s < s0 + (uint64_t)c->p.per_tx; s++) {
 		int write = coin(c, s);
 		int rc = c->kind == AR_COW ? cow_access(c, tx, s, write)
-		                           : pmtx_access(c, tx, s, write);
+		         : c->inplace ? inplace_access(c, tx, s, write)
+		                      : pmtx_access(c, tx, s, write);
 		if (rc)
 			return rc;
 	}
@@ -368,6 +399,8 @@ static struct arr_ctx *ctx_new(struct arr_params p, enum arr_kind kind,
 	if (!c)
 		return NULL;
 	*c = (struct arr_ctx){.p = p, .kind = kind, .rt = rt,
+	                      .inplace = rt == PMTX_RT_UNDO ||
+	                                 rt == PMTX_RT_TWIN,
 	                      .nslots = kind == AR_COW ? p.cow_slots : p.slots,
 	                      .rng = rng_seed(p.seed)};
 	if (!(c->count = calloc(c->nslots, sizeof(*c->count)))) {

@@ -26,8 +26,8 @@
  *   pmtx-twin        the code of the log runtimes, in a twin region
  *                    (PMTX_RT_TWIN, twice the bytes: bench_region): reads
  *                    are plain loads, writes store in place and note their
- *                    lines, and commit flushes the lines written, copies
- *                    them to the back copy and flushes that: 4 barriers
+ *                    lines, and commit flushes the lines written and
+ *                    copies them to the back copy: 4 barriers
  *                    per transaction, however many fields it writes.
  *   pmdk             libpmemobj: TX_BEGIN, pmemobj_tx_add_range_direct on
  *                    the slot and on in (or out) before each store: what

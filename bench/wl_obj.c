@@ -52,7 +52,7 @@
  * opens it for reading), pmtx-twin (the same pmtx_write / pmtx_read, in a
  * twin region: PMTX_RT_TWIN, twice the bytes; a read is a plain load, a
  * write stores in place and notes its lines in DRAM, and commit flushes the
- * distinct lines written, copies them to the back copy and flushes that:
+ * distinct lines written and copies them to the back copy (non-temporal):
  * 4 barriers per transaction; single-obj's repeated writes of one object
  * cost one copy of its lines), pmdk (TX_BEGIN,
  * pmemobj_tx_add_range_direct of the whole object, then memcpy; reads are

@@ -9,15 +9,20 @@
  * "swaps_per_s" is k x ops_per_s.
  *
  * Systems
- *   pmtx-undo, pmtx-redo, pmtx-redo-async, pmtx-auto, pmtx-twin  the
- *       array is the region's root; a swap is two pmtx_read and two
- *       pmtx_write of 8 bytes, so redo sees this transaction's earlier
- *       swaps. pmtx-auto begins with PMTX_RT_AUTO (one call site).
+ *   pmtx-redo, pmtx-redo-async, pmtx-auto  the array is the region's
+ *       root; a swap is two pmtx_read and two pmtx_write of 8 bytes, so
+ *       redo sees this transaction's earlier swaps. pmtx-auto begins with
+ *       PMTX_RT_AUTO (one call site).
+ *   pmtx-undo, pmtx-twin  the same root; the runtimes that store in
+ *       place are used the way PMDK's runner is written: pmtx_add_range
+ *       of both elements, then plain loads and stores (their reads are
+ *       plain loads, so pmtx_read would only add a call).
  *       pmtx-twin runs in a twin region (PMTX_RT_TWIN, twice the bytes:
  *       bench_region): reads are plain loads, writes store in place and
- *       note their lines in DRAM, and commit flushes those lines, copies
- *       them to the back copy and flushes that: 4 barriers per
- *       transaction, 2 flushes per line written plus the state word's.
+ *       note their lines in DRAM, and commit flushes those lines and
+ *       copies them to the back copy with non-temporal stores: 4 barriers
+ *       per transaction, 1 flush per line written plus 2 of the state
+ *       word.
  *   pmtx-cow  the array is split into ceil(n/8) 64-byte copy-on-write
  *       objects of 8 integers; the root holds their wrappers. A swap opens
  *       both objects for writing (one private copy per object per
@@ -69,6 +74,7 @@ struct sps_params {
 struct sps_ctx {
 	struct sps_params p;
 	enum sps_kind kind;
+	int inplace;        /* undo, twin: pmtx_add_range and plain stores */
 	pmtx_runtime rt;
 	uint64_t rng;
 	pmtx_region *r;
@@ -113,6 +119,20 @@ static int pmtx_swap(pmtx_tx *tx, uint64_t *x, uint64_t *y)
 	return rc;
 }
 
+/* undo and twin: declare both, then swap in place (as pmdk_body). */
+static int inplace_swap(pmtx_tx *tx, uint64_t *x, uint64_t *y)
+{
+	int rc = pmtx_add_range(tx, x, sizeof(*x));
+	if (!rc)
+		rc = pmtx_add_range(tx, y, sizeof(*y));
+	if (!rc) {
+		uint64_t t = *x;
+		*x = *y;
+		*y = t;
+	}
+	return rc;
+}
+
 static int cow_swap(pmtx_tx *tx, const pm_obj64 *objs, uint64_t i, uint64_t j)
 {
 	struct obj64 *p, *q;
@@ -135,7 +155,8 @@ static int pmtx_swaps(void *vctx, pmtx_tx *tx)
 		uint64_t i = bench_rand(&c->rng) % c->p.n;
 		uint64_t j = bench_rand(&c->rng) % c->p.n;
 		int rc = c->kind == SPS_COW ? cow_swap(tx, c->objs, i, j)
-		                            : pmtx_swap(tx, &c->a[i], &c->a[j]);
+		         : c->inplace ? inplace_swap(tx, &c->a[i], &c->a[j])
+		                      : pmtx_swap(tx, &c->a[i], &c->a[j]);
 		if (rc)
 			return rc;
 	}
@@ -280,6 +301,8 @@ static struct sps_ctx *ctx_new(struct sps_params p, enum sps_kind kind,
 	struct sps_ctx *c = calloc(1, sizeof(*c));
 	if (c)
 		*c = (struct sps_ctx){.p = p, .kind = kind, .rt = rt,
+		                      .inplace = rt == PMTX_RT_UNDO ||
+		                                 rt == PMTX_RT_TWIN,
 		                      .rng = rng_seed(p.seed)};
 	return c;
 }

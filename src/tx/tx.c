@@ -729,6 +729,8 @@ int pmtx_write(pmtx_tx *tx, void *dst, const void *src, size_t n)
 		return rc;
 	if (!src)
 		return PMTX_E_INVAL;
+	if (tx->kind == PMTX_RT_TWIN) /* no conflicts to resolve, no AUTO */
+		return twin_runtime.write(tx, dst, src, n);
 	return write_checked(tx, dst, src, n);
 }
 
@@ -764,6 +766,8 @@ int pmtx_add_range(pmtx_tx *tx, void *p, size_t n)
 	int rc = check_range(tx, p, n);
 	if (rc || n == 0)
 		return rc;
+	if (tx->kind == PMTX_RT_TWIN)
+		return twin_note(tx, p, n);
 	if (tx->arun.site && (rc = become_undo(tx)))
 		return rc;
 	return add_range_checked(tx, p, n);
