@@ -57,7 +57,9 @@
  * pmtx-cltx does not apply (a slot can be larger than a cache line).
  *
  * Parameters (--p): slots (1000000), slot (sweep, "4,64"), write_pct
- * (sweep, "0,10,...,100"), per_tx (20), seed (1), cow_slots (= slots).
+ * (sweep, "0,10,...,100"), per_tx (20), seed (1), cow_slots (= slots),
+ * inplace (1; 0: undo and twin go through pmtx_read and pmtx_write like
+ * the others, so that a persistence trace sees every store).
  * Every runner draws the same slots and coins from the same seed.
  *
  * Measurement. Setting up an array is costly (1M slots of 64 integers is
@@ -95,6 +97,7 @@ struct arr_params {
 	uint64_t seed;
 	uint64_t cow_slots; /* slots of the cow runner: min(slots, cap) */
 	int raw;            /* array-raw */
+	int inplace;        /* undo, twin: as the PMDK runner (1) or not */
 };
 
 struct arr_ctx {
@@ -399,8 +402,9 @@ static struct arr_ctx *ctx_new(struct arr_params p, enum arr_kind kind,
 	if (!c)
 		return NULL;
 	*c = (struct arr_ctx){.p = p, .kind = kind, .rt = rt,
-	                      .inplace = rt == PMTX_RT_UNDO ||
-	                                 rt == PMTX_RT_TWIN,
+	                      .inplace = p.inplace &&
+	                                 (rt == PMTX_RT_UNDO ||
+	                                  rt == PMTX_RT_TWIN),
 	                      .nslots = kind == AR_COW ? p.cow_slots : p.slots,
 	                      .rng = rng_seed(p.seed)};
 	if (!(c->count = calloc(c->nslots, sizeof(*c->count)))) {
@@ -649,7 +653,8 @@ static int array_main(const struct bench_opts *o, int raw)
 	struct arr_params p = {.slots = (uint64_t)(slots > 0 ? slots : 0),
 	                       .per_tx = bench_param1(o, "per_tx", 20),
 	                       .seed = (uint64_t)bench_param1(o, "seed", 1),
-	                       .raw = raw};
+	                       .raw = raw,
+	                       .inplace = bench_param1(o, "inplace", 1) != 0};
 	p.cow_slots = cap > 0 && (uint64_t)cap < p.slots ? (uint64_t)cap
 	                                                 : p.slots;
 	if (!params_ok(&p, slot, nslot, pct, npct, wl))

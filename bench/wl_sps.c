@@ -34,7 +34,9 @@
  *       systems, so the floor has the same page size and TLB behaviour).
  * Every pmtx system runs under each configuration of bench_configs().
  *
- * Parameters (--p): n (1000000), k (sweep, "1,2,4,...,1024"), seed (1).
+ * Parameters (--p): n (1000000), k (sweep, "1,2,4,...,1024"), seed (1),
+ * inplace (1; 0: undo and twin swap through pmtx_read and pmtx_write
+ * too, so that a persistence trace sees every store: scripts/whisper.py).
  * Every runner draws the same pairs from the same seed.
  *
  * Setup, outside the measurement: the array is initialised with naked
@@ -69,6 +71,7 @@ struct sps_params {
 	uint64_t n;
 	long k;
 	uint64_t seed;
+	int inplace; /* undo and twin through pmtx_add_range (1) or not */
 };
 
 struct sps_ctx {
@@ -301,8 +304,9 @@ static struct sps_ctx *ctx_new(struct sps_params p, enum sps_kind kind,
 	struct sps_ctx *c = calloc(1, sizeof(*c));
 	if (c)
 		*c = (struct sps_ctx){.p = p, .kind = kind, .rt = rt,
-		                      .inplace = rt == PMTX_RT_UNDO ||
-		                                 rt == PMTX_RT_TWIN,
+		                      .inplace = p.inplace &&
+		                                 (rt == PMTX_RT_UNDO ||
+		                                  rt == PMTX_RT_TWIN),
 		                      .rng = rng_seed(p.seed)};
 	return c;
 }
@@ -441,7 +445,8 @@ int wl_sps(const struct bench_opts *o)
 		return PMTX_E_INVAL;
 	}
 	struct sps_params p = {.n = (uint64_t)n,
-	                       .seed = (uint64_t)bench_param1(o, "seed", 1)};
+	                       .seed = (uint64_t)bench_param1(o, "seed", 1),
+	                       .inplace = bench_param1(o, "inplace", 1) != 0};
 	for (int i = 0; i < nk; i++) {
 		if (ks[i] < 1) {
 			fprintf(stderr, "sps: k must be at least 1\n");

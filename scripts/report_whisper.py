@@ -31,7 +31,7 @@ KINDS = ["log", "alloc", "desc", "object", "region", "unknown"]
 WORKLOAD_ORDER = ["sps", "array", "hashmap", "alloc", "single-obj", "bbuf",
                   "pmcached", "sqlite-tpcc", "pmkv-store", "pmkv"]
 SYSTEM_ORDER = ["pmtx-undo", "pmtx-redo", "pmtx-redo-async", "pmtx-cow",
-                "pmtx-auto", "pmtx-cltx", "pmdk"]
+                "pmtx-twin", "pmtx-auto", "pmtx-cltx", "pmdk"]
 # The histogram buckets of the plots: the tool's buckets (0, 1, 2, 3-4,
 # 5-8, ..., by lower bound) with everything from 65 up in one.
 BUCKETS = [(0, "0"), (1, "1"), (2, "2"), (3, "3-4"), (5, "5-8"),

@@ -15,8 +15,8 @@ writes it out at exit):
                 hardware --seconds T --rounds 1, for sps (k=8), array
                 (slots=20000, slot=4, write_pct=50), hashmap, alloc,
                 single-obj (read_pct=0) and bbuf (scenario 2), under
-                pmtx-undo, -redo, -redo-async, -cow, -auto (array, sps)
-                and -cltx (bbuf). The trace holds the set-up (region,
+                pmtx-undo, -redo, -redo-async, -cow, -twin, -auto (array,
+                sps) and -cltx (bbuf). The trace holds the set-up (region,
                 fill) too.
   pmcached      the server (runtime undo, redo) under mcload: a load
                 phase, then YCSB A for 0.75 T_app; stopped by SIGTERM
@@ -82,9 +82,13 @@ import report as R  # noqa: E402
 # PMDK ("pmdk") is traced where pmtx-bench records its libpmem calls
 # (PMTX_PMDK_TRACE, bench/pmdk_trace.c): flushes, drains and transaction
 # ends, with each flushed range standing for its stores.
-RUNTIMES = ["pmtx-undo", "pmtx-redo", "pmtx-redo-async", "pmtx-cow"]
+RUNTIMES = ["pmtx-undo", "pmtx-redo", "pmtx-redo-async", "pmtx-cow",
+            "pmtx-twin"]
 WORKLOADS = {
-    "sps": (RUNTIMES + ["pmtx-auto", "pmdk"], {"n": 100000, "k": 8}),
+    # inplace=0: undo and twin store through pmtx_write, so the trace
+    # sees the data bytes (pmtx_add_range's stores are the program's own)
+    "sps": (RUNTIMES + ["pmtx-auto", "pmdk"],
+            {"n": 100000, "k": 8, "inplace": 0}),
     "array": (RUNTIMES + ["pmtx-auto", "pmdk"],
               {"slots": 20000, "slot": 4, "write_pct": 50}),
     "hashmap": (RUNTIMES + ["pmdk"], {"entry": 256}),
