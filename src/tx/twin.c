@@ -155,7 +155,7 @@ static inline uint64_t tset_tag(const struct pmtx_tx *tx, uint64_t line)
 }
 
 /* Add line: 1 if it is new, 0 if it was there. */
-static int tset_add(struct pmtx_tx *tx, uint64_t line)
+static inline int tset_add(struct pmtx_tx *tx, uint64_t line)
 {
 	uint64_t mask = tx->tcap - 1, tag = tset_tag(tx, line);
 	for (uint64_t i = tset_slot(line, mask);; i = (i + 1) & mask) {
@@ -169,9 +169,11 @@ static int tset_add(struct pmtx_tx *tx, uint64_t line)
 	}
 }
 
-/* Room for the lines in recs and one more, at most half full. */
-static int tset_room(struct pmtx_tx *tx)
+/* Room in the set (at most half full) and in recs for one more line. */
+static int make_room(struct pmtx_tx *tx)
 {
+	if (tx_recs_reserve(tx, 1))
+		return ENOMEM;
 	if (2 * (tx->nrecs + 1) <= tx->tcap)
 		return 0;
 	size_t cap = tx->tcap ? 2 * tx->tcap : 1024;
@@ -185,21 +187,32 @@ static int tset_room(struct pmtx_tx *tx)
 	return 0;
 }
 
+/* Note line l: into recs if the transaction had not stored to it. */
+static inline int note_line(struct pmtx_tx *tx, uint64_t l)
+{
+	if (l == tx->twin_last)
+		return 0;
+	if (unlikely(tx->nrecs == tx->caprecs ||
+	             2 * (tx->nrecs + 1) > tx->tcap) && make_room(tx))
+		return ENOMEM;
+	if (tset_add(tx, l))
+		tx->recs[tx->nrecs++] = l;
+	tx->twin_last = l;
+	return 0;
+}
+
 /* Remember the lines of [p, p+n) (all in the mirrored area). */
 static int note_lines(struct pmtx_tx *tx, const void *p, size_t n)
 {
 	uint64_t a = region_off(tx->r, p);
+	uint64_t first = ALIGN_DOWN(a, CACHE_LINE);
+	if (likely(a + n <= first + CACHE_LINE)) /* one line */
+		return note_line(tx, first);
 	uint64_t last = ALIGN_DOWN(a + n - 1, CACHE_LINE);
-	for (uint64_t l = ALIGN_DOWN(a, CACHE_LINE); l <= last;
-	     l += CACHE_LINE) {
-		if (l == tx->twin_last)
-			continue;
-		int rc = tset_room(tx);
-		if (!rc && tset_add(tx, l))
-			rc = tx_recs_push(tx, l);
+	for (uint64_t l = first; l <= last; l += CACHE_LINE) {
+		int rc = note_line(tx, l);
 		if (rc)
 			return rc;
-		tx->twin_last = l;
 	}
 	return 0;
 }
