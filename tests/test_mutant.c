@@ -266,20 +266,28 @@ static void recover_image(const char *image, struct obs *o)
 
 /* ---- workloads ---- */
 
+/* A transaction of runtime rt, in a region made by mk, writes two lines,
+ * then commits or aborts. */
+static void two_lines(struct obs *o, pmtx_region *(*mk)(const char **),
+                      pmtx_runtime rt, int abort)
+{
+	const char *path;
+	arm();
+	pmtx_region *r = mk(&path);
+	pmtx_tx *tx = begin(r, rt);
+	put(tx, r, 0);
+	put(tx, r, 64);
+	assert_int_equal(abort ? pmtx_abort(tx) : pmtx_commit(tx), 0);
+	probe(r, o);
+	drop(r, path);
+	disarm(o);
+}
+
 /* An undo transaction writes two lines and commits: 2 records, commit
  * (i) and (ii), no allocation (the descriptor stays RUNNING). */
 static void wl_undo_commit(struct obs *o)
 {
-	const char *path;
-	arm();
-	pmtx_region *r = make(&path);
-	pmtx_tx *tx = begin(r, PMTX_RT_UNDO);
-	put(tx, r, 0);
-	put(tx, r, 64);
-	assert_int_equal(pmtx_commit(tx), 0);
-	probe(r, o);
-	drop(r, path);
-	disarm(o);
+	two_lines(o, make, PMTX_RT_UNDO, 0);
 }
 
 /* An undo transaction seen after its first record, then aborted. */
@@ -338,16 +346,7 @@ static void wl_undo_marked(struct obs *o)
 /* An undo transaction writes two lines and aborts. */
 static void wl_undo_abort(struct obs *o)
 {
-	const char *path;
-	arm();
-	pmtx_region *r = make(&path);
-	pmtx_tx *tx = begin(r, PMTX_RT_UNDO);
-	put(tx, r, 0);
-	put(tx, r, 64);
-	assert_int_equal(pmtx_abort(tx), 0);
-	probe(r, o);
-	drop(r, path);
-	disarm(o);
+	two_lines(o, make, PMTX_RT_UNDO, 1);
 }
 
 /* A record larger than the first log chunk (16 KiB) grows the log. */
@@ -616,32 +615,14 @@ static void wl_recover_cow(struct obs *o)
  * IDLE; close flushes the state word. */
 static void wl_twin_commit(struct obs *o)
 {
-	const char *path;
-	arm();
-	pmtx_region *r = make_twin(&path);
-	pmtx_tx *tx = begin(r, PMTX_RT_TWIN);
-	put(tx, r, 0);
-	put(tx, r, 64);
-	assert_int_equal(pmtx_commit(tx), 0);
-	probe(r, o);
-	drop(r, path);
-	disarm(o);
+	two_lines(o, make_twin, PMTX_RT_TWIN, 0);
 }
 
 /* A twin transaction writes two lines and aborts: they are restored from
  * the back copy. */
 static void wl_twin_abort(struct obs *o)
 {
-	const char *path;
-	arm();
-	pmtx_region *r = make_twin(&path);
-	pmtx_tx *tx = begin(r, PMTX_RT_TWIN);
-	put(tx, r, 0);
-	put(tx, r, 64);
-	assert_int_equal(pmtx_abort(tx), 0);
-	probe(r, o);
-	drop(r, path);
-	disarm(o);
+	two_lines(o, make_twin, PMTX_RT_TWIN, 1);
 }
 
 /* A naked store outside any transaction in a twin region, flushed (to the
