@@ -568,18 +568,27 @@ static void wl_cover(struct obs *o)
 	disarm(o);
 }
 
-/* Recovery rolls back an undo transaction caught after two records. */
-static void wl_recover_undo(struct obs *o)
+/* Recovery of a transaction of runtime rt, in a region made by mk,
+ * caught after it wrote two lines (the image), then aborted. */
+static void recover_two_lines(struct obs *o,
+                              pmtx_region *(*mk)(const char **),
+                              pmtx_runtime rt)
 {
 	const char *path, *image = tu_path();
-	pmtx_region *r = make(&path);
-	pmtx_tx *tx = begin(r, PMTX_RT_UNDO);
+	pmtx_region *r = mk(&path);
+	pmtx_tx *tx = begin(r, rt);
 	put(tx, r, 0);
 	put(tx, r, 64);
 	snap.taken = copy_file(path, image) == 0;
 	assert_int_equal(pmtx_abort(tx), 0);
 	drop(r, path);
 	recover_image(image, o);
+}
+
+/* Recovery rolls back an undo transaction caught after two records. */
+static void wl_recover_undo(struct obs *o)
+{
+	recover_two_lines(o, make, PMTX_RT_UNDO);
 }
 
 /* Recovery rolls a redo transaction forward: caught at its second
@@ -645,15 +654,7 @@ static void wl_twin_naked(struct obs *o)
  * caught MUTATING. */
 static void wl_recover_twin(struct obs *o)
 {
-	const char *path, *image = tu_path();
-	pmtx_region *r = make_twin(&path);
-	pmtx_tx *tx = begin(r, PMTX_RT_TWIN);
-	put(tx, r, 0);
-	put(tx, r, 64);
-	snap.taken = copy_file(path, image) == 0;
-	assert_int_equal(pmtx_abort(tx), 0);
-	drop(r, path);
-	recover_image(image, o);
+	recover_two_lines(o, make_twin, PMTX_RT_TWIN);
 }
 
 /* ---- the cases: one per site ---- */
