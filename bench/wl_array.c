@@ -23,21 +23,22 @@
  * measures and needs the read too).
  *
  * Systems (the pmtx ones under each configuration of bench_configs())
- *   pmtx-undo, pmtx-twin  the runtimes that store in place are used the
- *       way PMDK's runner is written (their reads are plain loads, so
- *       pmtx_read would only add a call): a read sums the slot in place;
- *       an array write copies the slot to a buffer, increments it and
- *       pmtx_write's it back; an array-raw write does pmtx_add_range of
- *       each 8-byte integer, then ++ in place.
- *       pmtx-twin runs in a twin region (PMTX_RT_TWIN: twice the
- *       bytes, bench_region): reads are plain loads, a write stores in
- *       place and notes its lines, and commit flushes them and copies them
- *       to the back copy (non-temporal stores): 4 barriers per transaction that
- *       writes, none for one that only reads.
- *   pmtx-redo, pmtx-redo-async, pmtx-auto  as above. Once a redo
- *       transaction has written, every later read in it looks up its
- *       lines in the write set (reads before the first write are plain
- *       loads). pmtx-auto begins with PMTX_RT_AUTO (one call site).
+ *   pmtx-twin  used the way PMDK's runner is written (its reads are
+ *       plain loads, so pmtx_read would only add a call): a read sums the
+ *       slot in place; an array write copies the slot to a buffer,
+ *       increments it and pmtx_write's it back; an array-raw write does
+ *       pmtx_add_range of each 8-byte integer, then ++ in place. It runs
+ *       in a twin region (PMTX_RT_TWIN: twice the bytes, bench_region):
+ *       a write stores in place and notes its lines, and commit flushes
+ *       them and copies them to the back copy (non-temporal stores): 4
+ *       barriers per transaction that writes, none for one that only
+ *       reads.
+ *   pmtx-undo, pmtx-redo, pmtx-redo-async, pmtx-auto  as above (undo
+ *       runs the same code as auto's undo arm, so that the two compare).
+ *       Once a redo transaction has written, every later read in it looks
+ *       up its lines in the write set (reads before the first write are
+ *       plain loads). pmtx-auto begins with PMTX_RT_AUTO (one call
+ *       site).
  *   pmtx-cow  every slot is a copy-on-write object of slot * 8 bytes; the
  *       root holds the wrappers. A read opens the object for reading and
  *       sums the payload; a write (array and array-raw alike: the private
@@ -58,8 +59,8 @@
  *
  * Parameters (--p): slots (1000000), slot (sweep, "4,64"), write_pct
  * (sweep, "0,10,...,100"), per_tx (20), seed (1), cow_slots (= slots),
- * inplace (1; 0: undo and twin go through pmtx_read and pmtx_write like
- * the others, so that a persistence trace sees every store).
+ * inplace (1; 0: twin goes through pmtx_read and pmtx_write like the
+ * others, so that a persistence trace sees every store).
  * Every runner draws the same slots and coins from the same seed.
  *
  * Measurement. Setting up an array is costly (1M slots of 64 integers is
@@ -97,14 +98,14 @@ struct arr_params {
 	uint64_t seed;
 	uint64_t cow_slots; /* slots of the cow runner: min(slots, cap) */
 	int raw;            /* array-raw */
-	int inplace;        /* undo, twin: as the PMDK runner (1) or not */
+	int inplace;        /* twin: as the PMDK runner (1) or not */
 };
 
 struct arr_ctx {
 	struct arr_params p;
 	enum arr_kind kind;
 	pmtx_runtime rt;
-	int inplace;       /* undo, twin: plain loads, as pmdk_access */
+	int inplace;       /* twin: plain loads, as pmdk_access */
 	uint64_t nslots;   /* p.slots, or p.cow_slots for cow */
 	uint64_t rng;
 	uint64_t sink;     /* sum of what reads read */
@@ -175,7 +176,7 @@ static int pmtx_access(struct arr_ctx *c, pmtx_tx *tx, uint64_t s, int write)
 	return pmtx_write(tx, p, c->buf, slot_bytes(c));
 }
 
-/* undo and twin: as pmdk_access, through pmtx's calls. */
+/* twin: as pmdk_access, through pmtx's calls. */
 static int inplace_access(struct arr_ctx *c, pmtx_tx *tx, uint64_t s,
                           int write)
 {
@@ -402,9 +403,7 @@ static struct arr_ctx *ctx_new(struct arr_params p, enum arr_kind kind,
 	if (!c)
 		return NULL;
 	*c = (struct arr_ctx){.p = p, .kind = kind, .rt = rt,
-	                      .inplace = p.inplace &&
-	                                 (rt == PMTX_RT_UNDO ||
-	                                  rt == PMTX_RT_TWIN),
+	                      .inplace = p.inplace && rt == PMTX_RT_TWIN,
 	                      .nslots = kind == AR_COW ? p.cow_slots : p.slots,
 	                      .rng = rng_seed(p.seed)};
 	if (!(c->count = calloc(c->nslots, sizeof(*c->count)))) {

@@ -9,14 +9,14 @@
  * "swaps_per_s" is k x ops_per_s.
  *
  * Systems
- *   pmtx-redo, pmtx-redo-async, pmtx-auto  the array is the region's
- *       root; a swap is two pmtx_read and two pmtx_write of 8 bytes, so
- *       redo sees this transaction's earlier swaps. pmtx-auto begins with
- *       PMTX_RT_AUTO (one call site).
- *   pmtx-undo, pmtx-twin  the same root; the runtimes that store in
- *       place are used the way PMDK's runner is written: pmtx_add_range
- *       of both elements, then plain loads and stores (their reads are
- *       plain loads, so pmtx_read would only add a call).
+ *   pmtx-undo, pmtx-redo, pmtx-redo-async, pmtx-auto  the array is the
+ *       region's root; a swap is two pmtx_read and two pmtx_write of 8
+ *       bytes, so redo sees this transaction's earlier swaps. pmtx-auto
+ *       begins with PMTX_RT_AUTO (one call site); undo runs the same code
+ *       as auto's undo arm, so that the two compare.
+ *   pmtx-twin  the same root, used the way PMDK's runner is written:
+ *       pmtx_add_range of both elements, then plain loads and stores (its
+ *       reads are plain loads, so pmtx_read would only add a call).
  *       pmtx-twin runs in a twin region (PMTX_RT_TWIN, twice the bytes:
  *       bench_region): reads are plain loads, writes store in place and
  *       note their lines in DRAM, and commit flushes those lines and
@@ -35,8 +35,8 @@
  * Every pmtx system runs under each configuration of bench_configs().
  *
  * Parameters (--p): n (1000000), k (sweep, "1,2,4,...,1024"), seed (1),
- * inplace (1; 0: undo and twin swap through pmtx_read and pmtx_write
- * too, so that a persistence trace sees every store: scripts/whisper.py).
+ * inplace (1; 0: twin swaps through pmtx_read and pmtx_write too, so
+ * that a persistence trace sees every store: scripts/whisper.py).
  * Every runner draws the same pairs from the same seed.
  *
  * Setup, outside the measurement: the array is initialised with naked
@@ -71,13 +71,13 @@ struct sps_params {
 	uint64_t n;
 	long k;
 	uint64_t seed;
-	int inplace; /* undo and twin through pmtx_add_range (1) or not */
+	int inplace; /* twin through pmtx_add_range (1) or not */
 };
 
 struct sps_ctx {
 	struct sps_params p;
 	enum sps_kind kind;
-	int inplace;        /* undo, twin: pmtx_add_range and plain stores */
+	int inplace;        /* twin: pmtx_add_range and plain stores */
 	pmtx_runtime rt;
 	uint64_t rng;
 	pmtx_region *r;
@@ -122,7 +122,7 @@ static int pmtx_swap(pmtx_tx *tx, uint64_t *x, uint64_t *y)
 	return rc;
 }
 
-/* undo and twin: declare both, then swap in place (as pmdk_body). */
+/* twin: declare both, then swap in place (as pmdk_body). */
 static int inplace_swap(pmtx_tx *tx, uint64_t *x, uint64_t *y)
 {
 	int rc = pmtx_add_range(tx, x, sizeof(*x));
@@ -305,8 +305,7 @@ static struct sps_ctx *ctx_new(struct sps_params p, enum sps_kind kind,
 	if (c)
 		*c = (struct sps_ctx){.p = p, .kind = kind, .rt = rt,
 		                      .inplace = p.inplace &&
-		                                 (rt == PMTX_RT_UNDO ||
-		                                  rt == PMTX_RT_TWIN),
+		                                 rt == PMTX_RT_TWIN,
 		                      .rng = rng_seed(p.seed)};
 	return c;
 }
