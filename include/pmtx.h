@@ -302,7 +302,11 @@ int pmtx_auto_stats_get(pmtx_region *r, pmtx_auto_stats *st);
  * transaction, for a lock that another thread may hold while it begins
  * one. pmtx_add_range costs nothing more than a pmtx_write; naked stores
  * need pmtx_flush or pmtx_persist to reach the back copy too (inside a
- * transaction a pmtx_flush joins the range to the transaction). A twin
+ * transaction a pmtx_flush joins the range to the transaction, which is
+ * safe for stores made after its first store or allocation, e.g. into a
+ * block it allocated; declare existing data with pmtx_add_range before
+ * storing to it; outside, the copy waits for a running twin transaction
+ * to end). A twin
  * region has a fixed size (max_size is refused) and holds half as much
  * heap as another region of its size. */
 

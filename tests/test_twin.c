@@ -3,7 +3,9 @@
  * runtimes go together, its barrier counts, the back copy matching the
  * data after commits, aborts, allocations and naked flushes, recovery in
  * each direction of the state word, a corrupt state word, one
- * transaction at a time across threads, and a full heap.
+ * transaction at a time across threads (naked flushes of other threads
+ * wait for it), aborts that restore only the declared bytes, and a full
+ * heap.
  *
  * Crashes at every barrier, crashes during recovery and I/O errors at
  * every barrier are in test_recovery (twin is one of its runtimes), kill
@@ -444,6 +446,103 @@ static void transactions_run_one_at_a_time(void **state)
 	unlink(path);
 }
 
+/* A naked flush outside transactions waits for a running twin
+ * transaction (TW5): it must not copy that transaction's uncommitted
+ * bytes to the back copy, where an abort or a crash would take them. */
+struct naked_arg {
+	pmtx_region *r;
+	volatile int go, done;
+};
+
+static void *naked_persist(void *arg)
+{
+	struct naked_arg *a = arg;
+	struct root *rt = root_of(a->r);
+	while (!a->go)
+		usleep(100);
+	rt->w[0] = 5; /* beside the transaction's w[1], in its line */
+	if (pmtx_persist(a->r, &rt->w[0], 16)) /* covers w[1] too */
+		return (void *)1;
+	a->done = 1;
+	return NULL;
+}
+
+static void naked_flush_waits_for_the_running_transaction(void **state)
+{
+	(void)state;
+	const char *path;
+	pmtx_region *r = make_twin(&path);
+	struct root *rt = root_of(r);
+	struct naked_arg a = {r, 0, 0};
+	pthread_t t;
+	assert_int_equal(pthread_create(&t, NULL, naked_persist, &a), 0);
+	pmtx_tx *tx;
+	uint64_t v = 777;
+	assert_int_equal(pmtx_begin(r, PMTX_RT_DEFAULT, &tx), 0);
+	assert_int_equal(pmtx_write(tx, &rt->w[1], &v, 8), 0);
+	a.go = 1;
+	usleep(50000); /* the other thread is in pmtx_persist by now */
+	assert_int_equal(a.done, 0);
+	assert_int_equal(pmtx_abort(tx), 0);
+	void *ret;
+	assert_int_equal(pthread_join(t, &ret), 0);
+	assert_null(ret);
+	assert_int_equal(rt->w[0], 5);
+	assert_int_equal(rt->w[1], 0); /* not 777 from a polluted back copy */
+	assert_twins_equal(r);
+	assert_int_equal(pmtx_close(r), 0);
+	unlink(path);
+}
+
+/* An abort restores the bytes the transaction declared, not the whole
+ * lines: a naked store beside them, in the same line, stays (TW7). */
+static void abort_restores_only_the_declared_bytes(void **state)
+{
+	(void)state;
+	const char *path;
+	pmtx_region *r = make_twin(&path);
+	struct root *rt = root_of(r);
+	pmtx_tx *tx;
+	uint64_t v = 1;
+	assert_int_equal(pmtx_begin(r, PMTX_RT_DEFAULT, &tx), 0);
+	assert_int_equal(pmtx_write(tx, &rt->w[0], &v, 8), 0);
+	assert_int_equal(pmtx_add_range(tx, &rt->w[9], 4), 0);
+	rt->w[9] = 0x1111111111111111ull; /* half declared */
+	rt->w[2] = 99;                    /* not declared */
+	assert_int_equal(pmtx_abort(tx), 0);
+	assert_int_equal(rt->w[0], 0);
+	assert_int_equal(rt->w[2], 99);
+	assert_int_equal(rt->w[9], 0x1111111100000000ull);
+	assert_int_equal(pmtx_close(r), 0);
+	unlink(path);
+}
+
+/* Inside a transaction that has been aborted (but not ended), naked
+ * persistence still reaches the back copy: nothing joins an aborted
+ * transaction. */
+static void naked_copies_in_an_aborted_transaction_reach_the_back_copy(
+	void **state)
+{
+	(void)state;
+	const char *path;
+	pmtx_region *r = make_twin(&path);
+	struct root *rt = root_of(r);
+	pmtx_tx *tx, *inner;
+	uint64_t v = 42;
+	assert_int_equal(pmtx_begin(r, PMTX_RT_DEFAULT, &tx), 0);
+	assert_int_equal(pmtx_begin(r, PMTX_RT_DEFAULT, &inner), 0);
+	assert_int_equal(pmtx_abort(inner), 0);
+	pmtx_memcpy_nt(r, &rt->w[8], &v, 8);
+	rt->w[16] = 43;
+	assert_int_equal(pmtx_persist(r, &rt->w[16], 8), 0);
+	assert_int_equal(pmtx_barrier(r), 0);
+	assert_int_equal(pmtx_commit(tx), PMTX_E_ABORTED);
+	assert_int_equal(rt->w[8], 42);
+	assert_twins_equal(r);
+	assert_int_equal(pmtx_close(r), 0);
+	unlink(path);
+}
+
 /* A heap that cannot grow: the allocation fails with PMTX_E_NOMEM, the
  * transaction can still commit what it wrote, and nothing is lost. */
 static void a_full_heap_fails_cleanly(void **state)
@@ -488,6 +587,10 @@ int main(void)
 		cmocka_unit_test(naked_persistence_reaches_the_back_copy),
 		cmocka_unit_test(recovery_follows_the_state_word),
 		cmocka_unit_test(transactions_run_one_at_a_time),
+		cmocka_unit_test(naked_flush_waits_for_the_running_transaction),
+		cmocka_unit_test(abort_restores_only_the_declared_bytes),
+		cmocka_unit_test(
+			naked_copies_in_an_aborted_transaction_reach_the_back_copy),
 		cmocka_unit_test(a_full_heap_fails_cleanly),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -94,7 +94,9 @@ static int desc_ok(pmtx_region *r, unsigned i)
 	return d->log_head == region_log0(r, i) &&
 	       d->alog_head == region_alog0(r, i) &&
 	       log_chunk_ok(r, d->log_head) && log_chunk_ok(r, d->alog_head) &&
-	       PMTX_SV_STATE(d->statever) <= PMTX_DS_COMMITTED;
+	       PMTX_SV_STATE(d->statever) <= PMTX_DS_COMMITTED &&
+	       /* twin transactions never leave their descriptor */
+	       (!r->twin || PMTX_SV_STATE(d->statever) == PMTX_DS_IDLE);
 }
 
 /* A redo COMMIT counts only if its second word is the checksum of the

@@ -63,27 +63,43 @@
  *       persists its stores in order: the word never goes back). A
  *       region closed cleanly has it durable (pmtx_close).
  *  TW5. Twin transactions of a region run one at a time: txm->twin_lock
- *       is held from begin to end (tx.c). So one state word describes
- *       them all, and no transaction's lines hold another's uncommitted
- *       bytes when they are copied.
+ *       is held from begin to end (tx.c), and a naked flush outside
+ *       transactions takes it too. So one state word describes them all,
+ *       no transaction's lines hold another's uncommitted bytes when they
+ *       are copied, and no naked flush copies a running transaction's
+ *       bytes to the back copy.
  *  TW6. Twin transactions write no allocation log: the metadata stores of
  *       their allocations and frees are made in the data area at commit,
  *       before barrier (b), and are mirrored and rolled back like data.
  *       Freed blocks return to the DRAM heap after barrier (d). A naked
- *       flush outside any transaction copies its range to the back copy
- *       and flushes both, so the barrier that makes it durable leaves
- *       TW1 true for it.
- *  TW7. An abort restores the transaction's lines from the back copy and
- *       makes them durable before IDLE is stored, so no crash after the
- *       abort finds its bytes under an IDLE word.
+ *       flush outside any running transaction copies its range to the
+ *       back copy (under the twin lock, TW5) and flushes both, so the
+ *       barrier that makes it durable leaves TW1 true for it; until that
+ *       barrier the two copies may differ there, and a crash during a
+ *       later transaction may bring the older bytes back, as a crash
+ *       before the barrier may. Inside a running transaction the range
+ *       joins it (its stores must then come after the transaction's first
+ *       store or allocation, or be declared with pmtx_add_range first,
+ *       so that MUTATING is durable before them: TW2).
+ *  TW7. An abort restores, from the back copy, the bytes the transaction
+ *       declared (a byte mask per line: other bytes of the same lines may
+ *       be other threads' naked stores), and makes them durable before
+ *       IDLE is stored, so no crash after the abort finds its bytes under
+ *       an IDLE word. If that barrier fails, MUTATING stays: recovery
+ *       would restore the same bytes.
  *  TW8. Recovery is idempotent: it copies one way in full (the lines that
  *       differ), makes the copy durable, then stores IDLE. A crash during
  *       it leaves the state word as it was, and the next open copies
  *       again.
  *  TW9. A failed barrier (a) or (b) (PMTX_E_IO, file backend) aborts the
- *       transaction. Once COPYING is stored the commit is completed in
- *       memory (back copy, heap) and the barrier's error is returned, as
- *       undo does (undo.c U5).
+ *       transaction (its later calls and commit say PMTX_E_ABORTED). Once
+ *       COPYING is stored the commit is completed in memory (back copy,
+ *       heap) and the barrier's error is returned, as undo does (undo.c
+ *       U5). If barrier (d) fails, COPYING stays and the next first store
+ *       issues a barrier that must succeed before MUTATING is stored, so
+ *       MUTATING never persists over an unfinished back copy. Room for
+ *       the lines of the allocations' metadata is made before any of
+ *       those stores, so commit cannot fail half way through them.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -133,6 +149,14 @@ static int twin_begin(struct pmtx_tx *tx)
 static int start_writing(struct pmtx_tx *tx)
 {
 	pmtx_region *r = tx->r;
+	/* TW9: the last back copy's barrier failed: it must succeed now,
+	 * before MUTATING may persist over that back copy. */
+	if (r->txm->twin_resync) {
+		int rc = persist_barrier(&r->persist);
+		if (rc)
+			return rc;
+		r->txm->twin_resync = 0;
+	}
 	state_store(r, PMTX_TW_MUTATING, MUT_TWIN_MUTATING_MARK);
 	state_flush(r, MUT_TWIN_MUTATING_FLUSH);
 	int rc = MUT_ORDER(MUT_TWIN_MUTATING_BARRIER, &r->persist);
@@ -142,8 +166,10 @@ static int start_writing(struct pmtx_tx *tx)
 }
 
 /* The line set: open addressing over tx->tset (tcap slots, a power of
- * two), each slot a line offset tagged with the epoch it was added in;
- * a slot of another epoch is empty. At most half full. */
+ * two), each slot a line offset tagged with the epoch it was added in and
+ * the line's index in recs (tidx); a slot of another epoch is empty. At
+ * most half full. tmask[i]: the bytes of line recs[i] the transaction
+ * declared (abort restores only those: TW7). */
 static inline uint64_t tset_slot(uint64_t line, uint64_t mask)
 {
 	return ((line / CACHE_LINE) * 0x9e3779b97f4a7c15ull >> 20) & mask;
@@ -154,63 +180,100 @@ static inline uint64_t tset_tag(const struct pmtx_tx *tx, uint64_t line)
 	return line | tx->twin_epoch; /* line offsets are multiples of 64 */
 }
 
-/* Add line: 1 if it is new, 0 if it was there. */
-static inline int tset_add(struct pmtx_tx *tx, uint64_t line)
+/* The index of line in recs, added (with an empty mask) if new. Room
+ * must have been made. */
+static inline size_t tset_index(struct pmtx_tx *tx, uint64_t line)
 {
 	uint64_t mask = tx->tcap - 1, tag = tset_tag(tx, line);
 	for (uint64_t i = tset_slot(line, mask);; i = (i + 1) & mask) {
 		uint64_t v = tx->tset[i];
 		if (v == tag)
-			return 0;
+			return tx->tidx[i];
 		if ((v & (CACHE_LINE - 1)) != tx->twin_epoch) {
+			size_t k = tx->nrecs++;
 			tx->tset[i] = tag;
-			return 1;
+			tx->tidx[i] = (uint32_t)k;
+			tx->recs[k] = line;
+			tx->tmask[k] = 0;
+			return k;
 		}
 	}
 }
 
-/* Room in the set (at most half full) and in recs for one more line. */
-static int make_room(struct pmtx_tx *tx)
+/* Room for extra more lines: in recs and tmask, and in the set (at most
+ * half full). 0 or ENOMEM, with nothing lost. */
+static int make_room(struct pmtx_tx *tx, size_t extra)
 {
-	if (tx_recs_reserve(tx, 1))
+	if (tx_recs_reserve(tx, extra))
 		return ENOMEM;
-	if (2 * (tx->nrecs + 1) <= tx->tcap)
+	if (tx->tmcap < tx->caprecs) {
+		uint64_t *m = realloc(tx->tmask, tx->caprecs * sizeof(*m));
+		if (!m)
+			return ENOMEM;
+		tx->tmask = m, tx->tmcap = tx->caprecs;
+	}
+	if (2 * (tx->nrecs + extra) <= tx->tcap)
 		return 0;
 	size_t cap = tx->tcap ? 2 * tx->tcap : 1024;
+	while (cap < 2 * (tx->nrecs + extra))
+		cap *= 2;
 	uint64_t *t = calloc(cap, sizeof(*t));
-	if (!t)
+	uint32_t *x = malloc(cap * sizeof(*x));
+	if (!t || !x) {
+		free(t);
+		free(x);
 		return ENOMEM;
+	}
 	free(tx->tset);
-	tx->tset = t, tx->tcap = cap;
-	for (size_t i = 0; i < tx->nrecs; i++)
-		tset_add(tx, tx->recs[i]);
+	free(tx->tidx);
+	tx->tset = t, tx->tidx = x, tx->tcap = cap;
+	size_t n = tx->nrecs;
+	tx->nrecs = 0;
+	for (size_t i = 0; i < n; i++) { /* the same lines, the same order */
+		uint64_t keep = tx->tmask[i];
+		tset_index(tx, tx->recs[i]);
+		tx->tmask[i] = keep;
+	}
 	return 0;
 }
 
-/* Note line l: into recs if the transaction had not stored to it. */
-static inline int note_line(struct pmtx_tx *tx, uint64_t l)
+/* The bytes [lo, hi) of a line, as a mask (0 <= lo < hi <= 64). */
+static inline uint64_t byte_mask(unsigned lo, unsigned hi)
 {
-	if (l == tx->twin_last)
+	uint64_t up = hi == CACHE_LINE ? ~0ull : (1ull << hi) - 1;
+	return up & ~((1ull << lo) - 1);
+}
+
+/* Note bytes m of line l. */
+static inline int note_line(struct pmtx_tx *tx, uint64_t l, uint64_t m)
+{
+	if (l == tx->twin_last) {
+		tx->tmask[tx->twin_last_i] |= m;
 		return 0;
-	if (unlikely(tx->nrecs == tx->caprecs ||
-	             2 * (tx->nrecs + 1) > tx->tcap) && make_room(tx))
+	}
+	if (unlikely(tx->nrecs >= tx->tmcap || tx->nrecs >= tx->caprecs ||
+	             2 * (tx->nrecs + 1) > tx->tcap) && make_room(tx, 1))
 		return ENOMEM;
-	if (tset_add(tx, l))
-		tx->recs[tx->nrecs++] = l;
+	size_t i = tset_index(tx, l);
+	tx->tmask[i] |= m;
 	tx->twin_last = l;
+	tx->twin_last_i = i;
 	return 0;
 }
 
-/* Remember the lines of [p, p+n) (all in the mirrored area). */
+/* Remember the bytes [p, p+n) (all in the mirrored area). */
 static int note_lines(struct pmtx_tx *tx, const void *p, size_t n)
 {
-	uint64_t a = region_off(tx->r, p);
+	uint64_t a = region_off(tx->r, p), b = a + n;
 	uint64_t first = ALIGN_DOWN(a, CACHE_LINE);
-	if (likely(a + n <= first + CACHE_LINE)) /* one line */
-		return note_line(tx, first);
-	uint64_t last = ALIGN_DOWN(a + n - 1, CACHE_LINE);
-	for (uint64_t l = first; l <= last; l += CACHE_LINE) {
-		int rc = note_line(tx, l);
+	if (likely(b <= first + CACHE_LINE)) /* one line */
+		return note_line(tx, first, byte_mask((unsigned)(a - first),
+		                                      (unsigned)(b - first)));
+	for (uint64_t l = first; l < b; l += CACHE_LINE) {
+		unsigned lo = a > l ? (unsigned)(a - l) : 0;
+		unsigned hi = b < l + CACHE_LINE ? (unsigned)(b - l)
+		                                 : CACHE_LINE;
+		int rc = note_line(tx, l, byte_mask(lo, hi));
 		if (rc)
 			return rc;
 	}
@@ -219,10 +282,15 @@ static int note_lines(struct pmtx_tx *tx, const void *p, size_t n)
 
 int twin_note(struct pmtx_tx *tx, const void *p, size_t n)
 {
-	if (!tx->sv_written)
+	if (unlikely(!tx->sv_written)) {
 		tx->twin_last = 0;
-	int rc = tx->sv_written ? 0 : start_writing(tx);
-	return rc || n == 0 ? rc : note_lines(tx, p, n);
+		int rc = start_writing(tx);
+		if (rc) { /* TW9: nothing stored; the transaction is over */
+			tx_roll_back(tx);
+			return rc;
+		}
+	}
+	return n == 0 ? 0 : note_lines(tx, p, n);
 }
 
 static int twin_add_range(struct pmtx_tx *tx, void *p, size_t n)
@@ -265,7 +333,7 @@ static int twin_read(struct pmtx_tx *tx, void *dst, const void *src,
 static int apply_allocations(struct pmtx_tx *tx)
 {
 	/* Room first: a store made and not noted could not be undone. */
-	int rc = tx_recs_reserve(tx, 2 * tx->alog.n);
+	int rc = make_room(tx, 2 * tx->alog.n);
 	for (size_t i = 0; !rc && i < tx->alog.n; i++) {
 		void *w[2];
 		rc = heap_apply_unflushed(tx->r, &tx->alog.e[i], w);
@@ -286,16 +354,39 @@ static void copy_to_back(struct pmtx_tx *tx)
 		                 region_at(r, tx->recs[i]), CACHE_LINE, LOG);
 }
 
-/* TW7: each noted line restored from the back copy, and flushed. */
+/* The bytes m of the line at dst from src. */
+static void copy_bytes(char *dst, const char *src, uint64_t m)
+{
+	if (m == ~0ull) {
+		memcpy(dst, src, CACHE_LINE);
+		return;
+	}
+	for (unsigned i = 0; i < CACHE_LINE; i++)
+		if (m >> i & 1)
+			dst[i] = src[i];
+}
+
+/* TW7: the bytes the transaction declared, restored from the back copy
+ * and flushed (other bytes of the same lines may be other threads'
+ * naked stores: they are left alone). */
 static void restore_from_back(struct pmtx_tx *tx)
 {
 	pmtx_region *r = tx->r;
 	for (size_t i = 0; i < tx->nrecs; i++) {
 		char *data = region_at(r, tx->recs[i]);
-		memcpy(data, back_of(r, tx->recs[i]), CACHE_LINE);
+		copy_bytes(data, back_of(r, tx->recs[i]), tx->tmask[i]);
 		TRACE_STORE(&r->persist, data, CACHE_LINE, DATA);
 		MUT_FLUSH(MUT_TWIN_ABORT_FLUSH, &r->persist, data, CACHE_LINE);
 	}
+}
+
+void twin_unstore(pmtx_region *r, void *p, size_t n)
+{
+	if (!twin_mirrored(r, p, n))
+		return;
+	memcpy(p, back_of(r, region_off(r, p)), n);
+	TRACE_STORE(&r->persist, p, n, DATA);
+	MUT_FLUSH(MUT_TWIN_ABORT_FLUSH, &r->persist, p, n);
 }
 
 static void release_frees(struct pmtx_tx *tx)
@@ -329,7 +420,10 @@ static int twin_commit(struct pmtx_tx *tx)
 	rc = MUT_BARRIER(MUT_TWIN_COMMIT_BARRIER, p); /* (c) */
 	copy_to_back(tx);
 	int rc2 = MUT_ORDER(MUT_TWIN_BACK_BARRIER, p); /* (d) */
-	state_store(r, PMTX_TW_IDLE, MUT_TWIN_IDLE_MARK);
+	if (rc2) /* TW9: COPYING stays; the next first store syncs first */
+		r->txm->twin_resync = 1;
+	else
+		state_store(r, PMTX_TW_IDLE, MUT_TWIN_IDLE_MARK);
 	release_frees(tx);
 	return rc ? rc : rc2;
 }
@@ -343,7 +437,8 @@ static int twin_abort(struct pmtx_tx *tx)
 		return 0;
 	restore_from_back(tx);
 	int rc = MUT_ORDER(MUT_TWIN_ABORT_BARRIER, &r->persist);
-	state_store(r, PMTX_TW_IDLE, MUT_TWIN_IDLE_MARK);
+	if (!rc) /* else MUTATING stays: recovery would restore the same */
+		state_store(r, PMTX_TW_IDLE, MUT_TWIN_IDLE_MARK);
 	tx->nrecs = 0;
 	return rc;
 }
@@ -372,14 +467,20 @@ int twin_mirrored(const pmtx_region *r, const void *p, size_t n)
 	       n <= h->twin_off - off;
 }
 
-void twin_naked_flush(pmtx_region *r, const void *p, size_t n)
+void twin_naked_flush(pmtx_region *r, const void *p, size_t n, int locked)
 {
 	if (!twin_mirrored(r, p, n))
 		return; /* not mirrored: nothing to copy */
+	/* TW6: not while another thread's transaction may have stored into
+	 * the range (its uncommitted bytes would reach the back copy). */
+	if (!locked)
+		pthread_mutex_lock(&r->txm->twin_lock);
 	void *back = back_of(r, region_off(r, p));
 	memcpy(back, p, n);
 	TRACE_STORE(&r->persist, back, n, LOG);
 	MUT_FLUSH(MUT_TWIN_NAKED_FLUSH, &r->persist, back, n);
+	if (!locked)
+		pthread_mutex_unlock(&r->txm->twin_lock);
 }
 
 /* ---- recovery (TW8) ---- */

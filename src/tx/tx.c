@@ -129,6 +129,8 @@ void txm_destroy(pmtx_region *r)
 		free(tx->defer);
 		free(tx->recs);
 		free(tx->tset);
+		free(tx->tidx);
+		free(tx->tmask);
 		free(tx->wl);
 		free(tx->rbuf);
 		free(tx->cov);
@@ -653,7 +655,7 @@ int pmtx_commit(pmtx_tx *tx)
 }
 
 /* Roll a running transaction back; it stays begun, as TX_ABORTED. */
-static int roll_back(pmtx_tx *tx)
+int tx_roll_back(pmtx_tx *tx)
 {
 	int rc = 0;
 	if (tx->state == TX_RUNNING) {
@@ -669,7 +671,7 @@ int pmtx_abort(pmtx_tx *tx)
 {
 	if (!tx || tx != tls_tx)
 		return PMTX_E_NO_TX;
-	int rc = roll_back(tx);
+	int rc = tx_roll_back(tx);
 	if (--tx->depth == 0)
 		tx_end(tx);
 	return rc;
@@ -750,7 +752,7 @@ static int become_undo(pmtx_tx *tx)
 		if (PMTX_AE_OP(tx->alog.e[i].info) == PMTX_AE_FREE)
 			rc = tx_resolve_conflicts(tx, tx->alog.e[i].off);
 	if (rc)
-		roll_back(tx);
+		tx_roll_back(tx);
 	return rc;
 }
 
@@ -844,8 +846,14 @@ int pmtx_zalloc(pmtx_tx *tx, size_t n, pmtx_off *out)
 	if (rc)
 		return rc;
 	void *p = region_at(tx->r, *out);
-	if (tx->kind == PMTX_RT_TWIN && (rc = twin_note(tx, p, n)))
+	if (tx->kind == PMTX_RT_TWIN && (rc = twin_note(tx, p, n))) {
+		/* take the allocation back: the caller gets no block */
+		if (tx->state == TX_RUNNING) {
+			tx->alog.n--;
+			heap_unreserve(tx->r->heap, &tx->alog.e[tx->alog.n]);
+		}
 		return rc;
+	}
 	memset(p, 0, n);
 	if (tx->kind == PMTX_RT_TWIN)
 		return 0; /* a line of the transaction: commit flushes it */
@@ -917,18 +925,23 @@ static struct pmtx_tx *running_in(const pmtx_region *r)
 }
 
 /* Naked stores to [p, p+n) in a twin region (twin.c TW6): inside a
- * transaction they join it; outside, they are copied to the back copy.
- * Returns 1 if the range joined a transaction (nothing to flush now). */
+ * running transaction they join it; otherwise they are copied to the
+ * back copy. Returns 1 if the range joined a transaction (nothing to
+ * flush now). */
 static int twin_naked(pmtx_region *r, const void *p, size_t n)
 {
 	struct pmtx_tx *tx = running_in(r);
 	if (tx && tx->state == TX_RUNNING && twin_mirrored(r, p, n)) {
-		/* a failure (no memory, a barrier) aborts: commit says so */
-		if (twin_note(tx, p, n))
-			roll_back(tx);
+		/* A failure (no memory, a barrier) aborts, and commit says
+		 * so; the stores that could not join are undone first. */
+		if (twin_note(tx, p, n)) {
+			twin_unstore(r, (void *)p, n);
+			tx_roll_back(tx);
+		}
 		return 1;
 	}
-	twin_naked_flush(r, p, n);
+	/* an aborted transaction of this thread still holds the lock */
+	twin_naked_flush(r, p, n, tx != NULL);
 	return 0;
 }
 
@@ -963,14 +976,14 @@ int pmtx_persist(pmtx_region *r, const void *p, size_t n)
 void pmtx_memcpy_nt(pmtx_region *r, void *dst, const void *src, size_t n)
 {
 	struct pmtx_tx *tx = r->twin ? running_in(r) : NULL;
-	if (tx && tx->state == TX_RUNNING && twin_mirrored(r, dst, n) &&
-	    twin_note(tx, dst, n)) {
-		roll_back(tx); /* as in twin_naked; nothing is stored */
+	int joins = tx && tx->state == TX_RUNNING && twin_mirrored(r, dst, n);
+	if (joins && twin_note(tx, dst, n)) {
+		tx_roll_back(tx); /* as in twin_naked; nothing is stored */
 		return;
 	}
 	MUT_COPY_NT(MUT_API_COPY_NT, &r->persist, dst, src, n);
-	if (r->twin && !tx && n)
-		twin_naked_flush(r, dst, n);
+	if (r->twin && !joins && n)
+		twin_naked_flush(r, dst, n, tx != NULL);
 	if (running_in(r))
 		tls_tx->unfenced = 1;
 }

@@ -111,9 +111,13 @@ struct pmtx_tx {
 	size_t ncov;
 	/* twin (twin.c): the set of lines in recs, tagged by epoch */
 	uint64_t *tset;
+	uint32_t *tidx;           /* per slot: the line's index in recs */
 	size_t tcap;
+	uint64_t *tmask;          /* per line in recs: the bytes declared */
+	size_t tmcap;
 	uint64_t twin_epoch;      /* 1..63, one per transaction */
-	uint64_t twin_last;       /* the line noted last */
+	uint64_t twin_last;       /* the line noted last, */
+	size_t twin_last_i;       /* and its index in recs */
 	/* copy-on-write */
 	struct cow_ent *ws;
 	size_t nws, capws;
@@ -151,6 +155,7 @@ struct txm {
 	struct auto_table *autos;    /* PMTX_RT_AUTO's call sites */
 	pthread_mutex_t twin_lock;   /* twin.c TW5: the running twin tx */
 	uint64_t twin_seq;           /* twin transactions begun (rstate.twin) */
+	int twin_resync;             /* a back copy's barrier failed (TW9) */
 };
 
 struct tx_runtime {
@@ -246,8 +251,15 @@ void twin_end(struct pmtx_tx *tx);
 /* Is [p, p+n) inside the mirrored area of twin region r? */
 int twin_mirrored(const pmtx_region *r, const void *p, size_t n);
 /* A naked flush outside transactions: copy [p, p+n) to the back copy
- * and flush it there (TW6). */
-void twin_naked_flush(pmtx_region *r, const void *p, size_t n);
+ * and flush it there (TW6), under the twin lock unless the caller holds
+ * it (locked: the caller's own transaction in r has ended but not
+ * returned). */
+void twin_naked_flush(pmtx_region *r, const void *p, size_t n, int locked);
+/* Undo naked stores to [p, p+n) that could not join the transaction:
+ * the back copy over them, flushed. */
+void twin_unstore(pmtx_region *r, void *p, size_t n);
+/* Roll the running transaction back; it stays begun, aborted (tx.c). */
+int tx_roll_back(struct pmtx_tx *tx);
 /* Close: make IDLE durable (TW4). 0 or a barrier's status. */
 int twin_close(pmtx_region *r);
 /* Open: bring the two copies together (TW8). */
