@@ -9,7 +9,7 @@
  * DRAM which lines it stored to (tx->recs, one offset per line, in first-
  * store order; a hash set of the lines, tagged with the transaction's
  * epoch so that it is never cleared, keeps each line out of recs after
- * its first store). One word, rstate.twin (G2), says which copy is the
+ * its first store) and which ranges (tx->trng, for abort). One word, rstate.twin (G2), says which copy is the
  * truth after a crash.
  *
  * Barrier sequence of a transaction that writes or allocates:
@@ -81,9 +81,9 @@
  *       joins it (its stores must then come after the transaction's first
  *       store or allocation, or be declared with pmtx_add_range first,
  *       so that MUTATING is durable before them: TW2).
- *  TW7. An abort restores, from the back copy, the bytes the transaction
- *       declared (a byte mask per line: other bytes of the same lines may
- *       be other threads' naked stores), and makes them durable before
+ *  TW7. An abort restores, from the back copy, the ranges the transaction
+ *       declared (other bytes of the same lines may be other threads'
+ *       naked stores), and makes them durable before
  *       IDLE is stored, so no crash after the abort finds its bytes under
  *       an IDLE word. If that barrier fails, MUTATING stays: recovery
  *       would restore the same bytes.
@@ -166,117 +166,85 @@ static int start_writing(struct pmtx_tx *tx)
 }
 
 /* The line set: open addressing over tx->tset (tcap slots, a power of
- * two), each slot a line offset tagged with the epoch it was added in and
- * the line's index in recs (tidx); a slot of another epoch is empty. At
- * most half full. tmask[i]: the bytes of line recs[i] the transaction
- * declared (abort restores only those: TW7). */
+ * two), each slot a line offset tagged with the epoch it was added in; a
+ * slot of another epoch is empty. At most half full; tx->tlimit is the
+ * most lines recs and the set have room for. Beside it, tx->trng keeps
+ * every range the transaction declared, in order, for abort (TW7): the
+ * set is probed at random, the ranges are appended, so the common path
+ * touches as few cache lines as it can. */
 static inline uint64_t tset_slot(uint64_t line, uint64_t mask)
 {
-	return ((line / CACHE_LINE) * 0x9e3779b97f4a7c15ull >> 20) & mask;
+	/* Fibonacci hashing: the product's top bits, as many as mask has */
+	return (line / CACHE_LINE) * 0x9e3779b97f4a7c15ull >>
+	       __builtin_clzll(mask) & mask;
 }
 
-static inline uint64_t tset_tag(const struct pmtx_tx *tx, uint64_t line)
+/* Add line: 1 if it is new, 0 if it was there. */
+static inline int tset_add(struct pmtx_tx *tx, uint64_t line)
 {
-	return line | tx->twin_epoch; /* line offsets are multiples of 64 */
-}
-
-/* The index of line in recs, added (with an empty mask) if new. Room
- * must have been made. */
-static inline size_t tset_index(struct pmtx_tx *tx, uint64_t line)
-{
-	uint64_t mask = tx->tcap - 1, tag = tset_tag(tx, line);
+	uint64_t mask = tx->tcap - 1, tag = line | tx->twin_epoch;
 	for (uint64_t i = tset_slot(line, mask);; i = (i + 1) & mask) {
 		uint64_t v = tx->tset[i];
 		if (v == tag)
-			return tx->tidx[i];
+			return 0;
 		if ((v & (CACHE_LINE - 1)) != tx->twin_epoch) {
-			size_t k = tx->nrecs++;
 			tx->tset[i] = tag;
-			tx->tidx[i] = (uint32_t)k;
-			tx->recs[k] = line;
-			tx->tmask[k] = 0;
-			return k;
+			return 1;
 		}
 	}
 }
 
-/* Room for extra more lines: in recs and tmask, and in the set (at most
- * half full). 0 or ENOMEM, with nothing lost. */
-static int make_room(struct pmtx_tx *tx, size_t extra)
+/* Room for extra more lines, in recs and in the set (at most half full),
+ * and for nrng more ranges. 0 or ENOMEM, with nothing lost. */
+static int make_room(struct pmtx_tx *tx, size_t extra, size_t nrng)
 {
+	if (tx->captrng - tx->ntrng < nrng) {
+		size_t cap = tx->captrng ? 2 * tx->captrng : 256;
+		while (cap - tx->ntrng < nrng)
+			cap *= 2;
+		struct trange *t = realloc(tx->trng, cap * sizeof(*t));
+		if (!t)
+			return ENOMEM;
+		tx->trng = t, tx->captrng = cap;
+	}
 	if (tx_recs_reserve(tx, extra))
 		return ENOMEM;
-	if (tx->tmcap < tx->caprecs) {
-		uint64_t *m = realloc(tx->tmask, tx->caprecs * sizeof(*m));
-		if (!m)
+	if (2 * (tx->nrecs + extra) > tx->tcap) {
+		size_t cap = tx->tcap ? 2 * tx->tcap : 1024;
+		while (cap < 2 * (tx->nrecs + extra))
+			cap *= 2;
+		uint64_t *t = calloc(cap, sizeof(*t));
+		if (!t)
 			return ENOMEM;
-		tx->tmask = m, tx->tmcap = tx->caprecs;
+		free(tx->tset);
+		tx->tset = t, tx->tcap = cap;
+		for (size_t i = 0; i < tx->nrecs; i++)
+			tset_add(tx, tx->recs[i]);
 	}
-	if (2 * (tx->nrecs + extra) <= tx->tcap)
-		return 0;
-	size_t cap = tx->tcap ? 2 * tx->tcap : 1024;
-	while (cap < 2 * (tx->nrecs + extra))
-		cap *= 2;
-	uint64_t *t = calloc(cap, sizeof(*t));
-	uint32_t *x = malloc(cap * sizeof(*x));
-	if (!t || !x) {
-		free(t);
-		free(x);
-		return ENOMEM;
-	}
-	free(tx->tset);
-	free(tx->tidx);
-	tx->tset = t, tx->tidx = x, tx->tcap = cap;
-	size_t n = tx->nrecs;
-	tx->nrecs = 0;
-	for (size_t i = 0; i < n; i++) { /* the same lines, the same order */
-		uint64_t keep = tx->tmask[i];
-		tset_index(tx, tx->recs[i]);
-		tx->tmask[i] = keep;
-	}
+	tx->tlimit = MIN(tx->caprecs, tx->tcap / 2);
 	return 0;
 }
 
-/* The bytes [lo, hi) of a line, as a mask (0 <= lo < hi <= 64). */
-static inline uint64_t byte_mask(unsigned lo, unsigned hi)
+/* Note line l. */
+static inline void note_line(struct pmtx_tx *tx, uint64_t l)
 {
-	uint64_t up = hi == CACHE_LINE ? ~0ull : (1ull << hi) - 1;
-	return up & ~((1ull << lo) - 1);
-}
-
-/* Note bytes m of line l. */
-static inline int note_line(struct pmtx_tx *tx, uint64_t l, uint64_t m)
-{
-	if (l == tx->twin_last) {
-		tx->tmask[tx->twin_last_i] |= m;
-		return 0;
-	}
-	if (unlikely(tx->nrecs >= tx->tmcap || tx->nrecs >= tx->caprecs ||
-	             2 * (tx->nrecs + 1) > tx->tcap) && make_room(tx, 1))
-		return ENOMEM;
-	size_t i = tset_index(tx, l);
-	tx->tmask[i] |= m;
+	if (l != tx->twin_last && tset_add(tx, l))
+		tx->recs[tx->nrecs++] = l;
 	tx->twin_last = l;
-	tx->twin_last_i = i;
-	return 0;
 }
 
-/* Remember the bytes [p, p+n) (all in the mirrored area). */
+/* Remember the range [p, p+n) (all in the mirrored area) and its lines. */
 static int note_lines(struct pmtx_tx *tx, const void *p, size_t n)
 {
 	uint64_t a = region_off(tx->r, p), b = a + n;
 	uint64_t first = ALIGN_DOWN(a, CACHE_LINE);
-	if (likely(b <= first + CACHE_LINE)) /* one line */
-		return note_line(tx, first, byte_mask((unsigned)(a - first),
-		                                      (unsigned)(b - first)));
-	for (uint64_t l = first; l < b; l += CACHE_LINE) {
-		unsigned lo = a > l ? (unsigned)(a - l) : 0;
-		unsigned hi = b < l + CACHE_LINE ? (unsigned)(b - l)
-		                                 : CACHE_LINE;
-		int rc = note_line(tx, l, byte_mask(lo, hi));
-		if (rc)
-			return rc;
-	}
+	size_t nl = (ALIGN_UP(b, CACHE_LINE) - first) / CACHE_LINE;
+	if (unlikely(tx->nrecs + nl > tx->tlimit ||
+	             tx->ntrng == tx->captrng) && make_room(tx, nl, 1))
+		return ENOMEM;
+	tx->trng[tx->ntrng++] = (struct trange){a, n};
+	for (uint64_t l = first; l < b; l += CACHE_LINE)
+		note_line(tx, l);
 	return 0;
 }
 
@@ -284,6 +252,7 @@ int twin_note(struct pmtx_tx *tx, const void *p, size_t n)
 {
 	if (unlikely(!tx->sv_written)) {
 		tx->twin_last = 0;
+		tx->ntrng = 0;
 		int rc = start_writing(tx);
 		if (rc) { /* TW9: nothing stored; the transaction is over */
 			tx_roll_back(tx);
@@ -333,7 +302,7 @@ static int twin_read(struct pmtx_tx *tx, void *dst, const void *src,
 static int apply_allocations(struct pmtx_tx *tx)
 {
 	/* Room first: a store made and not noted could not be undone. */
-	int rc = make_room(tx, 2 * tx->alog.n);
+	int rc = make_room(tx, 2 * tx->alog.n, 2 * tx->alog.n);
 	for (size_t i = 0; !rc && i < tx->alog.n; i++) {
 		void *w[2];
 		rc = heap_apply_unflushed(tx->r, &tx->alog.e[i], w);
@@ -354,29 +323,18 @@ static void copy_to_back(struct pmtx_tx *tx)
 		                 region_at(r, tx->recs[i]), CACHE_LINE, LOG);
 }
 
-/* The bytes m of the line at dst from src. */
-static void copy_bytes(char *dst, const char *src, uint64_t m)
-{
-	if (m == ~0ull) {
-		memcpy(dst, src, CACHE_LINE);
-		return;
-	}
-	for (unsigned i = 0; i < CACHE_LINE; i++)
-		if (m >> i & 1)
-			dst[i] = src[i];
-}
-
-/* TW7: the bytes the transaction declared, restored from the back copy
- * and flushed (other bytes of the same lines may be other threads'
- * naked stores: they are left alone). */
+/* TW7: the ranges the transaction declared, restored from the back copy,
+ * newest first, and flushed (other bytes of the same lines may be other
+ * threads' naked stores: they are left alone). */
 static void restore_from_back(struct pmtx_tx *tx)
 {
 	pmtx_region *r = tx->r;
-	for (size_t i = 0; i < tx->nrecs; i++) {
-		char *data = region_at(r, tx->recs[i]);
-		copy_bytes(data, back_of(r, tx->recs[i]), tx->tmask[i]);
-		TRACE_STORE(&r->persist, data, CACHE_LINE, DATA);
-		MUT_FLUSH(MUT_TWIN_ABORT_FLUSH, &r->persist, data, CACHE_LINE);
+	for (size_t i = tx->ntrng; i-- > 0;) {
+		char *data = region_at(r, tx->trng[i].off);
+		size_t n = tx->trng[i].len;
+		memcpy(data, back_of(r, tx->trng[i].off), n);
+		TRACE_STORE(&r->persist, data, n, DATA);
+		MUT_FLUSH(MUT_TWIN_ABORT_FLUSH, &r->persist, data, n);
 	}
 }
 
@@ -440,6 +398,7 @@ static int twin_abort(struct pmtx_tx *tx)
 	if (!rc) /* else MUTATING stays: recovery would restore the same */
 		state_store(r, PMTX_TW_IDLE, MUT_TWIN_IDLE_MARK);
 	tx->nrecs = 0;
+	tx->ntrng = 0;
 	return rc;
 }
 

@@ -129,8 +129,7 @@ void txm_destroy(pmtx_region *r)
 		free(tx->defer);
 		free(tx->recs);
 		free(tx->tset);
-		free(tx->tidx);
-		free(tx->tmask);
+		free(tx->trng);
 		free(tx->wl);
 		free(tx->rbuf);
 		free(tx->cov);

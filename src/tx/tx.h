@@ -75,6 +75,11 @@ struct auto_run {
 	int arm;
 };
 
+/* A range a twin transaction declared (twin.c). */
+struct trange {
+	uint64_t off, len;
+};
+
 struct pmtx_tx {
 	pmtx_region *r;
 	unsigned idx;             /* descriptor index */
@@ -111,13 +116,12 @@ struct pmtx_tx {
 	size_t ncov;
 	/* twin (twin.c): the set of lines in recs, tagged by epoch */
 	uint64_t *tset;
-	uint32_t *tidx;           /* per slot: the line's index in recs */
 	size_t tcap;
-	uint64_t *tmask;          /* per line in recs: the bytes declared */
-	size_t tmcap;
+	size_t tlimit;            /* lines recs and tset have room for */
+	struct trange *trng;      /* the ranges declared, in order */
+	size_t ntrng, captrng;
 	uint64_t twin_epoch;      /* 1..63, one per transaction */
-	uint64_t twin_last;       /* the line noted last, */
-	size_t twin_last_i;       /* and its index in recs */
+	uint64_t twin_last;       /* the line noted last */
 	/* copy-on-write */
 	struct cow_ent *ws;
 	size_t nws, capws;
