@@ -62,36 +62,22 @@
 #define GROW_STEP_MAX (16384ull)          /* superblocks: 1 GiB per step */
 
 /* The largest heap (superblocks) that fits in size bytes once the areas
- * before meta_off are placed; sets g->heap_off for it. */
-static uint64_t fit_heap(uint64_t size, struct region_geometry *g)
+ * before meta_off are placed, and, in a twin region, the back copy of
+ * everything from root_off to the heap's end after it; sets g->heap_off
+ * (and g->twin_off) for it. */
+static uint64_t fit_heap(uint64_t size, int twin, struct region_geometry *g)
 {
 	if (g->meta_off >= size)
 		return 0;
 	uint64_t nsb = (size - g->meta_off) /
-	               (PMTX_SB_SIZE + sizeof(struct pmtx_sb_meta));
-	for (; nsb > 0; nsb--) {
-		g->heap_off = ALIGN_UP(g->meta_off +
-		                       nsb * sizeof(struct pmtx_sb_meta), PAGE);
-		if (g->heap_off + nsb * (uint64_t)PMTX_SB_SIZE <= size)
-			break;
-	}
-	return nsb;
-}
-
-/* The same for a twin region: the heap, and the back copy of everything
- * from root_off to the heap's end, must fit in size bytes. */
-static uint64_t fit_twin_heap(uint64_t size, struct region_geometry *g)
-{
-	if (g->meta_off >= size)
-		return 0;
-	uint64_t nsb = (size - g->meta_off) /
-	               (2 * (PMTX_SB_SIZE + sizeof(struct pmtx_sb_meta)));
+	               ((twin ? 2 : 1) *
+	                (PMTX_SB_SIZE + sizeof(struct pmtx_sb_meta)));
 	for (; nsb > 0; nsb--) {
 		g->heap_off = ALIGN_UP(g->meta_off +
 		                       nsb * sizeof(struct pmtx_sb_meta), PAGE);
 		uint64_t end = g->heap_off + nsb * (uint64_t)PMTX_SB_SIZE;
-		if (2 * end - g->root_off <= size) {
-			g->twin_off = end;
+		if (end + (twin ? end - g->root_off : 0) <= size) {
+			g->twin_off = twin ? end : 0;
 			break;
 		}
 	}
@@ -121,7 +107,7 @@ int region_geometry(uint64_t size, uint64_t max_size, unsigned ndesc,
 	                               root_size, PAGE);
 	g->size = size;
 	g->max_size = MAX(size, max_size);
-	g->max_nsb = twin ? fit_twin_heap(size, g) : fit_heap(g->max_size, g);
+	g->max_nsb = fit_heap(g->max_size, twin, g);
 	if (g->max_nsb == 0)
 		return PMTX_E_TOO_SMALL;
 	if (g->max_size == size) { /* fixed: the heap fills the file */

@@ -109,16 +109,23 @@
 
 /* ---- the state word ---- */
 
-/* Store the state word; no flush. */
-static void state_store(pmtx_region *r, unsigned st, unsigned mark_site)
+/* Store w in the state word; no flush. */
+static void state_set(pmtx_region *r, uint64_t w, unsigned mark_site)
 {
 	struct pmtx_rstate *rs = region_rstate(r);
 	if (!MUT_SKIP(mark_site)) {
-		uint64_t seq = st == PMTX_TW_MUTATING ? ++r->txm->twin_seq
-		                                      : r->txm->twin_seq;
-		__atomic_store_n(&rs->twin, PMTX_TW(seq, st), __ATOMIC_RELAXED);
+		__atomic_store_n(&rs->twin, w, __ATOMIC_RELAXED);
 		TRACE_STORE(&r->persist, &rs->twin, 8, DESC);
 	}
+}
+
+/* Store state st, with the next sequence number for MUTATING. */
+static void state_store(pmtx_region *r, unsigned st, unsigned mark_site)
+{
+	uint64_t seq = r->txm->twin_seq;
+	if (st == PMTX_TW_MUTATING && !MUT_ON(mark_site))
+		r->txm->twin_seq = ++seq;
+	state_set(r, PMTX_TW(seq, st), mark_site);
 }
 
 static void state_flush(pmtx_region *r, unsigned flush_site)
@@ -445,11 +452,10 @@ void twin_naked_flush(pmtx_region *r, const void *p, size_t n, int locked)
 /* ---- recovery (TW8) ---- */
 
 /* Copy [from, from+len) over [to, ...), line by line where they differ;
- * flush what was written. Returns 1 if anything was. */
-static int copy_differing(pmtx_region *r, const char *from, char *to,
-                          uint64_t len)
+ * flush what was written. */
+static void copy_differing(pmtx_region *r, const char *from, char *to,
+                           uint64_t len)
 {
-	int wrote = 0;
 	for (uint64_t o = 0; o < len; o += 4096) {
 		uint64_t pg = MIN(len - o, 4096);
 		if (!memcmp(from + o, to + o, pg))
@@ -461,10 +467,8 @@ static int copy_differing(pmtx_region *r, const char *from, char *to,
 			TRACE_STORE(&r->persist, to + l, CACHE_LINE, DATA);
 			MUT_FLUSH(MUT_TWIN_RECOVER_FLUSH, &r->persist, to + l,
 			          CACHE_LINE);
-			wrote = 1;
 		}
 	}
-	return wrote;
 }
 
 int twin_recover(pmtx_region *r)
@@ -486,12 +490,8 @@ int twin_recover(pmtx_region *r)
 	int rc = MUT_ORDER(MUT_TWIN_RECOVER_BARRIER, &r->persist);
 	if (rc)
 		return rc;
-	if (!MUT_SKIP(MUT_TWIN_IDLE_MARK)) {
-		__atomic_store_n(&rs->twin, PMTX_TW(PMTX_TW_SEQ(w), PMTX_TW_IDLE),
-		                 __ATOMIC_RELAXED);
-		TRACE_STORE(&r->persist, &rs->twin, 8, DESC);
-	}
-	MUT_FLUSH(MUT_TWIN_IDLE_FLUSH, &r->persist, &rs->twin, 8);
+	state_set(r, PMTX_TW(PMTX_TW_SEQ(w), PMTX_TW_IDLE), MUT_TWIN_IDLE_MARK);
+	state_flush(r, MUT_TWIN_IDLE_FLUSH);
 	return 0;
 }
 
