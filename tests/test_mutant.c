@@ -619,12 +619,29 @@ static void wl_recover_cow(struct obs *o)
 	recover_image(image, o);
 }
 
-/* A twin transaction writes two lines and commits: MUTATING (a), the
- * lines (b), COPYING (c), the back copy in non-temporal stores (d),
- * IDLE; close flushes the state word. */
+/* A twin transaction writes two lines and commits by its seal: MUTATING
+ * (a), the lines and the seal (b), the back copy in non-temporal stores
+ * (d); close stores IDLE and flushes it. */
 static void wl_twin_commit(struct obs *o)
 {
 	two_lines(o, make_twin, PMTX_RT_TWIN, 0);
+}
+
+/* A twin transaction too large for a seal (49 lines) commits with
+ * COPYING: MUTATING (a), the lines (b), COPYING (c), the back copy (d),
+ * IDLE. */
+static void wl_twin_commit_large(struct obs *o)
+{
+	const char *path;
+	arm();
+	pmtx_region *r = make_twin(&path);
+	pmtx_tx *tx = begin(r, PMTX_RT_TWIN);
+	for (size_t i = 0; i < 49; i++)
+		put(tx, r, i * 64);
+	assert_int_equal(pmtx_commit(tx), 0);
+	probe(r, o);
+	drop(r, path);
+	disarm(o);
 }
 
 /* A twin transaction writes two lines and aborts: they are restored from
@@ -743,18 +760,20 @@ static const struct site_case cases[] = {
 	FLUSH(MUT_COW_SWAP_FLUSH, wl_cow, 1),
 	BARRIER(MUT_COW_NAKED_BARRIER, wl_naked, 1),
 	FLUSH(MUT_COW_RECOVER_FLUSH, wl_recover_cow, 1),
-	/* twin.c: a commit and an abort of two lines each */
+	/* twin.c: a commit and an abort of two lines each, and a commit
+	 * of 49 lines */
 	STORE(MUT_TWIN_MUTATING_MARK, wl_twin_commit, P_TWIN),
 	FLUSH(MUT_TWIN_MUTATING_FLUSH, wl_twin_commit, 1),
 	BARRIER(MUT_TWIN_MUTATING_BARRIER, wl_twin_commit, 1),
 	FLUSH(MUT_TWIN_DATA_FLUSH, wl_twin_commit, 2),
 	BARRIER(MUT_TWIN_DATA_BARRIER, wl_twin_commit, 1),
-	STORE(MUT_TWIN_COPYING_MARK, wl_twin_commit, P_TWIN),
-	FLUSH(MUT_TWIN_COPYING_FLUSH, wl_twin_commit, 1),
-	BARRIER(MUT_TWIN_COMMIT_BARRIER, wl_twin_commit, 1),
+	{MUT_TWIN_SEAL_NT, wl_twin_commit, 0, 0, -(64 + 2 * 8), P_NONE},
+	STORE(MUT_TWIN_COPYING_MARK, wl_twin_commit_large, P_TWIN),
+	FLUSH(MUT_TWIN_COPYING_FLUSH, wl_twin_commit_large, 1),
+	BARRIER(MUT_TWIN_COMMIT_BARRIER, wl_twin_commit_large, 1),
 	{MUT_TWIN_BACK_COPY_NT, wl_twin_commit, 0, 0, -128, P_NONE},
 	BARRIER(MUT_TWIN_BACK_BARRIER, wl_twin_commit, 1),
-	STORE(MUT_TWIN_IDLE_MARK, wl_twin_commit, P_TWIN),
+	STORE(MUT_TWIN_IDLE_MARK, wl_twin_commit_large, P_TWIN),
 	FLUSH(MUT_TWIN_IDLE_FLUSH, wl_twin_commit, 1), /* at close */
 	FLUSH(MUT_TWIN_ABORT_FLUSH, wl_twin_abort, 2),
 	BARRIER(MUT_TWIN_ABORT_BARRIER, wl_twin_abort, 1),

@@ -237,15 +237,23 @@ static void open_with_unknown_incompat_feature_fails_and_leaves_it_unchanged(
 	write_hdr(path, &h, 1);
 	expect_open_fails(path, NULL, PMTX_E_BAD_VERSION);
 	h = orig;
-	h.feat_incompat = 2;
+	h.feat_incompat = 4; /* the lowest bit 3.3 does not know */
 	write_hdr(path, &h, 1);
 	expect_open_fails(path, NULL, PMTX_E_BAD_VERSION);
-	/* A known feature the geometry does not match: the twin bit on a
-	 * region without a back copy. */
-	h = orig;
-	h.feat_incompat = PMTX_FEAT_INCOMPAT_TWIN;
-	write_hdr(path, &h, 1);
-	expect_open_fails(path, NULL, PMTX_E_CORRUPT);
+	/* Known features the geometry does not match: the twin bit on a
+	 * region without a back copy, with and without the seal bit, and
+	 * the seal bit alone. */
+	static const uint64_t known[] = {
+		PMTX_FEAT_INCOMPAT_TWIN,
+		PMTX_FEAT_INCOMPAT_TWIN | PMTX_FEAT_INCOMPAT_TWIN_SEAL,
+		PMTX_FEAT_INCOMPAT_TWIN_SEAL,
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(known); i++) {
+		h = orig;
+		h.feat_incompat = known[i];
+		write_hdr(path, &h, 1);
+		expect_open_fails(path, NULL, PMTX_E_CORRUPT);
+	}
 	/* Read-only-compatible features: refused too (no read-only mode). */
 	h = orig;
 	h.feat_ro_compat = 4;
@@ -326,7 +334,7 @@ static void open_with_header_checksum_mismatch_fails_and_leaves_it_unchanged(
 	expect_open_fails(path, NULL, PMTX_E_BAD_CHECKSUM);
 	/* A reserved byte near the end of the header. */
 	h = orig;
-	h.reserved[479] = 1;
+	h.reserved[ARRAY_SIZE(h.reserved) - 1] = 1;
 	write_hdr(path, &h, 0);
 	expect_open_fails(path, NULL, PMTX_E_BAD_CHECKSUM);
 	unlink(path);

@@ -24,6 +24,9 @@
 #include "region/layout.h"
 #include "testutil.h"
 
+/* twin.c: the most lines a transaction commits by its seal */
+#define SEAL_MAX_LINES 48u
+
 #define SIZE (8u << 20)
 #define NWORDS 512
 
@@ -74,6 +77,22 @@ static uint64_t twin_state(pmtx_region *r)
 	                   PMTX_HDR_SIZE;
 	const struct pmtx_hdr *h = (const struct pmtx_hdr *)base;
 	return ((const struct pmtx_rstate *)(base + h->rstate_off))->twin;
+}
+
+/* At rest: IDLE, or MUTATING with the seal of that transaction (TW10). */
+static void assert_at_rest(pmtx_region *r)
+{
+	const char *base = (const char *)pmtx_ptr(r, PMTX_HDR_SIZE) -
+	                   PMTX_HDR_SIZE;
+	const struct pmtx_hdr *h = (const struct pmtx_hdr *)base;
+	uint64_t w = twin_state(r);
+	if (PMTX_TW_STATE(w) == PMTX_TW_IDLE)
+		return;
+	assert_int_equal(PMTX_TW_STATE(w), PMTX_TW_MUTATING);
+	const struct pmtx_twin_seal *s =
+		(const struct pmtx_twin_seal *)(base + h->seal_off);
+	assert_int_equal(s->seq, PMTX_TW_SEQ(w));
+	assert_in_range(s->n, 1, SEAL_MAX_LINES);
 }
 
 static void runtimes_and_regions_go_together(void **state)
@@ -137,10 +156,12 @@ static void a_twin_region_has_a_fixed_size(void **state)
 	struct pmtx_hdr h;
 	struct pmtx_rstate rs;
 	read_file_hdr(path, &h, &rs);
-	assert_int_equal(h.feat_incompat, PMTX_FEAT_INCOMPAT_TWIN);
-	assert_int_equal(h.minor, 2);
+	assert_int_equal(h.feat_incompat,
+	                 PMTX_FEAT_INCOMPAT_TWIN | PMTX_FEAT_INCOMPAT_TWIN_SEAL);
+	assert_int_equal(h.minor, 3);
 	assert_int_equal(h.twin_off, h.heap_off + h.nsb * PMTX_SB_SIZE);
-	assert_true(2 * h.twin_off - h.root_off <= h.size);
+	assert_int_equal(h.seal_off, 2 * h.twin_off - h.root_off);
+	assert_true(h.seal_off + PMTX_TWIN_SEAL_SIZE <= h.size);
 	assert_int_equal(PMTX_TW_STATE(rs.twin), PMTX_TW_IDLE);
 	const char *plain;
 	pmtx_region *p = tu_create(&plain, SIZE, sizeof(struct root),
@@ -156,8 +177,10 @@ static void a_twin_region_has_a_fixed_size(void **state)
 	unlink(path);
 }
 
-/* 4 barriers for a transaction that writes, whatever it writes; 0 for
- * one that only reads; 2 for an abort (MUTATING, restore). */
+/* A transaction that writes: 3 barriers if it stored to at most
+ * SEAL_MAX_LINES lines (MUTATING, data and seal, back copy), else 4
+ * (MUTATING, data, COPYING, back copy); 0 for one that only reads; 2 for
+ * an abort (MUTATING, restore). */
 static void barrier_counts(void **state)
 {
 	(void)state;
@@ -172,8 +195,9 @@ static void barrier_counts(void **state)
 	assert_int_equal(pmtx_commit(tx), 0);
 	assert_int_equal(tu_count().barriers, 0);
 	assert_int_equal(tu_count().flushes, 0);
-	static const unsigned nwrites[] = {1, 8, 64, 256};
-	for (size_t i = 0; i < 4; i++) {
+	/* 1, 3, 17, 48 (the most a seal takes), 49 and 65 lines */
+	static const unsigned nwrites[] = {1, 8, 64, 188, 192, 256};
+	for (size_t i = 0; i < sizeof(nwrites) / sizeof(nwrites[0]); i++) {
 		tu_count_start();
 		assert_int_equal(pmtx_begin(r, PMTX_RT_DEFAULT, &tx), 0);
 		for (unsigned k = 0; k < nwrites[i]; k++) {
@@ -186,16 +210,24 @@ static void barrier_counts(void **state)
 		}
 		assert_int_equal(pmtx_commit(tx), 0);
 		pmtx_counters c = tu_count();
-		assert_int_equal(c.barriers, 4);
-		/* MUTATING, COPYING and every data line flushed; the back
-		 * copy written with non-temporal stores, a line each. The
-		 * words are at root + 16 (after the object header), 16 bytes
-		 * apart, and the root starts a page. */
+		/* The words are at root + 16 (after the object header), 16
+		 * bytes apart, and the root starts a page. Every data line is
+		 * flushed and written to the back copy with non-temporal
+		 * stores, a line each. A small transaction also flushes
+		 * MUTATING and writes its seal (the 64-byte head and 8 bytes
+		 * a line) with non-temporal stores; a large one flushes
+		 * MUTATING and COPYING. */
 		unsigned end = 16 + (nwrites[i] - 1) * 16 + 8;
 		unsigned lines = (end + 63) / 64;
-		assert_int_equal(c.flushes, 2 + lines);
-		assert_int_equal(c.nt_bytes, 64 * lines);
+		int small = lines <= SEAL_MAX_LINES;
+		assert_int_equal(c.barriers, small ? 3 : 4);
+		assert_int_equal(c.flushes, (small ? 1 : 2) + lines);
+		assert_int_equal(c.nt_bytes,
+		                 64 * lines + (small ? 64 + 8 * lines : 0));
 		assert_int_equal(c.bytes_logged, 0);
+		assert_at_rest(r);
+		assert_int_equal(PMTX_TW_STATE(twin_state(r)),
+		                 small ? PMTX_TW_MUTATING : PMTX_TW_IDLE);
 	}
 	tu_count_start();
 	assert_int_equal(pmtx_begin(r, PMTX_RT_DEFAULT, &tx), 0);
@@ -203,14 +235,14 @@ static void barrier_counts(void **state)
 	assert_int_equal(pmtx_write(tx, &rt->w[0], &v, 8), 0);
 	assert_int_equal(pmtx_abort(tx), 0);
 	assert_int_equal(tu_count().barriers, 2);
-	assert_int_equal(rt->w[0], 0 * 7 + 3);
-	/* An allocation alone: the same four. */
+	assert_int_equal(rt->w[0], 0 * 7 + 5);
+	/* An allocation alone: a small transaction. */
 	tu_count_start();
 	pmtx_off off;
 	assert_int_equal(pmtx_begin(r, PMTX_RT_DEFAULT, &tx), 0);
 	assert_int_equal(pmtx_alloc(tx, 100, &off), 0);
 	assert_int_equal(pmtx_commit(tx), 0);
-	assert_int_equal(tu_count().barriers, 4);
+	assert_int_equal(tu_count().barriers, 3);
 	assert_twins_equal(r);
 	assert_int_equal(pmtx_close(r), 0);
 	unlink(path);
@@ -261,7 +293,7 @@ static void back_copy_follows_commits_and_aborts(void **state)
 			assert_int_equal(pmtx_abort(tx), 0);
 		else
 			assert_int_equal(pmtx_commit(tx), 0);
-		assert_int_equal(PMTX_TW_STATE(twin_state(r)), PMTX_TW_IDLE);
+		assert_at_rest(r);
 		assert_twins_equal(r);
 	}
 	pmtx_heap_stats st;
@@ -342,6 +374,104 @@ static void edit_file(const char *path, uint64_t data_word, uint64_t back_word,
 	                                offsetof(struct pmtx_rstate, twin))),
 	                 8);
 	close(fd);
+}
+
+/* The whole file, to put back between cases. */
+static char *slurp(const char *path, size_t *len)
+{
+	int fd = open(path, O_RDONLY);
+	assert_true(fd >= 0);
+	off_t n = lseek(fd, 0, SEEK_END);
+	char *buf = malloc((size_t)n);
+	assert_non_null(buf);
+	assert_int_equal(pread(fd, buf, (size_t)n, 0), n);
+	close(fd);
+	*len = (size_t)n;
+	return buf;
+}
+
+static void put_back(const char *path, const char *buf, size_t len)
+{
+	int fd = open(path, O_WRONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(pwrite(fd, buf, len, 0), (ssize_t)len);
+	close(fd);
+}
+
+/* A small transaction left MUTATING and its seal (TW10): recovery keeps
+ * it when its seal is accepted, even with the back copy behind, and
+ * restores the back copy when the seal is not accepted (S2): a data line
+ * that is not what was sealed, a seal of another seq, a check word that
+ * does not match, a listed offset outside the mirrored area. */
+static void a_sealed_commit_is_kept_only_by_an_accepted_seal(void **state)
+{
+	(void)state;
+	const char *path;
+	pmtx_region *r = make_twin(&path);
+	fflush(NULL);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) { /* commit, then die without closing */
+		pmtx_tx *tx;
+		uint64_t v = 111;
+		if (pmtx_begin(r, PMTX_RT_DEFAULT, &tx) ||
+		    pmtx_write(tx, &root_of(r)->w[0], &v, 8) ||
+		    pmtx_commit(tx))
+			_exit(2);
+		_exit(0);
+	}
+	int status;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_int_equal(WEXITSTATUS(status), 0);
+	uint64_t w = twin_state(r);
+	assert_int_equal(PMTX_TW_STATE(w), PMTX_TW_MUTATING);
+	assert_int_equal(pmtx_close(r), 0); /* leaves the word as it is */
+	struct pmtx_hdr h;
+	struct pmtx_rstate st;
+	read_file_hdr(path, &h, &st);
+	assert_int_equal(st.twin, w);
+	size_t len;
+	char *image = slurp(path, &len);
+	uint64_t seal = h.seal_off, bad_off = h.twin_off;
+	static const struct {
+		const char *what;
+		uint64_t data, back, state_seq_delta, off, word;
+		uint64_t want;
+	} cases[] = {
+		{"back copy behind", 111, 0, 0, 0, 0, 111},
+		{"data line not as sealed", 5, 0, 0, 0, 0, 0},
+		{"seal of another seq", 111, 0, 1, 0, 0, 0},
+		{"check word damaged", 111, 0, 0, 16, 1, 0},
+		{"offset outside the mirrored area", 111, 0, 0, 64, 2, 0},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		put_back(path, image, len);
+		edit_file(path, cases[i].data, cases[i].back,
+		          PMTX_TW(PMTX_TW_SEQ(w) + cases[i].state_seq_delta,
+		                  PMTX_TW_MUTATING));
+		if (cases[i].off) {
+			uint64_t x = cases[i].word == 2 ? bad_off : 0;
+			int fd = open(path, O_RDWR);
+			assert_int_equal(pread(fd, &x, cases[i].word == 1 ? 8 : 0,
+			                       (off_t)(seal + cases[i].off)),
+			                 cases[i].word == 1 ? 8 : 0);
+			x ^= cases[i].word == 1 ? 1 : 0;
+			assert_int_equal(pwrite(fd, &x, 8,
+			                        (off_t)(seal + cases[i].off)),
+			                 8);
+			close(fd);
+		}
+		r = tu_open(path);
+		if (root_of(r)->w[0] != cases[i].want)
+			fail_msg("%s: w[0] %llu, want %llu", cases[i].what,
+			         (unsigned long long)root_of(r)->w[0],
+			         (unsigned long long)cases[i].want);
+		assert_int_equal(PMTX_TW_STATE(twin_state(r)), PMTX_TW_IDLE);
+		assert_twins_equal(r);
+		assert_int_equal(pmtx_close(r), 0);
+	}
+	free(image);
+	unlink(path);
 }
 
 /* MUTATING: the back copy wins; COPYING: the data wins; IDLE: nothing is
@@ -586,6 +716,7 @@ int main(void)
 		cmocka_unit_test(back_copy_follows_commits_and_aborts),
 		cmocka_unit_test(naked_persistence_reaches_the_back_copy),
 		cmocka_unit_test(recovery_follows_the_state_word),
+		cmocka_unit_test(a_sealed_commit_is_kept_only_by_an_accepted_seal),
 		cmocka_unit_test(transactions_run_one_at_a_time),
 		cmocka_unit_test(naked_flush_waits_for_the_running_transaction),
 		cmocka_unit_test(abort_restores_only_the_declared_bytes),

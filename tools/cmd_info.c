@@ -126,8 +126,9 @@ static void text_sizes(const struct info *in)
 	       (unsigned long long)h->meta_off,
 	       (unsigned long long)h->heap_off);
 	if (h->twin_off)
-		printf("twin             back copy 0x%llx, state %s (%llu "
-		       "transactions)\n", (unsigned long long)h->twin_off,
+		printf("twin             back copy 0x%llx, seal 0x%llx, state %s "
+		       "(%llu transactions)\n", (unsigned long long)h->twin_off,
+		       (unsigned long long)h->seal_off,
 		       twin_state_name(in->file.rstate.twin),
 		       (unsigned long long)PMTX_TW_SEQ(in->file.rstate.twin));
 	printf("descriptors      %u\n", h->ndesc);
@@ -219,7 +220,8 @@ static void json_header(const struct info *in)
 	cmd_json_u64("root_off", h->root_off, 1);
 	cmd_json_u64("meta_off", h->meta_off, 1);
 	cmd_json_u64("heap_off", h->heap_off, 1);
-	cmd_json_u64("twin_off", h->twin_off, 0);
+	cmd_json_u64("twin_off", h->twin_off, 1);
+	cmd_json_u64("seal_off", h->seal_off, 0);
 	printf("}, ");
 	if (h->twin_off)
 		printf("\"twin_state\": \"%s\", ",

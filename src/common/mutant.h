@@ -255,8 +255,13 @@
 	  "flush of every line the transaction stored to (TW3); else "       \
 	  "recovery copies stale data over the back copy: commit lost")       \
 	X(MUT_TWIN_DATA_BARRIER, "twin.data_barrier",                        \
-	  "data durable before COPYING (TW3); else recovery may copy stale " \
-	  "data over the back copy")                                          \
+	  "data durable before COPYING (TW3), and with its seal the commit " \
+	  "point of a small transaction (TW10); else recovery may copy "     \
+	  "stale data over the back copy, or lose the commit")                \
+	X(MUT_TWIN_SEAL_NT, "twin.seal_nt",                                  \
+	  "a small transaction's seal written with non-temporal stores "     \
+	  "(TW10); plain stores instead are not made durable by barrier "    \
+	  "(b), the commit point: a crash after commit loses the commit")     \
 	X(MUT_TWIN_COPYING_MARK, "twin.copying_mark",                        \
 	  "store COPYING, the commit point (TW3); else a crash during the "  \
 	  "back copy restores a half-copied back copy: torn")                 \
@@ -274,8 +279,8 @@
 	  "back copy durable before the next MUTATING (TW4); else a crash "  \
 	  "restores stale bytes: commit lost")                                \
 	X(MUT_TWIN_IDLE_MARK, "twin.idle_mark",                              \
-	  "store IDLE after commit, abort and recovery (TW4); only spares "  \
-	  "the next open a pass over the region")                             \
+	  "store IDLE after a large commit, an abort, recovery, and at close "\
+	  "after a small commit (TW4); only spares the next open a pass")     \
 	X(MUT_TWIN_IDLE_FLUSH, "twin.idle_flush",                            \
 	  "flush of IDLE at close and after recovery (TW4); only spares the "\
 	  "next open a pass over the region")                                 \

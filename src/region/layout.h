@@ -18,6 +18,10 @@
  *                 copy of the mirrored area [root_off, twin_off), the same
  *                 length again, so that byte root_off + x of the region has
  *                 its back copy at twin_off + x (tx/twin.c)
+ *   seal_off      sealed twin regions only (PMTX_FEAT_INCOMPAT_TWIN_SEAL,
+ *                 right after the back copy): struct pmtx_twin_seal, the
+ *                 list of lines of the last small transaction that
+ *                 committed by its seal (PMTX_TWIN_SEAL_SIZE bytes)
  *
  * The file is as long as the heap in use: heap_off + rstate.nsb superblocks
  * (or exactly size, for a region that never grew). A region that grows
@@ -63,6 +67,15 @@
  *       new words were reserved (zero) before, and stay zero in a region
  *       without the feature, so 3.1 builds open every 3.2 region that is
  *       not a twin region and refuse twin regions (unknown feature).
+ *  3.3  Sealed twin regions: feature PMTX_FEAT_INCOMPAT_TWIN_SEAL (set
+ *       with PMTX_FEAT_INCOMPAT_TWIN in every twin region a 3.3 build
+ *       creates), hdr.seal_off and struct pmtx_twin_seal after the back
+ *       copy. A small twin transaction commits when its seal and its data
+ *       are durable, with no COPYING state (tx/twin.c), so a MUTATING
+ *       word no longer always means "restore the back copy": a 3.2 build
+ *       would undo such commits, and refuses these regions by the
+ *       feature bit. A 3.3 build opens 3.2 twin regions (no seal) and
+ *       commits every transaction there with COPYING, as 3.2 did.
  */
 #ifndef PMTX_LAYOUT_H
 #define PMTX_LAYOUT_H
@@ -74,12 +87,15 @@
  * bytes reversed, so a byte-order mismatch shows as a bad magic. */
 #define PMTX_MAGIC 0x314e475258544d50ull
 #define PMTX_FORMAT_MAJOR 3
-#define PMTX_FORMAT_MINOR 2
+#define PMTX_FORMAT_MINOR 3
 /* Feature masks: bits this build understands. */
 #define PMTX_FEAT_COMPAT_SUPPORTED 0ull
 /* The region keeps a back copy of its data (twin runtime, 3.2). */
 #define PMTX_FEAT_INCOMPAT_TWIN 1ull
-#define PMTX_FEAT_INCOMPAT_SUPPORTED PMTX_FEAT_INCOMPAT_TWIN
+/* ... and small transactions commit by a seal (twin runtime, 3.3). */
+#define PMTX_FEAT_INCOMPAT_TWIN_SEAL 2ull
+#define PMTX_FEAT_INCOMPAT_SUPPORTED                                         \
+	(PMTX_FEAT_INCOMPAT_TWIN | PMTX_FEAT_INCOMPAT_TWIN_SEAL)
 #define PMTX_FEAT_RO_COMPAT_SUPPORTED 0ull
 
 #define PMTX_HDR_SIZE 4096u
@@ -89,6 +105,7 @@
 #define PMTX_CSUM_SEED_HDR 0x6864725f706d7478ull
 #define PMTX_CSUM_SEED_REC 0x7265635f706d7478ull
 #define PMTX_CSUM_SEED_MARK 0x6d726b5f706d7478ull
+#define PMTX_CSUM_SEED_SEAL 0x6c61735f706d7478ull
 
 struct pmtx_hdr {
 	uint64_t magic;            /* PMTX_MAGIC */
@@ -121,7 +138,8 @@ struct pmtx_hdr {
 	uint64_t max_nsb;          /* superblocks the metadata has room for */
 	uint64_t rstate_off;       /* struct pmtx_rstate */
 	uint64_t twin_off;         /* back copy (twin regions), else 0 */
-	uint64_t reserved[480];    /* must be zero */
+	uint64_t seal_off;         /* seal (sealed twin regions), else 0 */
+	uint64_t reserved[479];    /* must be zero */
 	uint64_t checksum;         /* XXH3 of bytes [0, 4088) */
 };
 _Static_assert(sizeof(struct pmtx_hdr) == PMTX_HDR_SIZE, "hdr size");
@@ -130,7 +148,8 @@ _Static_assert(offsetof(struct pmtx_hdr, uuid) == 104, "hdr uuid");
 _Static_assert(offsetof(struct pmtx_hdr, size) == 120, "hdr size");
 _Static_assert(offsetof(struct pmtx_hdr, max_size) == 216, "hdr max_size");
 _Static_assert(offsetof(struct pmtx_hdr, twin_off) == 240, "hdr twin_off");
-_Static_assert(offsetof(struct pmtx_hdr, reserved) == 248, "hdr reserved");
+_Static_assert(offsetof(struct pmtx_hdr, seal_off) == 248, "hdr seal_off");
+_Static_assert(offsetof(struct pmtx_hdr, reserved) == 256, "hdr reserved");
 _Static_assert(offsetof(struct pmtx_hdr, checksum) == PMTX_HDR_SIZE - 8,
                "checksum is the header's last word");
 
@@ -141,9 +160,10 @@ _Static_assert(offsetof(struct pmtx_hdr, checksum) == PMTX_HDR_SIZE - 8,
  *      flush and barrier); open requires the file to be that long.
  *  G2. twin (twin regions only; zero otherwise) is the twin runtime's
  *      state word, PMTX_TW(seq, state): IDLE, MUTATING (the data area may
- *      hold uncommitted bytes: the back copy is the truth) or COPYING
- *      (the data area is the truth: the back copy is being brought up to
- *      it). tx/twin.c says when each is stored. */
+ *      hold uncommitted bytes: the back copy is the truth, unless the
+ *      seal of transaction seq is accepted (S2): then the data area is)
+ *      or COPYING (the data area is the truth: the back copy is being
+ *      brought up to it). tx/twin.c says when each is stored. */
 enum pmtx_twin_state {
 	PMTX_TW_IDLE = 0,
 	PMTX_TW_MUTATING = 1,
@@ -161,6 +181,32 @@ struct pmtx_rstate {
 _Static_assert(sizeof(struct pmtx_rstate) == 64, "rstate size");
 _Static_assert(offsetof(struct pmtx_rstate, twin) == 8, "rstate twin");
 #define PMTX_RSTATE_SPACE 256u /* bytes before the descriptors */
+
+/* ---- the twin seal (3.3) ----
+ *  S1. The seal of a transaction is its sequence number (the one in its
+ *      MUTATING word), the count and list of the lines it stored to (in
+ *      the order of their first store), and one check word: XXH3 chained
+ *      over seq, n, the list and then the contents of each listed line
+ *      as the transaction left it (tx/twin.c seal_check).
+ *  S2. Recovery reads a seal only when its seq equals the state word's;
+ *      it accepts it only if n <= PMTX_TWIN_SEAL_LINES, every listed
+ *      offset is a line of the mirrored area, and the check word matches
+ *      the data area's contents; a seal it does not accept is ignored,
+ *      never followed.
+ *  S3. The area is PMTX_TWIN_SEAL_SIZE bytes: the 64-byte head, then the
+ *      line offsets. */
+#define PMTX_TWIN_SEAL_SIZE 4096u
+struct pmtx_twin_seal {
+	uint64_t seq;         /* the transaction's sequence number */
+	uint64_t n;           /* lines listed */
+	uint64_t check;       /* S1 */
+	uint64_t reserved[5]; /* zero */
+	uint64_t line[];      /* region offsets, multiples of 64 */
+};
+_Static_assert(sizeof(struct pmtx_twin_seal) == 64, "seal head");
+_Static_assert(offsetof(struct pmtx_twin_seal, check) == 16, "seal check");
+#define PMTX_TWIN_SEAL_LINES                                                 \
+	((PMTX_TWIN_SEAL_SIZE - sizeof(struct pmtx_twin_seal)) / 8)
 
 /* ---- transaction descriptors ---- */
 

@@ -63,10 +63,12 @@
 
 /* The largest heap (superblocks) that fits in size bytes once the areas
  * before meta_off are placed, and, in a twin region, the back copy of
- * everything from root_off to the heap's end after it; sets g->heap_off
- * (and g->twin_off) for it. */
+ * everything from root_off to the heap's end after it (then the seal, in
+ * a sealed one); sets g->heap_off (and g->twin_off, g->seal_off) for
+ * it. */
 static uint64_t fit_heap(uint64_t size, int twin, struct region_geometry *g)
 {
+	uint64_t seal = twin == REGION_TWIN_SEALED ? PMTX_TWIN_SEAL_SIZE : 0;
 	if (g->meta_off >= size)
 		return 0;
 	uint64_t nsb = (size - g->meta_off) /
@@ -76,8 +78,10 @@ static uint64_t fit_heap(uint64_t size, int twin, struct region_geometry *g)
 		g->heap_off = ALIGN_UP(g->meta_off +
 		                       nsb * sizeof(struct pmtx_sb_meta), PAGE);
 		uint64_t end = g->heap_off + nsb * (uint64_t)PMTX_SB_SIZE;
-		if (end + (twin ? end - g->root_off : 0) <= size) {
+		uint64_t back = twin ? end - g->root_off : 0;
+		if (end + back + seal <= size) {
 			g->twin_off = twin ? end : 0;
+			g->seal_off = seal ? end + back : 0;
 			break;
 		}
 	}
@@ -97,6 +101,7 @@ int region_geometry(uint64_t size, uint64_t max_size, unsigned ndesc,
 		return PMTX_E_INVAL;
 	}
 	g->twin_off = 0;
+	g->seal_off = 0;
 	g->log0_size = LOG0_SIZE;
 	g->alog0_size = ALOG0_SIZE;
 	g->rstate_off = PMTX_HDR_SIZE;
@@ -192,8 +197,11 @@ static void fill_header(struct pmtx_hdr *h, const pmtx_options *o,
 	h->max_nsb = g->max_nsb;
 	h->rstate_off = g->rstate_off;
 	h->twin_off = g->twin_off;
+	h->seal_off = g->seal_off;
 	if (g->twin_off)
 		h->feat_incompat |= PMTX_FEAT_INCOMPAT_TWIN;
+	if (g->seal_off)
+		h->feat_incompat |= PMTX_FEAT_INCOMPAT_TWIN_SEAL;
 	h->create_time = (uint64_t)time(NULL);
 	h->desc_off = g->desc_off;
 	h->ndesc = o->ndesc;
@@ -367,7 +375,10 @@ int region_create(const char *path, size_t size, const pmtx_options *o,
 	if (o->flags & PMTX_OPEN_PRIVATE)
 		return PMTX_E_INVAL; /* a private view of a new file is useless */
 	if ((rc = region_geometry(size, o->max_size, o->ndesc, o->root_size,
-	                          o->runtime == PMTX_RT_TWIN, &g)))
+	                          o->runtime == PMTX_RT_TWIN
+	                                  ? REGION_TWIN_SEALED
+	                                  : REGION_PLAIN,
+	                          &g)))
 		return rc;
 	pmtx_region *r;
 	if ((rc = open_creating(path, &r)))
@@ -470,7 +481,9 @@ static int geometry_differs(const struct pmtx_hdr *h)
 	if (h->desc_size != sizeof(struct pmtx_desc) ||
 	    h->sb_size != PMTX_SB_SIZE || h->default_runtime == 0 ||
 	    h->default_runtime > PMTX_RT_TWIN ||
-	    (h->default_runtime == PMTX_RT_TWIN) != region_is_twin(h) ||
+	    (h->default_runtime == PMTX_RT_TWIN) != (region_is_twin(h) != 0) ||
+	    (h->feat_incompat & PMTX_FEAT_INCOMPAT_TWIN_SEAL &&
+	     !(h->feat_incompat & PMTX_FEAT_INCOMPAT_TWIN)) ||
 	    h->max_size < h->size ||
 	    region_geometry(h->size, h->max_size, h->ndesc, h->root_size,
 	                    region_is_twin(h), &g) != 0)
@@ -484,7 +497,7 @@ static int geometry_differs(const struct pmtx_hdr *h)
 	       g.alog0_size != h->alog0_size || g.root_off != h->root_off ||
 	       g.meta_off != h->meta_off || g.heap_off != h->heap_off ||
 	       g.nsb != h->nsb || g.max_nsb != h->max_nsb ||
-	       g.twin_off != h->twin_off;
+	       g.twin_off != h->twin_off || g.seal_off != h->seal_off;
 }
 
 static int check_geometry(const struct pmtx_hdr *h, uint64_t file_size)

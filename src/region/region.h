@@ -45,19 +45,29 @@ struct pmtx_region {
 struct region_geometry {
 	uint64_t rstate_off, desc_off, log0_off, root_off, meta_off, heap_off;
 	uint64_t twin_off;       /* twin regions: the back copy; else 0 */
+	uint64_t seal_off;       /* sealed twin regions: the seal; else 0 */
 	uint64_t nsb, max_nsb;
 	uint64_t size, max_size; /* size may be raised to hold 1 superblock */
 	uint32_t log0_size, alog0_size;
 };
-/* max_size 0 (or <= size): a region of fixed size. twin: a twin region
- * (fixed size only): the heap is sized so that the back copy of
- * [root_off, twin_off) fits after it. */
+/* What kind of region: plain, twin (3.2, no seal) or sealed twin (3.3). */
+enum region_kind { REGION_PLAIN = 0, REGION_TWIN = 1, REGION_TWIN_SEALED = 2 };
+/* max_size 0 (or <= size): a region of fixed size. twin: a region_kind;
+ * a twin region (fixed size only) has its heap sized so that the back
+ * copy of [root_off, twin_off), and the seal of a sealed one, fit after
+ * it. */
 int region_geometry(uint64_t size, uint64_t max_size, unsigned ndesc,
                     uint64_t root_size, int twin, struct region_geometry *g);
 
+/* The region_kind a header's feature bits say (a seal without a twin is
+ * REGION_PLAIN here: the geometry check then refuses its seal_off). */
 static inline int region_is_twin(const struct pmtx_hdr *h)
 {
-	return (h->feat_incompat & PMTX_FEAT_INCOMPAT_TWIN) != 0;
+	if (!(h->feat_incompat & PMTX_FEAT_INCOMPAT_TWIN))
+		return REGION_PLAIN;
+	return h->feat_incompat & PMTX_FEAT_INCOMPAT_TWIN_SEAL
+	               ? REGION_TWIN_SEALED
+	               : REGION_TWIN;
 }
 
 /* Bytes the file must hold for a heap of nsb superblocks, in a region

@@ -12,29 +12,48 @@
  * its first store) and which ranges (tx->trng, for abort). One word, rstate.twin (G2), says which copy is the
  * truth after a crash.
  *
- * Barrier sequence of a transaction that writes or allocates:
+ * Barrier sequence of a transaction that writes or allocates, in a sealed
+ * region (layout.h 3.3) when it stored to at most SEAL_MAX_LINES lines
+ * (a small transaction):
  *   first store (a)  state := MUTATING, flush                -> 1 barrier
  *   commit           allocation entries applied to the heap metadata in
  *                    the data area (not flushed: they are lines of the
- *                    transaction too); every line flushed     -> barrier (b)
- *                    state := COPYING, flush: the commit point -> barrier (c)
+ *                    transaction too); every line flushed; the seal
+ *                    (seq, the lines, a check word over them and their
+ *                    contents) written with non-temporal stores
+ *                                            -> barrier (b): the commit
  *                    each line copied to the back copy with
  *                    non-temporal stores                      -> barrier (d)
+ *                    the state word stays MUTATING
+ *   total 3. Otherwise (a large transaction, or a 3.2 region, which has
+ *   no seal):
+ *   first store (a)  as above                                 -> 1 barrier
+ *   commit           allocations applied, every line flushed -> barrier (b)
+ *                    state := COPYING, flush: the commit point -> barrier (c)
+ *                    back copy, as above                      -> barrier (d)
  *                    state := IDLE                            (no flush)
- *   total 4, whatever the transaction writes; 0 for one that only reads.
+ *   total 4. A seal costs a checksum of each line and 8 bytes of seal per
+ *   line; barrier (c) costs about as much as SEAL_MAX_LINES of them
+ *   (`pmtx-bench sps`, twin-seal in bench/README.md). 0 barriers for a
+ *   transaction that only reads.
  *   Abort: each line restored from the back copy, flushed -> 1 barrier;
- *   state := IDLE. Close: the state word flushed           -> 1 barrier.
- *   The back copy is written with non-temporal stores: it is not read
- *   until the next crash, so caching it would cost a read for ownership
- *   and a flush per line for nothing. IDLE is not flushed: it only spares
- *   the next open a pass over the region, and a flush right before the
- *   locked instructions that end a transaction would make them wait for
- *   its write-back like a fifth barrier (`pmtx-bench costs`:
- *   lock_after_flush); close makes it durable.
- * Recovery (at open, before the heap is rebuilt): MUTATING -> the back
- * copy over the data area; COPYING -> the data area over the back copy;
- * only the lines that differ are written and flushed -> 1 barrier; state
- * := IDLE, flush.
+ *   state := IDLE. Close: state := IDLE, flush              -> 1 barrier.
+ *   The back copy and the seal are written with non-temporal stores: the
+ *   back copy is not read until the next crash, and both are rewritten
+ *   by later transactions, so caching them would cost a read for
+ *   ownership and a flush per line for nothing. IDLE is not flushed: it
+ *   only spares the next open a pass over the region, and a flush right
+ *   before the locked instructions that end a transaction would make them
+ *   wait for its write-back like one more barrier (`pmtx-bench costs`:
+ *   lock_after_flush); close makes it durable. A small transaction does
+ *   not even store it: the store would miss (the line was just written
+ *   back) and the same locked instructions would wait for the miss.
+ * Recovery (at open, before the heap is rebuilt): MUTATING with an
+ * accepted seal of the same seq (layout.h S2) -> the sealed lines of the
+ * data area over the back copy; MUTATING otherwise -> the back copy over
+ * the data area; COPYING -> the data area over the back copy; only the
+ * lines that differ are written and flushed -> 1 barrier; state := IDLE,
+ * flush.
  *
  * Invariants
  *  TW1. At rest (no twin transaction past its first store) every byte of
@@ -92,7 +111,10 @@
  *       it leaves the state word as it was, and the next open copies
  *       again.
  *  TW9. A failed barrier (a) or (b) (PMTX_E_IO, file backend) aborts the
- *       transaction (its later calls and commit say PMTX_E_ABORTED). Once
+ *       transaction (its later calls and commit say PMTX_E_ABORTED); a
+ *       seal written before a failed (b) stops matching once the abort
+ *       has restored the lines (as in TW12), with the abort's barrier.
+ *       Once
  *       COPYING is stored the commit is completed in memory (back copy,
  *       heap) and the barrier's error is returned, as undo does (undo.c
  *       U5). If barrier (d) fails, COPYING stays and the next first store
@@ -100,6 +122,36 @@
  *       MUTATING never persists over an unfinished back copy. Room for
  *       the lines of the allocations' metadata is made before any of
  *       those stores, so commit cannot fail half way through them.
+ * TW10. A small transaction commits when its data lines and its seal are
+ *       durable (barrier (b)); the seal's check word covers the lines'
+ *       contents (layout.h S1), so a crash that leaves any of them
+ *       stale, or the seal torn, leaves a seal recovery does not accept
+ *       (S2), and MUTATING then restores the back copy (TW2). Its back
+ *       copy is durable before commit returns (barrier (d)), as in TW4,
+ *       so TW1 holds at rest and the next transaction's MUTATING, with a
+ *       new seq, makes the old seal irrelevant. The check word is taken
+ *       from the lines as commit copies them (stage_lines), so another
+ *       thread's plain store into one of those lines between that copy
+ *       and barrier (d) makes the seal not match: a crash in that window
+ *       (before commit returns) then restores the back copy, which the
+ *       back copy's writing may have half updated. Stores outside
+ *       transactions into lines a running transaction writes race with
+ *       it in any runtime (TW7 restores only declared ranges for them);
+ *       programs that make them must not rely on that transaction being
+ *       atomic under a crash.
+ * TW11. A seal is accepted only for the seq of the durable state word,
+ *       and each seq is used by one transaction: twin_seq only grows, is
+ *       read back from the state word at open, and MUTATING takes a new
+ *       one. So no older transaction's seal is ever taken for a newer
+ *       one's, and an aborted transaction (no seal with its seq) is
+ *       always restored from the back copy.
+ * TW12. Recovery with an accepted seal copies only the sealed lines, data
+ *       over back copy; both choices (seal accepted or not) are stable
+ *       under a crash during recovery: copying data over the back copy
+ *       changes neither the data nor the seal, and copying the back copy
+ *       over the data leaves a seal that did not match still not matching
+ *       unless the transaction's bytes equal what they replaced, where
+ *       both choices give the same bytes.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -152,21 +204,29 @@ static int twin_begin(struct pmtx_tx *tx)
 	return 0;
 }
 
+/* TW9: if the last back copy's barrier failed, it must succeed now,
+ * before MUTATING or IDLE may persist over that back copy. */
+static int resync(pmtx_region *r)
+{
+	if (!r->txm->twin_resync)
+		return 0;
+	int rc = persist_barrier(&r->persist);
+	if (!rc)
+		r->txm->twin_resync = 0;
+	return rc;
+}
+
 /* TW2: MUTATING durable, once per transaction. */
 static int start_writing(struct pmtx_tx *tx)
 {
 	pmtx_region *r = tx->r;
-	/* TW9: the last back copy's barrier failed: it must succeed now,
-	 * before MUTATING may persist over that back copy. */
-	if (r->txm->twin_resync) {
-		int rc = persist_barrier(&r->persist);
-		if (rc)
-			return rc;
-		r->txm->twin_resync = 0;
-	}
+	int rc = resync(r);
+	if (rc)
+		return rc;
 	state_store(r, PMTX_TW_MUTATING, MUT_TWIN_MUTATING_MARK);
+	r->txm->twin_sealed = 0;
 	state_flush(r, MUT_TWIN_MUTATING_FLUSH);
-	int rc = MUT_ORDER(MUT_TWIN_MUTATING_BARRIER, &r->persist);
+	rc = MUT_ORDER(MUT_TWIN_MUTATING_BARRIER, &r->persist);
 	if (!rc)
 		tx->sv_written = 1;
 	return rc;
@@ -302,7 +362,7 @@ static int twin_read(struct pmtx_tx *tx, void *dst, const void *src,
 	return 0;
 }
 
-/* ---- commit ---- */
+/* ---- commit: allocations, back copy, abort ---- */
 
 /* TW6: the allocation log's metadata stores, as lines of the
  * transaction. */
@@ -320,14 +380,48 @@ static int apply_allocations(struct pmtx_tx *tx)
 	return rc;
 }
 
+/* The most lines commit copies to DRAM before flushing them (stage). */
+#define STAGE_MAX_LINES 4096u
+
+/* Copy the first lines of the transaction to tx->stage, before they are
+ * flushed: a flush may evict a line (CLWB does on some processors), and
+ * the back copy and the seal then read the cached copy instead of
+ * missing on each line. Returns how many lines are staged (fewer if
+ * memory is short: the rest are read from the data area). */
+static size_t stage_lines(struct pmtx_tx *tx)
+{
+	size_t n = MIN(tx->nrecs, STAGE_MAX_LINES);
+	if (n > tx->capstage) {
+		void *p = NULL;
+		size_t cap = MAX(n, 2 * tx->capstage);
+		cap = MIN(MAX(cap, 64), STAGE_MAX_LINES);
+		if (posix_memalign(&p, CACHE_LINE, cap * CACHE_LINE))
+			n = tx->capstage;
+		else
+			free(tx->stage), tx->stage = p, tx->capstage = cap;
+	}
+	for (size_t i = 0; i < n; i++)
+		memcpy(tx->stage + i * CACHE_LINE, region_at(tx->r, tx->recs[i]),
+		       CACHE_LINE);
+	return n;
+}
+
+/* Line i of the transaction as commit found it. */
+static inline const void *line_src(struct pmtx_tx *tx, size_t i,
+                                   size_t staged)
+{
+	return i < staged ? (const void *)(tx->stage + i * CACHE_LINE)
+	                  : region_at(tx->r, tx->recs[i]);
+}
+
 /* TW4: each noted line to the back copy, with non-temporal stores. */
-static void copy_to_back(struct pmtx_tx *tx)
+static void copy_to_back(struct pmtx_tx *tx, size_t staged)
 {
 	pmtx_region *r = tx->r;
 	for (size_t i = 0; i < tx->nrecs; i++)
 		MUT_COPY_NT_KIND(MUT_TWIN_BACK_COPY_NT, &r->persist,
-		                 back_of(r, tx->recs[i]),
-		                 region_at(r, tx->recs[i]), CACHE_LINE, LOG);
+		                 back_of(r, tx->recs[i]), line_src(tx, i, staged),
+		                 CACHE_LINE, LOG);
 }
 
 /* TW7: the ranges the transaction declared, restored from the back copy,
@@ -363,34 +457,124 @@ static void release_frees(struct pmtx_tx *tx)
 
 static int twin_abort(struct pmtx_tx *tx);
 
+/* ---- the seal (layout.h S1-S3; TW10-TW12) ---- */
+
+/* The most lines a transaction may have and still commit by its seal; a
+ * larger one commits with COPYING. Chosen by measurement (the head of
+ * this file). */
+#define SEAL_MAX_LINES 48u
+_Static_assert(SEAL_MAX_LINES <= PMTX_TWIN_SEAL_LINES, "seal room");
+
+static inline struct pmtx_twin_seal *seal_of(const pmtx_region *r)
+{
+	return (struct pmtx_twin_seal *)(void *)(r->base + r->hdr->seal_off);
+}
+
+static inline int sealed(const struct pmtx_tx *tx)
+{
+	return tx->r->hdr->seal_off != 0 && tx->nrecs <= SEAL_MAX_LINES;
+}
+
+/* S1: the check word of a seal of seq over the n lines at line[], as the
+ * data area holds them now; if stage is not NULL it holds a copy of all
+ * of them, in order (stage_lines), and is hashed in one call. */
+static uint64_t seal_check(const pmtx_region *r, uint64_t seq,
+                           const uint64_t *line, uint64_t n,
+                           const unsigned char *stage)
+{
+	uint64_t head[2] = {seq, n};
+	uint64_t h = pmtx_checksum(head, sizeof(head), PMTX_CSUM_SEED_SEAL);
+	h = pmtx_checksum(line, n * 8, h);
+	if (stage)
+		return pmtx_checksum(stage, n * CACHE_LINE, h);
+	struct pmtx_hasher hs; /* the same digest, line by line */
+	pmtx_hash_init(&hs, h);
+	for (uint64_t i = 0; i < n; i++)
+		pmtx_hash_update(&hs, region_at(r, line[i]), CACHE_LINE);
+	return pmtx_hash_digest(&hs);
+}
+
+/* TW10: write the seal of tx (not flushed: non-temporal stores, made
+ * durable by barrier (b)). */
+static void write_seal(struct pmtx_tx *tx, size_t staged)
+{
+	pmtx_region *r = tx->r;
+	struct pmtx_twin_seal *s = seal_of(r);
+	_Alignas(64) struct pmtx_twin_seal head = {
+		.seq = r->txm->twin_seq,
+		.n = tx->nrecs,
+		.check = seal_check(r, r->txm->twin_seq, tx->recs, tx->nrecs,
+		                    staged == tx->nrecs ? tx->stage : NULL),
+	};
+	MUT_COPY_NT_KIND(MUT_TWIN_SEAL_NT, &r->persist, s, &head,
+	                 sizeof(head), LOG);
+	MUT_COPY_NT_KIND(MUT_TWIN_SEAL_NT, &r->persist, s->line, tx->recs,
+	                 tx->nrecs * 8, LOG);
+}
+
+/* S2: is the seal one of transaction seq whose lines all hold what it
+ * sealed? */
+static int seal_accepted(const pmtx_region *r, uint64_t seq)
+{
+	const struct pmtx_hdr *h = r->hdr;
+	const struct pmtx_twin_seal *s = seal_of(r);
+	if (s->seq != seq || s->n > PMTX_TWIN_SEAL_LINES)
+		return 0;
+	for (uint64_t i = 0; i < s->n; i++)
+		if (s->line[i] % CACHE_LINE || s->line[i] < h->root_off ||
+		    s->line[i] > h->twin_off - CACHE_LINE)
+			return 0;
+	return seal_check(r, seq, s->line, s->n, NULL) == s->check;
+}
+
+/* ---- commit ---- */
+
+/* Barriers (b) and, for a large transaction, (c): 0 once the transaction
+ * is committed. *rc_late: an error of (c), after the commit point. */
+static int commit_point(struct pmtx_tx *tx, size_t staged, int *rc_late)
+{
+	pmtx_region *r = tx->r;
+	struct persist *p = &r->persist;
+	int small = sealed(tx);
+	if (small)
+		write_seal(tx, staged); /* TW10 */
+	int rc = MUT_ORDER(MUT_TWIN_DATA_BARRIER, p); /* (b) */
+	if (rc || small)
+		return rc;
+	state_store(r, PMTX_TW_COPYING, MUT_TWIN_COPYING_MARK);
+	state_flush(r, MUT_TWIN_COPYING_FLUSH);
+	*rc_late = MUT_BARRIER(MUT_TWIN_COMMIT_BARRIER, p); /* (c) */
+	return 0;
+}
+
 static int twin_commit(struct pmtx_tx *tx)
 {
 	pmtx_region *r = tx->r;
 	struct persist *p = &r->persist;
 	if (!tx->sv_written) /* read only: nothing stored (TW2) */
 		return 0;
-	int rc = apply_allocations(tx);
+	int rc = apply_allocations(tx), rc_late = 0;
+	size_t staged = rc ? 0 : stage_lines(tx);
 	for (size_t i = 0; !rc && i < tx->nrecs; i++)
 		MUT_FLUSH(MUT_TWIN_DATA_FLUSH, p, region_at(r, tx->recs[i]),
 		          CACHE_LINE);
 	if (!rc)
-		rc = MUT_ORDER(MUT_TWIN_DATA_BARRIER, p); /* (b) */
+		rc = commit_point(tx, staged, &rc_late);
 	if (rc) { /* TW9: nothing is committed yet */
 		twin_abort(tx);
 		alog_unreserve(tx);
 		return rc;
 	}
-	state_store(r, PMTX_TW_COPYING, MUT_TWIN_COPYING_MARK);
-	state_flush(r, MUT_TWIN_COPYING_FLUSH);
-	rc = MUT_BARRIER(MUT_TWIN_COMMIT_BARRIER, p); /* (c) */
-	copy_to_back(tx);
+	int small = sealed(tx);
+	copy_to_back(tx, staged);
 	int rc2 = MUT_ORDER(MUT_TWIN_BACK_BARRIER, p); /* (d) */
-	if (rc2) /* TW9: COPYING stays; the next first store syncs first */
+	if (rc2) /* TW9: the next first store syncs first */
 		r->txm->twin_resync = 1;
-	else
+	else if (!small) /* TW10: a small one leaves MUTATING */
 		state_store(r, PMTX_TW_IDLE, MUT_TWIN_IDLE_MARK);
+	r->txm->twin_sealed = small;
 	release_frees(tx);
-	return rc ? rc : rc2;
+	return rc_late ? rc_late : rc2;
 }
 
 /* TW7. The heap metadata of the allocations is untouched until commit,
@@ -416,7 +600,15 @@ void twin_end(struct pmtx_tx *tx)
 
 int twin_close(pmtx_region *r)
 {
-	/* TW4: a clean close leaves IDLE durable, for a quick open. */
+	/* TW4: a clean close leaves IDLE durable, for a quick open; after a
+	 * small transaction the word still says MUTATING (TW10). TW9: not
+	 * over a back copy whose barrier failed. */
+	if (r->txm->twin_sealed) {
+		int rc = resync(r);
+		if (rc)
+			return rc;
+		state_store(r, PMTX_TW_IDLE, MUT_TWIN_IDLE_MARK);
+	}
 	state_flush(r, MUT_TWIN_IDLE_FLUSH);
 	return persist_barrier(&r->persist);
 }
@@ -471,6 +663,15 @@ static void copy_differing(pmtx_region *r, const char *from, char *to,
 	}
 }
 
+/* TW12: each sealed line of the data area over its back copy. */
+static void copy_sealed(pmtx_region *r)
+{
+	const struct pmtx_twin_seal *s = seal_of(r);
+	for (uint64_t i = 0; i < s->n; i++)
+		copy_differing(r, region_at(r, s->line[i]),
+		               back_of(r, s->line[i]), CACHE_LINE);
+}
+
 int twin_recover(pmtx_region *r)
 {
 	const struct pmtx_hdr *h = r->hdr;
@@ -483,7 +684,10 @@ int twin_recover(pmtx_region *r)
 		return PMTX_E_CORRUPT; /* read_nsb checked it; not reached */
 	char *data = r->base + h->root_off, *back = r->base + h->twin_off;
 	uint64_t len = h->twin_off - h->root_off;
-	if (st == PMTX_TW_MUTATING)
+	if (st == PMTX_TW_MUTATING && h->seal_off &&
+	    seal_accepted(r, PMTX_TW_SEQ(w)))
+		copy_sealed(r); /* TW10: committed */
+	else if (st == PMTX_TW_MUTATING)
 		copy_differing(r, back, data, len);
 	else
 		copy_differing(r, data, back, len);

@@ -130,6 +130,7 @@ void txm_destroy(pmtx_region *r)
 		free(tx->recs);
 		free(tx->tset);
 		free(tx->trng);
+		free(tx->stage);
 		free(tx->wl);
 		free(tx->rbuf);
 		free(tx->cov);

@@ -122,6 +122,8 @@ struct pmtx_tx {
 	size_t ntrng, captrng;
 	uint64_t twin_epoch;      /* 1..63, one per transaction */
 	uint64_t twin_last;       /* the line noted last */
+	unsigned char *stage;     /* commit: copies of the first lines */
+	size_t capstage;          /* lines stage holds */
 	/* copy-on-write */
 	struct cow_ent *ws;
 	size_t nws, capws;
@@ -160,6 +162,7 @@ struct txm {
 	pthread_mutex_t twin_lock;   /* twin.c TW5: the running twin tx */
 	uint64_t twin_seq;           /* twin transactions begun (rstate.twin) */
 	int twin_resync;             /* a back copy's barrier failed (TW9) */
+	int twin_sealed;             /* the last commit left MUTATING (TW10) */
 };
 
 struct tx_runtime {
