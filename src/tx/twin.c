@@ -3,14 +3,14 @@
  * (Correia, Felber, Ramalhete, "Romulus: Efficient Algorithms for
  * Persistent Transactional Memory", SPAA 2018), on pmtx's regions.
  *
- * A twin region (layout.h 3.2) keeps a back copy of its mirrored area,
- * [root_off, twin_off): the root, the heap metadata and the heap. A
- * transaction stores in place and reads with plain loads; it remembers in
- * DRAM which lines it stored to (tx->recs, one offset per line, in first-
- * store order; a hash set of the lines, tagged with the transaction's
- * epoch so that it is never cleared, keeps each line out of recs after
- * its first store) and which ranges (tx->trng, for abort). One word, rstate.twin (G2), says which copy is the
- * truth after a crash.
+ * A twin region (layout.h 3.2, sealed in 3.3) keeps a back copy of its
+ * mirrored area, [root_off, twin_off): the root, the heap metadata and
+ * the heap. A transaction stores in place and reads with plain loads; it
+ * remembers in DRAM which lines it stored to (tx->recs, one offset per
+ * line, in first-store order; a bitmap of the region's lines keeps each
+ * line out of recs after its first store) and which ranges (tx->trng,
+ * for abort). One word, rstate.twin (G2), and for small transactions the
+ * seal (layout.h S1-S3), say which copy is the truth after a crash.
  *
  * Barrier sequence of a transaction that writes or allocates, in a sealed
  * region (layout.h 3.3) when it stored to at most SEAL_MAX_LINES lines
@@ -156,6 +156,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "tx.h"
 
@@ -194,12 +195,6 @@ static inline void *back_of(const pmtx_region *r, uint64_t off)
 
 static int twin_begin(struct pmtx_tx *tx)
 {
-	/* A new epoch empties the line set; the tag has 6 bits (line
-	 * offsets are multiples of 64), so every 63rd begin clears it. */
-	if (++tx->twin_epoch == CACHE_LINE) {
-		memset(tx->tset, 0, tx->tcap * sizeof(*tx->tset));
-		tx->twin_epoch = 1;
-	}
 	pthread_mutex_lock(&tx->r->txm->twin_lock); /* TW5 */
 	return 0;
 }
@@ -232,37 +227,56 @@ static int start_writing(struct pmtx_tx *tx)
 	return rc;
 }
 
-/* The line set: open addressing over tx->tset (tcap slots, a power of
- * two), each slot a line offset tagged with the epoch it was added in; a
- * slot of another epoch is empty. At most half full; tx->tlimit is the
- * most lines recs and the set have room for. Beside it, tx->trng keeps
- * every range the transaction declared, in order, for abort (TW7): the
- * set is probed at random, the ranges are appended, so the common path
- * touches as few cache lines as it can. */
-static inline uint64_t tset_slot(uint64_t line, uint64_t mask)
+/* The line set: a bit per line of the mirrored area, in
+ * txm->twin_bits (one for the region: its twin transactions run one at a
+ * time, TW5), set at a line's first store, when the line joins tx->recs,
+ * and cleared from recs when the transaction ends (forget_lines), so
+ * "is this line new?" is one load. Beside it, tx->trng keeps every range
+ * the transaction declared, in order, for abort (TW7). */
+static inline int line_is_new(pmtx_region *r, uint64_t line)
 {
-	/* Fibonacci hashing: the product's top bits, as many as mask has */
-	return (line / CACHE_LINE) * 0x9e3779b97f4a7c15ull >>
-	       __builtin_clzll(mask) & mask;
+	uint64_t i = (line - r->hdr->root_off) / CACHE_LINE;
+	uint64_t *w = &r->txm->twin_bits[i / 64], m = 1ull << (i % 64);
+	if (*w & m)
+		return 0;
+	*w |= m;
+	return 1;
 }
 
-/* Add line: 1 if it is new, 0 if it was there. */
-static inline int tset_add(struct pmtx_tx *tx, uint64_t line)
+int twin_init(pmtx_region *r)
 {
-	uint64_t mask = tx->tcap - 1, tag = line | tx->twin_epoch;
-	for (uint64_t i = tset_slot(line, mask);; i = (i + 1) & mask) {
-		uint64_t v = tx->tset[i];
-		if (v == tag)
-			return 0;
-		if ((v & (CACHE_LINE - 1)) != tx->twin_epoch) {
-			tx->tset[i] = tag;
-			return 1;
-		}
+	uint64_t lines = (r->hdr->twin_off - r->hdr->root_off) / CACHE_LINE;
+	size_t len = ALIGN_UP((lines + 63) / 64 * 8, 4096);
+	/* zero pages until written: the set costs what it touches */
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+	               MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (p == MAP_FAILED)
+		return ENOMEM;
+	r->txm->twin_bits = p;
+	r->txm->twin_bits_len = len;
+	return 0;
+}
+
+void twin_fini(pmtx_region *r)
+{
+	if (r->txm->twin_bits)
+		munmap(r->txm->twin_bits, r->txm->twin_bits_len);
+	r->txm->twin_bits = NULL;
+}
+
+/* Empty the line set and recs. */
+static void forget_lines(struct pmtx_tx *tx)
+{
+	uint64_t root = tx->r->hdr->root_off, *bits = tx->r->txm->twin_bits;
+	for (size_t k = 0; k < tx->nrecs; k++) {
+		uint64_t i = (tx->recs[k] - root) / CACHE_LINE;
+		bits[i / 64] &= ~(1ull << (i % 64));
 	}
+	tx->nrecs = 0;
 }
 
-/* Room for extra more lines, in recs and in the set (at most half full),
- * and for nrng more ranges. 0 or ENOMEM, with nothing lost. */
+/* Room for extra more lines in recs and for nrng more ranges. 0 or
+ * ENOMEM, with nothing lost. */
 static int make_room(struct pmtx_tx *tx, size_t extra, size_t nrng)
 {
 	if (tx->captrng - tx->ntrng < nrng) {
@@ -274,28 +288,13 @@ static int make_room(struct pmtx_tx *tx, size_t extra, size_t nrng)
 			return ENOMEM;
 		tx->trng = t, tx->captrng = cap;
 	}
-	if (tx_recs_reserve(tx, extra))
-		return ENOMEM;
-	if (2 * (tx->nrecs + extra) > tx->tcap) {
-		size_t cap = tx->tcap ? 2 * tx->tcap : 1024;
-		while (cap < 2 * (tx->nrecs + extra))
-			cap *= 2;
-		uint64_t *t = calloc(cap, sizeof(*t));
-		if (!t)
-			return ENOMEM;
-		free(tx->tset);
-		tx->tset = t, tx->tcap = cap;
-		for (size_t i = 0; i < tx->nrecs; i++)
-			tset_add(tx, tx->recs[i]);
-	}
-	tx->tlimit = MIN(tx->caprecs, tx->tcap / 2);
-	return 0;
+	return tx_recs_reserve(tx, extra) ? ENOMEM : 0;
 }
 
 /* Note line l. */
 static inline void note_line(struct pmtx_tx *tx, uint64_t l)
 {
-	if (l != tx->twin_last && tset_add(tx, l))
+	if (l != tx->twin_last && line_is_new(tx->r, l))
 		tx->recs[tx->nrecs++] = l;
 	tx->twin_last = l;
 }
@@ -306,7 +305,7 @@ static int note_lines(struct pmtx_tx *tx, const void *p, size_t n)
 	uint64_t a = region_off(tx->r, p), b = a + n;
 	uint64_t first = ALIGN_DOWN(a, CACHE_LINE);
 	size_t nl = (ALIGN_UP(b, CACHE_LINE) - first) / CACHE_LINE;
-	if (unlikely(tx->nrecs + nl > tx->tlimit ||
+	if (unlikely(tx->nrecs + nl > tx->caprecs ||
 	             tx->ntrng == tx->captrng) && make_room(tx, nl, 1))
 		return ENOMEM;
 	tx->trng[tx->ntrng++] = (struct trange){a, n};
@@ -588,13 +587,14 @@ static int twin_abort(struct pmtx_tx *tx)
 	int rc = MUT_ORDER(MUT_TWIN_ABORT_BARRIER, &r->persist);
 	if (!rc) /* else MUTATING stays: recovery would restore the same */
 		state_store(r, PMTX_TW_IDLE, MUT_TWIN_IDLE_MARK);
-	tx->nrecs = 0;
+	forget_lines(tx);
 	tx->ntrng = 0;
 	return rc;
 }
 
 void twin_end(struct pmtx_tx *tx)
 {
+	forget_lines(tx);
 	pthread_mutex_unlock(&tx->r->txm->twin_lock);
 }
 

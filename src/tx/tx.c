@@ -107,7 +107,7 @@ int txm_create(pmtx_region *r)
 	m->autos = auto_create(r->auto_rotate);
 	r->txm = m;
 	if (!m->txs || !m->busy || !m->pend_sum || !m->pend_seq ||
-	    !m->done_seq || !m->q || !m->autos)
+	    !m->done_seq || !m->q || !m->autos || (r->twin && twin_init(r)))
 		return ENOMEM;
 	for (unsigned i = 0; i < m->ndesc; i++)
 		if (tx_init(r, &m->txs[i], i))
@@ -128,7 +128,6 @@ void txm_destroy(pmtx_region *r)
 		free(tx->alog.e);
 		free(tx->defer);
 		free(tx->recs);
-		free(tx->tset);
 		free(tx->trng);
 		free(tx->stage);
 		free(tx->wl);
@@ -136,6 +135,7 @@ void txm_destroy(pmtx_region *r)
 		free(tx->cov);
 		free(tx->ws);
 	}
+	twin_fini(r);
 	free(m->txs);
 	free((void *)m->busy);
 	free((void *)m->pend_sum);

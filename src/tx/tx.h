@@ -114,13 +114,9 @@ struct pmtx_tx {
 	uint64_t csn;             /* commit sequence number */
 	struct cover *cov;        /* ndesc slots */
 	size_t ncov;
-	/* twin (twin.c): the set of lines in recs, tagged by epoch */
-	uint64_t *tset;
-	size_t tcap;
-	size_t tlimit;            /* lines recs and tset have room for */
+	/* twin (twin.c) */
 	struct trange *trng;      /* the ranges declared, in order */
 	size_t ntrng, captrng;
-	uint64_t twin_epoch;      /* 1..63, one per transaction */
 	uint64_t twin_last;       /* the line noted last */
 	unsigned char *stage;     /* commit: copies of the first lines */
 	size_t capstage;          /* lines stage holds */
@@ -163,6 +159,8 @@ struct txm {
 	uint64_t twin_seq;           /* twin transactions begun (rstate.twin) */
 	int twin_resync;             /* a back copy's barrier failed (TW9) */
 	int twin_sealed;             /* the last commit left MUTATING (TW10) */
+	uint64_t *twin_bits;         /* twin.c: a bit per mirrored line */
+	size_t twin_bits_len;        /* bytes mapped for twin_bits */
 };
 
 struct tx_runtime {
@@ -253,6 +251,10 @@ int tx_recs_reserve(struct pmtx_tx *tx, size_t extra);
 /* Before storing to [p, p+n) (n may be 0): MUTATING durable once (TW2),
  * and the lines noted. 0, ENOMEM or a barrier's status. */
 int twin_note(struct pmtx_tx *tx, const void *p, size_t n);
+/* The DRAM state of twin region r (its line set): 0 or ENOMEM; undone
+ * by twin_fini (safe on any region, and after a failed twin_init). */
+int twin_init(pmtx_region *r);
+void twin_fini(pmtx_region *r);
 /* The end of a twin transaction: let the next one begin (TW5). */
 void twin_end(struct pmtx_tx *tx);
 /* Is [p, p+n) inside the mirrored area of twin region r? */
