@@ -1234,11 +1234,11 @@ def table_claims(data):
 # ---- pmcached: ycsb.py and warmup.py (pmcached.jsonl) ----
 
 PMC_VARIANTS = ["memcached", "pmcached-undo", "pmcached-redo",
-                "pmcached-redo-async", "pmcached-redo-file"]
+                "pmcached-redo-async", "pmcached-twin", "pmcached-redo-file"]
 PMC_COLOURS = {"memcached": "#000000", "memcached-graceful": "#000000",
                "memcached-kill9": "#7f7f7f", "pmcached-undo": "#1f77b4",
                "pmcached-redo": "#ff7f0e", "pmcached-redo-async": "#2ca02c",
-               "pmcached-redo-file": "#9467bd"}
+               "pmcached-twin": "#d62728", "pmcached-redo-file": "#9467bd"}
 PMC_WORKLOADS = OrderedDict([
     ("a", "A: 50 % reads, 50 % updates"),
     ("b", "B: 95 % reads, 5 % updates"),

@@ -241,16 +241,26 @@ int mc_store_open(const char *path, const mc_store_opts *o,
 	po.domain = o->domain;
 	po.backend = o->backend;
 	po.runtime = o->runtime;
-	po.max_size = o->max_size;
+	/* a twin region has a fixed size: the larger of the two */
+	po.max_size = o->runtime == PMTX_RT_TWIN ? 0 : o->max_size;
 	po.truncation = o->truncation;
 	pmtx_region *r;
 	int rc = pmtx_open(path, &po, &r);
 	if (rc == ENOENT)
-		rc = pmtx_create(path, o->region_size, &po, &r);
+		rc = pmtx_create(path,
+		                 o->runtime == PMTX_RT_TWIN &&
+		                                 o->max_size > o->region_size
+		                         ? o->max_size
+		                         : o->region_size,
+		                 &po, &r);
 	if (rc)
 		return fail(rc, "%s: %s (%s)", path, pmtx_strerror(rc),
 		            pmtx_errmsg());
+	errmsg[0] = '\0';
 	if ((rc = mc_store_attach(r, o, out))) {
+		if (!errmsg[0]) /* a transaction refused: pmtx says why */
+			fail(rc, "%s: %s (%s)", path, pmtx_strerror(rc),
+			     pmtx_errmsg());
 		pmtx_close(r);
 		return rc;
 	}

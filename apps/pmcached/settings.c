@@ -89,12 +89,14 @@ static void usage(void)
 "-e, --memory-file=<file>  the region file that holds the whole cache.\n"
 "                          default: " PMCACHED_DEFAULT_DIR "/pmcached.<port>.region\n"
 "                          (<port>: -p, or the unix socket's name with -s)\n"
-"    --runtime=<name>      pmtx runtime: undo, redo or redo-async (default: redo)\n"
+"    --runtime=<name>      pmtx runtime: undo, redo, redo-async or twin\n"
+"                          (default: redo; twin needs a region created for it)\n"
 "    --domain=<name>       persistence domain: pdom0, pdom1, pdom2 (default: pdom1)\n"
 "    --backend=<name>      hardware (clwb/sfence; persistent or DRAM-backed memory),\n"
 "                          emulated, or file (msync: ordinary disks and SSDs)\n"
 "                          (default: hardware)\n"
-"    --region-max=<MB>     largest the region may grow (default: 2 x -m + 1024)\n"
+"    --region-max=<MB>     largest the region may grow (default: 2 x -m + 1024;\n"
+"                          twin: the region's fixed size, default 3 x -m + 128)\n"
 "    --check               check the region (-e) and exit: recovery in a private\n"
 "                          view, heap, hash table, LRU lists, no leaked block;\n"
 "                          the file is not written. Exit 0 if consistent\n"
@@ -188,8 +190,10 @@ static int own_option(int c, const char *arg)
 		return bad("bad value", arg);
 	if (c == 1001 && settings.runtime != PMTX_RT_UNDO &&
 	    settings.runtime != PMTX_RT_REDO &&
-	    settings.runtime != PMTX_RT_REDO_ASYNC)
-		return bad("--runtime must be undo, redo or redo-async", arg);
+	    settings.runtime != PMTX_RT_REDO_ASYNC &&
+	    settings.runtime != PMTX_RT_TWIN)
+		return bad("--runtime must be undo, redo, redo-async or twin",
+		           arg);
 	return 0;
 }
 
@@ -386,6 +390,14 @@ int settings_parse(int argc, char **argv)
 void settings_region_sizes(size_t *initial, size_t *max)
 {
 	size_t m = settings.maxbytes;
+	if (settings.runtime == PMTX_RT_TWIN) {
+		/* fixed, and half of it is the back copy: a heap of 1.5 x -m
+		 * plus 64 MB (hash table, pending lists, fragmentation) */
+		*max = settings.region_max ? settings.region_max
+		                           : 2 * (m + m / 2 + (64u << 20));
+		*initial = *max;
+		return;
+	}
 	*max = settings.region_max ? settings.region_max
 	                           : 2 * m + (1024u << 20);
 	*initial = m / 4 + (32u << 20);

@@ -23,6 +23,7 @@ Variants:
   pmcached-undo        pmcached, --runtime=undo, PDOM-1 hardware, /dev/shm
   pmcached-redo        the same with --runtime=redo
   pmcached-redo-async  the same with --runtime=redo-async
+  pmcached-twin        the same with --runtime=twin (a twin region)
   pmcached-redo-file   --runtime=redo on the file backend, region in a
                        temporary directory under /var/tmp (a disk)
 The pmcached variants are skipped, with a note on stderr, when the binary
@@ -61,6 +62,7 @@ VARIANTS = {
     "pmcached-redo": ("pmcached", "redo", "pdom1", "hardware", "/dev/shm"),
     "pmcached-redo-async": ("pmcached", "redo-async", "pdom1", "hardware",
                             "/dev/shm"),
+    "pmcached-twin": ("pmcached", "twin", "pdom1", "hardware", "/dev/shm"),
     "pmcached-redo-file": ("pmcached", "redo", "pdom1", "file", "/var/tmp"),
 }
 

@@ -393,7 +393,7 @@ static const pmtx_explore_workload wl_store = {
 	.nthreads = 1, .root_size = sizeof(struct mc_root),
 	.layout = MC_LAYOUT,
 	.runtimes = PMTX_EXPLORE_UNDO | PMTX_EXPLORE_REDO |
-	            PMTX_EXPLORE_REDO_ASYNC,
+	            PMTX_EXPLORE_REDO_ASYNC | PMTX_EXPLORE_TWIN,
 	.setup = store_setup, .run = store_run, .observe = store_observe,
 	.model = store_model, .walk = store_walk};
 

@@ -60,14 +60,16 @@ def free_port():
 
 
 class Server:
-    def __init__(self, binary, region, backend, threads, port, env=None):
+    def __init__(self, binary, region, backend, threads, port, env=None,
+                 memory=256):
         self.binary, self.region, self.backend = binary, region, backend
         self.threads, self.port, self.proc = threads, port, None
+        self.memory = memory
         self.env = env
 
     def start(self, runtime, deadline=20.0):
         args = [self.binary, "-p", str(self.port), "-l", "127.0.0.1",
-                "-U", "0", "-t", str(self.threads), "-m", "256",
+                "-U", "0", "-t", str(self.threads), "-m", str(self.memory),
                 "-e", self.region, "--runtime", runtime,
                 "--backend", self.backend]
         if os.geteuid() == 0:
@@ -285,6 +287,8 @@ def run():
     ap.add_argument("--conns", type=int, default=4)
     ap.add_argument("--window", type=int, default=8)
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--memory", type=int, default=256,
+                    help="-m (MB); a twin region is fixed at 3 x -m + 128")
     ap.add_argument("--min-ms", type=int, default=20)
     ap.add_argument("--max-ms", type=int, default=250)
     ap.add_argument("--seed", type=int, default=None)
@@ -304,7 +308,8 @@ def run():
     tmp = tempfile.mkdtemp(prefix="pmcached-kill9-", dir=a.dir)
     region = os.path.join(tmp, "cache.region")
     port = free_port()
-    server = Server(a.bin, region, a.backend, a.threads, port, env)
+    server = Server(a.bin, region, a.backend, a.threads, port, env,
+                    a.memory)
     keys = [f"k{i}_{rng.randrange(1 << 20)}" for i in range(a.keys)]
     state = {k: {"acked": None, "inflight": [], "next": 0} for k in keys}
     per_conn = [keys[i::a.conns] for i in range(a.conns)]

@@ -417,7 +417,8 @@ def test_e_names_the_region_file(make_server):
 
 @pytest.mark.pmcached_only
 @pytest.mark.parametrize("opt", ["--runtime=undo", "--runtime=redo",
-                                 "--runtime=redo-async", "--domain=pdom1",
+                                 "--runtime=redo-async", "--runtime=twin",
+                                 "--domain=pdom1",
                                  "--domain=pdom2", "--backend=file",
                                  "--backend=emulated"])
 def test_pmcached_options_are_accepted(make_server, opt):

@@ -157,6 +157,28 @@ class Stream:
         return bad
 
 
+def kill9_under_load(srv, streams, rnd, cycle, runtime):
+    """The streams write, pipelined; kill -9 at a random moment; restart
+    under runtime; every stream's keys hold what was acknowledged."""
+    stop = threading.Event()
+    threads = [threading.Thread(target=s.run, args=(srv, stop))
+               for s in streams]
+    for t in threads:
+        t.start()
+    time.sleep(rnd.uniform(0.05, 0.25))
+    srv.kill9()
+    stop.set()
+    for t in threads:
+        t.join(10)
+        assert not t.is_alive()
+    srv.args[0] = "--runtime=" + runtime
+    srv.start()
+    c = srv.connect()
+    bad = [b for s in streams for b in s.check(c)]
+    assert bad == [], "cycle %d: (key, found, acknowledged) %r" % (
+        cycle, bad[:5])
+
+
 @pytest.mark.parametrize("runtime", RUNTIMES)
 def test_kill9_during_writes_loses_no_acknowledged_write(make_server,
                                                          runtime):
@@ -171,26 +193,35 @@ def test_kill9_during_writes_loses_no_acknowledged_write(make_server,
     streams = [Stream(random.Random(rnd.random()), b"w%d" % i)
                for i in range(4)]
     for cycle in range(12):
-        stop = threading.Event()
-        threads = [threading.Thread(target=s.run, args=(srv, stop))
-                   for s in streams]
-        for t in threads:
-            t.start()
-        time.sleep(rnd.uniform(0.05, 0.25))
-        srv.kill9()
-        stop.set()
-        for t in threads:
-            t.join(10)
-            assert not t.is_alive()
-        srv.args[0] = "--runtime=" + RUNTIMES[(first + cycle + 1) % 3]
-        srv.start()
-        c = srv.connect()
-        bad = [b for s in streams for b in s.check(c)]
-        assert bad == [], "cycle %d: (key, found, acknowledged) %r" % (
-            cycle, bad[:5])
+        kill9_under_load(srv, streams, rnd, cycle,
+                         RUNTIMES[(first + cycle + 1) % 3])
     count = sum(s.count for s in streams)
     assert all(s.count for s in streams), "a stream got no acknowledgement"
     print("%d acknowledged writes checked" % count)
+
+
+def test_twin_region_loses_no_acknowledged_write_and_refuses_others(
+        make_server):
+    """--runtime=twin creates a twin region (fixed size, a back copy of
+    its heap): the same kill -9 cycles as above, six times, under twin
+    only (a twin region runs nothing else); then a start under redo is
+    refused with pmtx's reason, and the region still holds every key."""
+    srv = make_server("--runtime=twin", "-t", "2", "-m", "16")
+    rnd = random.Random("twin")
+    streams = [Stream(random.Random(rnd.random()), b"w%d" % i)
+               for i in range(4)]
+    for cycle in range(6):
+        kill9_under_load(srv, streams, rnd, cycle, "twin")
+    assert all(s.count for s in streams), "a stream got no acknowledgement"
+    assert srv.terminate(timeout=5) == 0, srv.stderr_tail()
+    srv.args[0] = "--runtime=redo"
+    srv.start(wait=False)
+    assert srv.wait_exit(timeout=5) == 1
+    assert "twin region runs twin transactions" in srv.stderr_text()
+    srv.args[0] = "--runtime=twin"
+    srv.start()
+    c = srv.connect()
+    assert [b for s in streams for b in s.check(c)] == []
 
 
 def test_deletes_flushes_and_expiry_survive_kill9(make_server):
