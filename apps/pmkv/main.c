@@ -16,6 +16,7 @@ struct flags {
 	struct pmkv_config kv;
 	char region[256];
 	int check;
+	int maxmemory_given;
 };
 
 static void usage(FILE *f)
@@ -25,7 +26,7 @@ static void usage(FILE *f)
 	        "            [--unixsocketperm OCTAL] [--maxclients N]\n"
 	        "            [--io-threads N]\n"
 	        "            [--region FILE] [--maxmemory BYTES]\n"
-	        "            [--runtime undo|redo|redo-async|auto|cow]\n"
+	        "            [--runtime undo|redo|redo-async|auto|cow|twin]\n"
 	        "            [--domain pdom0|pdom1|pdom2]\n"
 	        "            [--backend hardware|emulated|file]\n"
 	        "            [--opt | --wrapped] [--proto-max-bulk-len BYTES]\n"
@@ -35,7 +36,10 @@ static void usage(FILE *f)
 	        "/dev/shm/pmkv.<port>.region, maxmemory 4gb, runtime redo,\n"
 	        "pdom1, hardware, proto-max-bulk-len 16mb; the version is the\n"
 	        "region's own, and a new region's is opt (wrapped under cow).\n"
-	        "cow runs the wrapped version only.\n");
+	        "cow runs the wrapped version only. twin creates a twin region\n"
+	        "of exactly maxmemory bytes (default 1gb under twin), half of\n"
+	        "it a back copy; it runs twin only (the default there), and\n"
+	        "twin runs in it only.\n");
 }
 
 /* Redis's memory units: 1k = 1000, 1kb = 1024, ... */
@@ -95,12 +99,14 @@ static int parse_opt(struct flags *f, const char *o, const char *v)
 		f->kv.path = v;
 	else if (!strcmp(o, "--maxmemory") && !parse_bytes(v, &b) &&
 	         b >= (16u << 20))
-		f->kv.max_size = b;
+		f->kv.max_size = b, f->maxmemory_given = 1;
 	else if (!strcmp(o, "--proto-max-bulk-len") && !parse_bytes(v, &b) &&
 	         b >= 1024 && b <= (512u << 20))
 		f->kv.max_value = f->kv.max_key = f->srv.lim.max_bulk = b;
-	else if (!strcmp(o, "--runtime"))
+	else if (!strcmp(o, "--runtime")) {
+		f->kv.runtime_default = 0;
 		return pmtx_runtime_parse(v, &f->kv.runtime) ? -1 : 0;
+	}
 	else if (!strcmp(o, "--domain"))
 		return pmtx_domain_parse(v, &f->kv.domain) ? -1 : 0;
 	else if (!strcmp(o, "--backend"))
@@ -128,6 +134,7 @@ static void defaults(struct flags *f)
 	struct resp_limits lim = RESP_LIMITS_DEFAULT;
 	memset(f, 0, sizeof(*f));
 	pmkv_config_init(&f->kv);
+	f->kv.runtime_default = 1;
 	f->srv.bind = "127.0.0.1";
 	f->srv.port = 6379;
 	f->srv.maxclients = 10000;
@@ -165,6 +172,9 @@ static int parse(struct flags *f, int argc, char **argv)
 		         f->srv.port);
 		f->kv.path = f->region;
 	}
+	/* a twin region is created at its full, fixed size: not 4gb unasked */
+	if (f->kv.runtime == PMTX_RT_TWIN && !f->maxmemory_given)
+		f->kv.max_size = 1u << 30;
 	f->srv.region_path = f->kv.path;
 	f->srv.qbuf_max = 2 * f->srv.lim.max_bulk + (1u << 20);
 	return 0;

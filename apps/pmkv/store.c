@@ -774,9 +774,12 @@ static int open_region(const struct pmkv_config *c, pmtx_region **r,
 	o.domain = c->domain;
 	o.backend = c->backend;
 	o.runtime = c->runtime;
-	o.max_size = c->max_size > c->size ? c->max_size : 0;
-	int rc = stat(c->path, &st) == 0 ? pmtx_open(c->path, &o, r)
-	                                  : pmtx_create(c->path, c->size, &o, r);
+	int twin = c->runtime == PMTX_RT_TWIN; /* fixed: all of max_size */
+	o.max_size = !twin && c->max_size > c->size ? c->max_size : 0;
+	int rc = stat(c->path, &st) == 0
+	                 ? pmtx_open(c->path, &o, r)
+	                 : pmtx_create(c->path, twin ? c->max_size : c->size,
+	                               &o, r);
 	if (rc)
 		snprintf(msg, len, "%s: %s%s%s", c->path, pmtx_strerror(rc),
 		         *pmtx_errmsg() ? ": " : "", pmtx_errmsg());
@@ -826,6 +829,9 @@ int pmkv_attach(pmtx_region *r, const struct pmkv_config *c, unsigned flags,
 		rc = check_root(s, c, msg, len, name);
 	if (!rc && !(flags & PMKV_ATTACH_INSPECT))
 		rc = sweep_all(s);
+	if (rc == PMTX_E_UNSUPPORTED && !*msg) /* e.g. twin vs region kind */
+		snprintf(msg, len, "%s: %s (%s)", name, pmkv_strerror(rc),
+		         pmtx_errmsg());
 	if (rc && !*msg)
 		snprintf(msg, len, "%s: %s", name, pmkv_strerror(rc));
 	if (rc) {
@@ -849,10 +855,13 @@ int pmkv_open(const struct pmkv_config *c, struct pmkv_store **out,
 {
 	pmtx_region *r;
 	*msg = 0;
+	struct pmkv_config cc = *c;
 	int rc = open_region(c, &r, msg, len);
 	if (rc)
 		return rc;
-	if ((rc = pmkv_attach(r, c, 0, out, msg, len)))
+	if (c->runtime_default && pmtx_region_runtime(r) == PMTX_RT_TWIN)
+		cc.runtime = PMTX_RT_TWIN; /* the only one it runs */
+	if ((rc = pmkv_attach(r, &cc, 0, out, msg, len)))
 		pmtx_close(r);
 	return rc;
 }

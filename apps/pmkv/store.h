@@ -31,6 +31,9 @@ struct pmkv_config {
 	size_t max_size;        /* the region grows up to this many bytes */
 	pmtx_runtime runtime;   /* of every transaction; PMTX_RT_COW only
 	                         * for the wrapped version */
+	int runtime_default;    /* runtime was not asked for: an existing
+	                         * twin region runs twin (the only one it
+	                         * can) */
 	unsigned flavour;       /* PMKV_OPT or PMKV_WRAPPED: refuse a store
 	                         * of the other version, and create this one;
 	                         * 0: the store's own (a new one: opt, or

@@ -398,7 +398,8 @@ static const pmtx_explore_workload wl_store = {
 	.nthreads = 1, .root_size = sizeof(struct pmkv_root),
 	.layout = PMKV_LAYOUT, .max_ntx = 60,
 	.runtimes = PMTX_EXPLORE_UNDO | PMTX_EXPLORE_REDO |
-	            PMTX_EXPLORE_REDO_ASYNC | PMTX_EXPLORE_AUTO,
+	            PMTX_EXPLORE_REDO_ASYNC | PMTX_EXPLORE_AUTO |
+	            PMTX_EXPLORE_TWIN,
 	.setup = store_setup, .run = store_run, .observe = store_observe,
 	.model = store_model, .walk = store_walk};
 

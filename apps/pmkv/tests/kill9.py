@@ -273,11 +273,16 @@ def main():
     ap.add_argument("--wrapped", action="store_true")
     ap.add_argument("--server-args", default="",
                     help="more pmkv flags, e.g. \"--io-threads 2\"")
+    ap.add_argument("--runtimes", default=None,
+                    help="comma-separated, instead of the rotation above "
+                         "(twin: a twin region, which runs twin only)")
     a = ap.parse_args()
     rnd = random.Random(a.seed)
     extra = ["--backend", a.backend, "--maxmemory",
              "256mb"] + a.server_args.split()
     runtimes = RUNTIMES + ["cow"] if a.wrapped else RUNTIMES
+    if a.runtimes:
+        runtimes = a.runtimes.split(",")
     if a.wrapped:
         extra.append("--wrapped")
     d = tempfile.mkdtemp(prefix="pmkv-kill9-", dir=a.dir)
@@ -308,7 +313,8 @@ def main():
                 bad.append("after kill %d: --check: %s" % (k + 1, err))
                 break
         if not bad:
-            p = start(a.bin, port, region, "redo", extra)
+            last = "twin" if runtimes == ["twin"] else "redo"
+            p = start(a.bin, port, region, last, extra)
             bad += verify(port, states)
             p.kill()
             p.wait()
