@@ -4,9 +4,12 @@
  *
  *   file:app.db?vfs=pmtx&runtime=undo&domain=pdom2&max_size=1073741824
  *
- *   runtime     undo, redo (default at create), redo-async, auto: the
- *               runtime of the commit transactions; without it, the one
- *               the region was created with
+ *   runtime     undo, redo (default at create), redo-async, auto, twin:
+ *               the runtime of the commit transactions; without it, the
+ *               one the region was created with. twin creates a twin
+ *               region, of max_size bytes (default 64 MiB under twin),
+ *               fixed, half of it the back copy; it runs twin only, and
+ *               twin runs in it only
  *   domain      pdom0, pdom1 (default), pdom2
  *   backend     hardware (default), emulated, file (msync: an ordinary
  *               file system made crash-safe)
@@ -86,6 +89,9 @@ int vfs_config(const char *name, struct psq_config *c, char *msg,
 		rc = parse_size(name, "max_size", &o->max_size, msg, len);
 	if (!rc && sqlite3_uri_parameter(name, "barrier_ns"))
 		o->barrier_ns = sqlite3_uri_int64(name, "barrier_ns", -1);
+	if (!rc && c->runtime == PMTX_RT_TWIN &&
+	    !sqlite3_uri_parameter(name, "max_size"))
+		o->max_size = (size_t)64 << 20;
 	if (!rc && c->runtime == PMTX_RT_COW) {
 		snprintf(msg, len, "runtime=cow: a database is one large "
 		         "object; use undo, redo, redo-async or auto");
@@ -109,7 +115,12 @@ static int pragma_runtime(struct psq_db *db, char **arg)
 		if (pmtx_runtime_parse(arg[2], &rt) || rt == PMTX_RT_COW ||
 		    rt == PMTX_RT_DEFAULT) {
 			arg[0] = sqlite3_mprintf("pmtx_runtime: %s is not one "
-			         "of undo, redo, redo-async, auto", arg[2]);
+			         "of undo, redo, redo-async, auto, twin", arg[2]);
+			return SQLITE_ERROR;
+		}
+		char msg[160];
+		if (runtime_fits(db_region(db), rt, msg, sizeof(msg))) {
+			arg[0] = sqlite3_mprintf("pmtx_runtime: %s", msg);
 			return SQLITE_ERROR;
 		}
 		db_set_runtime(db, rt);

@@ -291,23 +291,42 @@ static int db_adopt(const char *path, pmtx_region *r, pmtx_runtime rt,
 	return rc;
 }
 
+/* A twin region runs twin only, and twin runs in twin regions only. */
+int runtime_fits(pmtx_region *r, pmtx_runtime rt, char *msg, size_t len)
+{
+	int twin = pmtx_region_runtime(r) == PMTX_RT_TWIN;
+	if (rt == PMTX_RT_DEFAULT || twin == (rt == PMTX_RT_TWIN))
+		return 0;
+	snprintf(msg, len, twin ? "runtime=%s: this database is a twin region, "
+	                          "which runs runtime=twin only"
+	                        : "runtime=%s: this database was not created "
+	                          "with runtime=twin",
+	         pmtx_runtime_name(rt));
+	return PMTX_E_UNSUPPORTED;
+}
+
 static int open_region(const char *path, const struct psq_config *c,
                        int create, pmtx_region **r, char *msg, size_t len)
 {
 	int rc = pmtx_open(path, &c->o, r);
 	if (rc == ENOENT && create) {
 		pmtx_options o = c->o;
+		size_t size = c->size;
 		o.runtime = c->runtime == PMTX_RT_DEFAULT ? PMTX_RT_REDO
 		                                          : c->runtime;
-		if (o.max_size && o.max_size < c->size)
-			o.max_size = c->size;
-		rc = pmtx_create(path, c->size, &o, r);
+		if (o.max_size && o.max_size < size)
+			o.max_size = size;
+		if (o.runtime == PMTX_RT_TWIN) /* fixed: all of max_size */
+			size = o.max_size ? o.max_size : size, o.max_size = 0;
+		rc = pmtx_create(path, size, &o, r);
 		if (rc == EEXIST) /* another process created it first */
 			rc = pmtx_open(path, &c->o, r);
 	}
 	if (rc)
 		snprintf(msg, len, "%s: %s%s%s", path, pmtx_strerror(rc),
 		         *pmtx_errmsg() ? ": " : "", pmtx_errmsg());
+	else if ((rc = runtime_fits(*r, c->runtime, msg, len)))
+		pmtx_close(*r);
 	return rc;
 }
 

@@ -7,7 +7,7 @@ import tempfile
 
 import pytest
 
-RUNTIMES = ("undo", "redo", "redo-async", "auto")
+RUNTIMES = ("undo", "redo", "redo-async", "auto", "twin")
 
 
 @pytest.fixture

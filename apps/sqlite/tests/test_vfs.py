@@ -214,6 +214,45 @@ def test_a_second_process_gets_busy_not_corruption(tmp):
     c.close()
 
 
+def c_is(path):
+    """The commit runtime a connection to path runs."""
+    c = psq.connect(path)
+    try:
+        return c.execute("pragma pmtx_runtime").fetchone()[0]
+    finally:
+        c.close()
+
+
+def test_twin_databases_run_twin_only(tmp):
+    """runtime=twin creates a twin region of max_size bytes (64 MiB by
+    default), which runs twin only: another runtime in its URI or its
+    pmtx_runtime pragma is refused with a message, as twin is for a
+    database created without it; the data stays as committed."""
+    p = db_path(tmp, "twin.db")
+    c = psq.connect(p, runtime="twin")
+    c.execute("create table t(x)")
+    c.execute("insert into t values (1), (2)")
+    c.close()
+    assert os.path.getsize(p) == 64 << 20
+    assert c_is(p) == "twin"
+    q = db_path(tmp, "plain.db")
+    c = psq.connect(q)
+    c.execute("create table t(x)")
+    c.close()
+    for path, other, why in ((p, "redo", "runs runtime=twin only"),
+                             (q, "twin", "not created with runtime=twin")):
+        c = psq.connect(path)
+        with pytest.raises(sqlite3.OperationalError, match=why):
+            c.execute("pragma pmtx_runtime=" + other)
+        c.close()
+        with pytest.raises(sqlite3.OperationalError, match="unable to open"):
+            psq.connect(path, runtime=other)
+        assert why in last_errmsg()
+    c = psq.connect(p)
+    assert c.execute("select x from t").fetchall() == [(1,), (2,)]
+    c.close()
+
+
 def test_an_ordinary_sqlite_file_is_refused_with_a_message(tmp):
     p = db_path(tmp, "plain.db")
     s = sqlite3.connect(p)
