@@ -29,6 +29,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +37,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "region/layout.h"
 #include "testutil.h"
 #include "persist/persist.h"
 
@@ -1639,6 +1641,53 @@ static void undo_abort_costs_two_barriers_beyond_the_records(void **state)
 	}
 }
 
+/* The twin state word as the file holds it (rstate.twin). */
+static uint64_t file_twin_word(const char *path)
+{
+	struct pmtx_hdr h;
+	uint64_t w = ~0ull;
+	int fd = open(path, O_RDONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(pread(fd, &h, sizeof(h), 0), (ssize_t)sizeof(h));
+	assert_int_equal(pread(fd, &w, 8, (off_t)(h.rstate_off +
+	                                         offsetof(struct pmtx_rstate,
+	                                                  twin))),
+	                 8);
+	close(fd);
+	return w;
+}
+
+/* twin.c TW9: a small twin commit whose back-copy barrier (d) fails
+ * reports the error, and close then leaves MUTATING and the seal, not
+ * IDLE (a retried barrier would find nothing to write on the file
+ * backend): the next open copies the sealed lines to the back copy. */
+static void twin_close_after_a_failed_back_copy_barrier_is_not_idle(
+	void **state)
+{
+	(void)state;
+	const char *path;
+	inj_install(INJ_IO, 3, 0); /* (a), (b), then (d) fails */
+	pmtx_region *r = tu_create(&path, 2 * REGION_SIZE, 64, PMTX_PDOM1,
+	                           PMTX_BACKEND_HARDWARE, PMTX_RT_TWIN);
+	uint64_t *w = pmtx_root(r, NULL), v = 77;
+	inj.armed = 1;
+	pmtx_tx *tx;
+	assert_int_equal(pmtx_begin(r, PMTX_RT_DEFAULT, &tx), 0);
+	assert_int_equal(pmtx_write(tx, &w[0], &v, 8), 0);
+	assert_int_equal(pmtx_commit(tx), PMTX_E_IO);
+	inj.armed = 0;
+	assert_int_equal(w[0], 77); /* committed at (b) */
+	assert_int_equal(pmtx_close(r), 0);
+	persist_override_ops(NULL, NULL);
+	assert_int_equal(PMTX_TW_STATE(file_twin_word(path)),
+	                 PMTX_TW_MUTATING);
+	r = tu_open(path);
+	assert_int_equal(((uint64_t *)pmtx_root(r, NULL))[0], 77);
+	assert_int_equal(pmtx_close(r), 0);
+	assert_int_equal(PMTX_TW_STATE(file_twin_word(path)), PMTX_TW_IDLE);
+	unlink(path);
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_teardown(f, reset_inj)
@@ -1658,6 +1707,7 @@ int main(void)
 		T(undo_tx_with_one_allocation_costs_n_plus_4_barriers),
 		T(undo_same_range_written_twice_costs_one_record),
 		T(undo_abort_costs_two_barriers_beyond_the_records),
+		T(twin_close_after_a_failed_back_copy_barrier_is_not_idle),
 	};
 	return cmocka_run_group_tests(tests, setup_paths, teardown_all);
 }

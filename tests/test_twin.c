@@ -461,7 +461,13 @@ static void a_sealed_commit_is_kept_only_by_an_accepted_seal(void **state)
 			                 8);
 			close(fd);
 		}
+		tu_count_start();
 		r = tu_open(path);
+		pmtx_counters c = tu_count();
+		/* An accepted seal: both copies of its one line flushed,
+		 * equal or not, then IDLE; one barrier (twin.c TW12). */
+		if (cases[i].want == 111)
+			assert_true(c.flushes == 3 && c.barriers == 1);
 		if (root_of(r)->w[0] != cases[i].want)
 			fail_msg("%s: w[0] %llu, want %llu", cases[i].what,
 			         (unsigned long long)root_of(r)->w[0],

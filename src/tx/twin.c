@@ -537,7 +537,9 @@ static int commit_point(struct pmtx_tx *tx, size_t staged, int *rc_late)
 	int small = sealed(tx);
 	if (small)
 		write_seal(tx, staged); /* TW10 */
-	int rc = MUT_ORDER(MUT_TWIN_DATA_BARRIER, p); /* (b) */
+	/* (b): a small transaction's commit point, else only an order */
+	int rc = small ? MUT_BARRIER(MUT_TWIN_DATA_BARRIER, p)
+	               : MUT_ORDER(MUT_TWIN_DATA_BARRIER, p);
 	if (rc || small)
 		return rc;
 	state_store(r, PMTX_TW_COPYING, MUT_TWIN_COPYING_MARK);
@@ -603,12 +605,11 @@ int twin_close(pmtx_region *r)
 	/* TW4: a clean close leaves IDLE durable, for a quick open; after a
 	 * small transaction the word still says MUTATING (TW10). TW9: not
 	 * over a back copy whose barrier failed. */
-	if (r->txm->twin_sealed) {
-		int rc = resync(r);
-		if (rc)
-			return rc;
+	if (r->txm->twin_sealed && !r->txm->twin_resync)
 		state_store(r, PMTX_TW_IDLE, MUT_TWIN_IDLE_MARK);
-	}
+	/* (after a failed (d) MUTATING stays, with the seal: the next open
+	 * copies the sealed lines again. A retried barrier would not do:
+	 * the file backend forgets the ranges of a failed one.) */
 	state_flush(r, MUT_TWIN_IDLE_FLUSH);
 	return persist_barrier(&r->persist);
 }
@@ -663,13 +664,23 @@ static void copy_differing(pmtx_region *r, const char *from, char *to,
 	}
 }
 
-/* TW12: each sealed line of the data area over its back copy. */
+/* TW12: each sealed line of the data area over its back copy. Both
+ * copies of every sealed line are flushed, equal or not: after a process
+ * crash the seal and the lines may be visible without being durable (the
+ * file backend's page cache), and IDLE must not persist before them. */
 static void copy_sealed(pmtx_region *r)
 {
 	const struct pmtx_twin_seal *s = seal_of(r);
-	for (uint64_t i = 0; i < s->n; i++)
-		copy_differing(r, region_at(r, s->line[i]),
-		               back_of(r, s->line[i]), CACHE_LINE);
+	for (uint64_t i = 0; i < s->n; i++) {
+		char *data = region_at(r, s->line[i]);
+		char *back = back_of(r, s->line[i]);
+		if (memcmp(data, back, CACHE_LINE)) {
+			memcpy(back, data, CACHE_LINE);
+			TRACE_STORE(&r->persist, back, CACHE_LINE, DATA);
+		}
+		MUT_FLUSH(MUT_TWIN_RECOVER_FLUSH, &r->persist, data, CACHE_LINE);
+		MUT_FLUSH(MUT_TWIN_RECOVER_FLUSH, &r->persist, back, CACHE_LINE);
+	}
 }
 
 int twin_recover(pmtx_region *r)

@@ -207,6 +207,11 @@ def test_twin_region_loses_no_acknowledged_write_and_refuses_others(
     only (a twin region runs nothing else); then a start under redo is
     refused with pmtx's reason, and the region still holds every key."""
     srv = make_server("--runtime=twin", "-t", "2", "-m", "16")
+    # the runtimes are this test's subject: PMCACHED_ARGS's do not apply
+    srv.extra = [a for a in srv.extra if not a.startswith("--runtime")]
+    srv.terminate(timeout=5)
+    os.unlink(srv.region)
+    srv.start()
     rnd = random.Random("twin")
     streams = [Stream(random.Random(rnd.random()), b"w%d" % i)
                for i in range(4)]
