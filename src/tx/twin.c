@@ -117,9 +117,13 @@
  *       Once
  *       COPYING is stored the commit is completed in memory (back copy,
  *       heap) and the barrier's error is returned, as undo does (undo.c
- *       U5). If barrier (d) fails, COPYING stays and the next first store
- *       issues a barrier that must succeed before MUTATING is stored, so
- *       MUTATING never persists over an unfinished back copy. Room for
+ *       U5). If barrier (d) fails, COPYING (or a small transaction's
+ *       MUTATING and seal) stays and the next first store issues a
+ *       barrier that must succeed before MUTATING is stored, so MUTATING
+ *       never persists over an unfinished back copy; close then stores
+ *       no IDLE, and the next open copies again (a retried barrier may
+ *       write nothing: the file backend forgets a failed msync's
+ *       ranges). Room for
  *       the lines of the allocations' metadata is made before any of
  *       those stores, so commit cannot fail half way through them.
  * TW10. A small transaction commits when its data lines and its seal are
