@@ -1686,6 +1686,32 @@ static void twin_close_after_a_failed_back_copy_barrier_is_not_idle(
 	assert_int_equal(pmtx_close(r), 0);
 	assert_int_equal(PMTX_TW_STATE(file_twin_word(path)), PMTX_TW_IDLE);
 	unlink(path);
+	/* The same failure, then another transaction in the same open: its
+	 * first store writes back the whole back copy before MUTATING (the
+	 * failed barrier's lines are not known any more), then its own 3. */
+	inj_install(INJ_IO, 3, 0);
+	r = tu_create(&path, 2 * REGION_SIZE, 64, PMTX_PDOM1,
+	              PMTX_BACKEND_HARDWARE, PMTX_RT_TWIN);
+	w = pmtx_root(r, NULL);
+	inj.armed = 1;
+	assert_int_equal(pmtx_begin(r, PMTX_RT_DEFAULT, &tx), 0);
+	assert_int_equal(pmtx_write(tx, &w[0], &v, 8), 0);
+	assert_int_equal(pmtx_commit(tx), PMTX_E_IO);
+	inj.armed = 0;
+	struct pmtx_hdr h;
+	int fd = open(path, O_RDONLY);
+	assert_int_equal(pread(fd, &h, sizeof(h), 0), (ssize_t)sizeof(h));
+	close(fd);
+	tu_count_start();
+	assert_int_equal(pmtx_begin(r, PMTX_RT_DEFAULT, &tx), 0);
+	assert_int_equal(pmtx_write(tx, &w[1], &v, 8), 0);
+	assert_int_equal(pmtx_commit(tx), 0);
+	pmtx_counters c = tu_count();
+	assert_int_equal(c.barriers, 4);
+	assert_true(c.flushes >= (h.twin_off - h.root_off) / 64);
+	assert_int_equal(pmtx_close(r), 0);
+	persist_override_ops(NULL, NULL);
+	unlink(path);
 }
 
 int main(void)

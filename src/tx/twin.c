@@ -109,7 +109,10 @@
  *  TW8. Recovery is idempotent: it copies one way in full (the lines that
  *       differ), makes the copy durable, then stores IDLE. A crash during
  *       it leaves the state word as it was, and the next open copies
- *       again.
+ *       again. What it copies from is flushed too when it is the data
+ *       area (COPYING, an accepted seal): after a process crash the data
+ *       may be visible and not yet durable (the file backend's page
+ *       cache), and IDLE must not persist before it.
  *  TW9. A failed barrier (a) or (b) (PMTX_E_IO, file backend) aborts the
  *       transaction (its later calls and commit say PMTX_E_ABORTED); a
  *       seal written before a failed (b) stops matching once the abort
@@ -209,6 +212,12 @@ static int resync(pmtx_region *r)
 {
 	if (!r->txm->twin_resync)
 		return 0;
+	/* the whole back copy: the lines of the failed one are forgotten,
+	 * and a backend may have forgotten their write-back too (a failed
+	 * msync) */
+	const struct pmtx_hdr *h = r->hdr;
+	persist_flush(&r->persist, r->base + h->twin_off,
+	              h->twin_off - h->root_off);
 	int rc = persist_barrier(&r->persist);
 	if (!rc)
 		r->txm->twin_resync = 0;
@@ -704,8 +713,10 @@ int twin_recover(pmtx_region *r)
 		copy_sealed(r); /* TW10: committed */
 	else if (st == PMTX_TW_MUTATING)
 		copy_differing(r, back, data, len);
-	else
+	else { /* the data area may be visible and not durable yet */
 		copy_differing(r, data, back, len);
+		MUT_FLUSH(MUT_TWIN_RECOVER_FLUSH, &r->persist, data, len);
+	}
 	int rc = MUT_ORDER(MUT_TWIN_RECOVER_BARRIER, &r->persist);
 	if (rc)
 		return rc;
