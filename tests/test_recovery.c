@@ -1657,6 +1657,26 @@ static uint64_t file_twin_word(const char *path)
 	return w;
 }
 
+/* A new twin region whose first transaction, a small one storing 77 in
+ * root word 0, fails at barrier (d) (after (a) and (b), its commit
+ * point): commit says PMTX_E_IO, and the word holds 77. The injection
+ * table stays installed (disarmed) for the region's life. */
+static pmtx_region *twin_with_failed_back_barrier(const char **path)
+{
+	inj_install(INJ_IO, 3, 0);
+	pmtx_region *r = tu_create(path, 2 * REGION_SIZE, 64, PMTX_PDOM1,
+	                           PMTX_BACKEND_HARDWARE, PMTX_RT_TWIN);
+	uint64_t *w = pmtx_root(r, NULL), v = 77;
+	pmtx_tx *tx;
+	inj.armed = 1;
+	assert_int_equal(pmtx_begin(r, PMTX_RT_DEFAULT, &tx), 0);
+	assert_int_equal(pmtx_write(tx, &w[0], &v, 8), 0);
+	assert_int_equal(pmtx_commit(tx), PMTX_E_IO);
+	inj.armed = 0;
+	assert_int_equal(w[0], 77); /* committed at (b) */
+	return r;
+}
+
 /* twin.c TW9: a small twin commit whose back-copy barrier (d) fails
  * reports the error, and close then leaves MUTATING and the seal, not
  * IDLE (a retried barrier would find nothing to write on the file
@@ -1666,17 +1686,9 @@ static void twin_close_after_a_failed_back_copy_barrier_is_not_idle(
 {
 	(void)state;
 	const char *path;
-	inj_install(INJ_IO, 3, 0); /* (a), (b), then (d) fails */
-	pmtx_region *r = tu_create(&path, 2 * REGION_SIZE, 64, PMTX_PDOM1,
-	                           PMTX_BACKEND_HARDWARE, PMTX_RT_TWIN);
+	pmtx_region *r = twin_with_failed_back_barrier(&path);
 	uint64_t *w = pmtx_root(r, NULL), v = 77;
-	inj.armed = 1;
 	pmtx_tx *tx;
-	assert_int_equal(pmtx_begin(r, PMTX_RT_DEFAULT, &tx), 0);
-	assert_int_equal(pmtx_write(tx, &w[0], &v, 8), 0);
-	assert_int_equal(pmtx_commit(tx), PMTX_E_IO);
-	inj.armed = 0;
-	assert_int_equal(w[0], 77); /* committed at (b) */
 	assert_int_equal(pmtx_close(r), 0);
 	persist_override_ops(NULL, NULL);
 	assert_int_equal(PMTX_TW_STATE(file_twin_word(path)),
@@ -1689,15 +1701,8 @@ static void twin_close_after_a_failed_back_copy_barrier_is_not_idle(
 	/* The same failure, then another transaction in the same open: its
 	 * first store writes back the whole back copy before MUTATING (the
 	 * failed barrier's lines are not known any more), then its own 3. */
-	inj_install(INJ_IO, 3, 0);
-	r = tu_create(&path, 2 * REGION_SIZE, 64, PMTX_PDOM1,
-	              PMTX_BACKEND_HARDWARE, PMTX_RT_TWIN);
+	r = twin_with_failed_back_barrier(&path);
 	w = pmtx_root(r, NULL);
-	inj.armed = 1;
-	assert_int_equal(pmtx_begin(r, PMTX_RT_DEFAULT, &tx), 0);
-	assert_int_equal(pmtx_write(tx, &w[0], &v, 8), 0);
-	assert_int_equal(pmtx_commit(tx), PMTX_E_IO);
-	inj.armed = 0;
 	struct pmtx_hdr h;
 	int fd = open(path, O_RDONLY);
 	assert_int_equal(pread(fd, &h, sizeof(h), 0), (ssize_t)sizeof(h));

@@ -119,7 +119,7 @@ static int pragma_runtime(struct psq_db *db, char **arg)
 			return SQLITE_ERROR;
 		}
 		char msg[160];
-		if (runtime_fits(db_region(db), rt, msg, sizeof(msg))) {
+		if (db_runtime_fits(db_region(db), rt, msg, sizeof(msg))) {
 			arg[0] = sqlite3_mprintf("pmtx_runtime: %s", msg);
 			return SQLITE_ERROR;
 		}

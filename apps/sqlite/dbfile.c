@@ -292,7 +292,8 @@ static int db_adopt(const char *path, pmtx_region *r, pmtx_runtime rt,
 }
 
 /* A twin region runs twin only, and twin runs in twin regions only. */
-int runtime_fits(pmtx_region *r, pmtx_runtime rt, char *msg, size_t len)
+int db_runtime_fits(pmtx_region *r, pmtx_runtime rt, char *msg,
+                    size_t len)
 {
 	int twin = pmtx_region_runtime(r) == PMTX_RT_TWIN;
 	if (rt == PMTX_RT_DEFAULT || twin == (rt == PMTX_RT_TWIN))
@@ -325,7 +326,7 @@ static int open_region(const char *path, const struct psq_config *c,
 	if (rc)
 		snprintf(msg, len, "%s: %s%s%s", path, pmtx_strerror(rc),
 		         *pmtx_errmsg() ? ": " : "", pmtx_errmsg());
-	else if ((rc = runtime_fits(*r, c->runtime, msg, len)))
+	else if ((rc = db_runtime_fits(*r, c->runtime, msg, len)))
 		pmtx_close(*r);
 	return rc;
 }

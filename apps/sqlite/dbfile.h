@@ -30,7 +30,8 @@ void db_config_init(struct psq_config *c);
 /* 0 if region r can run commit runtime rt (PMTX_RT_DEFAULT: its own),
  * else PMTX_E_UNSUPPORTED with msg: a twin region runs twin only, and
  * twin runs in twin regions only. */
-int runtime_fits(pmtx_region *r, pmtx_runtime rt, char *msg, size_t len);
+int db_runtime_fits(pmtx_region *r, pmtx_runtime rt, char *msg,
+                    size_t len);
 
 /* The database at path, shared with every other connection of the process
  * that has it open: opened and recovered at the first acquire, created

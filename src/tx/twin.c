@@ -34,8 +34,8 @@
  *                    state := IDLE                            (no flush)
  *   total 4. A seal costs a checksum of each line and 8 bytes of seal per
  *   line; barrier (c) costs about as much as SEAL_MAX_LINES of them
- *   (`pmtx-bench sps`, twin-seal in bench/README.md). 0 barriers for a
- *   transaction that only reads.
+ *   (`pmtx-bench sps` at k = 16 and 32: docs/results/seal-2026-11-26).
+ *   0 barriers for a transaction that only reads.
  *   Abort: each line restored from the back copy, flushed -> 1 barrier;
  *   state := IDLE. Close: state := IDLE, flush              -> 1 barrier.
  *   The back copy and the seal are written with non-temporal stores: the
@@ -52,8 +52,8 @@
  * accepted seal of the same seq (layout.h S2) -> the sealed lines of the
  * data area over the back copy; MUTATING otherwise -> the back copy over
  * the data area; COPYING -> the data area over the back copy; only the
- * lines that differ are written and flushed -> 1 barrier; state := IDLE,
- * flush.
+ * lines that differ are written; they are flushed, and so is the data a
+ * copy was taken from (TW8) -> 1 barrier; state := IDLE, flush.
  *
  * Invariants
  *  TW1. At rest (no twin transaction past its first store) every byte of
@@ -246,44 +246,55 @@ static int start_writing(struct pmtx_tx *tx)
  * and cleared from recs when the transaction ends (forget_lines), so
  * "is this line new?" is one load. Beside it, tx->trng keeps every range
  * the transaction declared, in order, for abort (TW7). */
-static inline int line_is_new(pmtx_region *r, uint64_t line)
+/* The word of the line set that holds line's bit; *m: the bit. */
+static inline uint64_t *line_bit(pmtx_region *r, uint64_t line,
+                                 uint64_t *m)
 {
 	uint64_t i = (line - r->hdr->root_off) / CACHE_LINE;
-	uint64_t *w = &r->txm->twin_bits[i / 64], m = 1ull << (i % 64);
+	*m = 1ull << (i % 64);
+	return &r->txm->twin_bits[i / 64];
+}
+
+static inline int line_is_new(pmtx_region *r, uint64_t line)
+{
+	uint64_t m, *w = line_bit(r, line, &m);
 	if (*w & m)
 		return 0;
 	*w |= m;
 	return 1;
 }
 
-int twin_init(pmtx_region *r)
+/* Bytes mapped for the line set of r. */
+static size_t bits_len(const pmtx_region *r)
 {
 	uint64_t lines = (r->hdr->twin_off - r->hdr->root_off) / CACHE_LINE;
-	size_t len = ALIGN_UP((lines + 63) / 64 * 8, 4096);
+	return ALIGN_UP((lines + 63) / 64 * 8, 4096);
+}
+
+int twin_init(pmtx_region *r)
+{
 	/* zero pages until written: the set costs what it touches */
-	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+	void *p = mmap(NULL, bits_len(r), PROT_READ | PROT_WRITE,
 	               MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (p == MAP_FAILED)
 		return ENOMEM;
 	r->txm->twin_bits = p;
-	r->txm->twin_bits_len = len;
 	return 0;
 }
 
 void twin_fini(pmtx_region *r)
 {
 	if (r->txm->twin_bits)
-		munmap(r->txm->twin_bits, r->txm->twin_bits_len);
+		munmap(r->txm->twin_bits, bits_len(r));
 	r->txm->twin_bits = NULL;
 }
 
 /* Empty the line set and recs. */
 static void forget_lines(struct pmtx_tx *tx)
 {
-	uint64_t root = tx->r->hdr->root_off, *bits = tx->r->txm->twin_bits;
 	for (size_t k = 0; k < tx->nrecs; k++) {
-		uint64_t i = (tx->recs[k] - root) / CACHE_LINE;
-		bits[i / 64] &= ~(1ull << (i % 64));
+		uint64_t m, *w = line_bit(tx->r, tx->recs[k], &m);
+		*w &= ~m;
 	}
 	tx->nrecs = 0;
 }
@@ -543,11 +554,11 @@ static int seal_accepted(const pmtx_region *r, uint64_t seq)
 
 /* Barriers (b) and, for a large transaction, (c): 0 once the transaction
  * is committed. *rc_late: an error of (c), after the commit point. */
-static int commit_point(struct pmtx_tx *tx, size_t staged, int *rc_late)
+static int commit_point(struct pmtx_tx *tx, int small, size_t staged,
+                        int *rc_late)
 {
 	pmtx_region *r = tx->r;
 	struct persist *p = &r->persist;
-	int small = sealed(tx);
 	if (small)
 		write_seal(tx, staged); /* TW10 */
 	/* (b): a small transaction's commit point, else only an order */
@@ -568,18 +579,18 @@ static int twin_commit(struct pmtx_tx *tx)
 	if (!tx->sv_written) /* read only: nothing stored (TW2) */
 		return 0;
 	int rc = apply_allocations(tx), rc_late = 0;
+	int small = sealed(tx); /* the lines are all noted by now */
 	size_t staged = rc ? 0 : stage_lines(tx);
 	for (size_t i = 0; !rc && i < tx->nrecs; i++)
 		MUT_FLUSH(MUT_TWIN_DATA_FLUSH, p, region_at(r, tx->recs[i]),
 		          CACHE_LINE);
 	if (!rc)
-		rc = commit_point(tx, staged, &rc_late);
+		rc = commit_point(tx, small, staged, &rc_late);
 	if (rc) { /* TW9: nothing is committed yet */
 		twin_abort(tx);
 		alog_unreserve(tx);
 		return rc;
 	}
-	int small = sealed(tx);
 	copy_to_back(tx, staged);
 	int rc2 = MUT_ORDER(MUT_TWIN_BACK_BARRIER, p); /* (d) */
 	if (rc2) /* TW9: the next first store syncs first */

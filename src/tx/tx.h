@@ -160,7 +160,6 @@ struct txm {
 	int twin_resync;             /* a back copy's barrier failed (TW9) */
 	int twin_sealed;             /* the last commit left MUTATING (TW10) */
 	uint64_t *twin_bits;         /* twin.c: a bit per mirrored line */
-	size_t twin_bits_len;        /* bytes mapped for twin_bits */
 };
 
 struct tx_runtime {
