@@ -382,8 +382,11 @@ int bench_region(struct runner *r, const struct bench_opts *o,
 
 void bench_region_destroy(pmtx_region *rg, const char *path)
 {
+	char j[280];
 	pmtx_close(rg);
 	unlink(path);
+	snprintf(j, sizeof(j), "%s.pmtxj", path); /* the journal backend's */
+	unlink(j);
 }
 
 int bench_pmdk_pool(struct runner *r, const struct bench_opts *o,

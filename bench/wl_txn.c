@@ -419,9 +419,15 @@ static int pmdk_runner(struct runner *r, const struct bench_opts *o,
 
 /* ---- the sweep ---- */
 
+/* sel: NULL (any), a name, or names separated by commas. */
 static int want(const char *sel, const char *name)
 {
-	return !sel || !strcmp(sel, name);
+	size_t n = strlen(name);
+	for (const char *p = sel; p; p = strchr(p, ',') ? strchr(p, ',') + 1
+	                                               : NULL)
+		if (!strncmp(p, name, n) && (p[n] == 0 || p[n] == ','))
+			return 1;
+	return !sel;
 }
 
 static const pmtx_runtime runtimes[] = {PMTX_RT_UNDO, PMTX_RT_REDO,
@@ -439,16 +445,18 @@ static const char *system_name(pmtx_runtime rt, char *buf, size_t n)
 static int pmtx_runners(struct runner *rs, int *n, const struct bench_opts *o,
                         struct txn_params p)
 {
-	static const pmtx_backend backends[] = {PMTX_BACKEND_HARDWARE,
-	                                        PMTX_BACKEND_EMULATED,
-	                                        PMTX_BACKEND_FILE};
-	for (unsigned b = 0; b < 3; b++) {
+	static const pmtx_backend backends[] = {
+		PMTX_BACKEND_HARDWARE, PMTX_BACKEND_EMULATED, PMTX_BACKEND_FILE,
+		PMTX_BACKEND_JOURNAL};
+	for (unsigned b = 0; b < 4; b++) {
 		const char *bn = pmtx_backend_name(backends[b]);
-		if (o->backend ? strcmp(o->backend, bn)
-		               : backends[b] == PMTX_BACKEND_FILE)
+		int disk = backends[b] >= PMTX_BACKEND_FILE;
+		if (o->backend ? !want(o->backend, bn) : disk)
 			continue;
 		for (int d = 0; d < 3; d++) {
-			if (!want(o->domain, pmtx_domain_name((pmtx_domain)d)))
+			if (!want(o->domain, pmtx_domain_name((pmtx_domain)d)) ||
+			    (backends[b] == PMTX_BACKEND_JOURNAL &&
+			     d == PMTX_PDOM2))
 				continue;
 			for (unsigned k = 0; k < NRUNTIMES; k++) {
 				char sys[32];
@@ -475,7 +483,7 @@ static int txn_point(const struct bench_opts *o, struct txn_params p)
 	int n = 0;
 	int rc = pmtx_runners(rs, &n, o, p);
 	if (!rc && bench_want(o, "pmdk") && want(o->domain, "pdom1") &&
-	    want(o->backend, "hardware")) {
+	    (!o->backend || !strcmp(o->backend, "hardware"))) {
 		rc = pmdk_runner(&rs[n], o, p);
 		n += rc == 0;
 	}

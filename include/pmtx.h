@@ -97,6 +97,9 @@ typedef enum pmtx_backend {
 	PMTX_BACKEND_HARDWARE = 0, /* clwb/clflushopt/clflush + sfence */
 	PMTX_BACKEND_EMULATED = 1, /* flush is a no-op, barrier spins N ns */
 	PMTX_BACKEND_FILE = 2,     /* barrier = msync of the pages flushed */
+	PMTX_BACKEND_JOURNAL = 3,  /* barrier = the lines flushed appended to
+	                            * "<region>.pmtxj", fdatasync'd if durable;
+	                            * pages written back at checkpoints */
 } pmtx_backend;
 
 /* Transaction runtimes. PMTX_RT_DEFAULT means "the region's default". */

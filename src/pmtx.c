@@ -86,6 +86,30 @@ static int finish_open(pmtx_region *r)
 	return rc;
 }
 
+/* A journal left at path by a region since removed would be refused at
+ * the new region's first open (another uuid): no region is at path now
+ * (region_create would have failed), so it is nobody's. */
+static void forget_stale_journal(const char *path)
+{
+	size_t n = strlen(path);
+	char *j = malloc(n + 7);
+	if (!j)
+		return;
+	memcpy(j, path, n);
+	memcpy(j + n, ".pmtxj", 7);
+	unlink(j);
+	free(j);
+}
+
+/* A region created through the file backend, opened again through the
+ * journal backend (its journal made there). */
+static int reopen(pmtx_region *r, const char *path, const pmtx_options *o,
+                  pmtx_region **out)
+{
+	int rc = pmtx_close(r);
+	return rc ? rc : pmtx_open(path, o, out);
+}
+
 int pmtx_create(const char *path, size_t size, const pmtx_options *o,
                 pmtx_region **out)
 {
@@ -101,6 +125,7 @@ int pmtx_create(const char *path, size_t size, const pmtx_options *o,
 	int rc = region_create(path, size, o, &r);
 	if (rc)
 		return rc;
+	forget_stale_journal(path);
 	trace_region(r->base, r->map_len, r->hdr->uuid);
 	r->trunc_lazy = o->truncation == PMTX_TRUNC_LAZY;
 	r->auto_rotate = (o->flags & PMTX_OPEN_AUTO_ROTATE) != 0;
@@ -114,6 +139,8 @@ int pmtx_create(const char *path, size_t size, const pmtx_options *o,
 		teardown(r);
 		return rc;
 	}
+	if (o->backend == PMTX_BACKEND_JOURNAL) /* region.c invariant 8 */
+		return reopen(r, path, o, out);
 	*out = r;
 	return 0;
 }
@@ -155,8 +182,9 @@ int pmtx_close(pmtx_region *r)
 	async_drain(r);
 	int rc = async_take_error(r);
 	int rc2 = r->twin && !r->private_view ? twin_close(r) : 0;
+	int rc3 = persist_detach(&r->persist, 1);
 	teardown(r);
-	return rc ? rc : rc2;
+	return rc ? rc : rc2 ? rc2 : rc3;
 }
 
 int pmtx_drain(pmtx_region *r)

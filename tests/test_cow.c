@@ -254,7 +254,7 @@ static void a_crash_at_any_commit_step_is_atomic_and_leaks_nothing(void **s)
 	(void)s;
 	real_ops = persist_default_ops(PMTX_PDOM1, PMTX_BACKEND_HARDWARE);
 	crash_ops = (persist_ops){"crash", crash_flush, crash_barrier, crash_copy,
-	                          NULL, NULL};
+	                          NULL, NULL, NULL, NULL};
 	int points = 0;
 	for (crash_at = 1;; crash_at++) {
 		const char *path;

@@ -247,7 +247,7 @@ static void a_torn_redo_record_voids_the_commit(void **s)
 		if (pid == 0) {
 			real = persist_default_ops(PMTX_PDOM1, PMTX_BACKEND_HARDWARE);
 			tear_ops = (persist_ops){"tear", tear_flush, tear_barrier,
-			                         tear_copy, NULL, NULL};
+			                         tear_copy, NULL, NULL, NULL, NULL};
 			tear_byte = bytes[k];
 			tear_r = tu_open(path);
 			persist_set_ops(&tear_r->persist, &tear_ops, NULL);
@@ -301,7 +301,7 @@ static void redo_async_crash_between_commit_and_truncation_loses_nothing(
 		if (pid == 0) {
 			real = persist_default_ops(PMTX_PDOM1, PMTX_BACKEND_HARDWARE);
 			tear_ops = (persist_ops){"die", tear_flush, count_then_die,
-			                         tear_copy, NULL, NULL};
+			                         tear_copy, NULL, NULL, NULL, NULL};
 			persist_override_ops(&tear_ops, NULL);
 			r = tu_open(path);
 			uint64_t *v = pmtx_root(r, NULL);

@@ -579,7 +579,7 @@ static void persist_init_rejects_unknown_domain_or_backend(void **state)
 	assert_int_equal(persist_init(&p, (pmtx_domain)3, PMTX_BACKEND_HARDWARE,
 	                              -1, buf, sizeof(buf)),
 	                 PMTX_E_INVAL);
-	assert_int_equal(persist_init(&p, PMTX_PDOM1, (pmtx_backend)3, -1, buf,
+	assert_int_equal(persist_init(&p, PMTX_PDOM1, (pmtx_backend)4, -1, buf,
 	                              sizeof(buf)),
 	                 PMTX_E_INVAL);
 }
@@ -700,7 +700,7 @@ static void spy_copy(struct persist *p, void *d, const void *s, size_t n)
 }
 
 static const persist_ops spy_ops = {"spy", spy_flush, spy_barrier,
-                                    spy_copy, NULL, NULL};
+                                    spy_copy, NULL, NULL, NULL, NULL};
 
 static int restore_ops(void **state)
 {

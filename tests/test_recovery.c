@@ -125,7 +125,7 @@ static void inj_copy_nt(struct persist *p, void *dst, const void *src,
 }
 
 static const persist_ops inj_ops = {"inject", inj_flush, inj_barrier,
-                                    inj_copy_nt, NULL, NULL};
+                                    inj_copy_nt, NULL, NULL, NULL, NULL};
 
 static void inj_install(enum inj_mode mode, uint64_t at, int armed)
 {

@@ -81,7 +81,8 @@ const char *pmtx_version(int *major, int *minor, int *patch)
 }
 
 static const char *const domain_names[] = {"pdom0", "pdom1", "pdom2"};
-static const char *const backend_names[] = {"hardware", "emulated", "file"};
+static const char *const backend_names[] = {"hardware", "emulated", "file",
+                                            "journal"};
 static const char *const runtime_names[] = {"default", "undo", "redo",
                                             "redo-async", "cow",
                                             "auto", "twin"};

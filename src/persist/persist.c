@@ -17,6 +17,10 @@
  *            file      real durability on any file system: a flush records
  *                      the pages it covers, a barrier msyncs exactly those
  *                      pages (coalesced into runs).
+ *            journal   real durability on any file system: a barrier
+ *                      appends the lines flushed to the region's journal
+ *                      and a durable one fdatasyncs it; pages reach the
+ *                      region file at checkpoints (journal.c).
  *
  * Invariants
  *  1. Every flush and barrier in pmtx is issued through persist_ops; the
@@ -55,6 +59,7 @@
 #include <unistd.h>
 #include <x86intrin.h>
 
+#include "journal.h"
 #include "persist.h"
 
 _Thread_local pmtx_counters pmtx__tls_counters;
@@ -223,10 +228,10 @@ static void noop_flush(struct persist *p, const void *a, size_t n)
 }
 
 static const persist_ops hw_ops = {"hardware", hw_flush, hw_barrier,
-                                   hw_copy_nt, NULL, NULL};
+                                   hw_copy_nt, NULL, NULL, NULL, NULL};
 static const persist_ops hw_pdom2_ops = {"hardware-pdom2", noop_flush,
                                         hw_pdom2_barrier, copy_plain, NULL,
-                                        NULL};
+                                        NULL, NULL, NULL};
 
 /* ---- emulated backend ---- */
 
@@ -238,7 +243,7 @@ static int emu_barrier(struct persist *p)
 }
 
 static const persist_ops emu_ops = {"emulated", noop_flush, emu_barrier,
-                                    copy_plain, NULL, NULL};
+                                    copy_plain, NULL, NULL, NULL, NULL};
 
 /* ---- file backend (invariant 2) ---- */
 
@@ -377,7 +382,7 @@ static void file_copy(struct persist *p, void *dst, const void *src,
 }
 
 static const persist_ops file_ops = {"file", file_flush, file_barrier,
-                                     file_copy, NULL, NULL};
+                                     file_copy, NULL, NULL, NULL, NULL};
 
 /* ---- selection ---- */
 
@@ -390,6 +395,8 @@ const persist_ops *persist_default_ops(pmtx_domain d, pmtx_backend b)
 		return &emu_ops;
 	case PMTX_BACKEND_FILE:
 		return d == PMTX_PDOM2 ? &hw_pdom2_ops : &file_ops;
+	case PMTX_BACKEND_JOURNAL:
+		return &journal_ops;
 	}
 	return NULL;
 }
@@ -416,8 +423,13 @@ void persist_override_ops(const persist_ops *ops, void *ctx)
 int persist_init(struct persist *p, pmtx_domain d, pmtx_backend b,
                  int64_t barrier_ns, void *base, size_t len)
 {
-	if ((unsigned)d > PMTX_PDOM2 || (unsigned)b > PMTX_BACKEND_FILE)
+	if ((unsigned)d > PMTX_PDOM2 || (unsigned)b > PMTX_BACKEND_JOURNAL)
 		return PMTX_E_INVAL;
+	if (b == PMTX_BACKEND_JOURNAL && d == PMTX_PDOM2) {
+		pmtx__set_errmsg("the journal backend makes flushed lines "
+		                 "durable: it has no PDOM-2 (use pdom1)");
+		return PMTX_E_INVAL;
+	}
 	pthread_once(&cpu_once, cpu_detect);
 	if (!page_size)
 		page_size = (size_t)sysconf(_SC_PAGESIZE);
@@ -443,6 +455,15 @@ void persist_grow(struct persist *p, size_t len)
 	if (p->ops->grow)
 		p->ops->grow(p, len);
 	p->len = len;
+}
+
+int persist_detach(struct persist *p, int clean)
+{
+	const persist_ops *ops = p->ops;
+	if (!ops || !ops->detach)
+		return 0;
+	p->ops = persist_default_ops(p->domain, PMTX_BACKEND_EMULATED);
+	return ops->detach(p, clean);
 }
 
 void persist_set_ops(struct persist *p, const persist_ops *ops, void *ctx)

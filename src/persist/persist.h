@@ -16,7 +16,8 @@
  *   flushes   += cache lines in the range, except under PDOM-2 where no
  *                flush is issued at all;
  *   nt_bytes  += bytes copied by persist_copy_nt();
- *   msyncs    += msync(2) calls made by the file backend.
+ *   msyncs    += page runs the file backend writes back, and fdatasync
+ *                calls the journal backend makes.
  */
 #ifndef PMTX_PERSIST_H
 #define PMTX_PERSIST_H
@@ -47,6 +48,12 @@ typedef struct persist_ops {
 	/* Optional: the mapping now serves len bytes (len grew; the new
 	 * bytes are zero in the file and durable: the region grew). */
 	void (*grow)(struct persist *p, size_t len);
+	/* Optional: an ordering barrier (persist_order), where it can cost
+	 * less than a durable one; NULL: the barrier above serves both. */
+	int (*order)(struct persist *p);
+	/* Optional: the region is being unmapped; clean: a pmtx_close, and
+	 * whatever the backend still holds must reach storage. */
+	int (*detach)(struct persist *p, int clean);
 } persist_ops;
 
 struct persist {
@@ -59,6 +66,7 @@ struct persist {
 	size_t len;
 	int fd;                 /* the mapped file (file backend), or -1 */
 	void *ctx;              /* backend-private state (crash simulator) */
+	struct journal *jrnl;   /* the journal backend's state (journal.c) */
 };
 
 extern _Thread_local pmtx_counters pmtx__tls_counters;
@@ -68,6 +76,10 @@ extern _Thread_local pmtx_counters pmtx__tls_counters;
  * 500 ns for PDOM-0 (the emulated memory-controller commit), else 0. */
 int persist_init(struct persist *p, pmtx_domain d, pmtx_backend b,
                  int64_t barrier_ns, void *base, size_t len);
+
+/* The region is being unmapped (clean: by pmtx_close): the backend lets
+ * go of its state, and, if clean, makes what it holds durable. Once. */
+int persist_detach(struct persist *p, int clean);
 
 /* The region's file grew to len bytes (durable, zero-filled). */
 void persist_grow(struct persist *p, size_t len);
@@ -92,14 +104,17 @@ static inline void persist_flush(struct persist *p, const void *a, size_t n)
 	p->ops->flush(p, a, n);
 }
 
-/* A barrier of the given kind (PMTX_TBK_ORDER or PMTX_TBK_DURABLE). The
- * kind is only recorded in the trace: every backend issues the same
+/* A barrier of the given kind (PMTX_TBK_ORDER or PMTX_TBK_DURABLE).
+ * Only the journal backend issues less for an ordering barrier (it
+ * appends without an fdatasync); every other backend issues the same
  * barrier for both (x86 has one fence; the file backend can order page
  * writes only by making them durable). */
 static inline int persist_barrier_kind(struct persist *p, unsigned kind)
 {
 	pmtx__tls_counters.barriers++;
 	TRACE_BARRIER(p, kind);
+	if (kind == PMTX_TBK_ORDER && p->ops->order)
+		return p->ops->order(p);
 	return p->ops->barrier(p);
 }
 

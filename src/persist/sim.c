@@ -545,7 +545,7 @@ static void sim_grow(struct persist *p, size_t len)
 }
 
 const persist_ops sim_ops = {"sim", sim_flush, sim_barrier, sim_copy_nt,
-                             sim_attach, sim_grow};
+                             sim_attach, sim_grow, NULL, NULL};
 
 void sim_trace_sink(void *arg, unsigned type, const char *base,
                     const void *a, uint64_t n, uint32_t aux, int32_t status)

@@ -35,6 +35,15 @@
  *  7. A private view (PMTX_OPEN_PRIVATE) opens the file O_RDONLY with a
  *     shared lock and maps it MAP_PRIVATE: nothing this process does,
  *     recovery included, can reach the file.
+ *  8. A journal ("<path>.pmtxj", persist/journal.c) is replayed into the
+ *     file once the header's identity is checked and before anything
+ *     else is read (nsb, the heap, the logs), whatever the backend: a
+ *     region last used with the journal backend may hold commits only
+ *     there. Under another backend the journal is then removed; a
+ *     private view refuses a journal that holds commits. The journal
+ *     backend maps the file MAP_PRIVATE (stores reach the file only
+ *     through the journal), and creates a region as the file backend
+ *     would, its journal at its first open.
  */
 
 #define _GNU_SOURCE
@@ -52,6 +61,7 @@
 #include <unistd.h>
 
 #include "../common/mutant.h"
+#include "../persist/journal.h"
 #include "region.h"
 
 #define LOG0_SIZE (16u * 1024u)
@@ -139,10 +149,11 @@ static int lock_fd(int fd, int how)
 }
 
 /* Reserve map_len bytes of address space over the file (invariant 5). */
-static int map_file(pmtx_region *r, size_t size, size_t map_len)
+static int map_file(pmtx_region *r, size_t size, size_t map_len,
+                    pmtx_backend b)
 {
-	int flags = (r->private_view ? MAP_PRIVATE : MAP_SHARED) |
-	            MAP_NORESERVE;
+	int priv = r->private_view || b == PMTX_BACKEND_JOURNAL;
+	int flags = (priv ? MAP_PRIVATE : MAP_SHARED) | MAP_NORESERVE;
 	void *p = mmap(NULL, map_len, PROT_READ | PROT_WRITE, flags, r->fd, 0);
 	if (p == MAP_FAILED)
 		return errno;
@@ -162,6 +173,11 @@ static int persist_setup(pmtx_region *r, const pmtx_options *o)
 	int rc = persist_init(&r->persist, o->domain, o->backend,
 	                      o->barrier_ns, r->base, r->size);
 	r->persist.fd = r->fd;
+	if (!rc && r->jrnl && r->persist.ops == &journal_ops)
+		rc = journal_attach(&r->persist, r->jrnl, r->map_len);
+	else if (r->jrnl)
+		journal_discard(r->jrnl); /* ops replaced (crash simulation) */
+	r->jrnl = NULL;
 	return rc;
 }
 
@@ -264,11 +280,16 @@ static int reserve_range(int fd, const char *path, uint64_t start,
 static int options_ok(const pmtx_options *o)
 {
 	if ((unsigned)o->domain > PMTX_PDOM2 ||
-	    (unsigned)o->backend > PMTX_BACKEND_FILE ||
+	    (unsigned)o->backend > PMTX_BACKEND_JOURNAL ||
 	    (unsigned)o->runtime > PMTX_RT_TWIN ||
 	    (o->flags & ~(PMTX_OPEN_PRIVATE | PMTX_OPEN_AUTO_ROTATE)) ||
 	    (o->layout && strlen(o->layout) >= PMTX_LAYOUT_LEN))
 		return PMTX_E_INVAL;
+	if (o->backend == PMTX_BACKEND_JOURNAL && o->domain == PMTX_PDOM2) {
+		pmtx__set_errmsg("the journal backend makes flushed lines "
+		                 "durable: it has no PDOM-2 (use pdom1)");
+		return PMTX_E_INVAL;
+	}
 	return 0;
 }
 
@@ -374,6 +395,12 @@ int region_create(const char *path, size_t size, const pmtx_options *o,
 		return rc;
 	if (o->flags & PMTX_OPEN_PRIVATE)
 		return PMTX_E_INVAL; /* a private view of a new file is useless */
+	pmtx_options fo;
+	if (o->backend == PMTX_BACKEND_JOURNAL) { /* invariant 8 */
+		fo = *o;
+		fo.backend = PMTX_BACKEND_FILE;
+		o = &fo;
+	}
 	if ((rc = region_geometry(size, o->max_size, o->ndesc, o->root_size,
 	                          o->runtime == PMTX_RT_TWIN
 	                                  ? REGION_TWIN_SEALED
@@ -384,7 +411,7 @@ int region_create(const char *path, size_t size, const pmtx_options *o,
 	if ((rc = open_creating(path, &r)))
 		return rc;
 	if ((rc = reserve_space(r->fd, path, &g)) ||
-	    (rc = map_file(r, g.size, map_bytes(&g))) ||
+	    (rc = map_file(r, g.size, map_bytes(&g), o->backend)) ||
 	    (rc = persist_setup(r, o))) {
 		region_discard_created(r);
 		region_unmap(r);
@@ -603,6 +630,25 @@ static int validate(int fd, const pmtx_options *o, uint64_t *nsb,
 	return rc;
 }
 
+/* Invariant 8: the header's identity first (its uuid binds the
+ * journal), then the journal into the file. */
+static int replay_journal(pmtx_region *r, const char *path,
+                          const pmtx_options *o)
+{
+	struct pmtx_hdr h;
+	uint64_t file_size;
+	int rc = read_header(r->fd, &h, &file_size);
+	if (!rc)
+		rc = check_ident(&h);
+	if (rc)
+		return rc;
+	enum journal_mode m = r->private_view ? JOURNAL_READONLY
+	                      : o->backend == PMTX_BACKEND_JOURNAL
+	                              ? JOURNAL_KEEP
+	                              : JOURNAL_REMOVE;
+	return journal_recover(r->fd, path, h.uuid, m, &r->jrnl);
+}
+
 int region_open(const char *path, const pmtx_options *o, pmtx_region **out)
 {
 	int rc = options_ok(o);
@@ -621,9 +667,13 @@ int region_open(const char *path, const pmtx_options *o, pmtx_region **out)
 	struct region_geometry g;
 	uint64_t nsb = 0;
 	if ((rc = lock_fd(r->fd, r->private_view ? LOCK_SH : LOCK_EX)) ||
+	    (rc = replay_journal(r, path, o)) ||
 	    (rc = validate(r->fd, o, &nsb, &g)) ||
-	    (rc = map_file(r, geometry_bytes(&g, nsb), map_bytes(&g))) ||
+	    (rc = map_file(r, geometry_bytes(&g, nsb), map_bytes(&g),
+	                   o->backend)) ||
 	    (rc = persist_setup(r, o))) {
+		if (r->jrnl)
+			journal_discard(r->jrnl);
 		if (r->base)
 			munmap(r->base, r->map_len);
 		close(r->fd);
@@ -639,6 +689,7 @@ int region_open(const char *path, const pmtx_options *o, pmtx_region **out)
 
 void region_unmap(pmtx_region *r)
 {
+	persist_detach(&r->persist, 0);
 	if (r->hdr && (const char *)r->hdr != r->base)
 		free((void *)r->hdr); /* unsealed create */
 	if (r->base)

@@ -37,6 +37,7 @@ struct pmtx_region {
 	int auto_rotate;       /* PMTX_OPEN_AUTO_ROTATE */
 	char *create_path;     /* create: the path asked for, and the */
 	char *create_tmp;      /* file being built (NULL once published) */
+	struct journal *jrnl;  /* open: recovered, until persist_setup */
 };
 
 /* Where each area goes, derived from the create-time parameters. The same

@@ -80,7 +80,7 @@ static void snap_copy_nt(struct persist *p, void *d, const void *s, size_t n)
 }
 
 static const persist_ops snap_ops = {"golden", snap_flush, snap_barrier,
-                                     snap_copy_nt, NULL, NULL};
+                                     snap_copy_nt, NULL, NULL, NULL, NULL};
 
 static void check(int rc, const char *what)
 {

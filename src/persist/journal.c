@@ -1,0 +1,957 @@
+/*
+ * journal.c - the journal backend: durable barriers on an ordinary file
+ * system at the cost of one sequential append and one fdatasync.
+ *
+ * Design
+ * ------
+ * The file backend makes a barrier durable by writing back, in place,
+ * every page the barrier's lines lie in. On a disk each scattered page
+ * costs a write of its own, and writing back a page of a shared mapping
+ * costs more again (the kernel write-protects it and takes a fault at the
+ * next store). The journal backend instead maps the region file
+ * MAP_PRIVATE, so that no store ever reaches the file by itself, and a
+ * barrier appends the lines flushed since the last one, each with its
+ * offset and its 64 bytes, as one record to "<region>.pmtxj" (format in
+ * jlayout.h). A durable barrier then fdatasyncs the journal; an ordering
+ * barrier does not, because replay stops at the first record missing
+ * (J2), so whatever a power failure keeps of the journal is a prefix of
+ * its barriers. Pages reach the region file only at a checkpoint, when
+ * the journal is full and at close, and at open, when the journal is
+ * replayed into the file before anything else reads it.
+ *
+ * Why the states a crash leaves are those of a crash of persistent
+ * memory (the model every runtime is written and explored against): a
+ * line of the file after replay holds either its value at the last
+ * barrier whose record survived, or, if no surviving record has it, its
+ * value at the last checkpoint. Both are values the line held, no older
+ * than its last durable flush, and records are applied in barrier order.
+ *
+ * Invariants
+ *  1. The region file changes only at a checkpoint and at replay. Every
+ *     record of the journal is made durable before a checkpoint writes a
+ *     page (ckpt_journal), because a checkpoint writes pages as they are
+ *     now, with stores that only a record still unsynced may undo (an
+ *     undo log entry appended by an ordering barrier).
+ *  2. The journal is reset (a new epoch in the other header slot, J1)
+ *     only after the pages of every line in it are durable in the region
+ *     file (ckpt_region); replay likewise makes the file durable before
+ *     the reset that drops what it applied.
+ *  3. A line's bytes are read for its record under the journal lock, so
+ *     records are in the order their contents were taken: a later record
+ *     never holds an older value of a line than an earlier one. Each
+ *     word is read with one 8-byte load: a store racing the copy lands
+ *     whole or not at all, as in a cache line.
+ *  4. A durable barrier returns once the journal is durable up to its
+ *     own record: one fdatasync serves every barrier appended before it
+ *     started (synced, below), so concurrent commits share it.
+ *  5. Every open resets the journal to a new epoch after replay, so that
+ *     a record left from an earlier session can never follow a new one
+ *     (J2), and a journal is only ever created whole: built as
+ *     "<journal>.creating" and renamed.
+ *  6. After a failed write or fdatasync nothing is known of what the
+ *     file system kept: every later barrier of the region fails
+ *     (PMTX_E_IO) until it is closed and opened again, which replays.
+ *  7. At close, every page this process changed (found in
+ *     /proc/self/pagemap: a private page no longer backed by the file) is
+ *     written back, flushed or not, so a clean close keeps every store,
+ *     as the file backend's shared mapping does.
+ *  8. An ordering barrier's record may wait in DRAM (wbuf) and reach the
+ *     file with a later one: records reach the file in order, a durable
+ *     barrier writes every record before its own and the checkpoint
+ *     every one before it syncs, so what a crash loses of them is a
+ *     suffix, as with a record written and not synced.
+ *
+ * Every write and fdatasync goes through one table (struct journal_io)
+ * with the site that issues it, so that a test can keep the durable
+ * image a power failure would leave, and can leave out one site's sync
+ * to show that the crash test notices (tests/test_journal.c).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "jlayout.h"
+#include "journal.h"
+
+#define JPAGE 4096u
+#define DEFAULT_CAP (64ull << 20)
+#define COPY_CHUNK (1u << 20)
+#define WBUF (256u << 10)
+
+struct journal {
+	pthread_mutex_t mu; /* appends, checkpoints, the fields below */
+	int jfd, rfd;
+	char *base;         /* the region's mapping */
+	uint64_t map_len;
+	uint8_t uuid[16];
+	uint64_t epoch, cap, tail, seq;
+	int slot;           /* header slot of the current epoch */
+	int failed;         /* invariant 6: the errno, or 0 */
+	_Atomic uint64_t lsn;    /* bytes appended since open, all epochs */
+	_Atomic uint64_t synced; /* of those, durable */
+	pthread_mutex_t sync_mu; /* one fdatasync at a time (invariant 4) */
+	uint8_t *pgbit;     /* pages with a line in the journal */
+	uint64_t *pages;    /* the same, as a list */
+	size_t npages, cap_pages;
+	char *copy;         /* checkpoint: pages copied out (COPY_CHUNK) */
+	char *wbuf;         /* records appended, not yet written (WBUF) */
+	size_t wlen;        /* bytes in wbuf; they go at tail - wlen */
+	char *path;         /* the journal file, for messages */
+};
+
+/* ---- I/O through one table (tests replace it) ---- */
+
+static ssize_t real_pwrite(int fd, const void *b, size_t n, off_t off,
+                           enum journal_site s)
+{
+	(void)s;
+	return pwrite(fd, b, n, off);
+}
+
+static int real_sync(int fd, enum journal_site s)
+{
+	(void)s;
+	return fdatasync(fd);
+}
+
+static const struct journal_io real_io = {real_pwrite, real_sync};
+static const struct journal_io *jio = &real_io;
+
+void journal_set_io(const struct journal_io *io)
+{
+	jio = io ? io : &real_io;
+}
+
+static const char *const site_names[] = {
+	"record", "header", "zero", "ckpt_page", "replay_page",
+	"commit", "ckpt_journal", "ckpt_region", "reset", "replay_region",
+	"create"};
+_Static_assert(sizeof(site_names) / sizeof(site_names[0]) == JS_NSITES,
+               "a name per journal site");
+
+const char *journal_site_name(enum journal_site s)
+{
+	return (unsigned)s < JS_NSITES ? site_names[s] : "?";
+}
+
+static int write_all(int fd, const void *b, size_t n, uint64_t off,
+                     enum journal_site s)
+{
+	const char *p = b;
+	while (n) {
+		ssize_t w = jio->pwrite(fd, p, n, (off_t)off, s);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return w < 0 ? errno : EIO;
+		p += w, n -= (size_t)w, off += (uint64_t)w;
+	}
+	return 0;
+}
+
+static int sync_fd(int fd, enum journal_site s)
+{
+	pmtx__tls_counters.msyncs++;
+	return jio->sync(fd, s) ? errno : 0;
+}
+
+static int read_all(int fd, void *b, size_t n, uint64_t off)
+{
+	char *p = b;
+	while (n) {
+		ssize_t r = pread(fd, p, n, (off_t)off);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return r < 0 ? errno : PMTX_E_TRUNCATED;
+		p += r, n -= (size_t)r, off += (uint64_t)r;
+	}
+	return 0;
+}
+
+/* ---- the header (J1) ---- */
+
+static uint64_t hdr_sum(const struct pmtxj_hdr *h)
+{
+	return pmtx_checksum(h, offsetof(struct pmtxj_hdr, checksum),
+	                     PMTXJ_CSUM_SEED_HDR);
+}
+
+static int hdr_valid(const struct pmtxj_hdr *h)
+{
+	return h->magic == PMTXJ_MAGIC && h->version == PMTXJ_VERSION &&
+	       h->slot_size == PMTXJ_SLOT_SIZE && h->checksum == hdr_sum(h);
+}
+
+static int write_hdr(int fd, int slot, const uint8_t uuid[16],
+                     uint64_t epoch, uint64_t cap)
+{
+	struct pmtxj_hdr h = {.magic = PMTXJ_MAGIC,
+	                      .version = PMTXJ_VERSION,
+	                      .slot_size = PMTXJ_SLOT_SIZE,
+	                      .epoch = epoch,
+	                      .capacity = cap};
+	memcpy(h.uuid, uuid, 16);
+	h.checksum = hdr_sum(&h);
+	return write_all(fd, &h, sizeof(h), (uint64_t)slot * PMTXJ_SLOT_SIZE,
+	                 JS_W_HEADER);
+}
+
+/* The current header of an open journal: the valid slot of higher epoch. */
+static int read_hdr(int fd, const char *path, uint64_t file_size,
+                    struct pmtxj_hdr *out, int *slot)
+{
+	struct pmtxj_hdr h[2];
+	int rc = read_all(fd, h, sizeof(h[0]), 0);
+	if (!rc)
+		rc = read_all(fd, &h[1], sizeof(h[1]), PMTXJ_SLOT_SIZE);
+	if (rc && rc != PMTX_E_TRUNCATED)
+		return rc;
+	int v0 = !rc && hdr_valid(&h[0]), v1 = !rc && hdr_valid(&h[1]);
+	if (!v0 && !v1) {
+		pmtx__set_errmsg("journal %s has no valid header: not a pmtx "
+		                 "journal, or damaged", path);
+		return PMTX_E_CORRUPT;
+	}
+	*slot = v1 && (!v0 || h[1].epoch > h[0].epoch);
+	*out = h[*slot];
+	if (out->capacity < PMTXJ_MIN_CAP || out->capacity > file_size) {
+		pmtx__set_errmsg("journal %s: capacity %llu, file %llu bytes",
+		                 path, (unsigned long long)out->capacity,
+		                 (unsigned long long)file_size);
+		return PMTX_E_CORRUPT;
+	}
+	return 0;
+}
+
+/* A new epoch in the other slot, durable (invariants 2 and 5). */
+static int reset(int fd, int *slot, const uint8_t uuid[16], uint64_t *epoch,
+                 uint64_t cap)
+{
+	int s = !*slot;
+	int rc = write_hdr(fd, s, uuid, *epoch + 1, cap);
+	if (!rc)
+		rc = sync_fd(fd, JS_S_RESET);
+	if (!rc)
+		*slot = s, *epoch += 1;
+	return rc;
+}
+
+/* ---- creation (invariant 5) ---- */
+
+static uint64_t capacity_wanted(void)
+{
+	const char *s = getenv("PMTX_JOURNAL_SIZE");
+	if (!s || !*s)
+		return DEFAULT_CAP;
+	char *end;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (*end == 'k' || *end == 'K')
+		v <<= 10;
+	else if (*end == 'm' || *end == 'M')
+		v <<= 20;
+	else if (*end == 'g' || *end == 'G')
+		v <<= 30;
+	v = ALIGN_UP(v, JPAGE);
+	return v < PMTXJ_MIN_CAP ? PMTXJ_MIN_CAP : v;
+}
+
+static int sync_dir(const char *path)
+{
+	char *dup = strdup(path);
+	if (!dup)
+		return ENOMEM;
+	char *slash = strrchr(dup, '/');
+	if (slash)
+		slash[slash == dup ? 1 : 0] = 0;
+	int fd = open(slash ? dup : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int rc = fd < 0 || fsync(fd) ? errno : 0;
+	if (fd >= 0)
+		close(fd);
+	free(dup);
+	return rc;
+}
+
+/* Zeros over the whole file, so that later appends overwrite written
+ * blocks and an fdatasync has no metadata to commit. */
+static int zero_fill(int fd, uint64_t cap)
+{
+	char *z = calloc(1, COPY_CHUNK);
+	if (!z)
+		return ENOMEM;
+	int rc = 0;
+	for (uint64_t off = 0; off < cap && !rc; off += COPY_CHUNK)
+		rc = write_all(fd, z, MIN(COPY_CHUNK, cap - off), off,
+		               JS_W_ZERO);
+	free(z);
+	return rc;
+}
+
+static int create_journal(const char *jpath, const uint8_t uuid[16])
+{
+	size_t n = strlen(jpath);
+	char *tmp = malloc(n + 10);
+	if (!tmp)
+		return ENOMEM;
+	memcpy(tmp, jpath, n);
+	memcpy(tmp + n, ".creating", 10);
+	uint64_t cap = capacity_wanted();
+	int fd = open(tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	int rc = fd < 0 ? errno : 0;
+	if (!rc)
+		rc = zero_fill(fd, cap);
+	if (!rc)
+		rc = write_hdr(fd, 0, uuid, 1, cap);
+	if (!rc)
+		rc = sync_fd(fd, JS_S_CREATE);
+	if (!rc && rename(tmp, jpath) != 0)
+		rc = errno;
+	if (!rc)
+		rc = sync_dir(jpath);
+	if (fd >= 0)
+		close(fd);
+	if (rc) {
+		unlink(tmp);
+		pmtx__set_errmsg("cannot create journal %s: %s", jpath,
+		                 rc > 0 ? strerror(rc) : "I/O error");
+	}
+	free(tmp);
+	return rc;
+}
+
+/* ---- replay (J2, J3; invariant 2) ---- */
+
+struct scan {
+	int jfd, rfd;
+	const char *path;
+	struct pmtxj_hdr h;
+	uint64_t rfile;  /* bytes of the region file */
+	uint64_t nrec;   /* records found */
+	int apply;       /* write them to the region file */
+	char *buf;
+	size_t buf_cap;
+};
+
+/* 1: a whole, current record at pos (its header in r); 0: the end. */
+static int rec_header_ok(const struct scan *s, const struct pmtxj_rec *r,
+                         uint64_t pos)
+{
+	return r->magic == PMTXJ_REC_MAGIC && r->epoch == s->h.epoch &&
+	       r->seq == s->nrec && r->nlines >= 1 && r->flags == 0 &&
+	       r->reserved == 0 && r->pad == 0 &&
+	       r->len == pmtxj_rec_len(r->nlines) &&
+	       r->len <= s->h.capacity - pos;
+}
+
+static int rec_checksum_ok(const char *rec, uint64_t len)
+{
+	struct pmtxj_rec r;
+	memcpy(&r, rec, sizeof(r));
+	uint64_t want = r.checksum;
+	r.checksum = 0;
+	struct pmtx_hasher hs;
+	pmtx_hash_init(&hs, PMTXJ_CSUM_SEED_REC);
+	pmtx_hash_update(&hs, &r, sizeof(r));
+	pmtx_hash_update(&hs, rec + sizeof(r), len - sizeof(r));
+	return pmtx_hash_digest(&hs) == want;
+}
+
+static int grow_buf(struct scan *s, uint64_t len)
+{
+	if (len <= s->buf_cap)
+		return 0;
+	char *b = realloc(s->buf, len);
+	if (!b)
+		return ENOMEM;
+	s->buf = b, s->buf_cap = len;
+	return 0;
+}
+
+/* Validate a record's offsets (J3), then write its lines if applying. */
+static int rec_apply(struct scan *s, const char *rec, uint32_t n)
+{
+	const uint64_t *off = (const uint64_t *)(rec + sizeof(struct pmtxj_rec));
+	const char *line = rec + pmtxj_rec_len(n) - (uint64_t)n * PMTXJ_LINE;
+	for (uint32_t i = 0; i < n; i++)
+		if (off[i] % PMTXJ_LINE || off[i] > s->rfile - PMTXJ_LINE) {
+			pmtx__set_errmsg("journal %s: record %llu has line "
+			                 "offset %llu outside the region "
+			                 "(%llu bytes)", s->path,
+			                 (unsigned long long)s->nrec,
+			                 (unsigned long long)off[i],
+			                 (unsigned long long)s->rfile);
+			return PMTX_E_CORRUPT;
+		}
+	for (uint32_t i = 0; s->apply && i < n; i++) {
+		int rc = write_all(s->rfd, line + (uint64_t)i * PMTXJ_LINE,
+		                   PMTXJ_LINE, off[i], JS_W_REPLAY);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+static int scan_records(struct scan *s)
+{
+	uint64_t pos = PMTXJ_REC_OFF;
+	while (pos + sizeof(struct pmtxj_rec) <= s->h.capacity) {
+		struct pmtxj_rec r;
+		int rc = read_all(s->jfd, &r, sizeof(r), pos);
+		if (rc)
+			return rc;
+		if (!rec_header_ok(s, &r, pos))
+			break;
+		if ((rc = grow_buf(s, r.len)) ||
+		    (rc = read_all(s->jfd, s->buf, r.len, pos)))
+			return rc;
+		if (!rec_checksum_ok(s->buf, r.len)) {
+
+			break;
+		}
+		if ((rc = rec_apply(s, s->buf, r.nlines)))
+			return rc;
+		s->nrec++;
+		pos += r.len;
+	}
+	return 0;
+}
+
+static char *journal_path(const char *region_path)
+{
+	size_t n = strlen(region_path);
+	char *p = malloc(n + 7);
+	if (p) {
+		memcpy(p, region_path, n);
+		memcpy(p + n, ".pmtxj", 7);
+	}
+	return p;
+}
+
+/* Read the journal's header and check it belongs to this region (J4). */
+static int open_existing(struct scan *s, const uint8_t uuid[16], int *slot)
+{
+	struct stat st;
+	if (fstat(s->jfd, &st) != 0)
+		return errno;
+	int rc = read_hdr(s->jfd, s->path, (uint64_t)st.st_size, &s->h, slot);
+	if (!rc && memcmp(s->h.uuid, uuid, 16) != 0) {
+		pmtx__set_errmsg("journal %s belongs to another region (uuid "
+		                 "differs)", s->path);
+		rc = PMTX_E_CORRUPT;
+	}
+	return rc;
+}
+
+/* Records found; then applied, the file durable, the journal reset. */
+static int replay(struct scan *s, int *slot, int readonly)
+{
+	int rc = scan_records(s); /* validate every record first (J3) */
+	if (rc || (readonly && s->nrec)) {
+		if (!rc)
+			pmtx__set_errmsg("journal %s holds %llu records not "
+			                 "yet in the region file: open the "
+			                 "region for writing once (pmtx "
+			                 "recover) to apply them", s->path,
+			                 (unsigned long long)s->nrec);
+		return rc ? rc : PMTX_E_UNSUPPORTED;
+	}
+	if (readonly)
+		return 0;
+	if (s->nrec) {
+		uint64_t n = s->nrec;
+		s->nrec = 0, s->apply = 1;
+		if ((rc = scan_records(s)))
+			return rc;
+		if (s->nrec != n) {
+			pmtx__set_errmsg("journal %s changed while it was "
+			                 "replayed (%llu records, then %llu)",
+			                 s->path, (unsigned long long)n,
+			                 (unsigned long long)s->nrec);
+			return EIO;
+		}
+		if ((rc = sync_fd(s->rfd, JS_S_REPLAY_REGION)))
+			return rc;
+	}
+	uint64_t epoch = s->h.epoch;
+	rc = reset(s->jfd, slot, s->h.uuid, &epoch, s->h.capacity);
+	s->h.epoch = epoch;
+	return rc;
+}
+
+static void journal_free(struct journal *j)
+{
+	if (!j)
+		return;
+	if (j->jfd >= 0)
+		close(j->jfd);
+	if (j->pgbit)
+		munmap(j->pgbit, j->map_len / JPAGE / 8 + 1);
+	free(j->pages);
+	free(j->copy);
+	free(j->wbuf);
+	free(j->path);
+	pthread_mutex_destroy(&j->mu);
+	pthread_mutex_destroy(&j->sync_mu);
+	free(j);
+}
+
+static struct journal *journal_new(int jfd, int rfd, char *path,
+                                   const struct pmtxj_hdr *h, int slot)
+{
+	struct journal *j = calloc(1, sizeof(*j));
+	if (!j)
+		return NULL;
+	pthread_mutex_init(&j->mu, NULL);
+	pthread_mutex_init(&j->sync_mu, NULL);
+	j->jfd = jfd, j->rfd = rfd, j->path = path;
+	memcpy(j->uuid, h->uuid, 16);
+	j->epoch = h->epoch, j->cap = h->capacity, j->slot = slot;
+	j->tail = PMTXJ_REC_OFF;
+	return j;
+}
+
+int journal_recover(int rfd, const char *region_path, const uint8_t uuid[16],
+                    enum journal_mode mode, struct journal **keep)
+{
+	struct scan s = {.rfd = rfd};
+	char *jpath = journal_path(region_path);
+	if (!jpath)
+		return ENOMEM;
+	s.path = jpath;
+	s.jfd = open(jpath, (mode == JOURNAL_READONLY ? O_RDONLY : O_RDWR) |
+	                            O_CLOEXEC);
+	int rc = 0;
+	if (s.jfd < 0 && errno == ENOENT && mode == JOURNAL_KEEP) {
+		if (!(rc = create_journal(jpath, uuid)))
+			s.jfd = open(jpath, O_RDWR | O_CLOEXEC);
+	}
+	if (s.jfd < 0) {
+		int e = rc ? rc : errno;
+		free(jpath);
+		return e == ENOENT && mode != JOURNAL_KEEP ? 0 : e;
+	}
+	struct stat st;
+	int slot = 0;
+	if (fstat(rfd, &st) != 0)
+		rc = errno;
+	s.rfile = (uint64_t)st.st_size;
+	if (!rc)
+		rc = open_existing(&s, uuid, &slot);
+	if (!rc)
+		rc = replay(&s, &slot, mode == JOURNAL_READONLY);
+	free(s.buf);
+	if (!rc && mode == JOURNAL_REMOVE && unlink(jpath) == 0)
+		rc = sync_dir(jpath);
+	if (!rc && mode == JOURNAL_KEEP) {
+		*keep = journal_new(s.jfd, rfd, jpath, &s.h, slot);
+		if (*keep)
+			return 0;
+		rc = ENOMEM;
+	}
+	close(s.jfd);
+	free(jpath);
+	return rc;
+}
+
+/* ---- the page set: what a checkpoint writes ---- */
+
+static int page_add(struct journal *j, uint64_t pg)
+{
+	if (j->pgbit[pg / 8] & (1u << (pg % 8)))
+		return 0;
+	if (j->npages == j->cap_pages) {
+		size_t cap = j->cap_pages ? j->cap_pages * 2 : 1024;
+		uint64_t *np = realloc(j->pages, cap * sizeof(*np));
+		if (!np)
+			return ENOMEM;
+		j->pages = np, j->cap_pages = cap;
+	}
+	j->pgbit[pg / 8] |= (uint8_t)(1u << (pg % 8));
+	j->pages[j->npages++] = pg;
+	return 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Invariant 3: one 8-byte load per word. */
+static void copy_words(void *dst, const void *src, size_t n)
+{
+	uint64_t *d = dst;
+	const uint64_t *s = src;
+	for (size_t i = 0; i < n / 8; i++)
+		d[i] = __atomic_load_n(&s[i], __ATOMIC_RELAXED);
+}
+
+/* Write the listed pages as they are now, in runs (invariant 1). */
+static int write_pages(struct journal *j)
+{
+	if (j->npages > 1)
+		qsort(j->pages, j->npages, sizeof(*j->pages), cmp_u64);
+	size_t fill = 0;
+	uint64_t start = 0;
+	for (size_t i = 0; i < j->npages; i++) {
+		uint64_t pg = j->pages[i];
+		if (fill && (pg * JPAGE != start + fill || fill == COPY_CHUNK)) {
+			int rc = write_all(j->rfd, j->copy, fill, start,
+			                   JS_W_CKPT);
+			if (rc)
+				return rc;
+			fill = 0;
+		}
+		if (!fill)
+			start = pg * JPAGE;
+		copy_words(j->copy + fill, j->base + pg * JPAGE, JPAGE);
+		fill += JPAGE;
+	}
+	return fill ? write_all(j->rfd, j->copy, fill, start, JS_W_CKPT) : 0;
+}
+
+static void pages_clear(struct journal *j)
+{
+	for (size_t i = 0; i < j->npages; i++)
+		j->pgbit[j->pages[i] / 8] = 0;
+	j->npages = 0;
+}
+
+static void raise_synced(struct journal *j, uint64_t to)
+{
+	uint64_t cur = atomic_load(&j->synced);
+	while (cur < to && !atomic_compare_exchange_weak(&j->synced, &cur, to))
+		;
+}
+
+static int fail(struct journal *j, int rc)
+{
+	if (!j->failed)
+		j->failed = rc ? rc : EIO;
+	pmtx__set_errmsg("journal %s: %s; the region must be closed and "
+	                 "opened again", j->path,
+	                 rc > 0 ? strerror(rc) : "I/O error");
+	return PMTX_E_IO;
+}
+
+/* Under mu: the records held in wbuf into the journal file, in order
+ * (invariant 8). */
+static int wbuf_write(struct journal *j)
+{
+	int rc = j->wlen ? write_all(j->jfd, j->wbuf, j->wlen,
+	                             j->tail - j->wlen, JS_W_RECORD)
+	                 : 0;
+	j->wlen = 0;
+	return rc;
+}
+
+/* Under mu: every line of the journal into the region file, durably,
+ * then a new epoch (invariants 1 and 2). */
+static int checkpoint(struct journal *j)
+{
+	int rc = wbuf_write(j);
+	if (!rc)
+		rc = sync_fd(j->jfd, JS_S_CKPT_JOURNAL);
+	if (!rc)
+		rc = write_pages(j);
+	if (!rc)
+		rc = sync_fd(j->rfd, JS_S_CKPT_REGION);
+	if (!rc)
+		rc = reset(j->jfd, &j->slot, j->uuid, &j->epoch, j->cap);
+	if (rc)
+		return fail(j, rc);
+	raise_synced(j, atomic_load(&j->lsn));
+	pages_clear(j);
+	j->tail = PMTXJ_REC_OFF;
+	j->seq = 0;
+	return 0;
+}
+
+/* ---- the barrier's lines, per thread ---- */
+
+struct tls_lines {
+	uintptr_t *a;
+	size_t n, cap;
+	int failed; /* out of memory while recording */
+	char *rec;  /* the record being built */
+	size_t rec_cap;
+};
+static _Thread_local struct tls_lines tls;
+
+static void line_add(uintptr_t a)
+{
+	if (tls.n && tls.a[tls.n - 1] == a)
+		return;
+	if (tls.n == tls.cap) {
+		size_t cap = tls.cap ? tls.cap * 2 : 256;
+		uintptr_t *na = realloc(tls.a, cap * sizeof(*na));
+		if (!na) {
+			tls.failed = 1;
+			return;
+		}
+		tls.a = na, tls.cap = cap;
+	}
+	tls.a[tls.n++] = a;
+}
+
+static void j_flush(struct persist *p, const void *a, size_t n)
+{
+	(void)p;
+	uintptr_t l = ALIGN_DOWN((uintptr_t)a, PMTXJ_LINE);
+	for (; l < (uintptr_t)a + n; l += PMTXJ_LINE)
+		line_add(l);
+}
+
+static void j_copy(struct persist *p, void *dst, const void *src, size_t n)
+{
+	memcpy(dst, src, n);
+	j_flush(p, dst, n);
+}
+
+/* Move this region's lines of the thread's list to its front (*k of
+ * them), then sort them and drop repeats there: returns how many remain.
+ * Other regions' lines stay after the first *k. */
+static size_t take_lines(struct persist *p, size_t *k)
+{
+	uintptr_t lo = (uintptr_t)p->base, hi = lo + p->len;
+	size_t m = 0;
+	for (size_t i = 0; i < tls.n; i++)
+		if (tls.a[i] >= lo && tls.a[i] < hi) {
+			uintptr_t t = tls.a[m];
+			tls.a[m++] = tls.a[i];
+			tls.a[i] = t;
+		}
+	if (m > 1)
+		qsort(tls.a, m, sizeof(*tls.a), cmp_u64);
+	size_t u = 0;
+	for (size_t i = 0; i < m; i++)
+		if (!u || tls.a[u - 1] != tls.a[i])
+			tls.a[u++] = tls.a[i];
+	*k = m;
+	return u;
+}
+
+static void drop_lines(size_t k)
+{
+	memmove(tls.a, tls.a + k, (tls.n - k) * sizeof(*tls.a));
+	tls.n -= k;
+}
+
+/* Header and offsets of a record of n lines, in tls.rec. */
+static int rec_build(struct persist *p, size_t n)
+{
+	uint64_t len = pmtxj_rec_len(n);
+	if (len > tls.rec_cap) {
+		char *r = realloc(tls.rec, len);
+		if (!r)
+			return ENOMEM;
+		tls.rec = r, tls.rec_cap = len;
+	}
+	memset(tls.rec, 0, pmtxj_rec_len(n) - n * PMTXJ_LINE);
+	uint64_t *off = (uint64_t *)(tls.rec + sizeof(struct pmtxj_rec));
+	for (size_t i = 0; i < n; i++)
+		off[i] = tls.a[i] - (uintptr_t)p->base;
+	return 0;
+}
+
+/* Under mu: take the lines' bytes (invariant 3), seal, append. */
+static int rec_append(struct journal *j, size_t n)
+{
+	uint64_t len = pmtxj_rec_len(n);
+	char *line = tls.rec + len - n * PMTXJ_LINE;
+	for (size_t i = 0; i < n; i++)
+		copy_words(line + i * PMTXJ_LINE, (const void *)tls.a[i],
+		           PMTXJ_LINE);
+	struct pmtxj_rec r = {.magic = PMTXJ_REC_MAGIC,
+	                      .epoch = j->epoch,
+	                      .seq = j->seq,
+	                      .len = len,
+	                      .nlines = (uint32_t)n};
+	memcpy(tls.rec, &r, sizeof(r));
+	r.checksum = pmtx_checksum(tls.rec, len, PMTXJ_CSUM_SEED_REC);
+	memcpy(tls.rec, &r, sizeof(r));
+	int rc = len > WBUF - j->wlen ? wbuf_write(j) : 0;
+	if (!rc && len > WBUF)
+		rc = write_all(j->jfd, tls.rec, len, j->tail, JS_W_RECORD);
+	else if (!rc)
+		memcpy(j->wbuf + j->wlen, tls.rec, len), j->wlen += len;
+	if (rc)
+		return fail(j, rc);
+	j->tail += len, j->seq++;
+	atomic_fetch_add(&j->lsn, len);
+	return 0;
+}
+
+static int mark_pages(struct journal *j, struct persist *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		uint64_t pg = (tls.a[i] - (uintptr_t)p->base) / JPAGE;
+		if (page_add(j, pg))
+			return fail(j, ENOMEM);
+	}
+	return 0;
+}
+
+/* Under mu: the lines as a record, or, when they cannot fit the
+ * journal, into the file by a checkpoint. */
+static int append_locked(struct journal *j, struct persist *p, size_t n)
+{
+	uint64_t len = pmtxj_rec_len(n);
+	int big = len > j->cap - PMTXJ_REC_OFF;
+	int rc = mark_pages(j, p, n);
+	if (!rc && (big || len > j->cap - j->tail))
+		rc = checkpoint(j);
+	if (!rc && !big)
+		rc = rec_append(j, n);
+	return rc;
+}
+
+/* Invariant 4: durable up to lsn, sharing one fdatasync. */
+static int sync_to(struct journal *j, uint64_t lsn)
+{
+	if (atomic_load(&j->synced) >= lsn)
+		return 0;
+	pthread_mutex_lock(&j->sync_mu);
+	int rc = 0;
+	if (atomic_load(&j->synced) < lsn) {
+		uint64_t to = atomic_load(&j->lsn);
+		rc = sync_fd(j->jfd, JS_S_COMMIT);
+		if (!rc)
+			raise_synced(j, to);
+	}
+	pthread_mutex_unlock(&j->sync_mu);
+	if (rc) {
+		pthread_mutex_lock(&j->mu);
+		rc = fail(j, rc);
+		pthread_mutex_unlock(&j->mu);
+	}
+	return rc;
+}
+
+static int j_barrier_kind(struct persist *p, int durable)
+{
+	struct journal *j = p->jrnl;
+	int rc = 0;
+	if (tls.failed) { /* lost track of lines: write back every page */
+		tls.failed = 0;
+		rc = journal_write_all_pages(p);
+	}
+	size_t k, n = take_lines(p, &k);
+	if (!rc && n && rec_build(p, n))
+		rc = PMTX_E_IO;
+	pthread_mutex_lock(&j->mu);
+	if (!rc && j->failed)
+		rc = PMTX_E_IO;
+	if (!rc && n)
+		rc = append_locked(j, p, n);
+	if (!rc && durable && (rc = wbuf_write(j)))
+		rc = fail(j, rc);
+	uint64_t lsn = atomic_load(&j->lsn);
+	pthread_mutex_unlock(&j->mu);
+	drop_lines(k);
+	if (!rc && durable)
+		rc = sync_to(j, lsn);
+	return rc;
+}
+
+static int j_barrier(struct persist *p)
+{
+	return j_barrier_kind(p, 1);
+}
+
+static int j_order(struct persist *p)
+{
+	return j_barrier_kind(p, 0);
+}
+
+/* ---- close (invariant 7) ---- */
+
+/* Pages of [base, base+len) this process has written: private copies
+ * (present and not file-backed, or swapped). 1 if pagemap is not
+ * readable (then every page is taken). */
+static int changed_pages(struct journal *j, struct persist *p)
+{
+	int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	uint64_t npg = p->len / JPAGE, first = (uintptr_t)p->base / JPAGE;
+	uint64_t buf[512];
+	int rc = 0;
+	for (uint64_t i = 0; i < npg && !rc; i += 512) {
+		size_t k = (size_t)MIN(512, npg - i);
+		if (fd < 0 || read_all(fd, buf, k * 8, (first + i) * 8)) {
+			for (size_t t = 0; t < k && !rc; t++)
+				rc = page_add(j, i + t);
+			continue;
+		}
+		for (size_t t = 0; t < k && !rc; t++) {
+			uint64_t e = buf[t];
+			int present = (e >> 63) & 1, swapped = (e >> 62) & 1;
+			int file = (e >> 61) & 1;
+			if ((present && !file) || swapped)
+				rc = page_add(j, i + t);
+		}
+	}
+	if (fd >= 0)
+		close(fd);
+	return rc;
+}
+
+int journal_write_all_pages(struct persist *p)
+{
+	struct journal *j = p->jrnl;
+	pthread_mutex_lock(&j->mu);
+	int rc = j->failed ? PMTX_E_IO : changed_pages(j, p);
+	if (!rc)
+		rc = checkpoint(j);
+	else if (rc > 0)
+		rc = fail(j, rc);
+	pthread_mutex_unlock(&j->mu);
+	return rc;
+}
+
+static int j_detach(struct persist *p, int clean)
+{
+	struct journal *j = p->jrnl;
+	int rc = clean ? journal_write_all_pages(p) : 0;
+	journal_free(j);
+	p->jrnl = NULL;
+	return rc;
+}
+
+const persist_ops journal_ops = {.name = "journal",
+                                 .flush = j_flush,
+                                 .barrier = j_barrier,
+                                 .copy_nt = j_copy,
+                                 .order = j_order,
+                                 .detach = j_detach};
+
+int journal_attach(struct persist *p, struct journal *j, uint64_t map_len)
+{
+	j->base = p->base;
+	j->map_len = map_len;
+	size_t bits = map_len / JPAGE / 8 + 1;
+	j->pgbit = mmap(NULL, bits, PROT_READ | PROT_WRITE,
+	                MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	j->copy = malloc(COPY_CHUNK);
+	j->wbuf = malloc(WBUF);
+	if (j->pgbit == MAP_FAILED || !j->copy || !j->wbuf) {
+		if (j->pgbit == MAP_FAILED)
+			j->pgbit = NULL;
+		journal_free(j);
+		return ENOMEM;
+	}
+	p->jrnl = j;
+	return 0;
+}
+
+void journal_discard(struct journal *j)
+{
+	journal_free(j);
+}

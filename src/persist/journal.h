@@ -1,0 +1,66 @@
+/*
+ * journal.h - the journal backend (journal.c): a region file mapped
+ * MAP_PRIVATE whose barriers append the flushed lines to
+ * "<region>.pmtxj" (format: jlayout.h).
+ *
+ * Layer: persist/. It knows a region only as a file, a mapping and a
+ * uuid; region.c calls journal_recover before it validates the file and
+ * journal_attach once the file is mapped.
+ */
+#ifndef PMTX_JOURNAL_H
+#define PMTX_JOURNAL_H
+
+#include <sys/types.h>
+
+#include "persist.h"
+
+struct journal;
+
+/* Who issues a write or an fdatasync (for tests' I/O tables). */
+enum journal_site {
+	JS_W_RECORD,        /* a barrier's record, appended */
+	JS_W_HEADER,        /* a header slot */
+	JS_W_ZERO,          /* creation: zeros over the journal */
+	JS_W_CKPT,          /* a checkpoint's pages, into the region file */
+	JS_W_REPLAY,        /* replay's lines, into the region file */
+	JS_S_COMMIT,        /* a durable barrier's sync of the journal */
+	JS_S_CKPT_JOURNAL,  /* checkpoint: the journal, before any page */
+	JS_S_CKPT_REGION,   /* checkpoint: the region file, before reset */
+	JS_S_RESET,         /* the new epoch's header slot */
+	JS_S_REPLAY_REGION, /* replay: the region file, before reset */
+	JS_S_CREATE,        /* creation: the whole new journal */
+	JS_NSITES
+};
+
+struct journal_io {
+	ssize_t (*pwrite)(int fd, const void *b, size_t n, off_t off,
+	                  enum journal_site s);
+	int (*sync)(int fd, enum journal_site s); /* 0, or -1 and errno */
+};
+/* Replace the I/O table (NULL: the system calls). For tests. */
+void journal_set_io(const struct journal_io *io);
+const char *journal_site_name(enum journal_site s);
+
+enum journal_mode {
+	JOURNAL_KEEP,     /* the journal backend: create it if missing */
+	JOURNAL_REMOVE,   /* another backend: replay, then remove it */
+	JOURNAL_READONLY, /* a private view: refuse one that holds records */
+};
+
+/* Replay "<region_path>.pmtxj" into the region file rfd, if there is
+ * one, make the file durable and reset the journal (jlayout.h J1-J4).
+ * KEEP returns the open journal in *keep for journal_attach. */
+int journal_recover(int rfd, const char *region_path, const uint8_t uuid[16],
+                    enum journal_mode mode, struct journal **keep);
+/* p (the journal backend's ops, base and len set) uses j from now on;
+ * map_len: the address space reserved for the region. */
+int journal_attach(struct persist *p, struct journal *j, uint64_t map_len);
+/* A journal recovered but never attached. */
+void journal_discard(struct journal *j);
+/* Every page this process changed into the region file, durably, then
+ * the journal reset (a checkpoint of everything). */
+int journal_write_all_pages(struct persist *p);
+
+extern const persist_ops journal_ops;
+
+#endif

@@ -1,0 +1,845 @@
+/*
+ * test_journal.c - the journal backend (persist/journal.c, jlayout.h).
+ *
+ * Power failure. The journal's writes and fdatasyncs go through a table
+ * (journal_set_io) that this test replaces with one keeping, for the
+ * region file and the journal, the image a power failure would leave:
+ * what the last fdatasync of that file covered, plus any part of the
+ * writes since. Before every write and every sync of a running workload
+ * (transactions under each runtime, a journal small enough to be
+ * checkpointed several times) and of a replay at open, it builds crash
+ * images (nothing since the last sync; everything; the first half of the
+ * writes; everything with the last write torn after its first sector),
+ * opens each in a child process through another backend (which replays
+ * the journal), and checks that the transactions are whole, that every
+ * acknowledged one is there, and that nothing else is: the array holds
+ * exactly the state after the acknowledged commits or after the one in
+ * flight.
+ *
+ * Then each sync the design says is needed is left out in turn, and the
+ * same check must find a violation (the journal's own mutation test).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "testutil.h"
+#include "persist/jlayout.h"
+#include "persist/journal.h"
+
+#define NW 4096 /* words of the array: 32 KiB, 8 pages */
+#define REGION_SIZE (1u << 20)
+#define TXS 60
+
+struct root {
+	uint64_t seq;
+	uint64_t pad[7];
+	uint64_t a[NW];
+};
+
+static char jpath_buf[160];
+static const char *jpath(const char *path)
+{
+	snprintf(jpath_buf, sizeof(jpath_buf), "%s.pmtxj", path);
+	return jpath_buf;
+}
+
+static void rm_region(const char *path)
+{
+	unlink(path);
+	unlink(jpath(path));
+}
+
+/* ---- the model: the array after each transaction ---- */
+
+static uint64_t model_done[NW], model_next[NW];
+static uint64_t acked; /* commits returned */
+
+struct move {
+	uint32_t x[4], y[4];
+	uint64_t d[4];
+};
+
+static void next_move(uint64_t *seed, struct move *m)
+{
+	for (int k = 0; k < 4; k++) {
+		m->x[k] = (uint32_t)(tu_rand(seed) % NW);
+		m->y[k] = (uint32_t)(tu_rand(seed) % NW);
+		m->d[k] = tu_rand(seed) % 1000 + 1;
+	}
+}
+
+static void model_apply(uint64_t *a, const struct move *m)
+{
+	for (int k = 0; k < 4; k++) {
+		a[m->x[k]] -= m->d[k];
+		a[m->y[k]] += m->d[k];
+	}
+}
+
+static int run_tx(pmtx_region *r, pmtx_runtime rt, const struct move *m,
+                  uint64_t seq)
+{
+	struct root *root = pmtx_root(r, NULL);
+	pmtx_tx *tx;
+	int rc = pmtx_begin(r, rt, &tx);
+	if (rc)
+		return rc;
+	for (int k = 0; k < 4 && !rc; k++) { /* redo-async: read the log */
+		uint64_t v;
+		rc = pmtx_read(tx, &v, &root->a[m->x[k]], 8);
+		v -= m->d[k];
+		if (!rc)
+			rc = pmtx_write(tx, &root->a[m->x[k]], &v, 8);
+		if (!rc)
+			rc = pmtx_read(tx, &v, &root->a[m->y[k]], 8);
+		v += m->d[k];
+		if (!rc)
+			rc = pmtx_write(tx, &root->a[m->y[k]], &v, 8);
+	}
+	if (!rc)
+		rc = pmtx_write(tx, &root->seq, &seq, 8);
+	int rc2 = pmtx_commit(tx);
+	return rc ? rc : rc2;
+}
+
+/* ---- the power-failure image ---- */
+
+enum { F_REGION, F_JOURNAL };
+
+struct image {
+	char *b;
+	size_t len;
+};
+
+struct pend {
+	int f;
+	uint64_t off;
+	size_t n;
+	char *b;
+};
+
+static struct {
+	struct image dur[2];
+	struct pend *p;
+	size_t np, cap;
+	int armed;
+	int skip;        /* a sync site left out, or -1 */
+	const char *img; /* where crash images are written */
+	unsigned points, images, violations;
+	char first[256];
+} pf = {.skip = -1};
+
+static int site_file(enum journal_site s)
+{
+	switch (s) {
+	case JS_W_CKPT:
+	case JS_W_REPLAY:
+	case JS_S_CKPT_REGION:
+	case JS_S_REPLAY_REGION:
+		return F_REGION;
+	default:
+		return F_JOURNAL;
+	}
+}
+
+static void image_load(struct image *im, const char *path)
+{
+	struct stat st;
+	assert_int_equal(stat(path, &st), 0);
+	free(im->b);
+	im->len = (size_t)st.st_size;
+	im->b = malloc(im->len);
+	int fd = open(path, O_RDONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(pread(fd, im->b, im->len, 0), (ssize_t)im->len);
+	close(fd);
+}
+
+static void image_write(struct image *im, uint64_t off, const void *b,
+                        size_t n)
+{
+	if (off + n > im->len) {
+		im->b = realloc(im->b, off + n);
+		memset(im->b + im->len, 0, off + n - im->len);
+		im->len = off + n;
+	}
+	memcpy(im->b + off, b, n);
+}
+
+static void save(const struct image *im, const char *path)
+{
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, im->b, im->len), (ssize_t)im->len);
+	close(fd);
+}
+
+/* In a child: open the image through the hardware backend (which replays
+ * and removes the journal) and compare with the model. 0: whole. */
+static int check_child(const char *path)
+{
+	journal_set_io(NULL);
+	pmtx_options o;
+	pmtx_options_init(&o);
+	pmtx_region *r;
+	int rc = pmtx_open(path, &o, &r);
+	if (rc) {
+		fprintf(stderr, "open: %s %s\n", pmtx_strerror(rc),
+		        pmtx_errmsg());
+		return 2;
+	}
+	struct root *root = pmtx_root(r, NULL);
+	const uint64_t *want = root->seq == acked       ? model_done
+	                       : root->seq == acked + 1 ? model_next
+	                                                : NULL;
+	if (!want) {
+		fprintf(stderr, "seq %llu, acknowledged %llu\n",
+		        (unsigned long long)root->seq,
+		        (unsigned long long)acked);
+		return 3;
+	}
+	for (int i = 0; i < NW; i++)
+		if (root->a[i] != want[i]) {
+			fprintf(stderr, "seq %llu: word %d differs\n",
+			        (unsigned long long)root->seq, i);
+			return 4;
+		}
+	return pmtx_close(r) ? 5 : 0;
+}
+
+static void check_image(const struct image im[2], const char *what)
+{
+	save(&im[F_REGION], pf.img);
+	save(&im[F_JOURNAL], jpath(pf.img));
+	fflush(stderr);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(check_child(pf.img));
+	int st;
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	pf.images++;
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+		if (!pf.violations++)
+			snprintf(pf.first, sizeof(pf.first),
+			         "point %u (%s), acknowledged %llu: status %d",
+			         pf.points, what, (unsigned long long)acked,
+			         WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+	}
+	rm_region(pf.img);
+}
+
+/* Durable images plus the pending writes [0, upto), the last of them
+ * cut to its first `cut` bytes when cut != 0. */
+static void build(struct image out[2], size_t upto, size_t cut)
+{
+	for (int f = 0; f < 2; f++) {
+		out[f].len = pf.dur[f].len;
+		out[f].b = malloc(out[f].len);
+		memcpy(out[f].b, pf.dur[f].b, out[f].len);
+	}
+	for (size_t i = 0; i < upto; i++) {
+		const struct pend *w = &pf.p[i];
+		size_t n = i + 1 == upto && cut ? cut : w->n;
+		image_write(&out[w->f], w->off, w->b, n);
+	}
+}
+
+/* The images of one crash point: nothing since the last syncs; all of
+ * it; the first half of the writes; all of them with the last one torn
+ * at sector boundaries (its first sector, half, three quarters: a write
+ * of several records keeps a prefix of them). */
+static void crash_here(const char *what)
+{
+	if (pf.violations)
+		return; /* one is enough */
+	pf.points++;
+	size_t v[6][2], nv = 0;
+	v[nv][0] = 0, v[nv++][1] = 0;
+	if (pf.np)
+		v[nv][0] = pf.np, v[nv++][1] = 0;
+	if (pf.np > 1)
+		v[nv][0] = pf.np / 2, v[nv++][1] = 0;
+	size_t last = pf.np ? pf.p[pf.np - 1].n : 0;
+	const size_t cuts[3] = {512, last / 2 / 512 * 512, last * 3 / 4 / 512 * 512};
+	for (int c = 0; c < 3; c++)
+		if (cuts[c] && cuts[c] < last && (c == 0 || cuts[c] != cuts[c - 1]))
+			v[nv][0] = pf.np, v[nv++][1] = cuts[c];
+	for (size_t k = 0; k < nv && !pf.violations; k++) {
+		struct image im[2];
+		build(im, v[k][0], v[k][1]);
+		check_image(im, what);
+		free(im[0].b);
+		free(im[1].b);
+	}
+}
+
+static ssize_t pf_pwrite(int fd, const void *b, size_t n, off_t off,
+                         enum journal_site s)
+{
+	if (pf.armed) {
+		crash_here(journal_site_name(s));
+		if (pf.np == pf.cap) {
+			pf.cap = pf.cap ? pf.cap * 2 : 64;
+			pf.p = realloc(pf.p, pf.cap * sizeof(*pf.p));
+		}
+		struct pend *w = &pf.p[pf.np++];
+		w->f = site_file(s), w->off = (uint64_t)off, w->n = n;
+		w->b = malloc(n);
+		memcpy(w->b, b, n);
+	}
+	return pwrite(fd, b, n, off);
+}
+
+static int pf_sync(int fd, enum journal_site s)
+{
+	(void)fd;
+	if (!pf.armed)
+		return 0;
+	crash_here(journal_site_name(s));
+	if ((int)s == pf.skip)
+		return 0;
+	int f = site_file(s);
+	size_t k = 0;
+	for (size_t i = 0; i < pf.np; i++) {
+		struct pend *w = &pf.p[i];
+		if (w->f == f) {
+			image_write(&pf.dur[f], w->off, w->b, w->n);
+			free(w->b);
+		} else {
+			pf.p[k++] = *w;
+		}
+	}
+	pf.np = k;
+	return 0;
+}
+
+static const struct journal_io pf_io = {pf_pwrite, pf_sync};
+
+static void pf_arm(const char *path, const char *img)
+{
+	image_load(&pf.dur[F_REGION], path);
+	image_load(&pf.dur[F_JOURNAL], jpath(path));
+	pf.np = 0;
+	pf.points = pf.images = pf.violations = 0;
+	pf.first[0] = 0;
+	pf.img = img;
+	pf.armed = 1;
+	journal_set_io(&pf_io);
+}
+
+static void pf_disarm(void)
+{
+	pf.armed = 0;
+	journal_set_io(NULL);
+	for (size_t i = 0; i < pf.np; i++)
+		free(pf.p[i].b);
+	pf.np = 0;
+}
+
+static char img_buf[128];
+static const char *img_path(void)
+{
+	snprintf(img_buf, sizeof(img_buf), "/dev/shm/pmtx-jimg-%d.pmtx",
+	         (int)getpid());
+	return img_buf;
+}
+
+static pmtx_region *create_journal_region(const char **path,
+                                          pmtx_runtime rt)
+{
+	pmtx_options o;
+	pmtx_options_init(&o);
+	o.root_size = sizeof(struct root);
+	o.backend = PMTX_BACKEND_JOURNAL;
+	o.runtime = rt;
+	o.ndesc = 4;
+	o.truncation = PMTX_TRUNC_LAZY;
+	return tu_create_with(path, REGION_SIZE, &o);
+}
+
+/* TXS transactions of rt under the power-failure image; returns the
+ * violations, with the first in pf.first. */
+static unsigned workload(pmtx_runtime rt, int skip)
+{
+	const char *path;
+	setenv("PMTX_JOURNAL_SIZE", "64k", 1);
+	pmtx_region *r = create_journal_region(&path, rt);
+	memset(model_done, 0, sizeof(model_done));
+	acked = 0;
+	pf.skip = skip;
+	pf_arm(path, img_path());
+	uint64_t seed = 42 + (uint64_t)rt;
+	for (uint64_t i = 1; i <= TXS && !pf.violations; i++) {
+		struct move m;
+		next_move(&seed, &m);
+		memcpy(model_next, model_done, sizeof(model_done));
+		model_apply(model_next, &m);
+		assert_int_equal(run_tx(r, rt, &m, i), 0);
+		acked = i;
+		memcpy(model_done, model_next, sizeof(model_done));
+	}
+	crash_here("end");
+	unsigned v = pf.violations;
+	unsigned points = pf.points, images = pf.images;
+	pf_disarm();
+	pf.skip = -1;
+	assert_int_equal(pmtx_close(r), 0);
+	rm_region(path);
+	unsetenv("PMTX_JOURNAL_SIZE");
+	fprintf(stderr, "# %s, %s left out: %u points, %u images, %u "
+	        "violations%s%s\n", pmtx_runtime_name(rt),
+	        skip < 0 ? "nothing" : journal_site_name(skip), points,
+	        images, v, v ? ": " : "", v ? pf.first : "");
+	return v;
+}
+
+static void every_runtime_survives_power_failure_at_every_write(void **s)
+{
+	(void)s;
+	const pmtx_runtime rts[] = {PMTX_RT_UNDO, PMTX_RT_REDO,
+	                            PMTX_RT_REDO_ASYNC, PMTX_RT_TWIN};
+	for (size_t i = 0; i < ARRAY_SIZE(rts); i++)
+		assert_int_equal(workload(rts[i], -1), 0);
+}
+
+/* Invariant 1 of journal.c (the journal before any page) matters for
+ * undo, whose in-place stores follow records appended without a sync. */
+static void each_needed_sync_is_caught_when_left_out(void **s)
+{
+	(void)s;
+	assert_true(workload(PMTX_RT_REDO, JS_S_COMMIT) > 0);
+	assert_true(workload(PMTX_RT_UNDO, JS_S_CKPT_JOURNAL) > 0);
+	assert_true(workload(PMTX_RT_REDO, JS_S_CKPT_REGION) > 0);
+}
+
+/* A process that dies after TXS commits leaves them in the journal only;
+ * replay at the next open survives a power failure at every write. */
+static unsigned replay_workload(pmtx_backend reopen_with, int skip)
+{
+	const char *path;
+	setenv("PMTX_JOURNAL_SIZE", "1m", 1);
+	pmtx_region *r = create_journal_region(&path, PMTX_RT_REDO);
+	assert_int_equal(pmtx_close(r), 0);
+	uint64_t seed = 7;
+	memset(model_done, 0, sizeof(model_done));
+	struct move m;
+	for (uint64_t i = 1; i <= TXS; i++) {
+		next_move(&seed, &m);
+		model_apply(model_done, &m);
+	}
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		pmtx_options o;
+		pmtx_options_init(&o);
+		o.backend = PMTX_BACKEND_JOURNAL;
+		if (pmtx_open(path, &o, &r))
+			_exit(1);
+		seed = 7;
+		for (uint64_t i = 1; i <= TXS; i++) {
+			next_move(&seed, &m);
+			if (run_tx(r, PMTX_RT_REDO, &m, i))
+				_exit(1);
+		}
+		_exit(0); /* no close: the commits are in the journal only */
+	}
+	int st;
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	memcpy(model_next, model_done, sizeof(model_done));
+	acked = TXS;
+	pf.skip = skip;
+	pf_arm(path, img_path());
+	pmtx_options o;
+	pmtx_options_init(&o);
+	o.backend = reopen_with;
+	assert_int_equal(pmtx_open(path, &o, &r), 0);
+	crash_here("end");
+	unsigned v = pf.violations, points = pf.points;
+	pf_disarm();
+	pf.skip = -1;
+	struct root *root = pmtx_root(r, NULL);
+	assert_int_equal(root->seq, TXS);
+	assert_memory_equal(root->a, model_done, sizeof(model_done));
+	assert_int_equal(pmtx_close(r), 0);
+	assert_int_equal(access(jpath(path), F_OK) == 0,
+	                 reopen_with == PMTX_BACKEND_JOURNAL);
+	rm_region(path);
+	unsetenv("PMTX_JOURNAL_SIZE");
+	fprintf(stderr, "# replay through %s, %s left out: %u points, %u "
+	        "violations%s%s\n", pmtx_backend_name(reopen_with),
+	        skip < 0 ? "nothing" : journal_site_name(skip), points, v,
+	        v ? ": " : "", v ? pf.first : "");
+	return v;
+}
+
+static void replay_survives_power_failure_and_needs_its_sync(void **s)
+{
+	(void)s;
+	assert_int_equal(replay_workload(PMTX_BACKEND_JOURNAL, -1), 0);
+	assert_int_equal(replay_workload(PMTX_BACKEND_HARDWARE, -1), 0);
+	assert_true(replay_workload(PMTX_BACKEND_JOURNAL,
+	                            JS_S_REPLAY_REGION) > 0);
+}
+
+/* ---- format and bad input ---- */
+
+/* A region whose journal holds n commits (a child died after them). */
+static const char *crashed_region(int n)
+{
+	const char *path;
+	pmtx_region *r = create_journal_region(&path, PMTX_RT_REDO);
+	assert_int_equal(pmtx_close(r), 0);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		pmtx_options o;
+		pmtx_options_init(&o);
+		o.backend = PMTX_BACKEND_JOURNAL;
+		if (pmtx_open(path, &o, &r))
+			_exit(1);
+		uint64_t seed = 1;
+		for (int i = 1; i <= n; i++) {
+			struct move m;
+			next_move(&seed, &m);
+			if (run_tx(r, PMTX_RT_REDO, &m, (uint64_t)i))
+				_exit(1);
+		}
+		_exit(0);
+	}
+	int st;
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	return path;
+}
+
+static uint64_t seq_after_open(const char *path, pmtx_backend b)
+{
+	pmtx_options o;
+	pmtx_options_init(&o);
+	o.backend = b;
+	pmtx_region *r;
+	assert_int_equal(pmtx_open(path, &o, &r), 0);
+	uint64_t seq = ((struct root *)pmtx_root(r, NULL))->seq;
+	assert_int_equal(pmtx_close(r), 0);
+	return seq;
+}
+
+static int open_rc(const char *path, pmtx_backend b, unsigned flags)
+{
+	pmtx_options o;
+	pmtx_options_init(&o);
+	o.backend = b;
+	o.flags = flags;
+	pmtx_region *r;
+	int rc = pmtx_open(path, &o, &r);
+	if (!rc)
+		pmtx_close(r);
+	return rc;
+}
+
+static void patch(const char *path, uint64_t off, const void *b, size_t n)
+{
+	int fd = open(path, O_RDWR);
+	assert_true(fd >= 0);
+	assert_int_equal(pwrite(fd, b, n, (off_t)off), (ssize_t)n);
+	close(fd);
+}
+
+static void commits_in_the_journal_survive_a_kill(void **s)
+{
+	(void)s;
+	const char *path = crashed_region(25);
+	assert_int_equal(seq_after_open(path, PMTX_BACKEND_JOURNAL), 25);
+	rm_region(path);
+}
+
+static void a_private_view_refuses_a_journal_with_commits(void **s)
+{
+	(void)s;
+	const char *path = crashed_region(3);
+	uint64_t h = tu_file_hash(path);
+	assert_int_equal(open_rc(path, PMTX_BACKEND_HARDWARE,
+	                         PMTX_OPEN_PRIVATE),
+	                 PMTX_E_UNSUPPORTED);
+	assert_non_null(strstr(pmtx_errmsg(), "pmtx recover"));
+	assert_int_equal(tu_file_hash(path), h);
+	assert_int_equal(seq_after_open(path, PMTX_BACKEND_FILE), 3);
+	assert_int_equal(access(jpath(path), F_OK), -1); /* removed */
+	assert_int_equal(open_rc(path, PMTX_BACKEND_HARDWARE,
+	                         PMTX_OPEN_PRIVATE), 0);
+	rm_region(path);
+}
+
+static void a_damaged_or_foreign_journal_is_refused_untouched(void **s)
+{
+	(void)s;
+	const char *path = crashed_region(3);
+	char *saved = strdup(jpath(path));
+	uint64_t h = tu_file_hash(path);
+	/* both header slots damaged */
+	char junk[8] = "garbage!";
+	patch(saved, 8, junk, 8);
+	patch(saved, PMTXJ_SLOT_SIZE + 8, junk, 8);
+	assert_int_equal(open_rc(path, PMTX_BACKEND_JOURNAL, 0),
+	                 PMTX_E_CORRUPT);
+	assert_non_null(strstr(pmtx_errmsg(), "no valid header"));
+	assert_int_equal(tu_file_hash(path), h);
+	rm_region(path);
+	/* another region's journal */
+	const char *a = crashed_region(2);
+	char *apath = strdup(a);
+	const char *b = crashed_region(2);
+	char *aj = strdup(jpath(apath));
+	assert_int_equal(rename(aj, jpath(b)), 0);
+	free(aj);
+	h = tu_file_hash(b);
+	assert_int_equal(open_rc(b, PMTX_BACKEND_HARDWARE, 0),
+	                 PMTX_E_CORRUPT);
+	assert_non_null(strstr(pmtx_errmsg(), "another region"));
+	assert_int_equal(tu_file_hash(b), h);
+	rm_region(apath);
+	rm_region(b);
+	free(apath);
+	free(saved);
+}
+
+/* J3: a record whose checksum holds but whose offset lies outside the
+ * region is corruption, refused before anything is applied. */
+static void an_offset_outside_the_region_is_refused(void **s)
+{
+	(void)s;
+	const char *path = crashed_region(3);
+	const char *jp = jpath(path);
+	struct pmtxj_rec rec;
+	int fd = open(jp, O_RDWR);
+	assert_true(fd >= 0);
+	assert_int_equal(pread(fd, &rec, sizeof(rec), PMTXJ_REC_OFF),
+	                 (ssize_t)sizeof(rec));
+	assert_int_equal(rec.magic, PMTXJ_REC_MAGIC);
+	char *b = malloc(rec.len);
+	assert_int_equal(pread(fd, b, rec.len, PMTXJ_REC_OFF),
+	                 (ssize_t)rec.len);
+	uint64_t bad = (uint64_t)REGION_SIZE * 4;
+	memcpy(b + sizeof(rec), &bad, 8);
+	memset(b + offsetof(struct pmtxj_rec, checksum), 0, 8);
+	uint64_t c = pmtx_checksum(b, rec.len, PMTXJ_CSUM_SEED_REC);
+	memcpy(b + offsetof(struct pmtxj_rec, checksum), &c, 8);
+	assert_int_equal(pwrite(fd, b, rec.len, PMTXJ_REC_OFF),
+	                 (ssize_t)rec.len);
+	close(fd);
+	free(b);
+	uint64_t h = tu_file_hash(path);
+	assert_int_equal(open_rc(path, PMTX_BACKEND_JOURNAL, 0),
+	                 PMTX_E_CORRUPT);
+	assert_non_null(strstr(pmtx_errmsg(), "outside the region"));
+	assert_int_equal(tu_file_hash(path), h);
+	rm_region(path);
+}
+
+/* J2: a torn last record ends the journal; those before it apply. */
+static void a_torn_last_record_ends_the_journal(void **s)
+{
+	(void)s;
+	const char *path = crashed_region(5);
+	const char *jp = jpath(path);
+	int fd = open(jp, O_RDWR);
+	uint64_t pos = PMTXJ_REC_OFF, last = 0;
+	struct pmtxj_rec rec;
+	for (;;) {
+		assert_int_equal(pread(fd, &rec, sizeof(rec), (off_t)pos),
+		                 (ssize_t)sizeof(rec));
+		if (rec.magic != PMTXJ_REC_MAGIC)
+			break;
+		last = pos;
+		pos += rec.len;
+	}
+	assert_true(last > 0);
+	char x = 0x5a;
+	assert_int_equal(pwrite(fd, &x, 1, (off_t)(pos - 1)), 1);
+	close(fd);
+	/* the torn record was the last commit's last barrier or later: at
+	 * least the commits before it are there, and all is consistent */
+	uint64_t seq = seq_after_open(path, PMTX_BACKEND_JOURNAL);
+	assert_true(seq >= 4 && seq <= 5);
+	rm_region(path);
+}
+
+/* ---- behaviour ---- */
+
+static void a_clean_close_keeps_even_unflushed_stores(void **s)
+{
+	(void)s;
+	const char *path;
+	pmtx_region *r = create_journal_region(&path, PMTX_RT_REDO);
+	struct root *root = pmtx_root(r, NULL);
+	root->a[17] = 0x1234; /* a plain store, never flushed */
+	assert_int_equal(pmtx_close(r), 0);
+	pmtx_options o;
+	pmtx_options_init(&o);
+	assert_int_equal(pmtx_open(path, &o, &r), 0);
+	root = pmtx_root(r, NULL);
+	assert_int_equal(root->a[17], 0x1234);
+	assert_int_equal(pmtx_close(r), 0);
+	rm_region(path);
+}
+
+/* One fdatasync per commit, none for an ordering barrier (exact, from
+ * the counters). */
+static void a_commit_costs_one_sync_and_an_order_barrier_none(void **s)
+{
+	(void)s;
+	const char *path;
+	pmtx_region *r = create_journal_region(&path, PMTX_RT_REDO);
+	struct root *root = pmtx_root(r, NULL);
+	uint64_t seed = 3;
+	const pmtx_runtime rts[] = {PMTX_RT_REDO, PMTX_RT_UNDO};
+	for (size_t k = 0; k < ARRAY_SIZE(rts); k++)
+		for (int i = 1; i <= 10; i++) {
+			struct move m;
+			next_move(&seed, &m);
+			tu_count_start();
+			assert_int_equal(run_tx(r, rts[k], &m, (uint64_t)i), 0);
+			pmtx_counters c = tu_count();
+			assert_true(c.barriers >= 2);
+			assert_int_equal(c.msyncs, 1);
+		}
+	root->a[0] = 5;
+	tu_count_start();
+	pmtx_flush(r, &root->a[0], 8);
+	assert_int_equal(pmtx_order(r), 0);
+	assert_int_equal(tu_count().msyncs, 0);
+	assert_int_equal(pmtx_barrier(r), 0);
+	assert_int_equal(tu_count().msyncs, 1);
+	assert_int_equal(pmtx_barrier(r), 0); /* nothing new: no sync */
+	assert_int_equal(tu_count().msyncs, 1);
+	assert_int_equal(pmtx_close(r), 0);
+	rm_region(path);
+}
+
+/* A transaction bigger than the journal is written by a checkpoint, and
+ * survives the process's death right after its commit. */
+static void a_transaction_bigger_than_the_journal_commits(void **s)
+{
+	(void)s;
+	setenv("PMTX_JOURNAL_SIZE", "64k", 1);
+	const char *path;
+	pmtx_region *r = create_journal_region(&path, PMTX_RT_UNDO);
+	assert_int_equal(pmtx_close(r), 0);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		pmtx_options o;
+		pmtx_options_init(&o);
+		o.backend = PMTX_BACKEND_JOURNAL;
+		pmtx_tx *tx;
+		if (pmtx_open(path, &o, &r) || pmtx_begin(r, PMTX_RT_UNDO, &tx))
+			_exit(1);
+		struct root *root = pmtx_root(r, NULL);
+		for (uint64_t i = 0; i < NW; i++) {
+			uint64_t v = i * 3 + 1;
+			if (pmtx_write(tx, &root->a[i], &v, 8))
+				_exit(1);
+		}
+		uint64_t one = 1;
+		if (pmtx_write(tx, &root->seq, &one, 8))
+			_exit(1);
+		pmtx_counters c;
+		pmtx_counters_reset();
+		int rc = pmtx_commit(tx);
+		pmtx_counters_get(&c);
+		/* a checkpoint: the journal, the region, the new header */
+		_exit(rc ? 1 : c.msyncs >= 3 ? 0 : 2); /* no close */
+	}
+	int st;
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+	pmtx_options o;
+	pmtx_options_init(&o);
+	assert_int_equal(pmtx_open(path, &o, &r), 0);
+	struct root *root = pmtx_root(r, NULL);
+	assert_int_equal(root->seq, 1);
+	for (uint64_t i = 0; i < NW; i++)
+		assert_int_equal(root->a[i], i * 3 + 1);
+	assert_int_equal(pmtx_close(r), 0);
+	unsetenv("PMTX_JOURNAL_SIZE");
+	rm_region(path);
+}
+
+static void the_journal_backend_refuses_pdom2(void **s)
+{
+	(void)s;
+	pmtx_options o;
+	pmtx_options_init(&o);
+	o.backend = PMTX_BACKEND_JOURNAL;
+	o.domain = PMTX_PDOM2;
+	o.root_size = 64;
+	o.ndesc = 4;
+	pmtx_region *r;
+	const char *path = tu_path();
+	assert_int_equal(pmtx_create(path, REGION_SIZE, &o, &r),
+	                 PMTX_E_INVAL);
+	assert_non_null(strstr(pmtx_errmsg(), "PDOM-2"));
+	assert_int_equal(access(path, F_OK), -1); /* refused before create */
+	rm_region(path);
+}
+
+static void create_forgets_a_stale_journal(void **s)
+{
+	(void)s;
+	const char *path = crashed_region(2);
+	char *keep = strdup(path);
+	unlink(keep); /* the region goes, its journal stays */
+	pmtx_options o;
+	pmtx_options_init(&o);
+	o.backend = PMTX_BACKEND_JOURNAL;
+	o.root_size = sizeof(struct root);
+	o.ndesc = 4;
+	pmtx_region *r;
+	assert_int_equal(pmtx_create(keep, REGION_SIZE, &o, &r), 0);
+	assert_int_equal(((struct root *)pmtx_root(r, NULL))->seq, 0);
+	assert_int_equal(pmtx_close(r), 0);
+	assert_int_equal(seq_after_open(keep, PMTX_BACKEND_JOURNAL), 0);
+	rm_region(keep);
+	free(keep);
+}
+
+/* "power": the power-failure enumerations (thousands of child
+ * processes: a "crash" test, kept out of the sanitizer build); else the
+ * rest. */
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest unit[] = {
+		cmocka_unit_test(commits_in_the_journal_survive_a_kill),
+		cmocka_unit_test(a_private_view_refuses_a_journal_with_commits),
+		cmocka_unit_test(
+			a_damaged_or_foreign_journal_is_refused_untouched),
+		cmocka_unit_test(an_offset_outside_the_region_is_refused),
+		cmocka_unit_test(a_torn_last_record_ends_the_journal),
+		cmocka_unit_test(a_clean_close_keeps_even_unflushed_stores),
+		cmocka_unit_test(
+			a_commit_costs_one_sync_and_an_order_barrier_none),
+		cmocka_unit_test(a_transaction_bigger_than_the_journal_commits),
+		cmocka_unit_test(the_journal_backend_refuses_pdom2),
+		cmocka_unit_test(create_forgets_a_stale_journal),
+	};
+	const struct CMUnitTest power[] = {
+		cmocka_unit_test(
+			every_runtime_survives_power_failure_at_every_write),
+		cmocka_unit_test(each_needed_sync_is_caught_when_left_out),
+		cmocka_unit_test(
+			replay_survives_power_failure_and_needs_its_sync),
+	};
+	if (argc > 1 && !strcmp(argv[1], "power"))
+		return cmocka_run_group_tests(power, NULL, NULL);
+	return cmocka_run_group_tests(unit, NULL, NULL);
+}
