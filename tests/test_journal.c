@@ -420,6 +420,33 @@ static void each_needed_sync_is_caught_when_left_out(void **s)
 	assert_true(workload(PMTX_RT_REDO, JS_S_CKPT_REGION) > 0);
 }
 
+/* A child opens path through the journal backend, commits n moves from
+ * seed (redo) and dies without closing: the commits are in the journal
+ * only. */
+static void die_after_commits(const char *path, int n, uint64_t seed)
+{
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		pmtx_options o;
+		pmtx_options_init(&o);
+		o.backend = PMTX_BACKEND_JOURNAL;
+		pmtx_region *r;
+		if (pmtx_open(path, &o, &r))
+			_exit(1);
+		for (int i = 1; i <= n; i++) {
+			struct move m;
+			next_move(&seed, &m);
+			if (run_tx(r, PMTX_RT_REDO, &m, (uint64_t)i))
+				_exit(1);
+		}
+		_exit(0);
+	}
+	int st;
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
 /* A process that dies after TXS commits leaves them in the journal only;
  * replay at the next open survives a power failure at every write. */
 static unsigned replay_workload(pmtx_backend reopen_with, int skip)
@@ -435,25 +462,7 @@ static unsigned replay_workload(pmtx_backend reopen_with, int skip)
 		next_move(&seed, &m);
 		model_apply(model_done, &m);
 	}
-	pid_t pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		pmtx_options o;
-		pmtx_options_init(&o);
-		o.backend = PMTX_BACKEND_JOURNAL;
-		if (pmtx_open(path, &o, &r))
-			_exit(1);
-		seed = 7;
-		for (uint64_t i = 1; i <= TXS; i++) {
-			next_move(&seed, &m);
-			if (run_tx(r, PMTX_RT_REDO, &m, i))
-				_exit(1);
-		}
-		_exit(0); /* no close: the commits are in the journal only */
-	}
-	int st;
-	assert_int_equal(waitpid(pid, &st, 0), pid);
-	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	die_after_commits(path, TXS, 7);
 	memcpy(model_next, model_done, sizeof(model_done));
 	acked = TXS;
 	pf.skip = skip;
@@ -498,26 +507,7 @@ static const char *crashed_region(int n)
 	const char *path;
 	pmtx_region *r = create_journal_region(&path, PMTX_RT_REDO);
 	assert_int_equal(pmtx_close(r), 0);
-	pid_t pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		pmtx_options o;
-		pmtx_options_init(&o);
-		o.backend = PMTX_BACKEND_JOURNAL;
-		if (pmtx_open(path, &o, &r))
-			_exit(1);
-		uint64_t seed = 1;
-		for (int i = 1; i <= n; i++) {
-			struct move m;
-			next_move(&seed, &m);
-			if (run_tx(r, PMTX_RT_REDO, &m, (uint64_t)i))
-				_exit(1);
-		}
-		_exit(0);
-	}
-	int st;
-	assert_int_equal(waitpid(pid, &st, 0), pid);
-	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	die_after_commits(path, n, 1);
 	return path;
 }
 

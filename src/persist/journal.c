@@ -35,7 +35,14 @@
  *  2. The journal is reset (a new epoch in the other header slot, J1)
  *     only after the pages of every line in it are durable in the region
  *     file (ckpt_region); replay likewise makes the file durable before
- *     the reset that drops what it applied.
+ *     the reset that drops what it applied. The reset's own fdatasync
+ *     is not what keeps a crash safe while the journal backend runs (a
+ *     reset lost leaves the old epoch, whose records the file already
+ *     holds, and the next commit's fdatasync of the same file covers it);
+ *     it is there for a replay under another backend, whose later writes
+ *     to the file must never meet those records again should the journal
+ *     outlive its unlink. The journal's crash test therefore does not
+ *     require its omission to be caught.
  *  3. A line's bytes are read for its record under the journal lock, so
  *     records are in the order their contents were taken: a later record
  *     never holds an older value of a line than an earlier one. Each
