@@ -11,8 +11,12 @@
  *               fixed, half of it the back copy; it runs twin only, and
  *               twin runs in it only
  *   domain      pdom0, pdom1 (default), pdom2
- *   backend     hardware (default), emulated, file (msync: an ordinary
- *               file system made crash-safe)
+ *   backend     hardware (default), emulated, file (the pages written
+ *               back in place at each barrier: an ordinary file system
+ *               made crash-safe), journal (the lines flushed appended to
+ *               "<db>.pmtxj" at each barrier, the pages written back at
+ *               checkpoints: the same guarantee on an ordinary file
+ *               system, one fdatasync per commit; not under pdom2)
  *   barrier_ns  extra latency of each persist barrier (emulation)
  *   size        bytes of a new region (default 8 MiB)
  *   max_size    bytes the region may grow to (default 4 GiB, fixed at

@@ -1,19 +1,24 @@
 #!/usr/bin/env python3
 """SQLite on pmtx beside stock SQLite: TPC-C (psq-tpcc) and SQLite's own
-speedtest1 (psq-speedtest1), every configuration side by side in one run.
+speedtest1 (psq-speedtest1), every configuration side by side in one run;
+and, when asked for (--benches inserts), one-row transactions (inserts.py).
 
     sqlbench.py [--quick] [--rounds R] [--seconds T] [--warehouses 1,4]
                 [--scale F] [--size N] [--configs a,b,...]
-                [--benches tpcc,speedtest1] [--shm-dir D] [--disk-dir D]
-                [--tpcc BIN] [--speedtest1 BIN]
+                [--benches tpcc,speedtest1,inserts] [--shm-dir D]
+                [--disk-dir D] [--tpcc BIN] [--speedtest1 BIN] [--ext SO]
 
 Configurations (--configs; all by default):
   memory            :memory: (speedtest1 --memdb)
   pmtx-R-pdom1      the pmtx VFS, runtime R (undo, redo), PDOM-1 on the
                     hardware backend (clwb + sfence), in the shm dir
   pmtx-R-pdom2      the same under PDOM-2 (no write-back, fences only)
-  pmtx-R-file       the file backend (msync) in the disk dir: every
-                    commit durable on an ordinary file system
+  pmtx-R-file       the file backend in the disk dir: every commit
+                    durable on an ordinary file system, its pages written
+                    back in place at each commit
+  pmtx-R-journal    the journal backend in the disk dir: the same
+                    guarantee, each commit appended to "<db>.pmtxj" (one
+                    fdatasync), the pages written back at checkpoints
   J-S-shm, J-S-disk stock SQLite (the default VFS) with journal_mode J
                     (delete, wal) and synchronous S (full, normal), in the
                     shm dir (/dev/shm) or the disk dir (/var/tmp, ext4 here)
@@ -24,8 +29,13 @@ TPC-C database is loaded once per warehouse count (psq-tpcc --load-only
 into a plain file) and copied into each configuration before its run
 (--from: SQLite's backup API), so that a run measures transactions only.
 
-Output: JSON lines on stdout, one per run, each psq-tpcc's or
-speedtest1's figures with "bench" ("sqlite-tpcc", "sqlite-speedtest1"),
+inserts (not in the default --benches): each run inserts one row per
+transaction, in autocommit, for --seconds (inserts.py, in a process of
+its own: this Python, which must load the extension --ext).
+
+Output: JSON lines on stdout, one per run, each psq-tpcc's, speedtest1's
+or inserts.py's figures with "bench" ("sqlite-tpcc", "sqlite-speedtest1",
+"sqlite-inserts"),
 "config", "round", "dir", "fs" (the dir's file system type); and one
 {"bench": "sqlite-skip", ...} line for a bench that cannot run (its
 binary is missing). Progress goes to stderr. Every run is bounded in
@@ -45,7 +55,10 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 RUNTIMES = ["redo", "undo"]
-PMTX_DOMAINS = ["pdom1", "pdom2", "file"]
+# The pmtx configurations' last word: a domain on the hardware backend in
+# the shm dir, or a backend for ordinary disks (PDOM-1) in the disk dir.
+PMTX_DOMAINS = ["pdom1", "pdom2", "file", "journal"]
+DISK_BACKENDS = ("file", "journal")
 JOURNALS = ["delete", "wal"]
 SYNCS = ["full", "normal"]
 
@@ -55,12 +68,12 @@ def all_configs():
     cfgs = {"memory": {"kind": "memory", "where": "shm"}}
     for dom in PMTX_DOMAINS:
         for rt in RUNTIMES:
-            file = dom == "file"
+            disk = dom in DISK_BACKENDS
             cfgs[f"pmtx-{rt}-{dom}"] = {
                 "kind": "pmtx", "runtime": rt,
-                "domain": "pdom1" if file else dom,
-                "backend": "file" if file else "hardware",
-                "where": "disk" if file else "shm"}
+                "domain": "pdom1" if disk else dom,
+                "backend": dom if disk else "hardware",
+                "where": "disk" if disk else "shm"}
     for where in ("shm", "disk"):
         for j in JOURNALS:
             for s in SYNCS:
@@ -86,7 +99,10 @@ def db_uri(cfg, path):
 
 
 def remove_db(path):
-    for p in [path] + [path + s for s in ("-journal", "-wal", "-shm")]:
+    """The database and every file SQLite or pmtx keeps beside it (the
+    journal backend's "<db>.pmtxj", 64 MiB by default)."""
+    for p in [path] + [path + s for s in ("-journal", "-wal", "-shm",
+                                          ".pmtxj")]:
         try:
             os.unlink(p)
         except FileNotFoundError:
@@ -207,6 +223,29 @@ class Runner:
                    "tests": tests, "dir": self.dirs[cfg["where"]],
                    "fs": self.fs[cfg["where"]]})
 
+    # ---- one-row transactions ----
+
+    def inserts(self, name, cfg, rnd):
+        a = self.args
+        path = self.path(cfg, f"ins-{name}.db")
+        remove_db(path)
+        argv = [sys.executable, os.path.join(HERE, "inserts.py"),
+                "--db", ":memory:" if cfg["kind"] == "memory"
+                else db_uri(cfg, path), "--seconds", f"{a.seconds:g}",
+                "--max-tx", str(a.max_tx), "--label", name]
+        if cfg["kind"] == "pmtx":
+            argv += ["--ext", a.ext]
+        if cfg["kind"] == "stock":
+            argv += ["--journal", cfg["journal"], "--sync", cfg["sync"]]
+        try:
+            text = self.run(argv, timeout=a.seconds * 4 + 600)
+        finally:
+            remove_db(path)
+        for obj in parse_json_lines(text or ""):
+            obj.update(bench="sqlite-inserts", config=name, round=rnd,
+                       dir=self.dirs[cfg["where"]], fs=self.fs[cfg["where"]])
+            self.emit(obj)
+
     def cleanup(self):
         for d in set(self.dirs.values()):
             for p in glob.glob(os.path.join(d, self.tag + "-*")):
@@ -266,6 +305,9 @@ def parse_args(argv):
                                                    "psq-tpcc"))
     ap.add_argument("--speedtest1",
                     default=os.path.join(build, "psq-speedtest1"))
+    ap.add_argument("--ext", default=os.path.join(build,
+                                                  "libpmtx_sqlite.so"),
+                    help="the extension, for --benches inserts")
     a = ap.parse_args(argv)
     base = QUICK if a.quick else DEFAULT
     for k, v in base.items():
@@ -282,6 +324,11 @@ def parse_args(argv):
                  f"{', '.join(CONFIGS)}")
     a.configs = names
     a.benches = [b for b in a.benches.split(",") if b]
+    bad = [b for b in a.benches if b not in ("tpcc", "speedtest1",
+                                             "inserts")]
+    if bad:
+        ap.error(f"unknown bench(es) {', '.join(bad)}; known: tpcc, "
+                 f"speedtest1, inserts")
     return a
 
 
@@ -289,10 +336,11 @@ def main(argv=None):
     a = parse_args(argv)
     r = Runner(a)
     benches = []
-    for b, binary in (("tpcc", a.tpcc), ("speedtest1", a.speedtest1)):
+    for b, binary in (("tpcc", a.tpcc), ("speedtest1", a.speedtest1),
+                      ("inserts", a.ext)):
         if b not in a.benches:
             continue
-        if os.access(binary, os.X_OK):
+        if os.access(binary, os.R_OK if b == "inserts" else os.X_OK):
             benches.append(b)
         else:
             r.emit({"bench": "sqlite-skip", "what": b, "binary": binary,
@@ -308,6 +356,8 @@ def main(argv=None):
                     r.tpcc(name, cfg, w, tpl, rnd)
                 if "speedtest1" in benches:
                     r.speedtest1(name, cfg, rnd)
+                if "inserts" in benches:
+                    r.inserts(name, cfg, rnd)
     finally:
         r.cleanup()
     return 1 if r.failed else 0

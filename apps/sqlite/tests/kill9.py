@@ -11,17 +11,26 @@ mid-spill). After each kill the database is opened in this process and:
   - meta.last >= every acknowledged number (no acknowledged commit lost);
   - the rows are exactly those of transactions (last-200, last], each with
     its full count and payloads (no transaction half there).
-The next writer goes on from last + 1.
+The next writer goes on from last + 1. The checker opens the database
+with the writer's backend.
 
-    kill9.py --writer BIN [--kills N] [--backend hardware|file]
+With --copy-checks, every other kill is checked on a copy of the files
+(the region and what the backend keeps beside it, such as the journal
+backend's "<db>.pmtxj"), made once the writer is dead; the files
+themselves are left as the kill left them, so that the next writer
+recovers them (and may be killed while it does). Recovery is
+deterministic, so the copy's `last` is what the writer starts from.
+
+    kill9.py --writer BIN [--kills N] [--backend hardware|file|journal]
              [--dir D] [--runtimes undo,redo,...] [--spill]
-             [--expect-violation]
+             [--copy-checks] [--expect-violation]
 
 --expect-violation inverts the verdict: with a writer whose VFS was built
 to commit every write at once (PSQ_MUTANT=write_through), the test must
 find a half transaction, which shows it can fail.
 """
 import argparse
+import glob
 import os
 import random
 import select
@@ -52,23 +61,33 @@ def payload(n, i):
     return "row %d.%d %0*d" % (n, i, width, n * 7919 + i)
 
 
-def check(path, acked):
+def check(path, acked, backend):
     """The checks above; a database SQLite finds malformed, or cannot
     read, is a violation too (not a crash of this script)."""
     try:
-        return check_db(path, acked)
+        return check_db(path, acked, backend)
     except sqlite3.DatabaseError as e:
         raise Violation("SQLite: %s" % e)
 
 
-def check_db(path, acked):
+def copy_files(path, directory):
+    """A copy of path and of the files beside it that share its name
+    (path + suffix), in directory; the copy of path."""
+    shutil.rmtree(directory, ignore_errors=True)
+    os.mkdir(directory)
+    for f in glob.glob(glob.escape(path) + "*"):
+        shutil.copyfile(f, os.path.join(directory, os.path.basename(f)))
+    return os.path.join(directory, os.path.basename(path))
+
+
+def check_db(path, acked, backend):
     if not os.path.exists(path):
         # Killed before the region was made (its creation is atomic);
         # opening it here would create one of the default runtime.
         if acked:
             raise Violation("no database, acknowledged %d" % acked)
         return 0
-    c = psq.connect(path)
+    c = psq.connect(path, backend=backend)
     try:
         ic = c.execute("pragma integrity_check").fetchone()[0]
         if ic != "ok":
@@ -138,7 +157,12 @@ def run(args, runtime, directory):
     last, total = 0, 0
     for k in range(args.kills):
         acked = one_kill(args, uri, last + 1, rnd)
-        last = check(path, acked)
+        if args.copy_checks and k % 2 == 0:
+            copy = copy_files(path, os.path.join(directory, "copy"))
+            last = check(copy, acked, args.backend)
+            shutil.rmtree(os.path.dirname(copy))
+        else:
+            last = check(path, acked, args.backend)
         total += 1
     return last, total
 
@@ -151,6 +175,7 @@ def main():
     ap.add_argument("--dir", default="/dev/shm")
     ap.add_argument("--runtimes", default="redo,undo,redo-async,auto,twin")
     ap.add_argument("--spill", action="store_true")
+    ap.add_argument("--copy-checks", action="store_true")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--expect-violation", action="store_true")
     args = ap.parse_args()

@@ -2,7 +2,9 @@
 database through the pmtx VFS or the default one.
 
 $PSQ_EXT names the extension (libpmtx_sqlite.so); $PMTX_CMD the pmtx
-command. Run with /usr/bin/python3: its sqlite3 module can load
+command. $PSQ_BACKEND, if set, is the backend every pmtx URI names unless
+it names one itself (the suite run again on the journal backend: see
+CMakeLists.txt). Run with /usr/bin/python3: its sqlite3 module can load
 extensions.
 """
 import os
@@ -11,6 +13,7 @@ import urllib.parse
 
 EXT = os.environ.get("PSQ_EXT", "")
 PMTX_CMD = os.environ.get("PMTX_CMD", "")
+BACKEND = os.environ.get("PSQ_BACKEND", "")
 _loaded = False
 
 
@@ -33,6 +36,8 @@ def uri(path, vfs="pmtx", **params):
     q = dict(params)
     if vfs:
         q["vfs"] = vfs
+    if vfs == "pmtx" and BACKEND and "backend" not in q:
+        q["backend"] = BACKEND
     return "file:%s?%s" % (urllib.parse.quote(os.path.abspath(path)),
                            urllib.parse.urlencode(q))
 
@@ -44,6 +49,12 @@ def connect(path, vfs="pmtx", timeout=0.0, **params):
     return sqlite3.connect(uri(path, vfs, **params), uri=True,
                            timeout=timeout, isolation_level=None,
                            check_same_thread=False)
+
+
+def sidecars(name):
+    """The files a region named name has beside it under the backend of
+    this run: the journal backend's "<region>.pmtxj"."""
+    return [name + ".pmtxj"] if BACKEND == "journal" else []
 
 
 def errmsg(conn):

@@ -63,18 +63,21 @@ def test_commits_survive_reopen_and_rollbacks_leave_nothing(tmp, runtime):
 
 
 def test_no_journal_reaches_the_disk(tmp):
+    # The journal backend's own journal (app.db.pmtxj) is the region's,
+    # made when the region opens: no SQLite journal is ever written.
+    files = sorted(["app.db"] + psq.sidecars("app.db"))
     p = db_path(tmp)
     c = psq.connect(p)
     c.execute("create table t(x)")
     c.execute("begin")
     c.execute("insert into t values (zeroblob(100000))")
-    assert sorted(os.listdir(tmp)) == ["app.db"]
+    assert sorted(os.listdir(tmp)) == files
     c.execute("commit")
     for mode in ("delete", "truncate", "persist", "memory", "off"):
         assert c.execute("pragma journal_mode=%s" % mode).fetchone()[0] \
             == mode
         c.execute("insert into t values (1)")
-        assert sorted(os.listdir(tmp)) == ["app.db"]
+        assert sorted(os.listdir(tmp)) == files
     c.close()
 
 
@@ -250,6 +253,86 @@ def test_twin_databases_run_twin_only(tmp):
         assert why in last_errmsg()
     c = psq.connect(p)
     assert c.execute("select x from t").fetchall() == [(1,), (2,)]
+    c.close()
+
+
+KILLED_WRITER = r"""
+import os, signal, sys
+sys.path.insert(0, sys.argv[1])
+import psq
+c = psq.connect(sys.argv[2], backend="journal")
+c.execute("create table t(k integer primary key, v)")
+for i in range(int(sys.argv[3])):
+    c.execute("insert into t(v) values (?)", ("row %d" % i,))
+os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+@pytest.mark.parametrize("backend", ["journal", "hardware", "file"])
+def test_commits_only_in_the_journal_survive_kill9_under_any_backend(
+        tmp, backend):
+    """backend=journal: a commit is durable once its record is in
+    "<db>.pmtxj"; the region file gets it at a checkpoint or at close.
+    After kill -9 the next open replays the journal, whatever its
+    backend; another backend then removes the journal."""
+    p = db_path(tmp)
+    out = subprocess.run(
+        [sys.executable, "-c", KILLED_WRITER, os.path.dirname(__file__), p,
+         "50"], capture_output=True, text=True, timeout=120,
+        env=dict(os.environ, PMTX_JOURNAL_SIZE="64M"))
+    assert out.returncode == -9, out.stderr
+    assert os.path.exists(p + ".pmtxj")
+    c = psq.connect(p, backend=backend)
+    assert c.execute("select count(*), max(v) from t").fetchone() == (
+        50, "row 9")
+    assert c.execute("pragma integrity_check").fetchone()[0] == "ok"
+    assert ("backend %s," % backend) in c.execute(
+        "pragma pmtx_info").fetchone()[0]
+    c.execute("insert into t(v) values ('after')")
+    c.close()
+    assert os.path.exists(p + ".pmtxj") == (backend == "journal")
+    c = psq.connect(p, backend="journal")
+    assert c.execute("select count(*) from t").fetchone()[0] == 51
+    c.close()
+
+
+def test_a_database_made_again_drops_the_journal_of_the_old_one(tmp):
+    """Deleting a database leaves its "<db>.pmtxj" if the user forgets
+    it; a new database made at the same path, under any backend, drops
+    it (pmtx_create) rather than refusing it or replaying it."""
+    p = db_path(tmp)
+    for backend in ("journal", "journal", "hardware"):
+        c = psq.connect(p, backend=backend)
+        assert c.execute("select count(*) from sqlite_master").fetchone() \
+            == (0,)
+        c.execute("create table t(x)")
+        c.execute("insert into t values (?)", (backend,))
+        c.close()
+        c = psq.connect(p, backend=backend)
+        assert c.execute("select x from t").fetchall() == [(backend,)]
+        c.close()
+        assert os.path.exists(p + ".pmtxj") == (backend == "journal")
+        os.unlink(p)
+    assert sorted(os.listdir(tmp)) == []
+
+
+def test_a_journal_of_another_database_is_refused_with_a_message(tmp):
+    """A database file put in the place of another (mv) while the old
+    one's journal is still beside it: the journal is not this region's
+    (its uuid differs), and is refused rather than applied."""
+    p, q = db_path(tmp), db_path(tmp, "other.db")
+    for path in (p, q):
+        c = psq.connect(path, backend="journal")
+        c.execute("create table t(x)")
+        c.execute("insert into t values (?)", (path,))
+        c.close()
+    os.replace(q, p)
+    with pytest.raises(sqlite3.DatabaseError):
+        psq.connect(p, backend="journal").execute("select 1")
+    assert "belongs to another region" in last_errmsg()
+    os.unlink(p + ".pmtxj")
+    c = psq.connect(p, backend="journal")
+    assert c.execute("select x from t").fetchall() == [(q,)]
     c.close()
 
 
@@ -451,3 +534,7 @@ def test_bad_uri_parameters_are_refused(tmp):
     with pytest.raises(sqlite3.OperationalError, match="unable to open"):
         psq.connect(db_path(tmp), runtime="cow")
     assert "runtime=cow" in last_errmsg()
+    with pytest.raises(sqlite3.OperationalError, match="unable to open"):
+        psq.connect(db_path(tmp), backend="journal", domain="pdom2")
+    assert "no PDOM-2" in last_errmsg()
+    assert not os.path.exists(db_path(tmp))
