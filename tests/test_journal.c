@@ -596,6 +596,15 @@ static void a_damaged_or_foreign_journal_is_refused_untouched(void **s)
 	                 PMTX_E_CORRUPT);
 	assert_non_null(strstr(pmtx_errmsg(), "another region"));
 	assert_int_equal(tu_file_hash(b), h);
+	/* another region's journal with no record is nobody's: dropped */
+	assert_int_equal(seq_after_open(apath, PMTX_BACKEND_FILE), 0);
+	pmtx_region *r = create_journal_region(&a, PMTX_RT_REDO);
+	assert_int_equal(pmtx_close(r), 0); /* its journal: empty */
+	aj = strdup(jpath(a));
+	assert_int_equal(rename(aj, jpath(apath)), 0);
+	free(aj);
+	assert_int_equal(open_rc(apath, PMTX_BACKEND_JOURNAL, 0), 0);
+	rm_region(a);
 	rm_region(apath);
 	rm_region(b);
 	free(apath);

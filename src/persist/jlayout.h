@@ -26,7 +26,8 @@
  *      (line aligned, inside the region file); one that is not makes the
  *      journal corrupt: it is refused, never applied.
  *  J4. The journal is bound to one region by the region's uuid; a
- *      journal with another uuid is refused, never applied.
+ *      journal with another uuid is refused, never applied, unless it
+ *      holds no record (then it is nobody's, and dropped).
  *  J5. Every change to this format bumps PMTXJ_VERSION.
  */
 #ifndef PMTX_JLAYOUT_H

@@ -442,19 +442,55 @@ static char *journal_path(const char *region_path)
 	return p;
 }
 
-/* Read the journal's header and check it belongs to this region (J4). */
+/* Read the journal's header and check it belongs to this region (J4).
+ * 1: another region's journal that holds no record, so nobody's (a
+ * region replaced at this path): the caller drops it. */
 static int open_existing(struct scan *s, const uint8_t uuid[16], int *slot)
 {
 	struct stat st;
 	if (fstat(s->jfd, &st) != 0)
 		return errno;
 	int rc = read_hdr(s->jfd, s->path, (uint64_t)st.st_size, &s->h, slot);
-	if (!rc && memcmp(s->h.uuid, uuid, 16) != 0) {
-		pmtx__set_errmsg("journal %s belongs to another region (uuid "
-		                 "differs)", s->path);
-		rc = PMTX_E_CORRUPT;
+	if (rc || memcmp(s->h.uuid, uuid, 16) == 0)
+		return rc;
+	if ((rc = scan_records(s)) != 0 || s->nrec == 0)
+		return rc ? rc : 1;
+	pmtx__set_errmsg("journal %s belongs to another region (uuid differs) "
+	                 "and holds %llu records", s->path,
+	                 (unsigned long long)s->nrec);
+	return PMTX_E_CORRUPT;
+}
+
+/* Open the journal at jpath: 0 and s->jfd, or ENOENT (none; made first
+ * if keep), or another error. A journal that open_existing finds is
+ * nobody's is removed first. */
+static int open_journal(struct scan *s, const char *jpath,
+                        const uint8_t uuid[16], enum journal_mode mode,
+                        int *slot)
+{
+	for (int pass = 0; pass < 2; pass++) {
+		s->jfd = open(jpath, (mode == JOURNAL_READONLY ? O_RDONLY
+		                                              : O_RDWR) |
+		                             O_CLOEXEC);
+		if (s->jfd < 0 && errno == ENOENT && mode == JOURNAL_KEEP) {
+			int rc = create_journal(jpath, uuid);
+			if (rc)
+				return rc;
+			s->jfd = open(jpath, O_RDWR | O_CLOEXEC);
+		}
+		if (s->jfd < 0)
+			return errno;
+		int rc = open_existing(s, uuid, slot);
+		if (rc != 1)
+			return rc;
+		close(s->jfd);
+		s->jfd = -1;
+		if (mode == JOURNAL_READONLY)
+			return ENOENT;
+		if (unlink(jpath) != 0 || (rc = sync_dir(jpath)) != 0)
+			return rc ? rc : errno;
 	}
-	return rc;
+	return EIO;
 }
 
 /* Records found; then applied, the file durable, the journal reset. */
@@ -528,34 +564,24 @@ static struct journal *journal_new(int jfd, int rfd, char *path,
 int journal_recover(int rfd, const char *region_path, const uint8_t uuid[16],
                     enum journal_mode mode, struct journal **keep)
 {
-	struct scan s = {.rfd = rfd};
+	struct scan s = {.rfd = rfd, .jfd = -1};
 	char *jpath = journal_path(region_path);
 	if (!jpath)
 		return ENOMEM;
 	s.path = jpath;
-	s.jfd = open(jpath, (mode == JOURNAL_READONLY ? O_RDONLY : O_RDWR) |
-	                            O_CLOEXEC);
-	int rc = 0;
-	if (s.jfd < 0 && errno == ENOENT && mode == JOURNAL_KEEP) {
-		if (!(rc = create_journal(jpath, uuid)))
-			s.jfd = open(jpath, O_RDWR | O_CLOEXEC);
-	}
-	if (s.jfd < 0) {
-		int e = rc ? rc : errno;
-		free(jpath);
-		return e == ENOENT && mode != JOURNAL_KEEP ? 0 : e;
-	}
 	struct stat st;
 	int slot = 0;
-	if (fstat(rfd, &st) != 0)
-		rc = errno;
+	int rc = fstat(rfd, &st) ? errno : 0;
 	s.rfile = (uint64_t)st.st_size;
 	if (!rc)
-		rc = open_existing(&s, uuid, &slot);
-	if (!rc)
+		rc = open_journal(&s, jpath, uuid, mode, &slot);
+	if (rc == ENOENT && mode != JOURNAL_KEEP)
+		rc = 0; /* no journal: nothing to do */
+	else if (!rc)
 		rc = replay(&s, &slot, mode == JOURNAL_READONLY);
 	free(s.buf);
-	if (!rc && mode == JOURNAL_REMOVE && unlink(jpath) == 0)
+	if (!rc && s.jfd >= 0 && mode == JOURNAL_REMOVE &&
+	    unlink(jpath) == 0)
 		rc = sync_dir(jpath);
 	if (!rc && mode == JOURNAL_KEEP) {
 		*keep = journal_new(s.jfd, rfd, jpath, &s.h, slot);
@@ -563,7 +589,8 @@ int journal_recover(int rfd, const char *region_path, const uint8_t uuid[16],
 			return 0;
 		rc = ENOMEM;
 	}
-	close(s.jfd);
+	if (s.jfd >= 0)
+		close(s.jfd);
 	free(jpath);
 	return rc;
 }
