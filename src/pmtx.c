@@ -19,6 +19,7 @@
 
 #include "pmtx_cltx.h"
 #include "heap/heap.h"
+#include "persist/journal.h"
 #include "region/region.h"
 #include "tx/tx.h"
 
@@ -86,21 +87,6 @@ static int finish_open(pmtx_region *r)
 	return rc;
 }
 
-/* A journal left at path by a region since removed would be refused at
- * the new region's first open (another uuid): no region is at path now
- * (region_create would have failed), so it is nobody's. */
-static void forget_stale_journal(const char *path)
-{
-	size_t n = strlen(path);
-	char *j = malloc(n + 7);
-	if (!j)
-		return;
-	memcpy(j, path, n);
-	memcpy(j + n, ".pmtxj", 7);
-	unlink(j);
-	free(j);
-}
-
 /* A region created through the file backend, opened again through the
  * journal backend (its journal made there). */
 static int reopen(pmtx_region *r, const char *path, const pmtx_options *o,
@@ -125,7 +111,7 @@ int pmtx_create(const char *path, size_t size, const pmtx_options *o,
 	int rc = region_create(path, size, o, &r);
 	if (rc)
 		return rc;
-	forget_stale_journal(path);
+	journal_forget(path); /* a journal left by a region since removed */
 	trace_region(r->base, r->map_len, r->hdr->uuid);
 	r->trunc_lazy = o->truncation == PMTX_TRUNC_LAZY;
 	r->auto_rotate = (o->flags & PMTX_OPEN_AUTO_ROTATE) != 0;

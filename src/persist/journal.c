@@ -35,14 +35,13 @@
  *  2. The journal is reset (a new epoch in the other header slot, J1)
  *     only after the pages of every line in it are durable in the region
  *     file (ckpt_region); replay likewise makes the file durable before
- *     the reset that drops what it applied. The reset's own fdatasync
- *     is not what keeps a crash safe while the journal backend runs (a
- *     reset lost leaves the old epoch, whose records the file already
- *     holds, and the next commit's fdatasync of the same file covers it);
- *     it is there for a replay under another backend, whose later writes
- *     to the file must never meet those records again should the journal
- *     outlive its unlink. The journal's crash test therefore does not
- *     require its omission to be caught.
+ *     the reset that drops what it applied. The new header is durable
+ *     before any record of its epoch is written (reset syncs it): those
+ *     records overwrite the old epoch's in place, and a disk may keep
+ *     later sectors of a write and lose earlier ones, so without it a
+ *     crash could leave the old header over a prefix of old records
+ *     whose later ones are gone, and replay would roll back lines the
+ *     checkpoint had made newer.
  *  3. A line's bytes are read for its record under the journal lock, so
  *     records are in the order their contents were taken: a later record
  *     never holds an older value of a line than an earlier one. Each
@@ -81,6 +80,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -101,9 +101,11 @@ struct journal {
 	uint8_t uuid[16];
 	uint64_t epoch, cap, tail, seq;
 	int slot;           /* header slot of the current epoch */
-	int failed;         /* invariant 6: the errno, or 0 */
-	_Atomic uint64_t lsn;    /* bytes appended since open, all epochs */
-	_Atomic uint64_t synced; /* of those, durable */
+	atomic_int failed;  /* invariant 6: the errno, or 0 */
+	uint64_t lost_seen; /* lines_lost when last looked at (below) */
+	_Atomic uint64_t written; /* record bytes written to the file since
+	                           * open, all epochs (not those in wbuf) */
+	_Atomic uint64_t synced;  /* of those, durable */
 	pthread_mutex_t sync_mu; /* one fdatasync at a time (invariant 4) */
 	uint8_t *pgbit;     /* pages with a line in the journal */
 	uint64_t *pages;    /* the same, as a list */
@@ -254,6 +256,7 @@ static int reset(int fd, int *slot, const uint8_t uuid[16], uint64_t *epoch,
 
 /* ---- creation (invariant 5) ---- */
 
+/* PMTX_JOURNAL_SIZE (bytes, or with K, M, G), PMTXJ_MIN_CAP to 1 TiB. */
 static uint64_t capacity_wanted(void)
 {
 	const char *s = getenv("PMTX_JOURNAL_SIZE");
@@ -261,13 +264,13 @@ static uint64_t capacity_wanted(void)
 		return DEFAULT_CAP;
 	char *end;
 	unsigned long long v = strtoull(s, &end, 10);
-	if (*end == 'k' || *end == 'K')
-		v <<= 10;
-	else if (*end == 'm' || *end == 'M')
-		v <<= 20;
-	else if (*end == 'g' || *end == 'G')
-		v <<= 30;
-	v = ALIGN_UP(v, JPAGE);
+	unsigned shift = *end == 'k' || *end == 'K'   ? 10
+	                 : *end == 'm' || *end == 'M' ? 20
+	                 : *end == 'g' || *end == 'G' ? 30
+	                                              : 0;
+	if (v > (1ull << 40) >> shift)
+		return 1ull << 40;
+	v = ALIGN_UP(v << shift, JPAGE);
 	return v < PMTXJ_MIN_CAP ? PMTXJ_MIN_CAP : v;
 }
 
@@ -584,6 +587,11 @@ int journal_recover(int rfd, const char *region_path, const uint8_t uuid[16],
 	    unlink(jpath) == 0)
 		rc = sync_dir(jpath);
 	if (!rc && mode == JOURNAL_KEEP) {
+		/* held while the region is open: journal_forget skips it */
+		if (flock(s.jfd, LOCK_EX | LOCK_NB) != 0)
+			rc = errno == EWOULDBLOCK ? PMTX_E_LOCKED : errno;
+	}
+	if (!rc && mode == JOURNAL_KEEP) {
 		*keep = journal_new(s.jfd, rfd, jpath, &s.h, slot);
 		if (*keep)
 			return 0;
@@ -668,8 +676,8 @@ static void raise_synced(struct journal *j, uint64_t to)
 
 static int fail(struct journal *j, int rc)
 {
-	if (!j->failed)
-		j->failed = rc ? rc : EIO;
+	int none = 0;
+	atomic_compare_exchange_strong(&j->failed, &none, rc > 0 ? rc : EIO);
 	pmtx__set_errmsg("journal %s: %s; the region must be closed and "
 	                 "opened again", j->path,
 	                 rc > 0 ? strerror(rc) : "I/O error");
@@ -683,7 +691,25 @@ static int wbuf_write(struct journal *j)
 	int rc = j->wlen ? write_all(j->jfd, j->wbuf, j->wlen,
 	                             j->tail - j->wlen, JS_W_RECORD)
 	                 : 0;
+	if (!rc)
+		atomic_fetch_add(&j->written, j->wlen);
 	j->wlen = 0;
+	return rc;
+}
+
+/* The journal's fdatasync, one at a time and never after a failed one
+ * (invariant 6: a second fdatasync after a failure reports success for
+ * pages the file system may have dropped). */
+static int sync_journal(struct journal *j, enum journal_site site)
+{
+	pthread_mutex_lock(&j->sync_mu);
+	uint64_t to = atomic_load(&j->written);
+	int rc = atomic_load(&j->failed) ? EIO : sync_fd(j->jfd, site);
+	if (rc)
+		fail(j, rc);
+	else
+		raise_synced(j, to);
+	pthread_mutex_unlock(&j->sync_mu);
 	return rc;
 }
 
@@ -693,7 +719,7 @@ static int checkpoint(struct journal *j)
 {
 	int rc = wbuf_write(j);
 	if (!rc)
-		rc = sync_fd(j->jfd, JS_S_CKPT_JOURNAL);
+		rc = sync_journal(j, JS_S_CKPT_JOURNAL);
 	if (!rc)
 		rc = write_pages(j);
 	if (!rc)
@@ -702,7 +728,6 @@ static int checkpoint(struct journal *j)
 		rc = reset(j->jfd, &j->slot, j->uuid, &j->epoch, j->cap);
 	if (rc)
 		return fail(j, rc);
-	raise_synced(j, atomic_load(&j->lsn));
 	pages_clear(j);
 	j->tail = PMTXJ_REC_OFF;
 	j->seq = 0;
@@ -711,10 +736,14 @@ static int checkpoint(struct journal *j)
 
 /* ---- the barrier's lines, per thread ---- */
 
+/* Lines a thread lost track of (out of memory in line_add), counted for
+ * every region: each journal writes back all its pages at its next
+ * barrier after the count moves. */
+static _Atomic uint64_t lines_lost;
+
 struct tls_lines {
 	uintptr_t *a;
 	size_t n, cap;
-	int failed; /* out of memory while recording */
 	char *rec;  /* the record being built */
 	size_t rec_cap;
 };
@@ -728,7 +757,7 @@ static void line_add(uintptr_t a)
 		size_t cap = tls.cap ? tls.cap * 2 : 256;
 		uintptr_t *na = realloc(tls.a, cap * sizeof(*na));
 		if (!na) {
-			tls.failed = 1;
+			atomic_fetch_add(&lines_lost, 1);
 			return;
 		}
 		tls.a = na, tls.cap = cap;
@@ -813,14 +842,16 @@ static int rec_append(struct journal *j, size_t n)
 	r.checksum = pmtx_checksum(tls.rec, len, PMTXJ_CSUM_SEED_REC);
 	memcpy(tls.rec, &r, sizeof(r));
 	int rc = len > WBUF - j->wlen ? wbuf_write(j) : 0;
-	if (!rc && len > WBUF)
+	if (!rc && len > WBUF) {
 		rc = write_all(j->jfd, tls.rec, len, j->tail, JS_W_RECORD);
-	else if (!rc)
+		if (!rc)
+			atomic_fetch_add(&j->written, len);
+	} else if (!rc) {
 		memcpy(j->wbuf + j->wlen, tls.rec, len), j->wlen += len;
+	}
 	if (rc)
 		return fail(j, rc);
 	j->tail += len, j->seq++;
-	atomic_fetch_add(&j->lsn, len);
 	return 0;
 }
 
@@ -840,59 +871,60 @@ static int append_locked(struct journal *j, struct persist *p, size_t n)
 {
 	uint64_t len = pmtxj_rec_len(n);
 	int big = len > j->cap - PMTXJ_REC_OFF;
-	int rc = mark_pages(j, p, n);
+	int rc = big ? mark_pages(j, p, n) : 0; /* the checkpoint writes them */
 	if (!rc && (big || len > j->cap - j->tail))
 		rc = checkpoint(j);
-	if (!rc && !big)
+	if (!rc && !big && !(rc = mark_pages(j, p, n)))
 		rc = rec_append(j, n);
 	return rc;
 }
 
-/* Invariant 4: durable up to lsn, sharing one fdatasync. */
-static int sync_to(struct journal *j, uint64_t lsn)
+/* Invariant 4: durable up to pos (bytes written), sharing one
+ * fdatasync: one that began after those bytes were written covers them. */
+static int sync_to(struct journal *j, uint64_t pos)
 {
-	if (atomic_load(&j->synced) >= lsn)
+	if (atomic_load(&j->synced) >= pos && !atomic_load(&j->failed))
 		return 0;
 	pthread_mutex_lock(&j->sync_mu);
-	int rc = 0;
-	if (atomic_load(&j->synced) < lsn) {
-		uint64_t to = atomic_load(&j->lsn);
-		rc = sync_fd(j->jfd, JS_S_COMMIT);
-		if (!rc)
+	int rc = atomic_load(&j->failed) ? EIO : 0;
+	if (!rc && atomic_load(&j->synced) < pos) {
+		uint64_t to = atomic_load(&j->written);
+		if ((rc = sync_fd(j->jfd, JS_S_COMMIT)))
+			fail(j, rc);
+		else
 			raise_synced(j, to);
 	}
 	pthread_mutex_unlock(&j->sync_mu);
-	if (rc) {
-		pthread_mutex_lock(&j->mu);
-		rc = fail(j, rc);
-		pthread_mutex_unlock(&j->mu);
-	}
-	return rc;
+	return rc ? PMTX_E_IO : 0;
 }
+
+
 
 static int j_barrier_kind(struct persist *p, int durable)
 {
 	struct journal *j = p->jrnl;
 	int rc = 0;
-	if (tls.failed) { /* lost track of lines: write back every page */
-		tls.failed = 0;
+	uint64_t lost = atomic_load(&lines_lost);
+	if (lost != j->lost_seen) { /* some thread lost lines: all pages */
 		rc = journal_write_all_pages(p);
+		j->lost_seen = lost;
 	}
 	size_t k, n = take_lines(p, &k);
-	if (!rc && n && rec_build(p, n))
-		rc = PMTX_E_IO;
+	int big = pmtxj_rec_len(n) > j->cap - PMTXJ_REC_OFF;
+	if (!rc && n && !big && rec_build(p, n))
+		rc = fail(j, ENOMEM);
 	pthread_mutex_lock(&j->mu);
-	if (!rc && j->failed)
+	if (!rc && atomic_load(&j->failed))
 		rc = PMTX_E_IO;
 	if (!rc && n)
 		rc = append_locked(j, p, n);
 	if (!rc && durable && (rc = wbuf_write(j)))
 		rc = fail(j, rc);
-	uint64_t lsn = atomic_load(&j->lsn);
+	uint64_t pos = atomic_load(&j->written);
 	pthread_mutex_unlock(&j->mu);
 	drop_lines(k);
 	if (!rc && durable)
-		rc = sync_to(j, lsn);
+		rc = sync_to(j, pos);
 	return rc;
 }
 
@@ -941,7 +973,7 @@ int journal_write_all_pages(struct persist *p)
 {
 	struct journal *j = p->jrnl;
 	pthread_mutex_lock(&j->mu);
-	int rc = j->failed ? PMTX_E_IO : changed_pages(j, p);
+	int rc = atomic_load(&j->failed) ? PMTX_E_IO : changed_pages(j, p);
 	if (!rc)
 		rc = checkpoint(j);
 	else if (rc > 0)
@@ -988,4 +1020,15 @@ int journal_attach(struct persist *p, struct journal *j, uint64_t map_len)
 void journal_discard(struct journal *j)
 {
 	journal_free(j);
+}
+
+void journal_forget(const char *region_path)
+{
+	char *jpath = journal_path(region_path);
+	int fd = jpath ? open(jpath, O_RDONLY | O_CLOEXEC) : -1;
+	if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0)
+		unlink(jpath); /* nobody holds it open */
+	if (fd >= 0)
+		close(fd);
+	free(jpath);
 }

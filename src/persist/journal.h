@@ -57,6 +57,9 @@ int journal_recover(int rfd, const char *region_path, const uint8_t uuid[16],
 int journal_attach(struct persist *p, struct journal *j, uint64_t map_len);
 /* A journal recovered but never attached. */
 void journal_discard(struct journal *j);
+/* Remove "<region_path>.pmtxj" unless a region holds it open (a create
+ * at a path where no region is: a journal left there is nobody's). */
+void journal_forget(const char *region_path);
 /* Every page this process changed into the region file, durably, then
  * the journal reset (a checkpoint of everything). */
 int journal_write_all_pages(struct persist *p);

@@ -175,8 +175,12 @@ static int persist_setup(pmtx_region *r, const pmtx_options *o)
 	r->persist.fd = r->fd;
 	if (!rc && r->jrnl && r->persist.ops == &journal_ops)
 		rc = journal_attach(&r->persist, r->jrnl, r->map_len);
-	else if (r->jrnl)
-		journal_discard(r->jrnl); /* ops replaced (crash simulation) */
+	else if (r->jrnl) { /* ops replaced: nothing would reach the file */
+		journal_discard(r->jrnl);
+		pmtx__set_errmsg("the journal backend cannot run under "
+		                 "replaced persist ops");
+		rc = rc ? rc : PMTX_E_UNSUPPORTED;
+	}
 	r->jrnl = NULL;
 	return rc;
 }
