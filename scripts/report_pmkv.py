@@ -17,21 +17,26 @@ from collections import defaultdict
 import report as R
 
 # The goals: pmkv-opt on /dev/shm (PDOM-1 hardware) against Redis
-# with persistence off, SET and GET; pmkv on ext4 (file backend) against
-# Redis with AOF appendfsync always on ext4, SET.
+# with persistence off, SET and GET; pmkv on ext4 (file backend, and the
+# journal backend) against Redis with AOF appendfsync always on ext4, SET.
 # The pmkv side is the better of the configurations listed (a thread per
 # client, the seed's; or one event loop).
 GOALS = [(("pmkv-shm", "pmkv-shm-io1"), "redis-off", "set_rps", 1.0),
          (("pmkv-shm", "pmkv-shm-io1"), "redis-off", "get_rps", 1.0),
          (("pmkv-file-ext4", "pmkv-file-ext4-io1"), "redis-always-ext4",
-          "set_rps", 2.0)]
+          "set_rps", 2.0),
+         (("pmkv-journal-ext4", "pmkv-journal-ext4-io1"),
+          "redis-always-ext4", "set_rps", 2.0)]
 ORDER = ["pmkv-shm", "pmkv-shm-io1", "pmkv-file-ext4", "pmkv-file-ext4-io1",
-         "redis-off", "redis-everysec-ext4", "redis-always-ext4",
+         "pmkv-journal-ext4", "pmkv-journal-ext4-io1", "redis-off", "redis-everysec-ext4", "redis-always-ext4",
          "redis-always-shm"]
 WHAT = {"pmkv-shm": "pmkv (opt, redo), /dev/shm, PDOM-1 hardware",
         "pmkv-shm-io1": "the same, one event loop (--io-threads 1)",
         "pmkv-file-ext4": "pmkv (opt, redo), ext4, file backend",
         "pmkv-file-ext4-io1": "the same, one event loop (--io-threads 1)",
+        "pmkv-journal-ext4": "pmkv (opt, redo), ext4, journal backend",
+        "pmkv-journal-ext4-io1": "the same, one event loop "
+                                 "(--io-threads 1)",
         "redis-off": "Redis 7.0, persistence off",
         "redis-everysec-ext4": "Redis, AOF appendfsync everysec, ext4",
         "redis-always-ext4": "Redis, AOF appendfsync always, ext4",

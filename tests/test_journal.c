@@ -812,6 +812,27 @@ static void the_journal_backend_refuses_pdom2(void **s)
 	rm_region(path);
 }
 
+/* An open that refuses the region makes no journal beside it. */
+static void a_refused_open_makes_no_journal(void **s)
+{
+	(void)s;
+	const char *path;
+	pmtx_region *r = create_journal_region(&path, PMTX_RT_REDO);
+	assert_int_equal(pmtx_close(r), 0);
+	assert_int_equal(unlink(jpath(path)), 0); /* closed: nothing in it */
+	pmtx_options o;
+	pmtx_options_init(&o);
+	o.backend = PMTX_BACKEND_JOURNAL;
+	o.layout = "another";
+	assert_int_equal(pmtx_open(path, &o, &r), PMTX_E_BAD_LAYOUT);
+	assert_int_equal(access(jpath(path), F_OK), -1);
+	o.layout = NULL;
+	assert_int_equal(pmtx_open(path, &o, &r), 0);
+	assert_int_equal(access(jpath(path), F_OK), 0);
+	assert_int_equal(pmtx_close(r), 0);
+	rm_region(path);
+}
+
 static void create_forgets_a_stale_journal(void **s)
 {
 	(void)s;
@@ -850,6 +871,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(a_transaction_bigger_than_the_journal_commits),
 		cmocka_unit_test(the_journal_backend_refuses_pdom2),
 		cmocka_unit_test(create_forgets_a_stale_journal),
+		cmocka_unit_test(a_refused_open_makes_no_journal),
 	};
 	const struct CMUnitTest power[] = {
 		cmocka_unit_test(

@@ -6,6 +6,7 @@
  */
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "store_int.h"
 
@@ -160,8 +161,40 @@ static int count_heap(pmtx_off off, size_t usable, void *arg)
 	return count_owned(off, arg);
 }
 
+/* 1 if the region at path has a journal ("<path>.pmtxj", pmtx's journal
+ * backend). */
+static int has_journal(const char *path)
+{
+	char j[4096];
+	int n = snprintf(j, sizeof(j), "%s.pmtxj", path);
+	return n > 0 && (size_t)n < sizeof(j) && access(j, F_OK) == 0;
+}
+
+/* Commits a crash left in the region's journal (the journal backend) are
+ * not in the file yet, and pmtx refuses a private view of it: open it
+ * once for writing through the journal backend (the journal is replayed
+ * into the file, pmtx recovery runs) and close it, as the next start of
+ * the server would. */
+static int apply_journal(const char *path, char *msg, size_t len)
+{
+	pmtx_options o;
+	pmtx_options_init(&o);
+	o.layout = MC_LAYOUT;
+	o.domain = PMTX_PDOM1;
+	o.backend = PMTX_BACKEND_JOURNAL;
+	pmtx_region *r;
+	int rc = pmtx_open(path, &o, &r);
+	if (!rc)
+		rc = pmtx_close(r);
+	if (rc)
+		snprintf(msg, len, "%s: applying its journal: %s (%s)", path,
+		         pmtx_strerror(rc), pmtx_errmsg());
+	return rc;
+}
+
 /* Everything the explorer checks on an image, on a region file: opened
- * as a private view (recovery runs in memory; the file is not written). */
+ * as a private view (recovery runs in memory; the file is not written),
+ * but for a journal that holds commits, first applied (apply_journal). */
 int mc_store_verify(const char *path, char *msg, size_t len)
 {
 	pmtx_options o;
@@ -170,7 +203,13 @@ int mc_store_verify(const char *path, char *msg, size_t len)
 	o.flags = PMTX_OPEN_PRIVATE;
 	pmtx_region *r;
 	msg[0] = '\0';
-	int rc = pmtx_open(path, &o, &r);
+	int rc = pmtx_open(path, &o, &r), applied = 0;
+	if (rc == PMTX_E_UNSUPPORTED && has_journal(path)) {
+		if ((rc = apply_journal(path, msg, len)))
+			return rc;
+		applied = 1;
+		rc = pmtx_open(path, &o, &r);
+	}
 	if (rc) {
 		snprintf(msg, len, "%s: %s (%s)", path, pmtx_strerror(rc),
 		         pmtx_errmsg());
@@ -193,8 +232,10 @@ int mc_store_verify(const char *path, char *msg, size_t len)
 		rc = PMTX_E_CORRUPT;
 	}
 	if (!rc)
-		snprintf(msg, len, "%s: consistent, %llu items",
-		         path, (unsigned long long)mc_lru_count(pmtx_root(r, NULL)));
+		snprintf(msg, len, "%s: consistent, %llu items%s", path,
+		         (unsigned long long)mc_lru_count(pmtx_root(r, NULL)),
+		         applied ? " (its journal's commits applied first)"
+		                 : "");
 	pmtx_close(r);
 	return rc;
 }

@@ -152,7 +152,9 @@ int mc_store_check(pmtx_region *r, char *msg, size_t len);
 /* Open the region file at path as a private view (recovery in memory, the
  * file untouched) and run the heap check, mc_store_check and the leak
  * check (every heap block is reachable from the cache). 0 and a summary
- * in msg, or a status and what is wrong. */
+ * in msg, or a status and what is wrong. A journal that still holds
+ * commits (the journal backend, after a crash) is first applied: the
+ * region is opened once for writing and closed, as a start would. */
 int mc_store_verify(const char *path, char *msg, size_t len);
 
 #endif

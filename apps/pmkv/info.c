@@ -1,11 +1,13 @@
 /*
  * info.c - INFO: the server, clients, persistence, stats and keyspace
  * sections, in Redis's "field:value" text, with pmkv's own persistence
- * fields (the region, its runtime, domain and backend).
+ * fields (the region, its runtime, domain and backend, and under the
+ * journal backend the journal file beside the region).
  */
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "server.h"
@@ -66,6 +68,14 @@ static void persistence_section(struct text *t, struct server *s)
 	    in.region_max, pmtx_runtime_name(in.runtime),
 	    pmtx_domain_name(in.domain), pmtx_backend_name(in.backend),
 	    in.wrapped ? "wrapped" : "opt", (unsigned long long)in.buckets);
+	if (in.backend == PMTX_BACKEND_JOURNAL && s->cfg.region_path) {
+		/* the region's sidecar: commits not yet checkpointed */
+		char path[4096];
+		struct stat st;
+		snprintf(path, sizeof(path), "%s.pmtxj", s->cfg.region_path);
+		put(t, "pmkv_journal:%s\r\npmkv_journal_size:%lld\r\n", path,
+		    stat(path, &st) ? -1LL : (long long)st.st_size);
+	}
 }
 
 static void stats_section(struct text *t, struct server *s)

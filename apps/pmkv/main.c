@@ -28,7 +28,7 @@ static void usage(FILE *f)
 	        "            [--region FILE] [--maxmemory BYTES]\n"
 	        "            [--runtime undo|redo|redo-async|auto|cow|twin]\n"
 	        "            [--domain pdom0|pdom1|pdom2]\n"
-	        "            [--backend hardware|emulated|file]\n"
+	        "            [--backend hardware|emulated|file|journal]\n"
 	        "            [--opt | --wrapped] [--proto-max-bulk-len BYTES]\n"
 	        "            [--check] [--version] [--help]\n"
 	        "Defaults: port 6379 on 127.0.0.1, maxclients 10000, a thread\n"
@@ -39,7 +39,8 @@ static void usage(FILE *f)
 	        "cow runs the wrapped version only. twin creates a twin region\n"
 	        "of exactly maxmemory bytes (default 1gb under twin), half of\n"
 	        "it a back copy; it runs twin only (the default there), and\n"
-	        "twin runs in it only.\n");
+	        "twin runs in it only. file and journal are for ordinary\n"
+	        "disks: journal appends each commit to FILE.pmtxj (pdom1).\n");
 }
 
 /* Redis's memory units: 1k = 1000, 1kb = 1024, ... */

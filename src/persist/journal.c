@@ -475,7 +475,7 @@ static int open_journal(struct scan *s, const char *jpath,
 		s->jfd = open(jpath, (mode == JOURNAL_READONLY ? O_RDONLY
 		                                              : O_RDWR) |
 		                             O_CLOEXEC);
-		if (s->jfd < 0 && errno == ENOENT && mode == JOURNAL_KEEP) {
+		if (s->jfd < 0 && errno == ENOENT && mode == JOURNAL_CREATE) {
 			int rc = create_journal(jpath, uuid);
 			if (rc)
 				return rc;
@@ -578,20 +578,22 @@ int journal_recover(int rfd, const char *region_path, const uint8_t uuid[16],
 	s.rfile = (uint64_t)st.st_size;
 	if (!rc)
 		rc = open_journal(&s, jpath, uuid, mode, &slot);
-	if (rc == ENOENT && mode != JOURNAL_KEEP)
-		rc = 0; /* no journal: nothing to do */
+	if (mode == JOURNAL_CREATE)
+		mode = JOURNAL_KEEP;
+	if (rc == ENOENT)
+		rc = 0, s.jfd = -1; /* no journal: nothing to do */
 	else if (!rc)
 		rc = replay(&s, &slot, mode == JOURNAL_READONLY);
 	free(s.buf);
 	if (!rc && s.jfd >= 0 && mode == JOURNAL_REMOVE &&
 	    unlink(jpath) == 0)
 		rc = sync_dir(jpath);
-	if (!rc && mode == JOURNAL_KEEP) {
+	if (!rc && mode == JOURNAL_KEEP && s.jfd >= 0) {
 		/* held while the region is open: journal_forget skips it */
 		if (flock(s.jfd, LOCK_EX | LOCK_NB) != 0)
 			rc = errno == EWOULDBLOCK ? PMTX_E_LOCKED : errno;
 	}
-	if (!rc && mode == JOURNAL_KEEP) {
+	if (!rc && mode == JOURNAL_KEEP && s.jfd >= 0) {
 		*keep = journal_new(s.jfd, rfd, jpath, &s.h, slot);
 		if (*keep)
 			return 0;
@@ -748,6 +750,30 @@ struct tls_lines {
 	size_t rec_cap;
 };
 static _Thread_local struct tls_lines tls;
+static pthread_key_t tls_key; /* frees a thread's buffers at its exit */
+static pthread_once_t tls_once = PTHREAD_ONCE_INIT;
+
+static void tls_free(void *arg)
+{
+	struct tls_lines *t = arg;
+	free(t->a);
+	free(t->rec);
+	memset(t, 0, sizeof(*t));
+}
+
+static void tls_key_make(void)
+{
+	pthread_key_create(&tls_key, tls_free);
+}
+
+/* The first buffer of a thread registers it for tls_free. */
+static void tls_register(void)
+{
+	if (tls.a || tls.rec)
+		return;
+	pthread_once(&tls_once, tls_key_make);
+	pthread_setspecific(tls_key, &tls);
+}
 
 static void line_add(uintptr_t a)
 {
@@ -755,6 +781,7 @@ static void line_add(uintptr_t a)
 		return;
 	if (tls.n == tls.cap) {
 		size_t cap = tls.cap ? tls.cap * 2 : 256;
+		tls_register();
 		uintptr_t *na = realloc(tls.a, cap * sizeof(*na));
 		if (!na) {
 			atomic_fetch_add(&lines_lost, 1);
@@ -813,6 +840,7 @@ static int rec_build(struct persist *p, size_t n)
 {
 	uint64_t len = pmtxj_rec_len(n);
 	if (len > tls.rec_cap) {
+		tls_register();
 		char *r = realloc(tls.rec, len);
 		if (!r)
 			return ENOMEM;

@@ -42,14 +42,16 @@ void journal_set_io(const struct journal_io *io);
 const char *journal_site_name(enum journal_site s);
 
 enum journal_mode {
-	JOURNAL_KEEP,     /* the journal backend: create it if missing */
+	JOURNAL_KEEP,     /* the journal backend: keep it open (if any) */
+	JOURNAL_CREATE,   /* the same, made first if missing */
 	JOURNAL_REMOVE,   /* another backend: replay, then remove it */
 	JOURNAL_READONLY, /* a private view: refuse one that holds records */
 };
 
 /* Replay "<region_path>.pmtxj" into the region file rfd, if there is
  * one, make the file durable and reset the journal (jlayout.h J1-J4).
- * KEEP returns the open journal in *keep for journal_attach. */
+ * KEEP and CREATE return the open journal in *keep for journal_attach
+ * (KEEP: NULL if there is none). */
 int journal_recover(int rfd, const char *region_path, const uint8_t uuid[16],
                     enum journal_mode mode, struct journal **keep);
 /* p (the journal backend's ops, base and len set) uses j from now on;

@@ -635,10 +635,15 @@ static int validate(int fd, const pmtx_options *o, uint64_t *nsb,
 }
 
 /* Invariant 8: the header's identity first (its uuid binds the
- * journal), then the journal into the file. */
+ * journal), then the journal into the file; validated: the whole region
+ * has passed open's checks, and the journal backend makes its journal if
+ * it has none (never beside a file open refuses). */
 static int replay_journal(pmtx_region *r, const char *path,
-                          const pmtx_options *o)
+                          const pmtx_options *o, int validated)
 {
+	if (validated && (o->backend != PMTX_BACKEND_JOURNAL || r->jrnl ||
+	                  r->private_view))
+		return 0;
 	struct pmtx_hdr h;
 	uint64_t file_size;
 	int rc = read_header(r->fd, &h, &file_size);
@@ -647,9 +652,10 @@ static int replay_journal(pmtx_region *r, const char *path,
 	if (rc)
 		return rc;
 	enum journal_mode m = r->private_view ? JOURNAL_READONLY
-	                      : o->backend == PMTX_BACKEND_JOURNAL
-	                              ? JOURNAL_KEEP
-	                              : JOURNAL_REMOVE;
+	                      : o->backend != PMTX_BACKEND_JOURNAL
+	                              ? JOURNAL_REMOVE
+	                      : validated ? JOURNAL_CREATE
+	                                  : JOURNAL_KEEP;
 	return journal_recover(r->fd, path, h.uuid, m, &r->jrnl);
 }
 
@@ -671,8 +677,9 @@ int region_open(const char *path, const pmtx_options *o, pmtx_region **out)
 	struct region_geometry g;
 	uint64_t nsb = 0;
 	if ((rc = lock_fd(r->fd, r->private_view ? LOCK_SH : LOCK_EX)) ||
-	    (rc = replay_journal(r, path, o)) ||
+	    (rc = replay_journal(r, path, o, 0)) ||
 	    (rc = validate(r->fd, o, &nsb, &g)) ||
+	    (rc = replay_journal(r, path, o, 1)) ||
 	    (rc = map_file(r, geometry_bytes(&g, nsb), map_bytes(&g),
 	                   o->backend)) ||
 	    (rc = persist_setup(r, o))) {

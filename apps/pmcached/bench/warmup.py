@@ -26,8 +26,9 @@ serves. For each case and each item count N:
 Cases: memcached-graceful and memcached-kill9 (Debian's memcached with
 `-e /dev/shm/<file>`: its restartable mode), and <variant>-kill9 for every
 pmcached variant of ycsb.py (pmcached-undo, -redo, -redo-async on PDOM-1
-hardware with the region in /dev/shm, pmcached-redo-file on the file
-backend under /var/tmp). A pmcached case is skipped, with a note, when
+hardware with the region in /dev/shm, pmcached-redo-file and
+pmcached-redo-journal on the file and journal backends under /var/tmp).
+A pmcached case is skipped, with a note, when
 --pmcached does not exist.
 
 Output, one JSON line each, on stdout and appended to --out:

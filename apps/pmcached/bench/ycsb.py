@@ -26,6 +26,9 @@ Variants:
   pmcached-twin        the same with --runtime=twin (a twin region)
   pmcached-redo-file   --runtime=redo on the file backend, region in a
                        temporary directory under /var/tmp (a disk)
+  pmcached-redo-journal  --runtime=redo on the journal backend (each
+                       commit appended to the region's journal, <region>.pmtxj,
+                       and fdatasync'd), region and journal under /var/tmp
 The pmcached variants are skipped, with a note on stderr, when the binary
 (--pmcached, default build/apps/pmcached/pmcached) does not exist.
 
@@ -64,6 +67,8 @@ VARIANTS = {
                             "/dev/shm"),
     "pmcached-twin": ("pmcached", "twin", "pdom1", "hardware", "/dev/shm"),
     "pmcached-redo-file": ("pmcached", "redo", "pdom1", "file", "/var/tmp"),
+    "pmcached-redo-journal": ("pmcached", "redo", "pdom1", "journal",
+                              "/var/tmp"),
 }
 
 # --quick: the file backend stores about 600 sets/s on this kind of
@@ -166,7 +171,8 @@ class Server:
     def remove_region(self):
         if not self.region:
             return
-        for path in (self.region, self.region + ".meta"):
+        for path in (self.region, self.region + ".meta",
+                     self.region + ".pmtxj"):
             try:
                 os.unlink(path)
             except FileNotFoundError:

@@ -14,7 +14,8 @@
   redis   pmkv beside Redis (Debian's redis-server) in one invocation:
           redis-benchmark -t set,get -c 4 -r 238328 -d 64, without
           pipelining and with -P 16, against pmkv-opt on /dev/shm (PDOM-1,
-          hardware), pmkv on ext4 (file backend), and Redis with
+          hardware), pmkv on ext4 (file backend, and journal backend: each
+          commit appended to the region's journal), and Redis with
           persistence off, AOF everysec on ext4, AOF always on ext4 and on
           /dev/shm. Every configuration runs once per round, rounds
           interleaved, so that ratios survive a noisy machine.
@@ -28,8 +29,10 @@
 --quick: 100,000 puts, 1 s per run, clients 1 and 4, mixes 90 and 10,
 20,000 requests per redis-benchmark test, 1 round. Configurations of the
 redis comparison: pmkv-shm, pmkv-shm-io1 (one event loop instead of a
-thread per client), pmkv-file-ext4, pmkv-file-ext4-io1, redis-off,
-redis-everysec-ext4, redis-always-ext4, redis-always-shm.
+thread per client), pmkv-file-ext4, pmkv-file-ext4-io1,
+pmkv-journal-ext4, pmkv-journal-ext4-io1, redis-off, redis-everysec-ext4,
+redis-always-ext4, redis-always-shm. The journal configurations use the
+journal's default size (64 MiB) unless PMTX_JOURNAL_SIZE is set.
 
 Every server listens on 127.0.0.1 only; every load is bounded in requests
 and time. Exits 1 if any run reported an error.
@@ -211,7 +214,8 @@ def parse_csv(text):
 
 
 CONFIGS = ["pmkv-shm", "pmkv-shm-io1", "pmkv-file-ext4",
-           "pmkv-file-ext4-io1", "redis-off", "redis-everysec-ext4",
+           "pmkv-file-ext4-io1", "pmkv-journal-ext4",
+           "pmkv-journal-ext4-io1", "redis-off", "redis-everysec-ext4",
            "redis-always-ext4", "redis-always-shm"]
 
 
@@ -227,6 +231,11 @@ def redis_configs(a):
                                              "file"), True),
         "pmkv-file-ext4-io1": (a.ext4, pmkv_argv(
             a.build, "redo", "pdom1", "file", ["--io-threads", "1"]), True),
+        "pmkv-journal-ext4": (a.ext4, pmkv_argv(a.build, "redo", "pdom1",
+                                                "journal"), True),
+        "pmkv-journal-ext4-io1": (a.ext4, pmkv_argv(
+            a.build, "redo", "pdom1", "journal", ["--io-threads", "1"]),
+            True),
         "redis-off": ("/dev/shm", redis_argv("no", "no"), False),
         "redis-everysec-ext4": (a.ext4, redis_argv("yes", "everysec"),
                                 False),

@@ -420,7 +420,7 @@ def test_e_names_the_region_file(make_server):
                                  "--runtime=redo-async", "--runtime=twin",
                                  "--domain=pdom1",
                                  "--domain=pdom2", "--backend=file",
-                                 "--backend=emulated"])
+                                 "--backend=emulated", "--backend=journal"])
 def test_pmcached_options_are_accepted(make_server, opt):
     c = make_server(opt).connect()
     c.call(b"set a 0 0 1\r\nx\r\nget a\r\n",
@@ -429,9 +429,10 @@ def test_pmcached_options_are_accepted(make_server, opt):
 
 @pytest.mark.pmcached_only
 @pytest.mark.parametrize("opt", ["--runtime=bogus", "--domain=pdom9",
-                                 "--backend=bogus"])
+                                 "--backend=bogus",
+                                 "--domain=pdom2 --backend=journal"])
 def test_bad_pmcached_options_are_refused(make_server, opt):
-    srv = make_server(opt, start=False)
+    srv = make_server(*opt.split(), start=False)
     srv.start(wait=False)
     status = srv.wait_exit(timeout=3)
     assert status not in (None, 0), "accepted %s" % opt

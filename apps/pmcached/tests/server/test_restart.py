@@ -288,7 +288,7 @@ def test_repeated_kill9_restarts(make_server):
 
 @pytest.mark.parametrize("domain,backend", [
     ("pdom0", "hardware"), ("pdom1", "hardware"), ("pdom2", "emulated"),
-    ("pdom1", "file"), ("pdom2", "file")])
+    ("pdom1", "file"), ("pdom2", "file"), ("pdom1", "journal")])
 def test_kill9_on_each_domain_and_backend(make_server, domain, backend):
     srv = make_server("--domain=" + domain, "--backend=" + backend)
     c = srv.connect()
@@ -345,6 +345,32 @@ def test_a_region_of_another_program_is_refused(make_server, tmp_path):
     assert srv.wait_exit(timeout=5) == 1
     assert "layout" in srv.stderr_text()
     assert path.read_bytes() == before
+
+
+def test_check_applies_the_journal_first(make_server):
+    """On the journal backend a kill -9 leaves the last commits in the
+    journal beside the region only, and pmtx refuses a private view of
+    it: --check applies them first (the region opened once for writing),
+    then checks; the restarted server then serves every item."""
+    srv = make_server("--backend=journal")
+    c = srv.connect()
+    for i in range(50):
+        c.call(b"set k%d 0 0 3\r\nabc\r\n" % i, STORED)
+    srv.kill9()
+    assert os.path.getsize(srv.region + ".pmtxj") > 0
+    r = subprocess.run([os.environ["PMCACHED_BIN"], "--check", "-e",
+                        srv.region], capture_output=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert b"consistent, 50 items (its journal's commits applied first)" \
+        in r.stdout
+    r = subprocess.run([os.environ["PMCACHED_BIN"], "--check", "-e",
+                        srv.region], capture_output=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert b"consistent, 50 items\n" in r.stdout   # nothing left to apply
+    srv.start()
+    c = srv.connect()
+    for i in range(50):
+        assert c.get_value(b"k%d" % i) == (0, b"abc")
 
 
 def test_check_reports_a_consistent_region_and_writes_nothing(make_server):
