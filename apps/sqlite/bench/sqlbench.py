@@ -180,16 +180,22 @@ class Runner:
                 "--warehouses", str(w), "--scale", f"{a.scale:g}",
                 "--seconds", f"{a.seconds:g}", "--max-tx", str(a.max_tx),
                 "--seed", str(rnd + 1), "--label", name]
+        self.run_client(argv, path, name, cfg, rnd, "tpcc", "sqlite-tpcc")
+
+    def run_client(self, argv, path, name, cfg, rnd, want, bench):
+        """Run a client (psq-tpcc, inserts.py) on one configuration,
+        remove its database, and emit its JSON lines whose bench is want
+        (any, if None) as bench."""
         if cfg["kind"] == "stock":
             argv += ["--journal", cfg["journal"], "--sync", cfg["sync"]]
         try:
-            text = self.run(argv, timeout=a.seconds * 4 + 600)
+            text = self.run(argv, timeout=self.args.seconds * 4 + 600)
         finally:
             remove_db(path)
         for obj in parse_json_lines(text or ""):
-            if obj.get("bench") != "tpcc":
+            if want is not None and obj.get("bench") != want:
                 continue
-            obj.update(bench="sqlite-tpcc", config=name, round=rnd,
+            obj.update(bench=bench, config=name, round=rnd,
                        dir=self.dirs[cfg["where"]], fs=self.fs[cfg["where"]])
             self.emit(obj)
 
@@ -235,16 +241,7 @@ class Runner:
                 "--max-tx", str(a.max_tx), "--label", name]
         if cfg["kind"] == "pmtx":
             argv += ["--ext", a.ext]
-        if cfg["kind"] == "stock":
-            argv += ["--journal", cfg["journal"], "--sync", cfg["sync"]]
-        try:
-            text = self.run(argv, timeout=a.seconds * 4 + 600)
-        finally:
-            remove_db(path)
-        for obj in parse_json_lines(text or ""):
-            obj.update(bench="sqlite-inserts", config=name, round=rnd,
-                       dir=self.dirs[cfg["where"]], fs=self.fs[cfg["where"]])
-            self.emit(obj)
+        self.run_client(argv, path, name, cfg, rnd, None, "sqlite-inserts")
 
     def cleanup(self):
         for d in set(self.dirs.values()):
