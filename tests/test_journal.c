@@ -812,6 +812,59 @@ static void the_journal_backend_refuses_pdom2(void **s)
 	rm_region(path);
 }
 
+/* Invariant 6: after a failed fdatasync every later barrier fails, even
+ * where a second fdatasync would report success; the region opened again
+ * replays and runs. */
+static int fail_syncs; /* the next n commit syncs fail */
+
+static ssize_t plain_pwrite(int fd, const void *b, size_t n, off_t off,
+                            enum journal_site s)
+{
+	(void)s;
+	return pwrite(fd, b, n, off);
+}
+
+static int failing_sync(int fd, enum journal_site s)
+{
+	if (s == JS_S_COMMIT && fail_syncs > 0) {
+		fail_syncs--;
+		errno = EIO;
+		return -1;
+	}
+	return fdatasync(fd);
+}
+
+static const struct journal_io failing_io = {plain_pwrite, failing_sync};
+
+static void a_failed_sync_fails_every_later_barrier(void **s)
+{
+	(void)s;
+	const char *path;
+	pmtx_region *r = create_journal_region(&path, PMTX_RT_REDO);
+	uint64_t seed = 9;
+	struct move m;
+	next_move(&seed, &m);
+	assert_int_equal(run_tx(r, PMTX_RT_REDO, &m, 1), 0);
+	journal_set_io(&failing_io);
+	fail_syncs = 1;
+	next_move(&seed, &m);
+	assert_int_equal(run_tx(r, PMTX_RT_REDO, &m, 2), PMTX_E_IO);
+	assert_non_null(strstr(pmtx_errmsg(), "opened again"));
+	assert_int_equal(fail_syncs, 0); /* later syncs would succeed... */
+	next_move(&seed, &m);
+	assert_int_equal(run_tx(r, PMTX_RT_REDO, &m, 3), PMTX_E_IO);
+	struct root *root = pmtx_root(r, NULL);
+	root->a[0] = 1;
+	pmtx_flush(r, &root->a[0], 8);
+	assert_int_equal(pmtx_barrier(r), PMTX_E_IO); /* ...but none runs */
+	journal_set_io(NULL);
+	assert_int_equal(pmtx_close(r), PMTX_E_IO);
+	/* opened again: replay, and the first commit is there */
+	assert_true(seq_after_open(path, PMTX_BACKEND_JOURNAL) >= 1);
+	assert_int_equal(open_rc(path, PMTX_BACKEND_JOURNAL, 0), 0);
+	rm_region(path);
+}
+
 /* An open that refuses the region makes no journal beside it. */
 static void a_refused_open_makes_no_journal(void **s)
 {
@@ -872,6 +925,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(the_journal_backend_refuses_pdom2),
 		cmocka_unit_test(create_forgets_a_stale_journal),
 		cmocka_unit_test(a_refused_open_makes_no_journal),
+		cmocka_unit_test(a_failed_sync_fails_every_later_barrier),
 	};
 	const struct CMUnitTest power[] = {
 		cmocka_unit_test(
