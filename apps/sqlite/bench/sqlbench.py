@@ -19,6 +19,9 @@ Configurations (--configs; all by default):
   pmtx-R-journal    the journal backend in the disk dir: the same
                     guarantee, each commit appended to "<db>.pmtxj" (one
                     fdatasync), the pages written back at checkpoints
+  pmtx-twin-pdom1   the twin runtime, PDOM-1 hardware, in a fixed twin
+                    region of 2 GiB (max_size=2G); not in the default
+                    list: name it
   J-S-shm, J-S-disk stock SQLite (the default VFS) with journal_mode J
                     (delete, wal) and synchronous S (full, normal), in the
                     shm dir (/dev/shm) or the disk dir (/var/tmp, ext4 here)
@@ -74,6 +77,10 @@ def all_configs():
                 "domain": "pdom1" if disk else dom,
                 "backend": dom if disk else "hardware",
                 "where": "disk" if disk else "shm"}
+    cfgs["pmtx-twin-pdom1"] = {"kind": "pmtx", "runtime": "twin",
+                               "domain": "pdom1", "backend": "hardware",
+                               "where": "shm", "max_size": "2G",
+                               "optional": True}
     for where in ("shm", "disk"):
         for j in JOURNALS:
             for s in SYNCS:
@@ -93,8 +100,10 @@ DEFAULT = {"rounds": 3, "seconds": 5.0, "warehouses": [1],
 def db_uri(cfg, path):
     """What psq-tpcc --db and speedtest1's database argument get."""
     if cfg["kind"] == "pmtx":
-        return (f"file:{path}?vfs=pmtx&runtime={cfg['runtime']}"
-                f"&domain={cfg['domain']}&backend={cfg['backend']}")
+        uri = (f"file:{path}?vfs=pmtx&runtime={cfg['runtime']}"
+               f"&domain={cfg['domain']}&backend={cfg['backend']}")
+        return uri + (f"&max_size={cfg['max_size']}"
+                      if "max_size" in cfg else "")
     return path
 
 
@@ -314,7 +323,8 @@ def parse_args(argv):
         a.warehouses = [int(x) for x in a.warehouses.split(",") if x]
     if any(not 1 <= w <= 4 for w in a.warehouses):
         ap.error("--warehouses: 1 to 4")
-    names = [x for x in (a.configs or "").split(",") if x] or list(CONFIGS)
+    names = [x for x in (a.configs or "").split(",") if x] or \
+        [n for n, c in CONFIGS.items() if not c.get("optional")]
     bad = [n for n in names if n not in CONFIGS]
     if bad:
         ap.error(f"unknown configuration(s) {', '.join(bad)}; known: "
