@@ -24,7 +24,7 @@ static void usage(FILE *f)
 	fprintf(f,
 	        "usage: pmkv [--port N] [--bind ADDR] [--unixsocket PATH]\n"
 	        "            [--unixsocketperm OCTAL] [--maxclients N]\n"
-	        "            [--io-threads N]\n"
+	        "            [--io-threads N] [--commit-delay US]\n"
 	        "            [--region FILE] [--maxmemory BYTES]\n"
 	        "            [--runtime undo|redo|redo-async|auto|cow|twin]\n"
 	        "            [--domain pdom0|pdom1|pdom2]\n"
@@ -40,7 +40,10 @@ static void usage(FILE *f)
 	        "of exactly maxmemory bytes (default 1gb under twin), half of\n"
 	        "it a back copy; it runs twin only (the default there), and\n"
 	        "twin runs in it only. file and journal are for ordinary\n"
-	        "disks: journal appends each commit to FILE.pmtxj (pdom1).\n");
+	        "disks: journal appends each commit to FILE.pmtxj (pdom1).\n"
+	        "--commit-delay: with --io-threads, how long a loop waits for\n"
+	        "more of its connections' requests before a group commit\n"
+	        "(default 50 us on file and journal, 0 on the others).\n");
 }
 
 /* Redis's memory units: 1k = 1000, 1kb = 1024, ... */
@@ -96,6 +99,9 @@ static int parse_opt(struct flags *f, const char *o, const char *v)
 	else if (!strcmp(o, "--io-threads") && !parse_uint(v, 10, &u) &&
 	         u <= 64)
 		f->srv.io_threads = u;
+	else if (!strcmp(o, "--commit-delay") && !parse_uint(v, 10, &u) &&
+	         u <= 100000)
+		f->srv.commit_delay_us = (int)u;
 	else if (!strcmp(o, "--region"))
 		f->kv.path = v;
 	else if (!strcmp(o, "--maxmemory") && !parse_bytes(v, &b) &&
@@ -139,6 +145,7 @@ static void defaults(struct flags *f)
 	f->srv.bind = "127.0.0.1";
 	f->srv.port = 6379;
 	f->srv.maxclients = 10000;
+	f->srv.commit_delay_us = -1;
 	f->srv.lim = lim;
 	f->srv.lim.max_bulk = f->kv.max_value;
 }
@@ -177,6 +184,11 @@ static int parse(struct flags *f, int argc, char **argv)
 	if (f->kv.runtime == PMTX_RT_TWIN && !f->maxmemory_given)
 		f->kv.max_size = 1u << 30;
 	f->srv.region_path = f->kv.path;
+	if (f->srv.commit_delay_us < 0)
+		f->srv.commit_delay_us = f->kv.backend == PMTX_BACKEND_FILE ||
+		                         f->kv.backend == PMTX_BACKEND_JOURNAL
+		                                 ? 50
+		                                 : 0;
 	f->srv.qbuf_max = 2 * f->srv.lim.max_bulk + (1u << 20);
 	return 0;
 }

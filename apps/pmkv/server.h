@@ -21,6 +21,10 @@ struct server_config {
 	unsigned io_threads;     /* 0: a thread per client (the seed's);
 	                          * else that many event-loop threads */
 	size_t qbuf_max;         /* most bytes one client may have buffered */
+	int commit_delay_us;     /* --io-threads: how long a loop's batch
+	                          * waits for more of its connections before
+	                          * it commits (loop.c L5); -1: 50 on the
+	                          * disk backends, else 0 */
 	struct resp_limits lim;
 	const char *region_path; /* for INFO */
 	const char *executable;
