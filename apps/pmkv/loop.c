@@ -57,7 +57,6 @@ struct worker {
 	struct evconn *ready[GROUP_CONNS]; /* the batch: read, not yet run */
 	unsigned nready;
 	unsigned nconns;                  /* connections it serves (L5) */
-	int timed;                        /* the batch waits on its timer */
 	int pipe[2];
 	pthread_t th;
 };
@@ -157,7 +156,6 @@ static void on_batch(evutil_socket_t fd, short what, void *arg)
 	struct evconn *es[GROUP_CONNS];
 	unsigned n = w->nready;
 	(void)fd, (void)what;
-	w->timed = 0;
 	if (!n)
 		return;
 	for (unsigned i = 0; i < n; i++) {
@@ -190,16 +188,14 @@ static void batch(struct evconn *e)
 	e->waiting = 0;
 	int delay = w->srv->cfg.commit_delay_us;
 	unsigned all = w->nconns < GROUP_CONNS ? w->nconns : GROUP_CONNS;
+	int timed = event_pending(w->batch, EV_TIMEOUT, NULL);
 	if (delay > 0 && w->nready < all) { /* L5 */
-		if (!w->timed) {
-			struct timeval tv = {0, delay};
-			w->timed = event_add(w->batch, &tv) == 0;
-		}
-		if (w->timed)
+		struct timeval tv = {0, delay};
+		if (timed || event_add(w->batch, &tv) == 0)
 			return;
 	}
-	if (w->timed)
-		event_del(w->batch), w->timed = 0;
+	if (timed)
+		event_del(w->batch);
 	event_active(w->batch, EV_TIMEOUT, 0);
 }
 

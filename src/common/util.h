@@ -67,6 +67,11 @@ void pmtx_hash_init(struct pmtx_hasher *h, uint64_t seed);
 void pmtx_hash_update(struct pmtx_hasher *h, const void *p, size_t n);
 uint64_t pmtx_hash_digest(struct pmtx_hasher *h);
 
+/* Sync the directory that holds path, so that a rename or an unlink in
+ * it is durable: 0 or an errno (a directory that cannot be synced,
+ * EINVAL, counts as done). */
+int pmtx__sync_dir_of(const char *path);
+
 /* Report an error message for the last failing call in this thread.
  * Open/create set it so that a tool can print more than the code. */
 void pmtx__set_errmsg(const char *fmt, ...)

@@ -102,7 +102,7 @@ struct journal {
 	uint64_t epoch, cap, tail, seq;
 	int slot;           /* header slot of the current epoch */
 	atomic_int failed;  /* invariant 6: the errno, or 0 */
-	uint64_t lost_seen; /* lines_lost when last looked at (below) */
+	_Atomic uint64_t lost_seen; /* lines_lost when last looked at */
 	_Atomic uint64_t written; /* record bytes written to the file since
 	                           * open, all epochs (not those in wbuf) */
 	_Atomic uint64_t synced;  /* of those, durable */
@@ -274,22 +274,6 @@ static uint64_t capacity_wanted(void)
 	return v < PMTXJ_MIN_CAP ? PMTXJ_MIN_CAP : v;
 }
 
-static int sync_dir(const char *path)
-{
-	char *dup = strdup(path);
-	if (!dup)
-		return ENOMEM;
-	char *slash = strrchr(dup, '/');
-	if (slash)
-		slash[slash == dup ? 1 : 0] = 0;
-	int fd = open(slash ? dup : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	int rc = fd < 0 || fsync(fd) ? errno : 0;
-	if (fd >= 0)
-		close(fd);
-	free(dup);
-	return rc;
-}
-
 /* Zeros over the whole file, so that later appends overwrite written
  * blocks and an fdatasync has no metadata to commit. */
 static int zero_fill(int fd, uint64_t cap)
@@ -307,12 +291,9 @@ static int zero_fill(int fd, uint64_t cap)
 
 static int create_journal(const char *jpath, const uint8_t uuid[16])
 {
-	size_t n = strlen(jpath);
-	char *tmp = malloc(n + 10);
-	if (!tmp)
+	char *tmp;
+	if (asprintf(&tmp, "%s.creating", jpath) < 0)
 		return ENOMEM;
-	memcpy(tmp, jpath, n);
-	memcpy(tmp + n, ".creating", 10);
 	uint64_t cap = capacity_wanted();
 	int fd = open(tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	int rc = fd < 0 ? errno : 0;
@@ -325,7 +306,7 @@ static int create_journal(const char *jpath, const uint8_t uuid[16])
 	if (!rc && rename(tmp, jpath) != 0)
 		rc = errno;
 	if (!rc)
-		rc = sync_dir(jpath);
+		rc = pmtx__sync_dir_of(jpath);
 	if (fd >= 0)
 		close(fd);
 	if (rc) {
@@ -361,17 +342,15 @@ static int rec_header_ok(const struct scan *s, const struct pmtxj_rec *r,
 	       r->len <= s->h.capacity - pos;
 }
 
-static int rec_checksum_ok(const char *rec, uint64_t len)
+/* The record's checksum, computed as rec_append made it (the field
+ * zero); the field is left zero in rec. */
+static int rec_checksum_ok(char *rec, uint64_t len)
 {
-	struct pmtxj_rec r;
-	memcpy(&r, rec, sizeof(r));
-	uint64_t want = r.checksum;
-	r.checksum = 0;
-	struct pmtx_hasher hs;
-	pmtx_hash_init(&hs, PMTXJ_CSUM_SEED_REC);
-	pmtx_hash_update(&hs, &r, sizeof(r));
-	pmtx_hash_update(&hs, rec + sizeof(r), len - sizeof(r));
-	return pmtx_hash_digest(&hs) == want;
+	uint64_t want;
+	char *field = rec + offsetof(struct pmtxj_rec, checksum);
+	memcpy(&want, field, 8);
+	memset(field, 0, 8);
+	return pmtx_checksum(rec, len, PMTXJ_CSUM_SEED_REC) == want;
 }
 
 static int grow_buf(struct scan *s, uint64_t len)
@@ -422,10 +401,8 @@ static int scan_records(struct scan *s)
 		if ((rc = grow_buf(s, r.len)) ||
 		    (rc = read_all(s->jfd, s->buf, r.len, pos)))
 			return rc;
-		if (!rec_checksum_ok(s->buf, r.len)) {
-
+		if (!rec_checksum_ok(s->buf, r.len))
 			break;
-		}
 		if ((rc = rec_apply(s, s->buf, r.nlines)))
 			return rc;
 		s->nrec++;
@@ -436,13 +413,8 @@ static int scan_records(struct scan *s)
 
 static char *journal_path(const char *region_path)
 {
-	size_t n = strlen(region_path);
-	char *p = malloc(n + 7);
-	if (p) {
-		memcpy(p, region_path, n);
-		memcpy(p + n, ".pmtxj", 7);
-	}
-	return p;
+	char *p;
+	return asprintf(&p, "%s.pmtxj", region_path) < 0 ? NULL : p;
 }
 
 /* Read the journal's header and check it belongs to this region (J4).
@@ -490,7 +462,7 @@ static int open_journal(struct scan *s, const char *jpath,
 		s->jfd = -1;
 		if (mode == JOURNAL_READONLY)
 			return ENOENT;
-		if (unlink(jpath) != 0 || (rc = sync_dir(jpath)) != 0)
+		if (unlink(jpath) != 0 || (rc = pmtx__sync_dir_of(jpath)) != 0)
 			return rc ? rc : errno;
 	}
 	return EIO;
@@ -587,17 +559,15 @@ int journal_recover(int rfd, const char *region_path, const uint8_t uuid[16],
 	free(s.buf);
 	if (!rc && s.jfd >= 0 && mode == JOURNAL_REMOVE &&
 	    unlink(jpath) == 0)
-		rc = sync_dir(jpath);
+		rc = pmtx__sync_dir_of(jpath);
 	if (!rc && mode == JOURNAL_KEEP && s.jfd >= 0) {
 		/* held while the region is open: journal_forget skips it */
 		if (flock(s.jfd, LOCK_EX | LOCK_NB) != 0)
 			rc = errno == EWOULDBLOCK ? PMTX_E_LOCKED : errno;
-	}
-	if (!rc && mode == JOURNAL_KEEP && s.jfd >= 0) {
-		*keep = journal_new(s.jfd, rfd, jpath, &s.h, slot);
-		if (*keep)
+		else if ((*keep = journal_new(s.jfd, rfd, jpath, &s.h, slot)))
 			return 0;
-		rc = ENOMEM;
+		else
+			rc = ENOMEM;
 	}
 	if (s.jfd >= 0)
 		close(s.jfd);
@@ -699,20 +669,27 @@ static int wbuf_write(struct journal *j)
 	return rc;
 }
 
-/* The journal's fdatasync, one at a time and never after a failed one
- * (invariant 6: a second fdatasync after a failure reports success for
- * pages the file system may have dropped). */
-static int sync_journal(struct journal *j, enum journal_site site)
+/* The journal durable up to pos (bytes written): one fdatasync at a
+ * time, shared (one that began after those bytes were written covers
+ * them: invariant 4), and never after a failed one (invariant 6: a
+ * second fdatasync after a failure reports success for pages the file
+ * system may have dropped). 0 or PMTX_E_IO. */
+static int sync_journal(struct journal *j, uint64_t pos,
+                        enum journal_site site)
 {
+	if (atomic_load(&j->synced) >= pos && !atomic_load(&j->failed))
+		return 0;
 	pthread_mutex_lock(&j->sync_mu);
-	uint64_t to = atomic_load(&j->written);
-	int rc = atomic_load(&j->failed) ? EIO : sync_fd(j->jfd, site);
-	if (rc)
-		fail(j, rc);
-	else
-		raise_synced(j, to);
+	int rc = atomic_load(&j->failed) ? EIO : 0;
+	if (!rc && atomic_load(&j->synced) < pos) {
+		uint64_t to = atomic_load(&j->written);
+		if ((rc = sync_fd(j->jfd, site)))
+			fail(j, rc);
+		else
+			raise_synced(j, to);
+	}
 	pthread_mutex_unlock(&j->sync_mu);
-	return rc;
+	return rc ? PMTX_E_IO : 0;
 }
 
 /* Under mu: every line of the journal into the region file, durably,
@@ -721,7 +698,8 @@ static int checkpoint(struct journal *j)
 {
 	int rc = wbuf_write(j);
 	if (!rc)
-		rc = sync_journal(j, JS_S_CKPT_JOURNAL);
+		rc = sync_journal(j, atomic_load(&j->written),
+		                  JS_S_CKPT_JOURNAL);
 	if (!rc)
 		rc = write_pages(j);
 	if (!rc)
@@ -893,12 +871,18 @@ static int mark_pages(struct journal *j, struct persist *p, size_t n)
 	return 0;
 }
 
+/* A record of n lines cannot fit the journal at all. */
+static int too_big(const struct journal *j, size_t n)
+{
+	return pmtxj_rec_len(n) > j->cap - PMTXJ_REC_OFF;
+}
+
 /* Under mu: the lines as a record, or, when they cannot fit the
  * journal, into the file by a checkpoint. */
 static int append_locked(struct journal *j, struct persist *p, size_t n)
 {
 	uint64_t len = pmtxj_rec_len(n);
-	int big = len > j->cap - PMTXJ_REC_OFF;
+	int big = too_big(j, n);
 	int rc = big ? mark_pages(j, p, n) : 0; /* the checkpoint writes them */
 	if (!rc && (big || len > j->cap - j->tail))
 		rc = checkpoint(j);
@@ -907,39 +891,15 @@ static int append_locked(struct journal *j, struct persist *p, size_t n)
 	return rc;
 }
 
-/* Invariant 4: durable up to pos (bytes written), sharing one
- * fdatasync: one that began after those bytes were written covers them. */
-static int sync_to(struct journal *j, uint64_t pos)
-{
-	if (atomic_load(&j->synced) >= pos && !atomic_load(&j->failed))
-		return 0;
-	pthread_mutex_lock(&j->sync_mu);
-	int rc = atomic_load(&j->failed) ? EIO : 0;
-	if (!rc && atomic_load(&j->synced) < pos) {
-		uint64_t to = atomic_load(&j->written);
-		if ((rc = sync_fd(j->jfd, JS_S_COMMIT)))
-			fail(j, rc);
-		else
-			raise_synced(j, to);
-	}
-	pthread_mutex_unlock(&j->sync_mu);
-	return rc ? PMTX_E_IO : 0;
-}
-
-
-
 static int j_barrier_kind(struct persist *p, int durable)
 {
 	struct journal *j = p->jrnl;
 	int rc = 0;
 	uint64_t lost = atomic_load(&lines_lost);
-	if (lost != j->lost_seen) { /* some thread lost lines: all pages */
+	if (atomic_exchange(&j->lost_seen, lost) != lost) /* all pages */
 		rc = journal_write_all_pages(p);
-		j->lost_seen = lost;
-	}
 	size_t k, n = take_lines(p, &k);
-	int big = pmtxj_rec_len(n) > j->cap - PMTXJ_REC_OFF;
-	if (!rc && n && !big && rec_build(p, n))
+	if (!rc && n && !too_big(j, n) && rec_build(p, n))
 		rc = fail(j, ENOMEM);
 	pthread_mutex_lock(&j->mu);
 	if (!rc && atomic_load(&j->failed))
@@ -952,7 +912,7 @@ static int j_barrier_kind(struct persist *p, int durable)
 	pthread_mutex_unlock(&j->mu);
 	drop_lines(k);
 	if (!rc && durable)
-		rc = sync_to(j, pos);
+		rc = sync_journal(j, pos, JS_S_COMMIT);
 	return rc;
 }
 
@@ -968,9 +928,9 @@ static int j_order(struct persist *p)
 
 /* ---- close (invariant 7) ---- */
 
-/* Pages of [base, base+len) this process has written: private copies
- * (present and not file-backed, or swapped). 1 if pagemap is not
- * readable (then every page is taken). */
+/* Pages of [base, base+len) this process has written, into the page set:
+ * private copies (present and not file-backed, or swapped); every page
+ * where pagemap cannot be read. 0 or ENOMEM. */
 static int changed_pages(struct journal *j, struct persist *p)
 {
 	int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);

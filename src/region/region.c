@@ -343,25 +343,6 @@ static int open_creating(const char *path, pmtx_region **out)
 	return 0;
 }
 
-/* Sync the directory that holds path, so that a rename in it is durable. */
-static int sync_dir_of(const char *path)
-{
-	char *dir = strdup(path);
-	if (!dir)
-		return ENOMEM;
-	char *slash = strrchr(dir, '/');
-	if (slash == dir)
-		slash[1] = '\0';
-	else if (slash)
-		*slash = '\0';
-	int fd = open(slash ? dir : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	int rc = fd < 0 || fsync(fd) ? errno : 0;
-	if (fd >= 0)
-		close(fd);
-	free(dir);
-	return rc == EINVAL ? 0 : rc; /* a directory that cannot be synced */
-}
-
 /* Give the finished file its name, never replacing one (invariant 3). */
 static int publish(pmtx_region *r)
 {
@@ -379,7 +360,7 @@ static int publish(pmtx_region *r)
 	}
 	free(r->create_tmp);
 	r->create_tmp = NULL;
-	return sync_dir_of(r->create_path) ? PMTX_E_IO : 0;
+	return pmtx__sync_dir_of(r->create_path) ? PMTX_E_IO : 0;
 }
 
 void region_discard_created(pmtx_region *r)
