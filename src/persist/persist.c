@@ -420,8 +420,7 @@ void persist_override_ops(const persist_ops *ops, void *ctx)
 	override_ctx = ctx;
 }
 
-int persist_init(struct persist *p, pmtx_domain d, pmtx_backend b,
-                 int64_t barrier_ns, void *base, size_t len)
+int persist_supported(pmtx_domain d, pmtx_backend b)
 {
 	if ((unsigned)d > PMTX_PDOM2 || (unsigned)b > PMTX_BACKEND_JOURNAL)
 		return PMTX_E_INVAL;
@@ -430,6 +429,15 @@ int persist_init(struct persist *p, pmtx_domain d, pmtx_backend b,
 		                 "durable: it has no PDOM-2 (use pdom1)");
 		return PMTX_E_INVAL;
 	}
+	return 0;
+}
+
+int persist_init(struct persist *p, pmtx_domain d, pmtx_backend b,
+                 int64_t barrier_ns, void *base, size_t len)
+{
+	int rc = persist_supported(d, b);
+	if (rc)
+		return rc;
 	pthread_once(&cpu_once, cpu_detect);
 	if (!page_size)
 		page_size = (size_t)sysconf(_SC_PAGESIZE);

@@ -71,6 +71,10 @@ struct persist {
 
 extern _Thread_local pmtx_counters pmtx__tls_counters;
 
+/* 0 if (d, b) is a pair persist_init takes, else PMTX_E_INVAL and a
+ * message. */
+int persist_supported(pmtx_domain d, pmtx_backend b);
+
 /* Fill p for the given mapping. barrier_ns < 0 selects the default of the
  * (domain, backend) pair: emulated 0/100/500 ns for PDOM-2/1/0, hardware
  * 500 ns for PDOM-0 (the emulated memory-controller commit), else 0. */

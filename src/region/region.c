@@ -283,17 +283,11 @@ static int reserve_range(int fd, const char *path, uint64_t start,
 
 static int options_ok(const pmtx_options *o)
 {
-	if ((unsigned)o->domain > PMTX_PDOM2 ||
-	    (unsigned)o->backend > PMTX_BACKEND_JOURNAL ||
+	if (persist_supported(o->domain, o->backend) ||
 	    (unsigned)o->runtime > PMTX_RT_TWIN ||
 	    (o->flags & ~(PMTX_OPEN_PRIVATE | PMTX_OPEN_AUTO_ROTATE)) ||
 	    (o->layout && strlen(o->layout) >= PMTX_LAYOUT_LEN))
 		return PMTX_E_INVAL;
-	if (o->backend == PMTX_BACKEND_JOURNAL && o->domain == PMTX_PDOM2) {
-		pmtx__set_errmsg("the journal backend makes flushed lines "
-		                 "durable: it has no PDOM-2 (use pdom1)");
-		return PMTX_E_INVAL;
-	}
 	return 0;
 }
 
