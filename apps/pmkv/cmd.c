@@ -638,6 +638,12 @@ int cmd_grouped(const struct resp_req *q)
 	return k && k->grouped;
 }
 
+int cmd_writes(const struct resp_req *q)
+{
+	const struct command *k = lookup(q->argv[0], q->argl[0]);
+	return k && !strncmp(k->flags, "write", 5);
+}
+
 void cmd_dispatch(struct cmd_ctx *c)
 {
 	const struct command *k = lookup(arg(c, 0), len(c, 0));

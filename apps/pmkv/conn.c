@@ -160,6 +160,14 @@ void conn_group_settle(struct conn *c, int committed)
 	c->g_out = c->out.n;
 }
 
+int conn_writes_next(struct conn *c)
+{
+	size_t used = 0;
+	const char *err = NULL;
+	return resp_parse(c->in, c->n, &c->srv->cfg.lim, &c->q, &used,
+	                  &err) == RESP_OK && c->q.argc && cmd_writes(&c->q);
+}
+
 int conn_send(struct conn *c, int blocking)
 {
 	while (c->sent < c->out.n) {

@@ -39,6 +39,9 @@ unsigned conn_group_run(struct conn *c, unsigned max);
 /* The group committed (keep the replies, drop the requests run from the
  * input) or not (drop the replies: conn_run runs the requests again). */
 void conn_group_settle(struct conn *c, int committed);
+/* 1 if the first whole request of the input changes the store
+ * (cmd_writes): what a commit would be made for. */
+int conn_writes_next(struct conn *c);
 /* Send the waiting replies: 0 all sent, 1 the socket is full (not
  * blocking), -1 the connection failed. */
 int conn_send(struct conn *c, int blocking);

@@ -31,7 +31,9 @@
  *      event): a client answered by the last commit sends its next
  *      request a few microseconds later, and the next commit then
  *      carries it instead of costing one of its own. Once every
- *      connection has joined, the batch runs at once.
+ *      connection has joined, the batch runs at once. Only a batch with
+ *      a write at the head of some connection's input waits: a batch of
+ *      reads commits nothing, and waiting would only delay its replies.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -56,6 +58,7 @@ struct worker {
 	struct event *batch;              /* L4 */
 	struct evconn *ready[GROUP_CONNS]; /* the batch: read, not yet run */
 	unsigned nready;
+	int writes;                       /* the batch has a write (L5) */
 	unsigned nconns;                  /* connections it serves (L5) */
 	int pipe[2];
 	pthread_t th;
@@ -164,6 +167,7 @@ static void on_batch(evutil_socket_t fd, short what, void *arg)
 		cs[i] = &es[i]->c;
 	}
 	w->nready = 0;
+	w->writes = 0;
 	group_commit_many(w->srv, cs, n);
 	for (unsigned i = 0; i < n; i++)
 		if (pump(es[i], 1) || w->srv->stopping)
@@ -187,9 +191,11 @@ static void batch(struct evconn *e)
 	event_del(e->ev);
 	e->waiting = 0;
 	int delay = w->srv->cfg.commit_delay_us;
+	if (delay > 0 && !w->writes)
+		w->writes = conn_writes_next(&e->c);
 	unsigned all = w->nconns < GROUP_CONNS ? w->nconns : GROUP_CONNS;
 	int timed = event_pending(w->batch, EV_TIMEOUT, NULL);
-	if (delay > 0 && w->nready < all) { /* L5 */
+	if (delay > 0 && w->writes && w->nready < all) { /* L5 */
 		struct timeval tv = {0, delay};
 		if (timed || event_add(w->batch, &tv) == 0)
 			return;

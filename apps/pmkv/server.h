@@ -60,6 +60,8 @@ struct cmd_ctx {
 void cmd_dispatch(struct cmd_ctx *c);
 /* 1 if the command in q may run in a group commit (group.c). */
 int cmd_grouped(const struct resp_req *q);
+/* 1 if the command in q changes the store (COMMAND's "write" flag). */
+int cmd_writes(const struct resp_req *q);
 /* INFO's text for the sections named in argv[1..] (all if none). */
 void cmd_info(struct cmd_ctx *c);
 /* Redis's glob-style match (KEYS, SCAN MATCH), binary safe. */
