@@ -2,7 +2,8 @@
  * test_auto.c - PMTX_RT_AUTO (src/tx/auto.c): rotation, the switch from
  * redo to undo at pmtx_add_range, the default runtime, and the choice by
  * measured cost on two workloads whose best runtimes differ by an order
- * of magnitude.
+ * of magnitude, and on one site whose transactions change from one to
+ * the other.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -306,14 +307,49 @@ static void chooses_the_cheaper_runtime_for_each_site(void **s)
 	print_message("read back: undo %llu redo %llu redo-async %llu\n",
 	              (unsigned long long)sb.undo, (unsigned long long)sb.redo,
 	              (unsigned long long)sb.redo_async);
-	/* Outside the trial windows (2 in 1,500 transactions: at most 64
-	 * of the others each), the winner runs every transaction. */
-	assert_true(sa.redo + sa.redo_async >= 1500 - 2 * 32);
-	assert_true(sb.undo >= 1500 - 2 * 64);
+	/* Outside its first trial window (224 transactions, 256 in: the
+	 * next is 1,024 after it), the winner runs every transaction, and
+	 * before it redo does. */
+	assert_true(sa.redo + sa.redo_async >= 1500 - 224);
+	assert_true(sb.undo >= 1500 - 256 - 224);
 	assert_int_equal(pmtx_close(a), 0);
 	assert_int_equal(pmtx_close(b), 0);
 	unlink(pa);
 	unlink(pb);
+}
+
+/* A5: one call site whose transactions change kind after 4,100 of them,
+ * when the gap to the next trial window has grown to 4,096 tickets
+ * (windows at 256, 1,504 and 3,776, each of 224, won by undo). */
+static void a_site_whose_transactions_change_is_measured_again(void **s)
+{
+	(void)s;
+	const char *path;
+	pmtx_region *r = make(&path, PMTX_BACKEND_EMULATED, 0,
+	                      PMTX_RT_UNDO, 0);
+	for (unsigned t = 0; t < 4100; t++)
+		read_back(r, t);
+	pmtx_auto_stats a = stats(r);
+	print_message("read back: undo %llu redo %llu redo-async %llu\n",
+	              (unsigned long long)a.undo, (unsigned long long)a.redo,
+	              (unsigned long long)a.redo_async);
+	/* undo won every window: the others ran before the first, and in
+	 * windows */
+	assert_true(a.undo >= 4100 - 256 - 3 * 224);
+	for (unsigned t = 0; t < 1500; t++)
+		many_lines(r, t);
+	pmtx_auto_stats b = stats(r);
+	uint64_t moved = b.redo + b.redo_async - a.redo - a.redo_async;
+	print_message("then many lines: undo %llu, redo or redo-async %llu\n",
+	              (unsigned long long)(b.undo - a.undo),
+	              (unsigned long long)moved);
+	/* Without watching, the next window would come at ticket 8,096,
+	 * after all 1,500 of them: undo would run every one. Watching sees
+	 * the change within 8 x 64 tickets; a window of 224 then picks
+	 * redo. */
+	assert_true(moved >= 700);
+	assert_int_equal(pmtx_close(r), 0);
+	unlink(path);
 }
 
 int main(void)
@@ -326,6 +362,8 @@ int main(void)
 		cmocka_unit_test(a_switch_resolves_the_frees_made_before_it),
 		cmocka_unit_test(auto_is_a_default_runtime_kept_in_the_region),
 		cmocka_unit_test(chooses_the_cheaper_runtime_for_each_site),
+		cmocka_unit_test(
+			a_site_whose_transactions_change_is_measured_again),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -14,18 +14,39 @@
  * pmtx_begin), for each candidate (undo, redo, redo-async; copy-on-write
  * needs its own object API and is never chosen), and runs the cheapest.
  *
- * Each site numbers its transactions (tickets). An exploration is a
- * window of AUTO_ARMS * AUTO_SAMPLES tickets in which the arms take turns
- * in blocks of AUTO_BLOCK; each committed transaction of the window is
- * timed. At each block's start, an arm whose median is already over
- * AUTO_DROP times the lowest drops out of the window (screen): on a short
- * run, or where one runtime costs ten times another, a trial must not
- * cost more than the choice saves. The transaction that takes the ticket
- * just past the window decides: the arm with the lowest median wins, and
- * runs until the next window, AUTO_GAP_MIN tickets later, doubling up to
- * AUTO_GAP_MAX while the same arm keeps winning. Outside a window nothing
- * is timed, so the chooser costs a hash probe and a ticket (a relaxed load and store, no
- * locked instruction) per transaction.
+ * Each site numbers its transactions (tickets). An exploration is a window
+ * of tickets in which each arm runs one contiguous block: first the
+ * incumbent (the arm chosen last), AUTO_SAMPLES transactions, all timed;
+ * then each challenger, AUTO_WARM transactions and AUTO_SAMPLES more, of
+ * which only the last AUTO_SAMPLES count. A switch has costs the steady
+ * state does not: redo-async's first transactions after redo are slower
+ * than the rest (SPS, PDOM-0, k = 2, medians of 32: 3.8-4.7 us over its
+ * first 64 after 3,000 of redo, 1.1-1.4 us after 64 of redo, 0.82-0.92 us
+ * from the 65th on; docs/results/auto-2026-11-26), so short alternating
+ * blocks judged an arm by its switch. A challenger whose median over its
+ * last AUTO_SCREEN timed transactions is over AUTO_DROP times the lowest
+ * of the arms measured before it in the window (or over AUTO_DROP_WARM
+ * times, over its first AUTO_SCREEN warm-up ones, or AUTO_DROP_FIRST times
+ * at its very first) is dropped (screen): the rest of its block runs the
+ * cheapest arm measured so far, untimed. On a short run, or where one
+ * runtime costs ten times another, a trial must not cost more than the
+ * choice saves. The transaction that takes the ticket just past the window
+ * decides: the arm with the lowest median wins, and runs until the next
+ * window, AUTO_GAP_MIN tickets later, doubling up to AUTO_GAP_MAX while
+ * the same arm keeps winning. The first window starts AUTO_FIRST tickets
+ * in, so that it does not time a region's first touches of its pages.
+ * Outside a window one transaction in AUTO_WATCH is timed (A5), so the
+ * chooser costs a hash probe and a ticket (a relaxed load and store, no
+ * locked instruction) per transaction, and two clock reads per AUTO_WATCH
+ * transactions.
+ *
+ * A site's transactions can change under it: a benchmark sweeps its
+ * write ratio on one region, an application's load moves from reads to
+ * writes. The arm that won for one kind of transaction would then run
+ * the other for up to AUTO_GAP_MAX tickets. So the median of AUTO_WATCH_N
+ * watched transactions is compared with the winner's median at the
+ * decision (ref); when it has moved by more than AUTO_DRIFT times, either
+ * way, a window starts at once and the gap starts again at AUTO_GAP_MIN.
  *
  * A call site is the return address of pmtx_begin: a wrapper that the
  * compiler inlines into several callers makes several sites, and one that
@@ -48,6 +69,9 @@
  *      site runs arm t mod AUTO_ARMS, and nothing is pinned, so a test or
  *      the crash-state explorer sees every runtime, and every switch from
  *      redo to undo, in a reproducible order.
+ *  A5. A watched transaction runs the chosen arm, like any other outside
+ *      a window: watching only times it, and can only move the next
+ *      window earlier.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -56,25 +80,40 @@
 #include "tx.h"
 
 #define AUTO_SITES 64        /* call sites tracked per region */
-#define AUTO_BLOCK 4         /* consecutive tickets per arm in a window */
 #define AUTO_SAMPLES 32      /* timed transactions per arm per window */
+#define AUTO_WARM 64         /* a challenger's untimed first transactions */
+#define AUTO_SCREEN 4        /* samples a screen looks at */
+#define AUTO_DROP 1.5        /* a challenger this much dearer is dropped */
+#define AUTO_DROP_WARM 4.0   /* ... or this much, while warming up */
+#define AUTO_DROP_FIRST 8.0  /* ... or this much, at its first */
+#define AUTO_FIRST 256       /* tickets before the first window */
 #define AUTO_GAP_MIN 1024    /* tickets between windows, at first */
 #define AUTO_GAP_MAX 65536   /* ... at most */
+#define AUTO_WATCH 64        /* outside windows, one ticket in this timed */
+#define AUTO_WATCH_N 8       /* watched transactions compared with ref */
+#define AUTO_DRIFT 1.5       /* a change of cost that starts a window */
 
 static const pmtx_runtime arms[AUTO_ARMS] = {PMTX_RT_UNDO, PMTX_RT_REDO,
                                             PMTX_RT_REDO_ASYNC};
-#define AUTO_WINDOW ((uint64_t)AUTO_ARMS * AUTO_SAMPLES)
+#define AUTO_BLOCK (AUTO_WARM + AUTO_SAMPLES) /* a challenger's */
+#define AUTO_WINDOW ((uint64_t)AUTO_SAMPLES + \
+                     (AUTO_ARMS - 1) * (uint64_t)AUTO_BLOCK)
 
 struct auto_site {
 	_Atomic uintptr_t key;          /* return address; 0 = free slot */
 	_Atomic uint64_t ticket;        /* transactions begun here */
 	_Atomic uint64_t win_start;     /* the current or next window */
-	_Atomic int best;               /* index into arms */
+	_Atomic int best;               /* index into arms: the incumbent */
 	_Atomic int pinned;             /* A2 */
 	_Atomic unsigned dropped;       /* arms out of this window (bits) */
-	_Atomic int lead;               /* the cheapest arm so far */
+	_Atomic int lead;               /* the cheapest arm measured so far */
 	_Atomic uint32_t nsamp[AUTO_ARMS];
 	_Atomic uint32_t samp[AUTO_ARMS][AUTO_SAMPLES]; /* ns; 0 = none */
+	_Atomic uint32_t nwarm[AUTO_ARMS];
+	_Atomic uint32_t warm[AUTO_ARMS][AUTO_SCREEN];
+	_Atomic uint32_t ref;           /* the winner's median, ns (A5) */
+	_Atomic uint32_t nwatch;
+	_Atomic uint32_t watch[AUTO_WATCH_N];
 	uint64_t gap;                   /* under lock */
 	pthread_mutex_t lock;
 };
@@ -96,6 +135,7 @@ struct auto_table *auto_create(int rotate)
 		s->gap = AUTO_GAP_MIN;
 		atomic_store(&s->best, 1); /* redo until measured */
 		atomic_store(&s->lead, 1);
+		atomic_store(&s->win_start, AUTO_FIRST);
 	}
 	return t;
 }
@@ -132,13 +172,13 @@ static struct auto_site *site_of(struct auto_table *t, uintptr_t key)
 	return &t->site[AUTO_SITES - 1];
 }
 
-/* Median of the arm's samples in this window; 0 if it has none. */
-static uint32_t arm_median(struct auto_site *s, int a)
+/* Median of the first have samples, zeros left out; 0 if none. */
+static uint32_t median(_Atomic uint32_t *samp, unsigned have)
 {
 	uint32_t v[AUTO_SAMPLES];
-	unsigned n = 0, have = MIN(atomic_load(&s->nsamp[a]), AUTO_SAMPLES);
+	unsigned n = 0;
 	for (unsigned i = 0; i < have; i++) {
-		uint32_t x = atomic_load(&s->samp[a][i]);
+		uint32_t x = atomic_load(&samp[i]);
 		unsigned j = n++;
 		for (; j > 0 && v[j - 1] > x; j--) /* insertion sort */
 			v[j] = v[j - 1];
@@ -150,61 +190,70 @@ static uint32_t arm_median(struct auto_site *s, int a)
 	return zeros < n ? v[zeros + (n - zeros) / 2] : 0;
 }
 
-/* The arm with the lowest median among those with at least need samples
- * (-1 if none); m[a] receives each arm's median, 0 for one left out. */
-static int cheapest(struct auto_site *s, uint32_t need, uint32_t m[])
+/* Median of the arm's samples in this window; 0 if it has none. */
+static uint32_t arm_median(struct auto_site *s, int a)
 {
-	int low = -1;
-	for (int a = 0; a < AUTO_ARMS; a++) {
-		m[a] = atomic_load(&s->nsamp[a]) >= need ? arm_median(s, a) : 0;
-		if (m[a] && (low < 0 || m[a] < m[low]))
-			low = a;
-	}
-	return low;
+	return median(s->samp[a], MIN(atomic_load(&s->nsamp[a]),
+	                              AUTO_SAMPLES));
 }
 
-/* At the start of a block: an arm whose median is over AUTO_DROP times
- * the lowest is out of the rest of the window; its blocks run the lead
- * arm, untimed. A clearly worse arm so costs one block, not AUTO_SAMPLES
- * transactions. */
-#define AUTO_DROP 1.5
-static void screen(struct auto_site *s)
+/* The arm of block b of a window whose incumbent is best: the incumbent
+ * first, then the others in order. */
+static int block_arm(int best, unsigned b)
 {
-	uint32_t m[AUTO_ARMS];
-	pthread_mutex_lock(&s->lock);
-	int lead = cheapest(s, AUTO_BLOCK, m);
-	if (lead >= 0) {
-		unsigned out = atomic_load(&s->dropped);
-		for (int a = 0; a < AUTO_ARMS; a++)
-			if (m[a] > AUTO_DROP * m[lead])
-				out |= 1u << a;
-		atomic_store(&s->dropped, out);
-		atomic_store(&s->lead, lead);
-	}
-	pthread_mutex_unlock(&s->lock);
+	return b == 0 ? best : (int)(b - 1) + ((int)(b - 1) >= best);
 }
 
 /* The window that ended at ticket end is over: choose, and place the next
  * window. Called once per window, by the transaction holding ticket end. */
 static void decide(struct auto_site *s, uint64_t end)
 {
-	uint32_t m[AUTO_ARMS];
 	pthread_mutex_lock(&s->lock);
-	int best = atomic_load(&s->best), won = cheapest(s, 1, m);
+	int best = atomic_load(&s->best), won = -1;
+	uint32_t m[AUTO_ARMS];
+	for (int a = 0; a < AUTO_ARMS; a++) {
+		m[a] = atomic_load(&s->dropped) & (1u << a) ? 0
+		                                           : arm_median(s, a);
+		if (m[a] && (won < 0 || m[a] < m[won]))
+			won = a;
+	}
 	if (won >= 0) {
 		s->gap = won == best ? MIN(s->gap * 2, AUTO_GAP_MAX)
 		                     : AUTO_GAP_MIN;
 		atomic_store(&s->best, won);
+		atomic_store(&s->ref, m[won]);
 	}
 	for (int a = 0; a < AUTO_ARMS; a++) {
 		for (unsigned i = 0; i < AUTO_SAMPLES; i++)
 			atomic_store(&s->samp[a][i], 0);
+		for (unsigned i = 0; i < AUTO_SCREEN; i++)
+			atomic_store(&s->warm[a][i], 0);
 		atomic_store(&s->nsamp[a], 0);
+		atomic_store(&s->nwarm[a], 0);
 	}
 	atomic_store(&s->dropped, 0);
 	atomic_store(&s->lead, atomic_load(&s->best));
+	atomic_store(&s->nwatch, 0);
 	atomic_store(&s->win_start, end + s->gap);
 	pthread_mutex_unlock(&s->lock);
+}
+
+/* Ticket k of the window that starts at w: its arm, and whether it is
+ * timed, and as a warm-up (2) or a sample (1). */
+static int window_arm(struct auto_site *s, uint64_t k, uint64_t w,
+                      int *timed)
+{
+	int best = atomic_load(&s->best);
+	uint64_t i = k - w;
+	unsigned b = i < AUTO_SAMPLES ? 0 : 1 + (unsigned)((i - AUTO_SAMPLES) /
+	                                                   AUTO_BLOCK);
+	int a = block_arm(best, b);
+	if (atomic_load(&s->dropped) & (1u << a)) {
+		*timed = 0;
+		return atomic_load(&s->lead);
+	}
+	*timed = b > 0 && (i - AUTO_SAMPLES) % AUTO_BLOCK < AUTO_WARM ? 2 : 1;
+	return a;
 }
 
 pmtx_runtime auto_begin(struct auto_table *t, uintptr_t key,
@@ -216,28 +265,84 @@ pmtx_runtime auto_begin(struct auto_table *t, uintptr_t key,
 	uint64_t k = atomic_load_explicit(&s->ticket, memory_order_relaxed);
 	atomic_store_explicit(&s->ticket, k + 1, memory_order_relaxed);
 	uint64_t w = atomic_load(&s->win_start);
-	int a;
+	int a, timed = 0;
 	run->site = s;
-	run->t0 = 0;
-	if (t->rotate)
+	if (t->rotate) {
 		a = (int)(k % AUTO_ARMS);
-	else if (atomic_load(&s->pinned))
+	} else if (atomic_load(&s->pinned)) {
 		a = 0;
-	else if (k >= w && k < w + AUTO_WINDOW) {
-		a = (int)((k - w) / AUTO_BLOCK % AUTO_ARMS);
-		if ((k - w) % AUTO_BLOCK == 0 && k > w)
-			screen(s);
-		if (atomic_load(&s->dropped) & (1u << a))
-			a = atomic_load(&s->lead);
-		else
-			run->t0 = now_ns();
+	} else if (k >= w && k < w + AUTO_WINDOW) {
+		a = window_arm(s, k, w, &timed);
 	} else {
 		if (k == w + AUTO_WINDOW)
 			decide(s, k);
 		a = atomic_load(&s->best);
+		timed = k % AUTO_WATCH == 0 && atomic_load(&s->ref) ? 3 : 0;
 	}
 	run->arm = a;
+	run->timed = timed;
+	run->t0 = timed ? now_ns() : 0;
 	return arms[a];
+}
+
+/* A watched transaction took ns (A5): once AUTO_WATCH_N are in, start a
+ * window now if their median has moved by more than AUTO_DRIFT times from
+ * the winner's, and collect the next AUTO_WATCH_N otherwise. */
+static void watch(struct auto_site *s, uint32_t ns)
+{
+	uint32_t i = atomic_fetch_add(&s->nwatch, 1);
+	if (i >= AUTO_WATCH_N)
+		return;
+	atomic_store(&s->watch[i], ns);
+	if (i != AUTO_WATCH_N - 1)
+		return;
+	pthread_mutex_lock(&s->lock);
+	uint32_t now = median(s->watch, AUTO_WATCH_N);
+	uint32_t ref = atomic_load(&s->ref);
+	if (now && ref && (now > AUTO_DRIFT * ref || ref > AUTO_DRIFT * now)) {
+		s->gap = AUTO_GAP_MIN;
+		atomic_store(&s->ref, 0); /* until the window decides */
+		atomic_store(&s->win_start, atomic_load(&s->ticket));
+	}
+	for (unsigned j = 0; j < AUTO_WATCH_N; j++)
+		atomic_store(&s->watch[j], 0);
+	atomic_store(&s->nwatch, 0);
+	pthread_mutex_unlock(&s->lock);
+}
+
+/* The lowest median of the arms other than a whose blocks are over and
+ * that were not dropped (the incumbent's first); 0 if none. *lead gets
+ * its arm. */
+static uint32_t lowest_done(struct auto_site *s, int a, int *lead)
+{
+	uint32_t low = 0;
+	for (int b = 0; b < AUTO_ARMS; b++) {
+		if (b == a || (atomic_load(&s->dropped) & (1u << b)) ||
+		    atomic_load(&s->nsamp[b]) < AUTO_SAMPLES)
+			continue;
+		uint32_t m = arm_median(s, b);
+		if (m && (!low || m < low)) {
+			low = m;
+			*lead = b;
+		}
+	}
+	return low;
+}
+
+/* Drop challenger a if the median of the n samples at samp is over
+ * limit times the lowest median of an arm already measured. */
+static void screen(struct auto_site *s, int a, _Atomic uint32_t *samp,
+                   unsigned n, double limit)
+{
+	if (a == atomic_load(&s->best))
+		return;
+	int lead = -1;
+	uint32_t mine = median(samp, n);
+	uint32_t low = lowest_done(s, a, &lead);
+	if (mine && low && mine > limit * low) {
+		atomic_store(&s->lead, lead);
+		atomic_fetch_or(&s->dropped, 1u << a);
+	}
 }
 
 void auto_commit(const struct auto_run *run)
@@ -246,10 +351,26 @@ void auto_commit(const struct auto_run *run)
 		return;
 	struct auto_site *s = run->site;
 	uint64_t ns = now_ns() - run->t0;
-	uint32_t i = atomic_fetch_add(&s->nsamp[run->arm], 1);
+	uint32_t v = (uint32_t)MAX(1, MIN(ns, UINT32_MAX)), i;
+	int a = run->arm;
+	if (run->timed == 3)
+		return watch(s, v);
+	if (run->timed == 2) {
+		i = atomic_fetch_add(&s->nwarm[a], 1);
+		if (i < AUTO_SCREEN)
+			atomic_store(&s->warm[a][i], v);
+		if (i == 0)
+			screen(s, a, s->warm[a], 1, AUTO_DROP_FIRST);
+		if (i == AUTO_SCREEN - 1)
+			screen(s, a, s->warm[a], AUTO_SCREEN, AUTO_DROP_WARM);
+		return;
+	}
+	i = atomic_fetch_add(&s->nsamp[a], 1);
 	if (i < AUTO_SAMPLES)
-		atomic_store(&s->samp[run->arm][i],
-		             (uint32_t)MAX(1, MIN(ns, UINT32_MAX)));
+		atomic_store(&s->samp[a][i], v);
+	if (i < AUTO_SAMPLES && (i + 1) % AUTO_SCREEN == 0)
+		screen(s, a, &s->samp[a][i + 1 - AUTO_SCREEN], AUTO_SCREEN,
+		       AUTO_DROP);
 }
 
 void auto_pin_undo(struct auto_table *t, const struct auto_run *run)

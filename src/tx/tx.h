@@ -73,6 +73,8 @@ struct auto_run {
 	struct auto_site *site; /* NULL: not begun as AUTO */
 	uint64_t t0;
 	int arm;
+	int timed; /* 0 no; in a window 1 a sample, 2 a warm-up; 3 watched
+	            * (A5) */
 };
 
 /* A range a twin transaction declared (twin.c). */
