@@ -15,6 +15,9 @@
  *    region state out of range, are refused;
  *  - a process killed at random while it grows its region leaves one that
  *    opens, checks clean, and holds every committed block;
+ *  - the same on the journal backend, where the commits since the last
+ *    checkpoint are in the journal only, reopened through the journal
+ *    backend and through another one (which replays the journal);
  *  - a private view (PMTX_OPEN_PRIVATE) recovers without writing the file
  *    and cannot grow.
  */
@@ -46,8 +49,9 @@ struct root {
 	pmtx_off blk[MAXBLOCKS];
 };
 
-static pmtx_region *create_growing(const char *path, size_t size,
-                                   size_t max, pmtx_runtime rt)
+static pmtx_region *create_growing_on(const char *path, size_t size,
+                                      size_t max, pmtx_runtime rt,
+                                      pmtx_backend b)
 {
 	pmtx_options o;
 	pmtx_options_init(&o);
@@ -55,6 +59,7 @@ static pmtx_region *create_growing(const char *path, size_t size,
 	o.max_size = max;
 	o.runtime = rt;
 	o.ndesc = 4;
+	o.backend = b;
 	pmtx_region *r = NULL;
 	int rc = pmtx_create(path, size, &o, &r);
 	if (rc)
@@ -62,6 +67,34 @@ static pmtx_region *create_growing(const char *path, size_t size,
 		        pmtx_errmsg());
 	assert_int_equal(rc, 0);
 	return r;
+}
+
+static pmtx_region *create_growing(const char *path, size_t size,
+                                   size_t max, pmtx_runtime rt)
+{
+	return create_growing_on(path, size, max, rt,
+	                         PMTX_BACKEND_HARDWARE);
+}
+
+static pmtx_region *open_on(const char *path, pmtx_backend b)
+{
+	pmtx_options o;
+	pmtx_options_init(&o);
+	o.backend = b;
+	pmtx_region *r = NULL;
+	int rc = pmtx_open(path, &o, &r);
+	if (rc)
+		fprintf(stderr, "open: %s %s\n", pmtx_strerror(rc),
+		        pmtx_errmsg());
+	assert_int_equal(rc, 0);
+	return r;
+}
+
+static char jpath_buf[4200];
+static const char *jpath(const char *path)
+{
+	snprintf(jpath_buf, sizeof(jpath_buf), "%s.pmtxj", path);
+	return jpath_buf;
 }
 
 static uint64_t pattern(uint64_t i, uint64_t w)
@@ -400,6 +433,100 @@ static void killed_while_growing_recovers_every_block(void **state)
 	}
 }
 
+/* The journal backend (persist/journal.c): the region file is extended
+ * (and synced) before the new size is stored, and the store reaches the
+ * file through the journal like any line. A grown region reopens through
+ * the journal backend, and through another one, which replays the
+ * journal first. */
+static void heap_grows_and_reopens_under_the_journal(void **state)
+{
+	(void)state;
+	const char *path = tu_path();
+	pmtx_region *r = create_growing_on(path, 1, MAX_SIZE, PMTX_RT_REDO,
+	                                   PMTX_BACKEND_JOURNAL);
+	size_t first = pmtx_region_size(r);
+	while (pmtx_region_size(r) < 4 * first)
+		assert_int_equal(add_block(r, BLOCK), 0);
+	check_blocks(r, BLOCK);
+	size_t grown = pmtx_region_size(r);
+	uint64_t n = ((struct root *)pmtx_root(r, NULL))->n;
+	assert_int_equal(pmtx_close(r), 0);
+	const pmtx_backend reopen[] = {PMTX_BACKEND_JOURNAL,
+	                               PMTX_BACKEND_HARDWARE};
+	for (size_t i = 0; i < sizeof(reopen) / sizeof(*reopen); i++) {
+		r = open_on(path, reopen[i]);
+		assert_int_equal(pmtx_region_size(r), grown);
+		assert_int_equal(((struct root *)pmtx_root(r, NULL))->n, n);
+		check_blocks(r, BLOCK);
+		assert_int_equal(pmtx_close(r), 0);
+	}
+	unlink(jpath(path));
+	unlink(path);
+}
+
+/* As killed_while_growing_recovers_every_block, on the journal backend:
+ * the commits since the last checkpoint are in the journal only, and the
+ * next open (through the journal backend, or another one) replays them
+ * into the grown file. */
+static void killed_while_growing_on_the_journal_recovers_every_block(
+	void **state)
+{
+	(void)state;
+	unsigned kills = tu_long_mode() ? 100 : 12, mid = 0;
+	uint64_t seed = 7;
+	for (unsigned k = 0; k < kills; k++) {
+		const char *path = tu_path();
+		pmtx_runtime rt = k % 2 ? PMTX_RT_UNDO : PMTX_RT_REDO;
+		pmtx_region *r = create_growing_on(path, 1, MAX_SIZE, rt,
+		                                   PMTX_BACKEND_JOURNAL);
+		size_t size0 = pmtx_region_size(r);
+		assert_int_equal(pmtx_close(r), 0);
+		pid_t pid = fork();
+		assert_true(pid >= 0);
+		if (pid == 0) {
+			pmtx_options o;
+			pmtx_options_init(&o);
+			o.backend = PMTX_BACKEND_JOURNAL;
+			pmtx_region *c = NULL;
+			if (pmtx_open(path, &o, &c) != 0)
+				_exit(4);
+			for (unsigned i = 0; i < MAXBLOCKS - 1; i++)
+				if (add_block(c, BLOCK))
+					_exit(5);
+			_exit(0);
+		}
+		/* once the file has grown (or after 10 s), 0-20 ms more */
+		struct stat fs;
+		for (int t = 0; t < 10000; t++) {
+			if (stat(path, &fs) == 0 && fs.st_size > (off_t)size0)
+				break;
+			usleep(1000);
+		}
+		struct timespec ts = {0, (long)(tu_rand(&seed) % 20000000)};
+		nanosleep(&ts, NULL);
+		kill(pid, SIGKILL);
+		int status;
+		assert_int_equal(waitpid(pid, &status, 0), pid);
+		assert_false(WIFEXITED(status) && WEXITSTATUS(status) != 0);
+		struct stat js;
+		int had_journal = stat(jpath(path), &js) == 0;
+		r = open_on(path, k % 4 < 2 ? PMTX_BACKEND_JOURNAL
+		                            : PMTX_BACKEND_HARDWARE);
+		check_blocks(r, BLOCK);
+		uint64_t n = ((struct root *)pmtx_root(r, NULL))->n;
+		/* killed mid-way, after growing, with the journal there */
+		if (had_journal && n > 0 && n < MAXBLOCKS - 1 &&
+		    pmtx_region_size(r) > size0)
+			mid++;
+		assert_int_equal(pmtx_close(r), 0);
+		unlink(jpath(path));
+		unlink(path);
+	}
+	print_message("%u of %u kills came after a growth, before the "
+	              "last block\n", mid, kills);
+	assert_true(mid >= kills / 2);
+}
+
 /* Leave a transaction running in a killed child: the region needs
  * recovery. */
 static void leave_uncommitted(const char *path)
@@ -468,6 +595,9 @@ int main(void)
 		cmocka_unit_test(a_grown_file_cut_short_is_refused),
 		cmocka_unit_test(a_region_state_out_of_range_is_refused),
 		cmocka_unit_test(killed_while_growing_recovers_every_block),
+		cmocka_unit_test(heap_grows_and_reopens_under_the_journal),
+		cmocka_unit_test(
+			killed_while_growing_on_the_journal_recovers_every_block),
 		cmocka_unit_test(a_private_view_recovers_without_writing),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -7,7 +7,8 @@
  * what the last fdatasync of that file covered, plus any part of the
  * writes since. Before every write and every sync of a running workload
  * (transactions under each runtime, a journal small enough to be
- * checkpointed several times) and of a replay at open, it builds crash
+ * checkpointed several times, then the close's checkpoint) and of a
+ * replay at open, it builds crash
  * images (nothing since the last sync; everything; the first half of the
  * writes; everything with the last write torn after its first sector),
  * opens each in a child process through another backend (which replays
@@ -396,11 +397,15 @@ static unsigned workload(pmtx_runtime rt, int skip)
 		memcpy(model_done, model_next, sizeof(model_done));
 	}
 	crash_here("end");
+	/* The close's checkpoint (every page changed, then a new epoch) under
+	 * the same images: nothing is in flight. */
+	memcpy(model_next, model_done, sizeof(model_done));
+	assert_int_equal(pmtx_close(r), 0);
+	crash_here("closed");
 	unsigned v = pf.violations;
 	unsigned points = pf.points, images = pf.images;
 	pf_disarm();
 	pf.skip = -1;
-	assert_int_equal(pmtx_close(r), 0);
 	rm_region(path);
 	unsetenv("PMTX_JOURNAL_SIZE");
 	fprintf(stderr, "# %s, %s left out: %u points, %u images, %u "
