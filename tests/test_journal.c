@@ -17,12 +17,16 @@
  * exactly the state after the acknowledged commits or after the one in
  * flight.
  *
+ * Two threads do the same at once, each on its half of the array: their
+ * records share the journal and their commits share syncs.
+ *
  * Then each sync the design says is needed is left out in turn, and the
  * same check must find a violation (the journal's own mutation test).
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -110,6 +114,30 @@ static int run_tx(pmtx_region *r, pmtx_runtime rt, const struct move *m,
 	return rc ? rc : rc2;
 }
 
+/* ---- two threads, each on its half of the array ---- */
+
+#define NT 2
+#define HALF (NW / NT)
+#define TXS_MT 40
+
+struct root_mt {
+	uint64_t seq[NT]; /* each thread's last commit */
+	uint64_t pad[6];
+	uint64_t a[NW];   /* thread t owns [t * HALF, (t + 1) * HALF) */
+};
+_Static_assert(sizeof(struct root_mt) == sizeof(struct root), "root");
+
+static struct {
+	uint64_t done[HALF], next[HALF];
+	uint64_t acked;
+} mt[NT];
+static int mt_mode; /* the check is of the threads' model */
+
+/* The hooks below run on every thread that writes or syncs; one at a
+ * time, and with the model (acked, done, next) as the threads leave it
+ * between their commits. */
+static pthread_mutex_t pf_mu = PTHREAD_MUTEX_INITIALIZER;
+
 /* ---- the power-failure image ---- */
 
 enum { F_REGION, F_JOURNAL };
@@ -124,6 +152,7 @@ struct pend {
 	uint64_t off;
 	size_t n;
 	char *b;
+	pthread_t th; /* the thread that wrote it */
 };
 
 static struct {
@@ -134,6 +163,7 @@ static struct {
 	int skip;        /* a sync site left out, or -1 */
 	const char *img; /* where crash images are written */
 	unsigned points, images, violations;
+	unsigned shared; /* syncs that made another thread's write durable */
 	char first[256];
 } pf = {.skip = -1};
 
@@ -182,6 +212,30 @@ static void save(const struct image *im, const char *path)
 	close(fd);
 }
 
+/* Each thread's half after its acknowledged commits, or after the one
+ * it had in flight. 0: whole. */
+static int check_threads(const struct root_mt *root)
+{
+	for (int t = 0; t < NT; t++) {
+		const uint64_t *want = root->seq[t] == mt[t].acked ? mt[t].done
+		                       : root->seq[t] == mt[t].acked + 1
+		                               ? mt[t].next
+		                               : NULL;
+		if (!want) {
+			fprintf(stderr, "thread %d: seq %llu, acknowledged "
+			        "%llu\n", t, (unsigned long long)root->seq[t],
+			        (unsigned long long)mt[t].acked);
+			return 3;
+		}
+		if (memcmp(root->a + t * HALF, want, sizeof(mt[t].done))) {
+			fprintf(stderr, "thread %d: seq %llu: words differ\n", t,
+			        (unsigned long long)root->seq[t]);
+			return 4;
+		}
+	}
+	return 0;
+}
+
 /* In a child: open the image through the hardware backend (which replays
  * and removes the journal) and compare with the model. 0: whole. */
 static int check_child(const char *path)
@@ -195,6 +249,10 @@ static int check_child(const char *path)
 		fprintf(stderr, "open: %s %s\n", pmtx_strerror(rc),
 		        pmtx_errmsg());
 		return 2;
+	}
+	if (mt_mode) {
+		int bad = check_threads(pmtx_root(r, NULL));
+		return bad ? bad : pmtx_close(r) ? 5 : 0;
 	}
 	struct root *root = pmtx_root(r, NULL);
 	const uint64_t *want = root->seq == acked       ? model_done
@@ -228,10 +286,11 @@ static void check_image(const struct image im[2], const char *what)
 	assert_int_equal(waitpid(pid, &st, 0), pid);
 	pf.images++;
 	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+		uint64_t ack = mt_mode ? mt[0].acked + mt[1].acked : acked;
 		if (!pf.violations++)
 			snprintf(pf.first, sizeof(pf.first),
 			         "point %u (%s), acknowledged %llu: status %d",
-			         pf.points, what, (unsigned long long)acked,
+			         pf.points, what, (unsigned long long)ack,
 			         WIFEXITED(st) ? WEXITSTATUS(st) : -1);
 	}
 	rm_region(pf.img);
@@ -291,8 +350,8 @@ static void crash_here(const char *what)
 	}
 }
 
-static ssize_t pf_pwrite(int fd, const void *b, size_t n, off_t off,
-                         enum journal_site s)
+static ssize_t pf_pwrite_locked(int fd, const void *b, size_t n,
+                                off_t off, enum journal_site s)
 {
 	if (pf.armed) {
 		crash_here(journal_site_name(s));
@@ -302,13 +361,23 @@ static ssize_t pf_pwrite(int fd, const void *b, size_t n, off_t off,
 		}
 		struct pend *w = &pf.p[pf.np++];
 		w->f = site_file(s), w->off = (uint64_t)off, w->n = n;
+		w->th = pthread_self();
 		w->b = malloc(n);
 		memcpy(w->b, b, n);
 	}
 	return pwrite(fd, b, n, off);
 }
 
-static int pf_sync(int fd, enum journal_site s)
+static ssize_t pf_pwrite(int fd, const void *b, size_t n, off_t off,
+                         enum journal_site s)
+{
+	pthread_mutex_lock(&pf_mu);
+	ssize_t k = pf_pwrite_locked(fd, b, n, off, s);
+	pthread_mutex_unlock(&pf_mu);
+	return k;
+}
+
+static int pf_sync_locked(int fd, enum journal_site s)
 {
 	(void)fd;
 	if (!pf.armed)
@@ -316,11 +385,12 @@ static int pf_sync(int fd, enum journal_site s)
 	crash_here(journal_site_name(s));
 	if ((int)s == pf.skip)
 		return 0;
-	int f = site_file(s);
+	int f = site_file(s), other = 0;
 	size_t k = 0;
 	for (size_t i = 0; i < pf.np; i++) {
 		struct pend *w = &pf.p[i];
 		if (w->f == f) {
+			other |= !pthread_equal(w->th, pthread_self());
 			image_write(&pf.dur[f], w->off, w->b, w->n);
 			free(w->b);
 		} else {
@@ -328,7 +398,16 @@ static int pf_sync(int fd, enum journal_site s)
 		}
 	}
 	pf.np = k;
+	pf.shared += other;
 	return 0;
+}
+
+static int pf_sync(int fd, enum journal_site s)
+{
+	pthread_mutex_lock(&pf_mu);
+	int rc = pf_sync_locked(fd, s);
+	pthread_mutex_unlock(&pf_mu);
+	return rc;
 }
 
 static const struct journal_io pf_io = {pf_pwrite, pf_sync};
@@ -338,7 +417,7 @@ static void pf_arm(const char *path, const char *img)
 	image_load(&pf.dur[F_REGION], path);
 	image_load(&pf.dur[F_JOURNAL], jpath(path));
 	pf.np = 0;
-	pf.points = pf.images = pf.violations = 0;
+	pf.points = pf.images = pf.violations = pf.shared = 0;
 	pf.first[0] = 0;
 	pf.img = img;
 	pf.armed = 1;
@@ -422,6 +501,125 @@ static void every_runtime_survives_power_failure_at_every_write(void **s)
 	                            PMTX_RT_REDO_ASYNC, PMTX_RT_TWIN};
 	for (size_t i = 0; i < ARRAY_SIZE(rts); i++)
 		assert_int_equal(workload(rts[i], -1), 0);
+}
+
+static pmtx_region *mt_region;
+static pmtx_runtime mt_rt[NT];
+static int mt_err;
+
+/* Thread t's transaction i: moves within its half, and its seq word. */
+static int run_tx_half(pmtx_region *r, pmtx_runtime rt, int t,
+                       const struct move *m, uint64_t i)
+{
+	struct root_mt *root = pmtx_root(r, NULL);
+	uint64_t *a = root->a + t * HALF;
+	pmtx_tx *tx = NULL;
+	int rc = pmtx_begin(r, rt, &tx);
+	for (int k = 0; k < 4 && !rc; k++) {
+		uint64_t v;
+		rc = pmtx_read(tx, &v, &a[m->x[k] % HALF], 8);
+		v -= m->d[k];
+		if (!rc)
+			rc = pmtx_write(tx, &a[m->x[k] % HALF], &v, 8);
+		if (!rc)
+			rc = pmtx_read(tx, &v, &a[m->y[k] % HALF], 8);
+		v += m->d[k];
+		if (!rc)
+			rc = pmtx_write(tx, &a[m->y[k] % HALF], &v, 8);
+	}
+	if (!rc)
+		rc = pmtx_write(tx, &root->seq[t], &i, 8);
+	if (rc && tx)
+		return pmtx_abort(tx), rc;
+	return rc ? rc : pmtx_commit(tx);
+}
+
+static void model_apply_half(uint64_t *a, const struct move *m)
+{
+	for (int k = 0; k < 4; k++) {
+		a[m->x[k] % HALF] -= m->d[k];
+		a[m->y[k] % HALF] += m->d[k];
+	}
+}
+
+static void *mt_thread(void *arg)
+{
+	int t = (int)(intptr_t)arg;
+	uint64_t seed = 100 + (uint64_t)t;
+	for (uint64_t i = 1; i <= TXS_MT && !pf.violations; i++) {
+		struct move m;
+		next_move(&seed, &m);
+		pthread_mutex_lock(&pf_mu);
+		memcpy(mt[t].next, mt[t].done, sizeof(mt[t].done));
+		model_apply_half(mt[t].next, &m);
+		pthread_mutex_unlock(&pf_mu);
+		int rc = run_tx_half(mt_region, mt_rt[t], t, &m, i);
+		pthread_mutex_lock(&pf_mu);
+		if (rc)
+			mt_err = rc;
+		else
+			mt[t].acked = i;
+		memcpy(mt[t].done, mt[t].next, sizeof(mt[t].done));
+		pthread_mutex_unlock(&pf_mu);
+		if (rc)
+			break;
+	}
+	return NULL;
+}
+
+/* Two threads commit at once under the power-failure images: their
+ * records share the journal, one thread's fdatasync may make the other's
+ * commit durable before that one returns (invariant 4), and an ordering
+ * barrier's record may wait in the buffer for the other's durable one
+ * (invariant 8). Returns the violations. */
+static unsigned threads_workload(pmtx_runtime rt0, pmtx_runtime rt1,
+                                 int skip)
+{
+	const char *path;
+	setenv("PMTX_JOURNAL_SIZE", "64k", 1);
+	mt_region = create_journal_region(&path, PMTX_RT_REDO);
+	memset(mt, 0, sizeof(mt));
+	mt_rt[0] = rt0, mt_rt[1] = rt1;
+	mt_err = 0;
+	mt_mode = 1;
+	pf.skip = skip;
+	pf_arm(path, img_path());
+	pthread_t th[NT];
+	for (int t = 0; t < NT; t++)
+		assert_int_equal(pthread_create(&th[t], NULL, mt_thread,
+		                                (void *)(intptr_t)t), 0);
+	for (int t = 0; t < NT; t++)
+		assert_int_equal(pthread_join(th[t], NULL), 0);
+	pthread_mutex_lock(&pf_mu);
+	crash_here("end");
+	pthread_mutex_unlock(&pf_mu);
+	assert_int_equal(mt_err, 0);
+	assert_int_equal(pmtx_close(mt_region), 0);
+	unsigned v = pf.violations, points = pf.points, images = pf.images;
+	unsigned shared = pf.shared;
+	pf_disarm();
+	pf.skip = -1;
+	mt_mode = 0;
+	rm_region(path);
+	unsetenv("PMTX_JOURNAL_SIZE");
+	fprintf(stderr, "# two threads, %s and %s, %s left out: %u points, "
+	        "%u images, %u syncs of the other thread's writes, %u "
+	        "violations%s%s\n", pmtx_runtime_name(rt0),
+	        pmtx_runtime_name(rt1),
+	        skip < 0 ? "nothing" : journal_site_name(skip), points, images,
+	        shared, v, v ? ": " : "", v ? pf.first : "");
+	/* the premise: the threads' commits did share syncs */
+	assert_true(v || shared > 0);
+	return v;
+}
+
+static void two_threads_survive_power_failure_at_every_write(void **s)
+{
+	(void)s;
+	assert_int_equal(threads_workload(PMTX_RT_REDO, PMTX_RT_REDO, -1), 0);
+	assert_int_equal(threads_workload(PMTX_RT_UNDO, PMTX_RT_REDO, -1), 0);
+	assert_true(threads_workload(PMTX_RT_REDO, PMTX_RT_REDO, JS_S_COMMIT) >
+	            0);
 }
 
 /* Invariant 1 of journal.c (the journal before any page) matters for
@@ -936,6 +1134,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(
 			every_runtime_survives_power_failure_at_every_write),
 		cmocka_unit_test(each_needed_sync_is_caught_when_left_out),
+		cmocka_unit_test(
+			two_threads_survive_power_failure_at_every_write),
 		cmocka_unit_test(
 			replay_survives_power_failure_and_needs_its_sync),
 	};
