@@ -170,6 +170,11 @@ typedef struct pmtx_options {
  * each, instead of choosing by cost: every runtime is exercised, in a
  * reproducible order (tests, the crash-state explorer). */
 #define PMTX_OPEN_AUTO_ROTATE 2u
+/* Open a region whose journal (the journal backend's "<file>.pmtxj") is
+ * missing while the region says its newest commits are there, as of its
+ * last checkpoint: those commits are lost. Without it such an open fails
+ * with PMTX_E_CORRUPT and changes nothing. */
+#define PMTX_OPEN_FORGET_JOURNAL 4u
 
 /* Fill *o with the defaults. Always call before setting fields. */
 void pmtx_options_init(pmtx_options *o);

@@ -35,6 +35,7 @@
 #include <unistd.h>
 
 #include "testutil.h"
+#include "region/layout.h"
 #include "persist/jlayout.h"
 #include "persist/journal.h"
 
@@ -767,6 +768,84 @@ static void commits_in_the_journal_survive_a_kill(void **s)
 	rm_region(path);
 }
 
+/* The region file's journal mark (layout.h G3), read from the file. */
+static uint64_t mark_of(const char *path)
+{
+	struct pmtx_hdr h;
+	uint64_t v = 0;
+	int fd = open(path, O_RDONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(pread(fd, &h, sizeof(h), 0), (ssize_t)sizeof(h));
+	assert_int_equal(pread(fd, &v, 8, (off_t)(h.rstate_off + 16)), 8);
+	close(fd);
+	return v;
+}
+
+/* journal.c invariant 9: while a region's newest commits may be in its
+ * journal only, the file says so, and an open without that journal is
+ * refused, changing nothing, rather than open the file as of its last
+ * checkpoint; PMTX_OPEN_FORGET_JOURNAL does that on purpose. A clean
+ * close and a replay by another backend clear the mark. */
+static void a_region_whose_journal_is_missing_is_refused(void **s)
+{
+	(void)s;
+	const char *path = crashed_region(3);
+	assert_int_equal(mark_of(path), 1);
+	char *jp = strdup(jpath(path)), *moved;
+	assert_true(asprintf(&moved, "%s.moved", jp) > 0);
+	assert_int_equal(rename(jp, moved), 0);
+	uint64_t h = tu_file_hash(path);
+	const pmtx_backend bs[] = {PMTX_BACKEND_JOURNAL, PMTX_BACKEND_HARDWARE,
+	                           PMTX_BACKEND_FILE};
+	for (size_t i = 0; i < sizeof(bs) / sizeof(*bs); i++) {
+		assert_int_equal(open_rc(path, bs[i], 0), PMTX_E_CORRUPT);
+		assert_non_null(strstr(pmtx_errmsg(), "which is missing"));
+		assert_int_equal(access(jp, F_OK), -1); /* none made */
+	}
+	assert_int_equal(open_rc(path, PMTX_BACKEND_HARDWARE,
+	                         PMTX_OPEN_PRIVATE), PMTX_E_CORRUPT);
+	assert_int_equal(tu_file_hash(path), h);
+	/* put back, it replays: all 3 commits */
+	assert_int_equal(rename(moved, jp), 0);
+	assert_int_equal(seq_after_open(path, PMTX_BACKEND_JOURNAL), 3);
+	/* a clean close cleared the mark: the journal is not needed */
+	assert_int_equal(mark_of(path), 0);
+	assert_int_equal(unlink(jp), 0);
+	assert_int_equal(seq_after_open(path, PMTX_BACKEND_HARDWARE), 3);
+	rm_region(path);
+
+	/* replay through another backend clears it too, then removes the
+	 * journal */
+	path = crashed_region(2);
+	free(jp);
+	jp = strdup(jpath(path));
+	assert_int_equal(seq_after_open(path, PMTX_BACKEND_FILE), 2);
+	assert_int_equal(mark_of(path), 0);
+	assert_int_equal(access(jp, F_OK), -1);
+	rm_region(path);
+
+	/* forgotten on purpose: as of the last checkpoint (no commit), and
+	 * the journal backend starts a new journal, marked again */
+	path = crashed_region(4);
+	free(jp);
+	jp = strdup(jpath(path));
+	assert_int_equal(unlink(jp), 0);
+	pmtx_options o;
+	pmtx_options_init(&o);
+	o.backend = PMTX_BACKEND_JOURNAL;
+	o.flags = PMTX_OPEN_FORGET_JOURNAL;
+	pmtx_region *r;
+	assert_int_equal(pmtx_open(path, &o, &r), 0);
+	assert_int_equal(((struct root *)pmtx_root(r, NULL))->seq, 0);
+	assert_int_equal(mark_of(path), 1);
+	assert_int_equal(access(jp, F_OK), 0);
+	assert_int_equal(pmtx_close(r), 0);
+	assert_int_equal(mark_of(path), 0);
+	rm_region(path);
+	free(moved);
+	free(jp);
+}
+
 static void a_private_view_refuses_a_journal_with_commits(void **s)
 {
 	(void)s;
@@ -811,8 +890,16 @@ static void a_damaged_or_foreign_journal_is_refused_untouched(void **s)
 	                 PMTX_E_CORRUPT);
 	assert_non_null(strstr(pmtx_errmsg(), "another region"));
 	assert_int_equal(tu_file_hash(b), h);
-	/* another region's journal with no record is nobody's: dropped */
+	/* a's journal is gone (b has it): a is refused, unchanged, until
+	 * told to forget it, and then opens as of its last checkpoint */
+	h = tu_file_hash(apath);
+	assert_int_equal(open_rc(apath, PMTX_BACKEND_FILE, 0), PMTX_E_CORRUPT);
+	assert_non_null(strstr(pmtx_errmsg(), "which is missing"));
+	assert_int_equal(tu_file_hash(apath), h);
+	assert_int_equal(open_rc(apath, PMTX_BACKEND_FILE,
+	                         PMTX_OPEN_FORGET_JOURNAL), 0);
 	assert_int_equal(seq_after_open(apath, PMTX_BACKEND_FILE), 0);
+	/* another region's journal with no record is nobody's: dropped */
 	pmtx_region *r = create_journal_region(&a, PMTX_RT_REDO);
 	assert_int_equal(pmtx_close(r), 0); /* its journal: empty */
 	aj = strdup(jpath(a));
@@ -1117,6 +1204,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest unit[] = {
 		cmocka_unit_test(commits_in_the_journal_survive_a_kill),
 		cmocka_unit_test(a_private_view_refuses_a_journal_with_commits),
+		cmocka_unit_test(a_region_whose_journal_is_missing_is_refused),
 		cmocka_unit_test(
 			a_damaged_or_foreign_journal_is_refused_untouched),
 		cmocka_unit_test(an_offset_outside_the_region_is_refused),

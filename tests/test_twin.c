@@ -158,7 +158,7 @@ static void a_twin_region_has_a_fixed_size(void **state)
 	read_file_hdr(path, &h, &rs);
 	assert_int_equal(h.feat_incompat,
 	                 PMTX_FEAT_INCOMPAT_TWIN | PMTX_FEAT_INCOMPAT_TWIN_SEAL);
-	assert_int_equal(h.minor, 3);
+	assert_int_equal(h.minor, 4);
 	assert_int_equal(h.twin_off, h.heap_off + h.nsb * PMTX_SB_SIZE);
 	assert_int_equal(h.seal_off, 2 * h.twin_off - h.root_off);
 	assert_true(h.seal_off + PMTX_TWIN_SEAL_SIZE <= h.size);

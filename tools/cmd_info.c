@@ -131,6 +131,9 @@ static void text_sizes(const struct info *in)
 		       (unsigned long long)h->seal_off,
 		       twin_state_name(in->file.rstate.twin),
 		       (unsigned long long)PMTX_TW_SEQ(in->file.rstate.twin));
+	printf("journal          %s\n", in->file.rstate.journal
+	       ? "due: the newest commits are in <file>.pmtxj (journal "
+	         "backend)" : "none due");
 	printf("descriptors      %u\n", h->ndesc);
 	printf("root size        %llu\n", (unsigned long long)h->root_size);
 	printf("default runtime  %s\n", cmd_rt_name(h->default_runtime));
@@ -222,7 +225,8 @@ static void json_header(const struct info *in)
 	cmd_json_u64("heap_off", h->heap_off, 1);
 	cmd_json_u64("twin_off", h->twin_off, 1);
 	cmd_json_u64("seal_off", h->seal_off, 0);
-	printf("}, ");
+	printf("}, \"journal_due\": %s, ",
+	       in->file.rstate.journal ? "true" : "false");
 	if (h->twin_off)
 		printf("\"twin_state\": \"%s\", ",
 		       twin_state_name(in->file.rstate.twin));

@@ -66,6 +66,16 @@
  *     barrier writes every record before its own and the checkpoint
  *     every one before it syncs, so what a crash loses of them is a
  *     suffix, as with a record written and not synced.
+ *  9. A word of the region file (the mark: region.c gives its offset)
+ *     says whether the file may lack commits that only the journal
+ *     holds. It is set, durably, when the journal backend opens the
+ *     journal, before any record can be appended, and the mapping then
+ *     reads it set, so checkpoints and records keep it set; it is
+ *     cleared, durably, only once the file holds every commit: after a
+ *     clean close's checkpoint and reset, and after a replay by another
+ *     backend, before the journal is removed. An open that finds it set
+ *     and no journal of this region refuses the region rather than open
+ *     it as of its last checkpoint, unless told to forget the journal.
  *
  * Every write and fdatasync goes through one table (struct journal_io)
  * with the site that issues it, so that a test can keep the durable
@@ -114,6 +124,7 @@ struct journal {
 	char *wbuf;         /* records appended, not yet written (WBUF) */
 	size_t wlen;        /* bytes in wbuf; they go at tail - wlen */
 	char *path;         /* the journal file, for messages */
+	uint64_t mark_off;  /* the region's mark word (invariant 9), or 0 */
 };
 
 /* ---- I/O through one table (tests replace it) ---- */
@@ -142,7 +153,7 @@ void journal_set_io(const struct journal_io *io)
 static const char *const site_names[] = {
 	"record", "header", "zero", "ckpt_page", "replay_page",
 	"commit", "ckpt_journal", "ckpt_region", "reset", "replay_region",
-	"create"};
+	"create", "mark", "mark_sync"};
 _Static_assert(sizeof(site_names) / sizeof(site_names[0]) == JS_NSITES,
                "a name per journal site");
 
@@ -184,6 +195,31 @@ static int read_all(int fd, void *b, size_t n, uint64_t off)
 		p += r, n -= (size_t)r, off += (uint64_t)r;
 	}
 	return 0;
+}
+
+/* ---- the region's mark (invariant 9) ---- */
+
+static int mark_read(int rfd, uint64_t off, uint64_t *v)
+{
+	*v = 0;
+	return off ? read_all(rfd, v, sizeof(*v), off) : 0;
+}
+
+static int mark_write(int rfd, uint64_t off, uint64_t v)
+{
+	if (!off)
+		return 0;
+	int rc = write_all(rfd, &v, sizeof(v), off, JS_W_MARK);
+	return rc ? rc : sync_fd(rfd, JS_S_MARK);
+}
+
+static int journal_missing(const char *jpath)
+{
+	pmtx__set_errmsg("the region's newest commits are in its journal %s, "
+	                 "which is missing: put it back beside the region (or "
+	                 "open with PMTX_OPEN_FORGET_JOURNAL, as of the last "
+	                 "checkpoint, and lose them)", jpath);
+	return PMTX_E_CORRUPT;
 }
 
 /* ---- the header (J1) ---- */
@@ -441,12 +477,14 @@ static int open_existing(struct scan *s, const uint8_t uuid[16], int *slot)
  * nobody's is removed first. */
 static int open_journal(struct scan *s, const char *jpath,
                         const uint8_t uuid[16], enum journal_mode mode,
-                        int *slot)
+                        int *slot, int due)
 {
 	for (int pass = 0; pass < 2; pass++) {
 		s->jfd = open(jpath, (mode == JOURNAL_READONLY ? O_RDONLY
 		                                              : O_RDWR) |
 		                             O_CLOEXEC);
+		if (s->jfd < 0 && errno == ENOENT && due)
+			return journal_missing(jpath);
 		if (s->jfd < 0 && errno == ENOENT && mode == JOURNAL_CREATE) {
 			int rc = create_journal(jpath, uuid);
 			if (rc)
@@ -522,7 +560,8 @@ static void journal_free(struct journal *j)
 }
 
 static struct journal *journal_new(int jfd, int rfd, char *path,
-                                   const struct pmtxj_hdr *h, int slot)
+                                   const struct pmtxj_hdr *h, int slot,
+                                   uint64_t mark_off)
 {
 	struct journal *j = calloc(1, sizeof(*j));
 	if (!j)
@@ -533,11 +572,13 @@ static struct journal *journal_new(int jfd, int rfd, char *path,
 	memcpy(j->uuid, h->uuid, 16);
 	j->epoch = h->epoch, j->cap = h->capacity, j->slot = slot;
 	j->tail = PMTXJ_REC_OFF;
+	j->mark_off = mark_off;
 	return j;
 }
 
 int journal_recover(int rfd, const char *region_path, const uint8_t uuid[16],
-                    enum journal_mode mode, struct journal **keep)
+                    enum journal_mode mode, const struct journal_mark *mk,
+                    struct journal **keep)
 {
 	struct scan s = {.rfd = rfd, .jfd = -1};
 	char *jpath = journal_path(region_path);
@@ -546,25 +587,35 @@ int journal_recover(int rfd, const char *region_path, const uint8_t uuid[16],
 	s.path = jpath;
 	struct stat st;
 	int slot = 0;
+	uint64_t due = 0;
 	int rc = fstat(rfd, &st) ? errno : 0;
 	s.rfile = (uint64_t)st.st_size;
 	if (!rc)
-		rc = open_journal(&s, jpath, uuid, mode, &slot);
+		rc = mark_read(rfd, mk->off, &due);
+	if (!rc)
+		rc = open_journal(&s, jpath, uuid, mode, &slot,
+		                  due && !mk->forget);
 	if (mode == JOURNAL_CREATE)
 		mode = JOURNAL_KEEP;
-	if (rc == ENOENT)
-		rc = 0, s.jfd = -1; /* no journal: nothing to do */
-	else if (!rc)
+	if (rc == ENOENT) { /* no journal: nothing to replay */
+		rc = 0, s.jfd = -1;
+		if (due && mode != JOURNAL_READONLY) /* forgotten */
+			rc = mark_write(rfd, mk->off, 0);
+	} else if (!rc) {
 		rc = replay(&s, &slot, mode == JOURNAL_READONLY);
+	}
 	free(s.buf);
 	if (!rc && s.jfd >= 0 && mode == JOURNAL_REMOVE &&
-	    unlink(jpath) == 0)
+	    (rc = mark_write(rfd, mk->off, 0)) == 0 && unlink(jpath) == 0)
 		rc = pmtx__sync_dir_of(jpath);
 	if (!rc && mode == JOURNAL_KEEP && s.jfd >= 0) {
 		/* held while the region is open: journal_forget skips it */
 		if (flock(s.jfd, LOCK_EX | LOCK_NB) != 0)
 			rc = errno == EWOULDBLOCK ? PMTX_E_LOCKED : errno;
-		else if ((*keep = journal_new(s.jfd, rfd, jpath, &s.h, slot)))
+		else if (!due && (rc = mark_write(rfd, mk->off, 1)) != 0)
+			; /* invariant 9: set before any record */
+		else if ((*keep = journal_new(s.jfd, rfd, jpath, &s.h, slot,
+		                              mk->off)))
 			return 0;
 		else
 			rc = ENOMEM;
@@ -974,6 +1025,8 @@ static int j_detach(struct persist *p, int clean)
 {
 	struct journal *j = p->jrnl;
 	int rc = clean ? journal_write_all_pages(p) : 0;
+	if (clean && !rc) /* invariant 9: the file holds every commit */
+		rc = mark_write(j->rfd, j->mark_off, 0);
 	journal_free(j);
 	p->jrnl = NULL;
 	return rc;

@@ -29,6 +29,8 @@ enum journal_site {
 	JS_S_RESET,         /* the new epoch's header slot */
 	JS_S_REPLAY_REGION, /* replay: the region file, before reset */
 	JS_S_CREATE,        /* creation: the whole new journal */
+	JS_W_MARK,          /* the region's mark word (journal_recover) */
+	JS_S_MARK,          /* ... made durable */
 	JS_NSITES
 };
 
@@ -48,12 +50,25 @@ enum journal_mode {
 	JOURNAL_READONLY, /* a private view: refuse one that holds records */
 };
 
+/* Where the region file says whether its journal is due: mark_off, the
+ * offset of an 8-byte word of the file, nonzero while its newest commits
+ * may be in its journal (0: the region has no such word). forget: open a
+ * region whose journal is due and missing as of its last checkpoint,
+ * instead of refusing it. */
+struct journal_mark {
+	uint64_t off;
+	int forget;
+};
+
 /* Replay "<region_path>.pmtxj" into the region file rfd, if there is
  * one, make the file durable and reset the journal (jlayout.h J1-J4).
  * KEEP and CREATE return the open journal in *keep for journal_attach
- * (KEEP: NULL if there is none). */
+ * (KEEP: NULL if there is none), the mark set first; REMOVE clears the
+ * mark before it removes the journal. A journal the mark says is due and
+ * that is missing is refused (PMTX_E_CORRUPT) unless mk->forget. */
 int journal_recover(int rfd, const char *region_path, const uint8_t uuid[16],
-                    enum journal_mode mode, struct journal **keep);
+                    enum journal_mode mode, const struct journal_mark *mk,
+                    struct journal **keep);
 /* p (the journal backend's ops, base and len set) uses j from now on;
  * map_len: the address space reserved for the region. */
 int journal_attach(struct persist *p, struct journal *j, uint64_t map_len);

@@ -76,6 +76,11 @@
  *       would undo such commits, and refuses these regions by the
  *       feature bit. A 3.3 build opens 3.2 twin regions (no seal) and
  *       commits every transaction there with COPYING, as 3.2 did.
+ *  3.4  rstate.journal (G3), reserved (zero) before: the journal
+ *       backend's mark that the file's newest commits are in its journal.
+ *       A 3.3 build refuses a region while the mark is set (a reserved
+ *       word not zero) and opens it once a clean close, or an open
+ *       through another backend, has cleared it.
  */
 #ifndef PMTX_LAYOUT_H
 #define PMTX_LAYOUT_H
@@ -87,7 +92,7 @@
  * bytes reversed, so a byte-order mismatch shows as a bad magic. */
 #define PMTX_MAGIC 0x314e475258544d50ull
 #define PMTX_FORMAT_MAJOR 3
-#define PMTX_FORMAT_MINOR 3
+#define PMTX_FORMAT_MINOR 4
 /* Feature masks: bits this build understands. */
 #define PMTX_FEAT_COMPAT_SUPPORTED 0ull
 /* The region keeps a back copy of its data (twin runtime, 3.2). */
@@ -163,7 +168,14 @@ _Static_assert(offsetof(struct pmtx_hdr, checksum) == PMTX_HDR_SIZE - 8,
  *      hold uncommitted bytes: the back copy is the truth, unless the
  *      seal of transaction seq is accepted (S2): then the data area is)
  *      or COPYING (the data area is the truth: the back copy is being
- *      brought up to it). tx/twin.c says when each is stored. */
+ *      brought up to it). tx/twin.c says when each is stored.
+ *  G3. journal is 1 while the file may lack commits that only its journal
+ *      ("<file>.pmtxj", the journal backend) holds, else 0: written
+ *      straight into the file, durably, by persist/journal.c (its
+ *      invariant 9), set before the journal's first record and cleared
+ *      once the file holds every commit. An open that finds it 1 and no
+ *      journal refuses the region (PMTX_OPEN_FORGET_JOURNAL opens it as
+ *      of its last checkpoint). */
 enum pmtx_twin_state {
 	PMTX_TW_IDLE = 0,
 	PMTX_TW_MUTATING = 1,
@@ -176,10 +188,13 @@ enum pmtx_twin_state {
 struct pmtx_rstate {
 	uint64_t nsb;
 	uint64_t twin;        /* G2 */
-	uint64_t reserved[6]; /* must be zero */
+	uint64_t journal;     /* G3 */
+	uint64_t reserved[5]; /* must be zero */
 };
 _Static_assert(sizeof(struct pmtx_rstate) == 64, "rstate size");
 _Static_assert(offsetof(struct pmtx_rstate, twin) == 8, "rstate twin");
+_Static_assert(offsetof(struct pmtx_rstate, journal) == 16,
+               "rstate journal");
 #define PMTX_RSTATE_SPACE 256u /* bytes before the descriptors */
 
 /* ---- the twin seal (3.3) ----

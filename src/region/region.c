@@ -285,7 +285,8 @@ static int options_ok(const pmtx_options *o)
 {
 	if (persist_supported(o->domain, o->backend) ||
 	    (unsigned)o->runtime > PMTX_RT_TWIN ||
-	    (o->flags & ~(PMTX_OPEN_PRIVATE | PMTX_OPEN_AUTO_ROTATE)) ||
+	    (o->flags & ~(PMTX_OPEN_PRIVATE | PMTX_OPEN_AUTO_ROTATE |
+	                  PMTX_OPEN_FORGET_JOURNAL)) ||
 	    (o->layout && strlen(o->layout) >= PMTX_LAYOUT_LEN))
 		return PMTX_E_INVAL;
 	return 0;
@@ -537,6 +538,11 @@ static int read_nsb(int fd, const struct pmtx_hdr *h, uint64_t file_size,
 			                 "not zero", i);
 			return PMTX_E_CORRUPT;
 		}
+	if (st.journal > 1) {
+		pmtx__set_errmsg("region state: bad journal mark %016llx",
+		                 (unsigned long long)st.journal);
+		return PMTX_E_CORRUPT;
+	}
 	if (region_is_twin(h) ? PMTX_TW_STATE(st.twin) > PMTX_TW_COPYING
 	                      : st.twin != 0) {
 		pmtx__set_errmsg("region state: bad twin state word %016llx",
@@ -631,7 +637,14 @@ static int replay_journal(pmtx_region *r, const char *path,
 	                              ? JOURNAL_REMOVE
 	                      : validated ? JOURNAL_CREATE
 	                                  : JOURNAL_KEEP;
-	return journal_recover(r->fd, path, h.uuid, m, &r->jrnl);
+	/* G3: the mark word, where the header puts the region state (not
+	 * validated yet: a word outside the file is no mark, and validate
+	 * refuses such a header) */
+	struct journal_mark mk = {0, (o->flags & PMTX_OPEN_FORGET_JOURNAL) != 0};
+	if (h.rstate_off >= PMTX_HDR_SIZE && h.rstate_off % 64 == 0 &&
+	    h.rstate_off <= file_size - sizeof(struct pmtx_rstate))
+		mk.off = h.rstate_off + offsetof(struct pmtx_rstate, journal);
+	return journal_recover(r->fd, path, h.uuid, m, &mk, &r->jrnl);
 }
 
 int region_open(const char *path, const pmtx_options *o, pmtx_region **out)
