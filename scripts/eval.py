@@ -777,7 +777,8 @@ def kv_steps(mode):
     servers = pmkvs + (0 if o.get("no_fig7_redis") else 1)
     seconds = o.get("seconds", 1.0 if q else 3.0)
     populate = o.get("populate", 100000 if q else 1000000)
-    configs = n("configs", "1,2,3,4,5,6,7")
+    configs = (n("configs", "") if o.get("configs")
+               else len(kvbench_module().CONFIGS))
     rounds = 1 if q else o.get("rounds", 3)
     requests = o.get("requests", 20000 if q else 200000)
     est = servers * (populate / 300e3 + points * seconds) + \

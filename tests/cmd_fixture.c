@@ -14,6 +14,12 @@
  *                               its initial size); prints "SIZE MAX_SIZE"
  *   cmd_fixture hold FILE       keep the region open (locked) until
  *                               standard input ends; prints "open" first
+ *   cmd_fixture journal FILE N  open the region through the journal
+ *                               backend, commit N transactions, the i-th
+ *                               writing "JOURNAL" and the digit i % 10
+ *                               over the first 8 bytes of the root, and
+ *                               _exit() without closing: the commits are
+ *                               in FILE.pmtxj only
  *
  * Exit status 0, or 1 with a message on any failure.
  */
@@ -87,6 +93,25 @@ static int grow(pmtx_region *r, size_t n)
 	return 0;
 }
 
+static int journal(pmtx_region *r, size_t n)
+{
+	char *root = pmtx_root(r, NULL);
+	for (size_t i = 1; i <= n; i++) {
+		char v[8] = "JOURNAL0";
+		v[7] = (char)('0' + i % 10);
+		pmtx_tx *tx;
+		int rc = pmtx_begin(r, PMTX_RT_DEFAULT, &tx);
+		if (!rc)
+			rc = pmtx_write(tx, root, v, 8);
+		if (!rc)
+			rc = pmtx_commit(tx);
+		if (rc)
+			return fail("journal", rc);
+	}
+	fflush(stdout);
+	_exit(0); /* no close: no checkpoint */
+}
+
 static int hold(void)
 {
 	printf("open\n");
@@ -101,13 +126,15 @@ int main(int argc, char **argv)
 	int one = argc == 3 && (!strcmp(argv[1], "crash") ||
 	                        !strcmp(argv[1], "hold"));
 	if (!one && argc != 4) {
-		fprintf(stderr, "usage: cmd_fixture crash|fill|grow|hold FILE "
-		        "[N]\n");
+		fprintf(stderr, "usage: cmd_fixture crash|fill|grow|hold|journal "
+		        "FILE [N]\n");
 		return 2;
 	}
 	pmtx_options o;
 	pmtx_options_init(&o);
 	o.truncation = PMTX_TRUNC_LAZY;
+	if (!strcmp(argv[1], "journal"))
+		o.backend = PMTX_BACKEND_JOURNAL;
 	pmtx_region *r;
 	int rc = pmtx_open(argv[2], &o, &r);
 	if (rc)
@@ -121,6 +148,8 @@ int main(int argc, char **argv)
 		rc = grow(r, n);
 	else if (!strcmp(argv[1], "hold"))
 		rc = hold();
+	else if (!strcmp(argv[1], "journal"))
+		rc = journal(r, n);
 	else
 		rc = fail(argv[1], PMTX_E_INVAL);
 	int crc = pmtx_close(r);

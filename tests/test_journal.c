@@ -17,6 +17,11 @@
  * exactly the state after the acknowledged commits or after the one in
  * flight.
  *
+ * Each image is also opened without its journal: if the region file's
+ * mark (journal.c invariant 9) is set the open must be refused, and if
+ * it is clear the file alone must hold every acknowledged commit. The
+ * workload's open through the journal backend is under the images too.
+ *
  * Two threads do the same at once, each on its half of the array: their
  * records share the journal and their commits share syncs.
  *
@@ -175,6 +180,8 @@ static int site_file(enum journal_site s)
 	case JS_W_REPLAY:
 	case JS_S_CKPT_REGION:
 	case JS_S_REPLAY_REGION:
+	case JS_W_MARK:
+	case JS_S_MARK:
 		return F_REGION;
 	default:
 		return F_JOURNAL;
@@ -237,24 +244,11 @@ static int check_threads(const struct root_mt *root)
 	return 0;
 }
 
-/* In a child: open the image through the hardware backend (which replays
- * and removes the journal) and compare with the model. 0: whole. */
-static int check_child(const char *path)
+/* The region against the model: 0 whole. */
+static int check_model(pmtx_region *r)
 {
-	journal_set_io(NULL);
-	pmtx_options o;
-	pmtx_options_init(&o);
-	pmtx_region *r;
-	int rc = pmtx_open(path, &o, &r);
-	if (rc) {
-		fprintf(stderr, "open: %s %s\n", pmtx_strerror(rc),
-		        pmtx_errmsg());
-		return 2;
-	}
-	if (mt_mode) {
-		int bad = check_threads(pmtx_root(r, NULL));
-		return bad ? bad : pmtx_close(r) ? 5 : 0;
-	}
+	if (mt_mode)
+		return check_threads(pmtx_root(r, NULL));
 	struct root *root = pmtx_root(r, NULL);
 	const uint64_t *want = root->seq == acked       ? model_done
 	                       : root->seq == acked + 1 ? model_next
@@ -271,18 +265,56 @@ static int check_child(const char *path)
 			        (unsigned long long)root->seq, i);
 			return 4;
 		}
-	return pmtx_close(r) ? 5 : 0;
+	return 0;
 }
 
-static void check_image(const struct image im[2], const char *what)
+/* In a child: open the image through the hardware backend (which replays
+ * and removes the journal) and compare with the model. alone: the region
+ * file's image without its journal, whose mark (journal.c invariant 9)
+ * is mark: set, the open must refuse it; clear, the file alone must hold
+ * every acknowledged commit. 0: whole. */
+static int check_child(const char *path, int alone, uint64_t mark)
 {
+	journal_set_io(NULL);
+	pmtx_options o;
+	pmtx_options_init(&o);
+	pmtx_region *r;
+	int rc = pmtx_open(path, &o, &r);
+	if (alone && mark)
+		return rc == PMTX_E_CORRUPT ? 0 : 6;
+	if (rc) {
+		fprintf(stderr, "open: %s %s\n", pmtx_strerror(rc),
+		        pmtx_errmsg());
+		return 2;
+	}
+	int bad = check_model(r);
+	return bad ? bad + (alone ? 10 : 0) : pmtx_close(r) ? 5 : 0;
+}
+
+/* The mark word of a region image. */
+static uint64_t image_mark(const struct image *im)
+{
+	struct pmtx_hdr h;
+	uint64_t v = 0;
+	memcpy(&h, im->b, sizeof(h));
+	memcpy(&v, im->b + h.rstate_off + 16, 8);
+	return v;
+}
+
+/* Check the image in a child: the region file and its journal (alone:
+ * the region file only). */
+static void check_image_as(const struct image im[2], const char *what,
+                           int alone)
+{
+	uint64_t mark = image_mark(&im[F_REGION]);
 	save(&im[F_REGION], pf.img);
-	save(&im[F_JOURNAL], jpath(pf.img));
+	if (!alone)
+		save(&im[F_JOURNAL], jpath(pf.img));
 	fflush(stderr);
 	pid_t pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0)
-		_exit(check_child(pf.img));
+		_exit(check_child(pf.img, alone, mark));
 	int st;
 	assert_int_equal(waitpid(pid, &st, 0), pid);
 	pf.images++;
@@ -290,11 +322,19 @@ static void check_image(const struct image im[2], const char *what)
 		uint64_t ack = mt_mode ? mt[0].acked + mt[1].acked : acked;
 		if (!pf.violations++)
 			snprintf(pf.first, sizeof(pf.first),
-			         "point %u (%s), acknowledged %llu: status %d",
-			         pf.points, what, (unsigned long long)ack,
+			         "point %u (%s%s), acknowledged %llu: status %d",
+			         pf.points, what, alone ? ", no journal" : "",
+			         (unsigned long long)ack,
 			         WIFEXITED(st) ? WEXITSTATUS(st) : -1);
 	}
 	rm_region(pf.img);
+}
+
+static void check_image(const struct image im[2], const char *what)
+{
+	check_image_as(im, what, 0);
+	if (!pf.violations)
+		check_image_as(im, what, 1);
 }
 
 /* Durable images plus the pending writes [0, upto), the last of them
@@ -403,9 +443,27 @@ static int pf_sync_locked(int fd, enum journal_site s)
 	return 0;
 }
 
+/* Under pf_mu: a write of the journal by another thread is pending. */
+static int other_pending(void)
+{
+	for (size_t i = 0; i < pf.np; i++)
+		if (pf.p[i].f == F_JOURNAL &&
+		    !pthread_equal(pf.p[i].th, pthread_self()))
+			return 1;
+	return 0;
+}
+
 static int pf_sync(int fd, enum journal_site s)
 {
 	pthread_mutex_lock(&pf_mu);
+	/* Two threads: give the other one up to 2 ms to append a record
+	 * first, so that this sync makes it durable too (journal.c
+	 * invariant 4), which the crash checks alone make rare. */
+	for (int t = 0; mt_mode && t < 40 && !other_pending(); t++) {
+		pthread_mutex_unlock(&pf_mu);
+		usleep(50);
+		pthread_mutex_lock(&pf_mu);
+	}
 	int rc = pf_sync_locked(fd, s);
 	pthread_mutex_unlock(&pf_mu);
 	return rc;
@@ -462,10 +520,18 @@ static unsigned workload(pmtx_runtime rt, int skip)
 	const char *path;
 	setenv("PMTX_JOURNAL_SIZE", "64k", 1);
 	pmtx_region *r = create_journal_region(&path, rt);
+	assert_int_equal(pmtx_close(r), 0);
 	memset(model_done, 0, sizeof(model_done));
+	memset(model_next, 0, sizeof(model_next));
 	acked = 0;
 	pf.skip = skip;
 	pf_arm(path, img_path());
+	/* the open too: it sets the mark before the first record */
+	pmtx_options o;
+	pmtx_options_init(&o);
+	o.backend = PMTX_BACKEND_JOURNAL;
+	o.truncation = PMTX_TRUNC_LAZY;
+	assert_int_equal(pmtx_open(path, &o, &r), 0);
 	uint64_t seed = 42 + (uint64_t)rt;
 	for (uint64_t i = 1; i <= TXS && !pf.violations; i++) {
 		struct move m;
@@ -634,6 +700,7 @@ static void each_needed_sync_is_caught_when_left_out(void **s)
 	assert_true(workload(PMTX_RT_UNDO, JS_S_CKPT_JOURNAL) > 0);
 	assert_true(workload(PMTX_RT_REDO, JS_S_CKPT_REGION) > 0);
 	assert_true(workload(PMTX_RT_REDO, JS_S_RESET) > 0);
+	assert_true(workload(PMTX_RT_REDO, JS_S_MARK) > 0);
 }
 
 /* A child opens path through the journal backend, commits n moves from
@@ -804,6 +871,20 @@ static void a_region_whose_journal_is_missing_is_refused(void **s)
 	}
 	assert_int_equal(open_rc(path, PMTX_BACKEND_HARDWARE,
 	                         PMTX_OPEN_PRIVATE), PMTX_E_CORRUPT);
+	/* another region's empty journal in its place is no journal of
+	 * this one: refused too, a private view included */
+	const char *other;
+	pmtx_region *ro = create_journal_region(&other, PMTX_RT_REDO);
+	assert_int_equal(pmtx_close(ro), 0);
+	char *ojp = strdup(jpath(other));
+	assert_int_equal(rename(ojp, jp), 0);
+	assert_int_equal(open_rc(path, PMTX_BACKEND_HARDWARE,
+	                         PMTX_OPEN_PRIVATE), PMTX_E_CORRUPT);
+	assert_int_equal(open_rc(path, PMTX_BACKEND_JOURNAL, 0),
+	                 PMTX_E_CORRUPT);
+	unlink(jp);
+	rm_region(other);
+	free(ojp);
 	assert_int_equal(tu_file_hash(path), h);
 	/* put back, it replays: all 3 commits */
 	assert_int_equal(rename(moved, jp), 0);

@@ -237,7 +237,7 @@ static void open_with_unknown_incompat_feature_fails_and_leaves_it_unchanged(
 	write_hdr(path, &h, 1);
 	expect_open_fails(path, NULL, PMTX_E_BAD_VERSION);
 	h = orig;
-	h.feat_incompat = 4; /* the lowest bit 3.3 does not know */
+	h.feat_incompat = 8; /* the lowest bit 3.4 does not know */
 	write_hdr(path, &h, 1);
 	expect_open_fails(path, NULL, PMTX_E_BAD_VERSION);
 	/* Known features the geometry does not match: the twin bit on a
@@ -259,6 +259,38 @@ static void open_with_unknown_incompat_feature_fails_and_leaves_it_unchanged(
 	h.feat_ro_compat = 4;
 	write_hdr(path, &h, 1);
 	expect_open_fails(path, NULL, PMTX_E_BAD_VERSION);
+	unlink(path);
+}
+
+/* layout.h 3.4: a region without PMTX_FEAT_INCOMPAT_JOURNAL_MARK (as a
+ * 3.3 build made them) opens, runs on the journal backend and keeps no
+ * mark; in such a region a mark word not zero is corrupt, as in 3.3. */
+static void a_region_without_the_mark_feature_keeps_no_mark(void **state)
+{
+	(void)state;
+	const char *path = make_region();
+	struct pmtx_hdr h;
+	read_hdr(path, &h);
+	assert_true(h.feat_incompat & PMTX_FEAT_INCOMPAT_JOURNAL_MARK);
+	h.feat_incompat &= ~PMTX_FEAT_INCOMPAT_JOURNAL_MARK;
+	write_hdr(path, &h, 1);
+	pmtx_options o;
+	pmtx_options_init(&o);
+	o.backend = PMTX_BACKEND_JOURNAL;
+	pmtx_region *r;
+	assert_int_equal(pmtx_open(path, &o, &r), 0);
+	uint64_t word = 1, one = 1;
+	int fd = open(path, O_RDONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(pread(fd, &word, 8, (off_t)(h.rstate_off + 16)), 8);
+	close(fd);
+	assert_int_equal(word, 0); /* no mark while the journal is open */
+	assert_int_equal(pmtx_close(r), 0);
+	char jp[4200];
+	snprintf(jp, sizeof(jp), "%s.pmtxj", path);
+	unlink(jp);
+	poke(path, h.rstate_off + 16, &one, 8);
+	expect_open_fails(path, NULL, PMTX_E_CORRUPT);
 	unlink(path);
 }
 
@@ -1013,6 +1045,7 @@ int main(void)
 		T(open_of_newer_major_version_fails_and_leaves_it_unchanged),
 		T(open_with_unknown_incompat_feature_fails_and_leaves_it_unchanged),
 		T(newer_minor_version_and_unknown_compat_feature_still_open),
+		T(a_region_without_the_mark_feature_keeps_no_mark),
 		T(open_with_different_layout_name_fails_and_leaves_it_unchanged),
 		T(open_without_layout_name_accepts_any_layout),
 		T(open_with_header_checksum_mismatch_fails_and_leaves_it_unchanged),

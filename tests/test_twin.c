@@ -157,7 +157,8 @@ static void a_twin_region_has_a_fixed_size(void **state)
 	struct pmtx_rstate rs;
 	read_file_hdr(path, &h, &rs);
 	assert_int_equal(h.feat_incompat,
-	                 PMTX_FEAT_INCOMPAT_TWIN | PMTX_FEAT_INCOMPAT_TWIN_SEAL);
+	                 PMTX_FEAT_INCOMPAT_TWIN | PMTX_FEAT_INCOMPAT_TWIN_SEAL |
+	                         PMTX_FEAT_INCOMPAT_JOURNAL_MARK);
 	assert_int_equal(h.minor, 4);
 	assert_int_equal(h.twin_off, h.heap_off + h.nsb * PMTX_SB_SIZE);
 	assert_int_equal(h.seal_off, 2 * h.twin_off - h.root_off);
@@ -171,7 +172,7 @@ static void a_twin_region_has_a_fixed_size(void **state)
 	struct pmtx_hdr ph;
 	read_file_hdr(plain, &ph, &rs);
 	assert_int_equal(ph.twin_off, 0);
-	assert_int_equal(ph.feat_incompat, 0);
+	assert_int_equal(ph.feat_incompat, PMTX_FEAT_INCOMPAT_JOURNAL_MARK);
 	assert_true(h.nsb * 2 <= ph.nsb && h.nsb * 2 + 2 >= ph.nsb);
 	unlink(plain);
 	unlink(path);

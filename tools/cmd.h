@@ -117,7 +117,7 @@ struct cmd_snapshot {
 };
 
 /* Open a private, copy-on-write view (recovery runs in it only). */
-int cmd_open_view(const char *path, pmtx_region **out);
+int cmd_open_view(const char *path, unsigned flags, pmtx_region **out);
 /* Read path's metadata with pread. Call after cmd_open_view succeeded,
  * which validated the header (rule 3); bounds are checked again here. */
 int cmd_snapshot_file(const char *path, struct cmd_snapshot *s);

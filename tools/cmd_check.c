@@ -113,7 +113,7 @@ int cmd_check(int argc, char **argv)
 	if (rc)
 		return rc == CMD_HELP_DONE ? CMD_OK : rc;
 	pmtx_region *r;
-	if ((rc = cmd_open_view(path, &r)) != 0) {
+	if ((rc = cmd_open_view(path, 0, &r)) != 0) {
 		cmd_report("check", path, rc, pmtx_errmsg());
 		return CMD_PROBLEM;
 	}
@@ -260,7 +260,7 @@ int cmd_dump(int argc, char **argv)
 	if (rc)
 		return rc == CMD_HELP_DONE ? CMD_OK : rc;
 	pmtx_region *r;
-	if ((rc = cmd_open_view(a.path, &r)) != 0) {
+	if ((rc = cmd_open_view(a.path, 0, &r)) != 0) {
 		cmd_report("dump", a.path, rc, pmtx_errmsg());
 		return CMD_PROBLEM;
 	}

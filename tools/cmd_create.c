@@ -6,7 +6,7 @@
  *               [--runtime undo|redo|redo-async|cow|auto|twin]
  *               [--root-size N]
  *               [--ndesc N]
- *   pmtx recover FILE
+ *   pmtx recover FILE [--forget-journal]
  *
  * Invariants
  *  1. create only ever makes a new file (pmtx_create: O_EXCL); an
@@ -17,7 +17,16 @@
  *     storage when the command exits, whatever the file system. What it
  *     reports is what changed in the file, read back with pread after the
  *     region is closed (cmd_raw.c), not what it meant to do.
+ *  3. A region with a journal beside it (the journal backend's
+ *     "<FILE>.pmtxj") is recovered by the same open, which applies the
+ *     journal first; the file as stored before that open is not the
+ *     state recovery starts from, so no descriptor comparison is printed
+ *     for it. --forget-journal passes PMTX_OPEN_FORGET_JOURNAL to both
+ *     opens: a region whose journal is due and missing is taken as of
+ *     its last checkpoint.
  */
+#include <getopt.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -177,7 +186,18 @@ int cmd_create(int argc, char **argv)
 /* ---- recover ---- */
 
 static const struct cmd_usage recover_usage = {
-	"recover", "FILE", "",
+	"recover", "FILE [--forget-journal]",
+	"  --forget-journal  a region whose journal (FILE.pmtxj) is due and "
+	"missing:\n"
+	"                    take it as of its last checkpoint, without the "
+	"commits\n"
+	"                    that were only in the journal\n",
+};
+
+static const struct option recover_opts[] = {
+	{"forget-journal", no_argument, NULL, 'f'},
+	{"help", no_argument, NULL, 'h'},
+	{NULL, 0, NULL, 0},
 };
 
 static void print_recovered(const char *path, const struct cmd_snapshot *b,
@@ -205,12 +225,13 @@ static void print_recovered(const char *path, const struct cmd_snapshot *b,
 }
 
 /* Open (which recovers) with the file backend, and close (invariant 2). */
-static int recover_in_place(const char *path)
+static int recover_in_place(const char *path, unsigned flags)
 {
 	pmtx_options o;
 	pmtx_options_init(&o);
 	o.backend = PMTX_BACKEND_FILE;
 	o.truncation = PMTX_TRUNC_LAZY;
+	o.flags = flags;
 	pmtx_region *r;
 	int rc = pmtx_open(path, &o, &r);
 	if (!rc && (rc = pmtx_close(r)) != 0)
@@ -222,10 +243,10 @@ static int recover_in_place(const char *path)
 
 /* The file as stored, read once the library has validated its header. */
 static int snapshot_validated(const char *name, const char *path,
-                              struct cmd_snapshot *s)
+                              unsigned flags, struct cmd_snapshot *s)
 {
 	pmtx_region *v;
-	int rc = cmd_open_view(path, &v);
+	int rc = cmd_open_view(path, flags, &v);
 	if (rc) {
 		cmd_report(name, path, rc, pmtx_errmsg());
 		return rc;
@@ -237,16 +258,54 @@ static int snapshot_validated(const char *name, const char *path,
 	return rc;
 }
 
+/* FILE and its flags: CMD_OK, CMD_HELP_DONE or CMD_USAGE. */
+static int recover_args(int argc, char **argv, const char **path,
+                        unsigned *flags)
+{
+	struct cmd_parser p;
+	int c, bad = 0, n;
+	cmd_parser_init(&p, recover_usage.name, argc, argv, recover_opts);
+	while ((c = cmd_next_opt(&p)) != -1) {
+		bad |= c == '?';
+		if (c == 'f')
+			*flags |= PMTX_OPEN_FORGET_JOURNAL;
+	}
+	char **pos = cmd_positional(&p, &n);
+	*path = n == 1 ? pos[0] : NULL;
+	int help = p.help;
+	cmd_parser_free(&p);
+	if (help) {
+		cmd_usage(&recover_usage, 1);
+		return CMD_HELP_DONE;
+	}
+	return bad || !*path ? cmd_usage(&recover_usage, 0) : CMD_OK;
+}
+
+/* Invariant 3: a journal beside the region, applied by the open. */
+static int recover_journal(const char *path, unsigned flags)
+{
+	int rc = recover_in_place(path, flags);
+	if (!rc)
+		printf("%s: journal %s.pmtxj applied to the region and removed; "
+		       "recovered\n", path, path);
+	return rc ? CMD_PROBLEM : CMD_OK;
+}
+
 int cmd_recover(int argc, char **argv)
 {
 	const char *path;
-	int rc = cmd_parse_file_only(&recover_usage, argc, argv, &path);
+	unsigned flags = 0;
+	int rc = recover_args(argc, argv, &path, &flags);
 	if (rc)
 		return rc == CMD_HELP_DONE ? CMD_OK : rc;
+	char jpath[4200];
+	snprintf(jpath, sizeof(jpath), "%s.pmtxj", path);
+	if (access(jpath, F_OK) == 0)
+		return recover_journal(path, flags);
 	struct cmd_snapshot before, after;
-	if (snapshot_validated("recover", path, &before))
+	if (snapshot_validated("recover", path, flags, &before))
 		return CMD_PROBLEM;
-	rc = recover_in_place(path);
+	rc = recover_in_place(path, flags);
 	if (!rc && (rc = cmd_snapshot_file(path, &after)) != 0)
 		cmd_report("recover", path, rc, "reading the metadata");
 	if (!rc) {

@@ -328,7 +328,7 @@ int cmd_info(int argc, char **argv)
 	if (rc)
 		return rc == CMD_HELP_DONE ? CMD_OK : rc;
 	pmtx_region *r;
-	if ((rc = cmd_open_view(in.path, &r)) != 0) {
+	if ((rc = cmd_open_view(in.path, 0, &r)) != 0) {
 		cmd_report("info", in.path, rc, pmtx_errmsg());
 		return CMD_PROBLEM;
 	}

@@ -216,9 +216,10 @@ static int mark_write(int rfd, uint64_t off, uint64_t v)
 static int journal_missing(const char *jpath)
 {
 	pmtx__set_errmsg("the region's newest commits are in its journal %s, "
-	                 "which is missing: put it back beside the region (or "
-	                 "open with PMTX_OPEN_FORGET_JOURNAL, as of the last "
-	                 "checkpoint, and lose them)", jpath);
+	                 "which is missing: put it back beside the region, or "
+	                 "open it with PMTX_OPEN_FORGET_JOURNAL (pmtx recover "
+	                 "--forget-journal) to take it as of its last "
+	                 "checkpoint, without them", jpath);
 	return PMTX_E_CORRUPT;
 }
 
@@ -498,8 +499,8 @@ static int open_journal(struct scan *s, const char *jpath,
 			return rc;
 		close(s->jfd);
 		s->jfd = -1;
-		if (mode == JOURNAL_READONLY)
-			return ENOENT;
+		if (mode == JOURNAL_READONLY) /* another's: as if none */
+			return due ? journal_missing(jpath) : ENOENT;
 		if (unlink(jpath) != 0 || (rc = pmtx__sync_dir_of(jpath)) != 0)
 			return rc ? rc : errno;
 	}
@@ -606,14 +607,16 @@ int journal_recover(int rfd, const char *region_path, const uint8_t uuid[16],
 	}
 	free(s.buf);
 	if (!rc && s.jfd >= 0 && mode == JOURNAL_REMOVE &&
-	    (rc = mark_write(rfd, mk->off, 0)) == 0 && unlink(jpath) == 0)
+	    (!due || (rc = mark_write(rfd, mk->off, 0)) == 0) &&
+	    unlink(jpath) == 0)
 		rc = pmtx__sync_dir_of(jpath);
 	if (!rc && mode == JOURNAL_KEEP && s.jfd >= 0) {
 		/* held while the region is open: journal_forget skips it */
 		if (flock(s.jfd, LOCK_EX | LOCK_NB) != 0)
 			rc = errno == EWOULDBLOCK ? PMTX_E_LOCKED : errno;
-		else if (!due && (rc = mark_write(rfd, mk->off, 1)) != 0)
-			; /* invariant 9: set before any record */
+		else if ((rc = mark_write(rfd, mk->off, 1)) != 0)
+			; /* invariant 9: durable before any record, even when
+			   * found set (its write may not have been) */
 		else if ((*keep = journal_new(s.jfd, rfd, jpath, &s.h, slot,
 		                              mk->off)))
 			return 0;

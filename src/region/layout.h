@@ -77,10 +77,12 @@
  *       feature bit. A 3.3 build opens 3.2 twin regions (no seal) and
  *       commits every transaction there with COPYING, as 3.2 did.
  *  3.4  rstate.journal (G3), reserved (zero) before: the journal
- *       backend's mark that the file's newest commits are in its journal.
- *       A 3.3 build refuses a region while the mark is set (a reserved
- *       word not zero) and opens it once a clean close, or an open
- *       through another backend, has cleared it.
+ *       backend's mark that the file's newest commits are in its journal,
+ *       kept in regions with feature PMTX_FEAT_INCOMPAT_JOURNAL_MARK (set
+ *       in every region a 3.4 build creates). A 3.3 build refuses those
+ *       regions by the feature bit, before it would replay and remove
+ *       their journal and then refuse the mark; a 3.4 build opens 3.3
+ *       regions and keeps no mark in them (the word stays zero).
  */
 #ifndef PMTX_LAYOUT_H
 #define PMTX_LAYOUT_H
@@ -97,10 +99,14 @@
 #define PMTX_FEAT_COMPAT_SUPPORTED 0ull
 /* The region keeps a back copy of its data (twin runtime, 3.2). */
 #define PMTX_FEAT_INCOMPAT_TWIN 1ull
+/* The region state's journal mark (G3) is kept (3.4: every region a 3.4
+ * build creates). */
+#define PMTX_FEAT_INCOMPAT_JOURNAL_MARK 4ull
 /* ... and small transactions commit by a seal (twin runtime, 3.3). */
 #define PMTX_FEAT_INCOMPAT_TWIN_SEAL 2ull
 #define PMTX_FEAT_INCOMPAT_SUPPORTED                                         \
-	(PMTX_FEAT_INCOMPAT_TWIN | PMTX_FEAT_INCOMPAT_TWIN_SEAL)
+	(PMTX_FEAT_INCOMPAT_TWIN | PMTX_FEAT_INCOMPAT_TWIN_SEAL |                \
+	 PMTX_FEAT_INCOMPAT_JOURNAL_MARK)
 #define PMTX_FEAT_RO_COMPAT_SUPPORTED 0ull
 
 #define PMTX_HDR_SIZE 4096u
@@ -169,7 +175,8 @@ _Static_assert(offsetof(struct pmtx_hdr, checksum) == PMTX_HDR_SIZE - 8,
  *      seal of transaction seq is accepted (S2): then the data area is)
  *      or COPYING (the data area is the truth: the back copy is being
  *      brought up to it). tx/twin.c says when each is stored.
- *  G3. journal is 1 while the file may lack commits that only its journal
+ *  G3. journal (regions with PMTX_FEAT_INCOMPAT_JOURNAL_MARK; zero in
+ *      others) is 1 while the file may lack commits that only its journal
  *      ("<file>.pmtxj", the journal backend) holds, else 0: written
  *      straight into the file, durably, by persist/journal.c (its
  *      invariant 9), set before the journal's first record and cleared

@@ -222,6 +222,7 @@ static void fill_header(struct pmtx_hdr *h, const pmtx_options *o,
 		h->feat_incompat |= PMTX_FEAT_INCOMPAT_TWIN;
 	if (g->seal_off)
 		h->feat_incompat |= PMTX_FEAT_INCOMPAT_TWIN_SEAL;
+	h->feat_incompat |= PMTX_FEAT_INCOMPAT_JOURNAL_MARK;
 	h->create_time = (uint64_t)time(NULL);
 	h->desc_off = g->desc_off;
 	h->ndesc = o->ndesc;
@@ -538,7 +539,8 @@ static int read_nsb(int fd, const struct pmtx_hdr *h, uint64_t file_size,
 			                 "not zero", i);
 			return PMTX_E_CORRUPT;
 		}
-	if (st.journal > 1) {
+	if (st.journal > ((h->feat_incompat &
+	                   PMTX_FEAT_INCOMPAT_JOURNAL_MARK) != 0)) {
 		pmtx__set_errmsg("region state: bad journal mark %016llx",
 		                 (unsigned long long)st.journal);
 		return PMTX_E_CORRUPT;
@@ -637,12 +639,14 @@ static int replay_journal(pmtx_region *r, const char *path,
 	                              ? JOURNAL_REMOVE
 	                      : validated ? JOURNAL_CREATE
 	                                  : JOURNAL_KEEP;
-	/* G3: the mark word, where the header puts the region state (not
-	 * validated yet: a word outside the file is no mark, and validate
-	 * refuses such a header) */
+	/* G3: the mark word, in a region that keeps one, where the header
+	 * puts the region state. The header is not validated yet: a region
+	 * state anywhere but where every geometry puts it is no mark (and
+	 * validate refuses the header). */
 	struct journal_mark mk = {0, (o->flags & PMTX_OPEN_FORGET_JOURNAL) != 0};
-	if (h.rstate_off >= PMTX_HDR_SIZE && h.rstate_off % 64 == 0 &&
-	    h.rstate_off <= file_size - sizeof(struct pmtx_rstate))
+	if ((h.feat_incompat & PMTX_FEAT_INCOMPAT_JOURNAL_MARK) &&
+	    h.rstate_off == PMTX_HDR_SIZE &&
+	    file_size >= PMTX_HDR_SIZE + sizeof(struct pmtx_rstate))
 		mk.off = h.rstate_off + offsetof(struct pmtx_rstate, journal);
 	return journal_recover(r->fd, path, h.uuid, m, &mk, &r->jrnl);
 }

@@ -221,7 +221,7 @@ def test_info_json_describes_a_fresh_region(region):
     i = info(region)
     assert i["magic"] == "0x314e475258544d50"
     assert (i["format"]["major"], i["format"]["minor"]) == (3, 4)
-    assert i["format"]["incompat"] == 0
+    assert i["format"]["incompat"] == 4      # the journal mark (3.4)
     assert re.fullmatch(r"[0-9a-f]{8}-([0-9a-f]{4}-){3}[0-9a-f]{12}",
                         i["uuid"])
     assert i["create_time"] > 1500000000
@@ -397,6 +397,38 @@ def test_recover_rolls_back_and_info_then_says_no_recovery(crashed):
     assert data == bytes(8)                # rolled back
     p = run("recover", crashed, check=0)
     assert "nothing to recover" in p.stdout
+
+
+def root_bytes(path, n=8):
+    root = info(path)["areas"]["root_off"] + 16
+    return dumped_bytes(run("dump", path, root, n, check=0).stdout)[1]
+
+
+def test_recover_applies_a_journal_and_removes_it(region):
+    fixture("journal", region, 3)          # commits in r.pmtx.pmtxj only
+    assert os.path.exists(region + ".pmtxj")
+    p = run("info", region, check=1)       # a private view refuses it
+    assert "pmtx recover" in p.stderr
+    p = run("recover", region, check=0)
+    assert "journal" in p.stdout and "applied" in p.stdout
+    assert not os.path.exists(region + ".pmtxj")
+    assert root_bytes(region) == b"JOURNAL3"
+    assert info(region)["journal_due"] is False
+
+
+def test_a_region_whose_journal_is_missing_is_refused_until_forgotten(
+        region):
+    fixture("journal", region, 2)
+    os.unlink(region + ".pmtxj")
+    before = fingerprint(region)
+    for args in (["info"], ["check"], ["recover"]):
+        p = run(args[0], region, check=1)
+        assert "which is missing" in p.stderr, args
+        assert fingerprint(region) == before, args
+    p = run("recover", region, "--forget-journal", check=0)
+    assert root_bytes(region) == bytes(8)  # as of the last checkpoint
+    assert info(region)["journal_due"] is False
+    run("check", region, check=0)
 
 
 def test_recover_of_a_corrupt_region_exits_1_and_leaves_it(region):
