@@ -78,11 +78,8 @@ static pmtx_region *create_growing(const char *path, size_t size,
 
 static pmtx_region *open_on(const char *path, pmtx_backend b)
 {
-	pmtx_options o;
-	pmtx_options_init(&o);
-	o.backend = b;
 	pmtx_region *r = NULL;
-	int rc = pmtx_open(path, &o, &r);
+	int rc = tu_open_on(path, b, 0, &r);
 	if (rc)
 		fprintf(stderr, "open: %s %s\n", pmtx_strerror(rc),
 		        pmtx_errmsg());
@@ -484,11 +481,8 @@ static void killed_while_growing_on_the_journal_recovers_every_block(
 		pid_t pid = fork();
 		assert_true(pid >= 0);
 		if (pid == 0) {
-			pmtx_options o;
-			pmtx_options_init(&o);
-			o.backend = PMTX_BACKEND_JOURNAL;
 			pmtx_region *c = NULL;
-			if (pmtx_open(path, &o, &c) != 0)
+			if (tu_open_on(path, PMTX_BACKEND_JOURNAL, 0, &c) != 0)
 				_exit(4);
 			for (unsigned i = 0; i < MAXBLOCKS - 1; i++)
 				if (add_block(c, BLOCK))

@@ -711,11 +711,8 @@ static void die_after_commits(const char *path, int n, uint64_t seed)
 	pid_t pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
-		pmtx_options o;
-		pmtx_options_init(&o);
-		o.backend = PMTX_BACKEND_JOURNAL;
 		pmtx_region *r;
-		if (pmtx_open(path, &o, &r))
+		if (tu_open_on(path, PMTX_BACKEND_JOURNAL, 0, &r))
 			_exit(1);
 		for (int i = 1; i <= n; i++) {
 			struct move m;
@@ -796,11 +793,8 @@ static const char *crashed_region(int n)
 
 static uint64_t seq_after_open(const char *path, pmtx_backend b)
 {
-	pmtx_options o;
-	pmtx_options_init(&o);
-	o.backend = b;
 	pmtx_region *r;
-	assert_int_equal(pmtx_open(path, &o, &r), 0);
+	assert_int_equal(tu_open_on(path, b, 0, &r), 0);
 	uint64_t seq = ((struct root *)pmtx_root(r, NULL))->seq;
 	assert_int_equal(pmtx_close(r), 0);
 	return seq;
@@ -808,12 +802,8 @@ static uint64_t seq_after_open(const char *path, pmtx_backend b)
 
 static int open_rc(const char *path, pmtx_backend b, unsigned flags)
 {
-	pmtx_options o;
-	pmtx_options_init(&o);
-	o.backend = b;
-	o.flags = flags;
 	pmtx_region *r;
-	int rc = pmtx_open(path, &o, &r);
+	int rc = tu_open_on(path, b, flags, &r);
 	if (!rc)
 		pmtx_close(r);
 	return rc;
@@ -911,12 +901,9 @@ static void a_region_whose_journal_is_missing_is_refused(void **s)
 	free(jp);
 	jp = strdup(jpath(path));
 	assert_int_equal(unlink(jp), 0);
-	pmtx_options o;
-	pmtx_options_init(&o);
-	o.backend = PMTX_BACKEND_JOURNAL;
-	o.flags = PMTX_OPEN_FORGET_JOURNAL;
 	pmtx_region *r;
-	assert_int_equal(pmtx_open(path, &o, &r), 0);
+	assert_int_equal(tu_open_on(path, PMTX_BACKEND_JOURNAL,
+	                            PMTX_OPEN_FORGET_JOURNAL, &r), 0);
 	assert_int_equal(((struct root *)pmtx_root(r, NULL))->seq, 0);
 	assert_int_equal(mark_of(path), 1);
 	assert_int_equal(access(jp, F_OK), 0);
@@ -1127,11 +1114,9 @@ static void a_transaction_bigger_than_the_journal_commits(void **s)
 	pid_t pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
-		pmtx_options o;
-		pmtx_options_init(&o);
-		o.backend = PMTX_BACKEND_JOURNAL;
 		pmtx_tx *tx;
-		if (pmtx_open(path, &o, &r) || pmtx_begin(r, PMTX_RT_UNDO, &tx))
+		if (tu_open_on(path, PMTX_BACKEND_JOURNAL, 0, &r) ||
+		    pmtx_begin(r, PMTX_RT_UNDO, &tx))
 			_exit(1);
 		struct root *root = pmtx_root(r, NULL);
 		for (uint64_t i = 0; i < NW; i++) {

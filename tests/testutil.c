@@ -49,6 +49,16 @@ pmtx_region *tu_create_with(const char **path, size_t size,
 	return r;
 }
 
+int tu_open_on(const char *path, pmtx_backend b, unsigned flags,
+               pmtx_region **r)
+{
+	pmtx_options o;
+	pmtx_options_init(&o);
+	o.backend = b;
+	o.flags = flags;
+	return pmtx_open(path, &o, r);
+}
+
 pmtx_region *tu_open(const char *path)
 {
 	pmtx_region *r = NULL;

@@ -24,6 +24,10 @@ pmtx_region *tu_create_with(const char **path, size_t size,
                             const pmtx_options *o);
 /* Reopen path with default options; asserts success. */
 pmtx_region *tu_open(const char *path);
+/* Open path through backend b with open flags: pmtx_open's status (for
+ * a child, which must not assert). */
+int tu_open_on(const char *path, pmtx_backend b, unsigned flags,
+               pmtx_region **r);
 /* XXH3 of the whole file (to show it was not modified). */
 uint64_t tu_file_hash(const char *path);
 /* 1 when PMTX_LONG_TESTS is set to a nonzero value. */
