@@ -577,6 +577,32 @@ static struct journal *journal_new(int jfd, int rfd, char *path,
 	return j;
 }
 
+/* REMOVE: the file holds every commit now: the mark cleared first, then
+ * the journal removed (invariant 9). */
+static int remove_journal(int rfd, uint64_t mark_off, uint64_t due,
+                          const char *jpath)
+{
+	int rc = due ? mark_write(rfd, mark_off, 0) : 0;
+	if (!rc && unlink(jpath) == 0)
+		rc = pmtx__sync_dir_of(jpath);
+	return rc;
+}
+
+/* KEEP: the journal locked while the region is open (journal_forget
+ * skips it), the mark durable before any record, even when found set
+ * (its write may not have been: invariant 9), then handed over. */
+static int keep_journal(struct scan *s, int slot, uint64_t mark_off,
+                        char *jpath, struct journal **keep)
+{
+	if (flock(s->jfd, LOCK_EX | LOCK_NB) != 0)
+		return errno == EWOULDBLOCK ? PMTX_E_LOCKED : errno;
+	int rc = mark_write(s->rfd, mark_off, 1);
+	if (!rc && !(*keep = journal_new(s->jfd, s->rfd, jpath, &s->h, slot,
+	                                 mark_off)))
+		rc = ENOMEM;
+	return rc;
+}
+
 int journal_recover(int rfd, const char *region_path, const uint8_t uuid[16],
                     enum journal_mode mode, const struct journal_mark *mk,
                     struct journal **keep)
@@ -606,23 +632,11 @@ int journal_recover(int rfd, const char *region_path, const uint8_t uuid[16],
 		rc = replay(&s, &slot, mode == JOURNAL_READONLY);
 	}
 	free(s.buf);
-	if (!rc && s.jfd >= 0 && mode == JOURNAL_REMOVE &&
-	    (!due || (rc = mark_write(rfd, mk->off, 0)) == 0) &&
-	    unlink(jpath) == 0)
-		rc = pmtx__sync_dir_of(jpath);
-	if (!rc && mode == JOURNAL_KEEP && s.jfd >= 0) {
-		/* held while the region is open: journal_forget skips it */
-		if (flock(s.jfd, LOCK_EX | LOCK_NB) != 0)
-			rc = errno == EWOULDBLOCK ? PMTX_E_LOCKED : errno;
-		else if ((rc = mark_write(rfd, mk->off, 1)) != 0)
-			; /* invariant 9: durable before any record, even when
-			   * found set (its write may not have been) */
-		else if ((*keep = journal_new(s.jfd, rfd, jpath, &s.h, slot,
-		                              mk->off)))
-			return 0;
-		else
-			rc = ENOMEM;
-	}
+	if (!rc && s.jfd >= 0 && mode == JOURNAL_REMOVE)
+		rc = remove_journal(rfd, mk->off, due, jpath);
+	if (!rc && s.jfd >= 0 && mode == JOURNAL_KEEP &&
+	    (rc = keep_journal(&s, slot, mk->off, jpath, keep)) == 0)
+		return 0; /* the journal owns jfd and jpath now */
 	if (s.jfd >= 0)
 		close(s.jfd);
 	free(jpath);

@@ -238,8 +238,8 @@ static void decide(struct auto_site *s, uint64_t end)
 	pthread_mutex_unlock(&s->lock);
 }
 
-/* Ticket k of the window that starts at w: its arm, and whether it is
- * timed, and as a warm-up (2) or a sample (1). */
+/* Ticket k of the window that starts at w: its arm, and how it is timed
+ * (enum auto_timed). */
 static int window_arm(struct auto_site *s, uint64_t k, uint64_t w,
                       int *timed)
 {
@@ -249,10 +249,12 @@ static int window_arm(struct auto_site *s, uint64_t k, uint64_t w,
 	                                                   AUTO_BLOCK);
 	int a = block_arm(best, b);
 	if (atomic_load(&s->dropped) & (1u << a)) {
-		*timed = 0;
+		*timed = AUTO_UNTIMED;
 		return atomic_load(&s->lead);
 	}
-	*timed = b > 0 && (i - AUTO_SAMPLES) % AUTO_BLOCK < AUTO_WARM ? 2 : 1;
+	*timed = b > 0 && (i - AUTO_SAMPLES) % AUTO_BLOCK < AUTO_WARM
+	                 ? AUTO_WARMUP
+	                 : AUTO_SAMPLE;
 	return a;
 }
 
@@ -265,7 +267,7 @@ pmtx_runtime auto_begin(struct auto_table *t, uintptr_t key,
 	uint64_t k = atomic_load_explicit(&s->ticket, memory_order_relaxed);
 	atomic_store_explicit(&s->ticket, k + 1, memory_order_relaxed);
 	uint64_t w = atomic_load(&s->win_start);
-	int a, timed = 0;
+	int a, timed = AUTO_UNTIMED;
 	run->site = s;
 	if (t->rotate) {
 		a = (int)(k % AUTO_ARMS);
@@ -277,7 +279,9 @@ pmtx_runtime auto_begin(struct auto_table *t, uintptr_t key,
 		if (k == w + AUTO_WINDOW)
 			decide(s, k);
 		a = atomic_load(&s->best);
-		timed = k % AUTO_WATCH == 0 && atomic_load(&s->ref) ? 3 : 0;
+		timed = k % AUTO_WATCH == 0 && atomic_load(&s->ref)
+		                ? AUTO_WATCHED
+		                : AUTO_UNTIMED;
 	}
 	run->arm = a;
 	run->timed = timed;
@@ -353,9 +357,11 @@ void auto_commit(const struct auto_run *run)
 	uint64_t ns = now_ns() - run->t0;
 	uint32_t v = (uint32_t)MAX(1, MIN(ns, UINT32_MAX)), i;
 	int a = run->arm;
-	if (run->timed == 3)
-		return watch(s, v);
-	if (run->timed == 2) {
+	if (run->timed == AUTO_WATCHED) {
+		watch(s, v);
+		return;
+	}
+	if (run->timed == AUTO_WARMUP) {
 		i = atomic_fetch_add(&s->nwarm[a], 1);
 		if (i < AUTO_SCREEN)
 			atomic_store(&s->warm[a][i], v);

@@ -73,8 +73,13 @@ struct auto_run {
 	struct auto_site *site; /* NULL: not begun as AUTO */
 	uint64_t t0;
 	int arm;
-	int timed; /* 0 no; in a window 1 a sample, 2 a warm-up; 3 watched
-	            * (A5) */
+	int timed; /* enum auto_timed */
+};
+enum auto_timed {
+	AUTO_UNTIMED,
+	AUTO_SAMPLE,  /* in a window: counts for the choice */
+	AUTO_WARMUP,  /* in a window: a challenger's warm-up (screens only) */
+	AUTO_WATCHED, /* outside windows: watched (auto.c A5) */
 };
 
 /* A range a twin transaction declared (twin.c). */
