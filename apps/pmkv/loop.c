@@ -17,14 +17,17 @@
  *      its loop.
  *  L4. A connection that read requests runs them after every other
  *      connection ready in the same turn of the loop has read: it joins
- *      the worker's batch, and the batch event, of a lower priority than
- *      the sockets' events, runs once they have all been handled; the
- *      batch's requests then share group commits (group.c G6). A
- *      connection in the batch is closed only by the batch (or taken out
- *      of it first), so the batch never holds a freed connection, and
- *      its socket is not watched until the batch has run: libevent runs
- *      a lower priority only in a turn with nothing of a higher one to
- *      run, so every connection in the batch must wait for it.
+ *      the worker's batch, and the worker runs its loop one turn at a
+ *      time (EVLOOP_ONCE: one epoll_wait and the callbacks of what it
+ *      returned), then the batch; the batch's requests share group
+ *      commits (group.c G6). A connection in the batch is closed only by
+ *      the batch (or taken out of it first), so the batch never holds a
+ *      freed connection. Its socket stays watched: a batch that runs at
+ *      the end of the turn in which its connections read costs no
+ *      epoll_ctl. Only a connection that becomes readable again while
+ *      L5 holds its batch stops being watched until the batch has run,
+ *      so that a client that keeps sending cannot make the worker spin
+ *      or grow its input.
  *  L5. On a disk, where a commit costs an fdatasync, a batch that holds
  *      fewer than all of its worker's connections waits up to
  *      --commit-delay for the others before it runs (a timer on the batch
@@ -48,16 +51,14 @@
 
 struct evconn;
 
-/* Event priorities (L4): the sockets first, then the batch. */
-enum { PRI_IO, PRI_BATCH, NPRI };
-
 struct worker {
 	struct server *srv;
 	struct event_base *base;
 	struct event *wake;
-	struct event *batch;              /* L4 */
+	struct event *batch;              /* L5's timer */
 	struct evconn *ready[GROUP_CONNS]; /* the batch: read, not yet run */
 	unsigned nready;
+	int stop;                         /* loop_stop asked (the pipe) */
 	int writes;                       /* the batch has a write (L5) */
 	unsigned nconns;                  /* connections it serves (L5) */
 	int pipe[2];
@@ -106,8 +107,7 @@ static int wait_for(struct evconn *e, short what)
 		return 0;
 	event_del(e->ev);
 	if (event_assign(e->ev, e->w->base, e->c.fd, what | EV_PERSIST,
-	                 on_event, e) || event_priority_set(e->ev, PRI_IO) ||
-	    event_add(e->ev, NULL))
+	                 on_event, e) || event_add(e->ev, NULL))
 		return -1;
 	e->waiting = what;
 	return 0;
@@ -184,12 +184,6 @@ static void batch(struct evconn *e)
 		on_batch(-1, 0, w);
 	w->ready[w->nready++] = e;
 	e->in_batch = 1;
-	/* Its socket is not watched until the batch has run (pump watches
-	 * it again): a client that keeps sending would otherwise keep a
-	 * socket event active in every turn, and the batch, of a lower
-	 * priority, would never run (L4). */
-	event_del(e->ev);
-	e->waiting = 0;
 	int delay = w->srv->cfg.commit_delay_us;
 	if (delay > 0 && !w->writes)
 		w->writes = conn_writes_next(&e->c);
@@ -201,15 +195,24 @@ static void batch(struct evconn *e)
 			return;
 	}
 	if (timed)
-		event_del(w->batch);
-	event_active(w->batch, EV_TIMEOUT, 0);
+		event_del(w->batch); /* it runs at the end of this turn */
+}
+
+/* A connection in a batch that L5 holds became readable again: it is not
+ * watched until the batch has run (pump watches it again, L4). */
+static void hold(struct evconn *e)
+{
+	event_del(e->ev);
+	e->waiting = 0;
 }
 
 static void on_event(evutil_socket_t fd, short what, void *arg)
 {
 	struct evconn *e = arg;
 	(void)fd;
-	if ((what & EV_READ) && read_some(e))
+	if ((what & EV_READ) && e->in_batch)
+		hold(e);
+	else if ((what & EV_READ) && read_some(e))
 		close_conn(e);
 	else if ((what & EV_READ) && !e->w->srv->stopping)
 		batch(e);
@@ -223,7 +226,7 @@ static void adopt(struct worker *w, int fd)
 	if (!e || fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) ||
 	    !(e->ev = event_new(w->base, fd, EV_READ | EV_PERSIST, on_event,
 	                        e)) ||
-	    event_priority_set(e->ev, PRI_IO) || event_add(e->ev, NULL)) {
+	    event_add(e->ev, NULL)) {
 		if (e && e->ev)
 			event_free(e->ev);
 		free(e);
@@ -245,7 +248,7 @@ static void on_wake(evutil_socket_t fd, short what, void *arg)
 	ssize_t k = read(fd, got, sizeof(got));
 	for (ssize_t i = 0; k > 0 && i < k / (ssize_t)sizeof(int); i++) {
 		if (got[i] < 0)
-			event_base_loopbreak(w->base);
+			w->stop = 1;
 		else
 			adopt(w, got[i]);
 	}
@@ -254,7 +257,12 @@ static void on_wake(evutil_socket_t fd, short what, void *arg)
 static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
-	event_base_dispatch(w->base);
+	while (!w->stop) {
+		if (event_base_loop(w->base, EVLOOP_ONCE) < 0)
+			break;
+		if (w->nready && !event_pending(w->batch, EV_TIMEOUT, NULL))
+			on_batch(-1, 0, w); /* L4 */
+	}
 	return NULL;
 }
 
@@ -262,13 +270,11 @@ static int worker_start(struct worker *w, struct server *srv)
 {
 	w->srv = srv;
 	if (pipe(w->pipe) || !(w->base = event_base_new()) ||
-	    event_base_priority_init(w->base, NPRI) ||
 	    fcntl(w->pipe[0], F_SETFL, O_NONBLOCK) ||
 	    !(w->wake = event_new(w->base, w->pipe[0], EV_READ | EV_PERSIST,
 	                          on_wake, w)) ||
-	    event_priority_set(w->wake, PRI_IO) || event_add(w->wake, NULL) ||
-	    !(w->batch = event_new(w->base, -1, 0, on_batch, w)) ||
-	    event_priority_set(w->batch, PRI_BATCH))
+	    event_add(w->wake, NULL) ||
+	    !(w->batch = event_new(w->base, -1, 0, on_batch, w)))
 		return -1;
 	return pthread_create(&w->th, NULL, worker_main, w) ? -1 : 0;
 }

@@ -174,3 +174,43 @@ def test_a_client_that_never_stops_sending_holds_up_no_one(pmkv_bin,
         sock.close()
         reader.join(10)
         s.kill()
+
+
+def test_a_client_that_sends_while_its_batch_waits_is_not_read_meanwhile(
+        pmkv_bin, tmp_path):
+    """--io-threads 1 with a commit delay (loop.c L5): a batch with a
+    write waits for the loop's other connection (idle here) before it
+    runs. A client that streams SETs past the query buffer limit (3 MiB
+    with --proto-max-bulk-len 1mb) meanwhile is not read until its batch
+    has run (L4): it is not cut off for an overfull buffer, and every SET
+    is answered."""
+    s = Server(pmkv_bin, str(tmp_path), "--io-threads", "1",
+               "--proto-max-bulk-len", "1mb", "--commit-delay",
+               "10000").start()
+    n = 400000  # 3.6 MB of inline SETs
+    want = len(b"+OK\r\n") * n
+    got = [0]
+    idle = redis.Redis(port=s.port, socket_timeout=10)
+    assert idle.ping()
+    sock = socket.create_connection(("127.0.0.1", s.port), 10)
+    sock.settimeout(60)
+
+    def read():
+        while got[0] < want:
+            b = sock.recv(1 << 20)
+            if not b or b"-" in b:
+                break
+            got[0] += len(b)
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    try:
+        sock.sendall(b"SET k v\r\n" * n)
+        reader.join(90)
+        assert got[0] == want
+        assert idle.get("k") == b"v"
+    finally:
+        sock.close()
+        reader.join(10)
+        idle.close()
+        s.kill()
