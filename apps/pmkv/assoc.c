@@ -26,6 +26,10 @@
  *  H5. A fresh object (an entry not yet linked, a new directory) is
  *      written with plain stores and kvx_flush (obj.c O3); the
  *      transaction that links it makes it durable.
+ *  H6. Hints (store.c S9; opt version) read the geometry, the directory
+ *      and a bucket with plain loads, only to prefetch; every offset they
+ *      follow is checked against the region's size first (H4's rule for
+ *      loads that decide nothing).
  */
 #include <stdio.h>
 #include <string.h>
@@ -77,6 +81,51 @@ int assoc_bucket_head(struct kvx *x, uint64_t b, struct kvref *head)
 		return PMTX_E_CORRUPT;
 	*head = KVREF(seg, (b & (seg_buckets(x) - 1)) * W);
 	return 0;
+}
+
+/* Does [off, off + n) lie in the region, off a nonzero multiple of 8? */
+static int hint_in(const struct pmkv_store *s, pmtx_off off, uint64_t n)
+{
+	size_t size = pmtx_region_size(s->r);
+	return off && off % W == 0 && n <= size && off <= size - n;
+}
+
+static uint64_t plain(const struct pmkv_store *s, pmtx_off off)
+{
+	return __atomic_load_n((const uint64_t *)(s->base + off),
+	                       __ATOMIC_RELAXED);
+}
+
+pmtx_off assoc_hint_bucket(struct pmkv_store *s, uint64_t h)
+{
+	pmtx_off m = s->meta; /* opt: the root (layout.h) */
+	uint64_t nbase = plain(s, m + offsetof(struct pmkv_root, nbase));
+	uint64_t split = plain(s, m + offsetof(struct pmkv_root, split));
+	uint64_t cap = plain(s, m + offsetof(struct pmkv_root, dir_cap));
+	pmtx_off dir = plain(s, m + offsetof(struct pmkv_root, dir));
+	if (!nbase || (nbase & (nbase - 1)) || cap > PMKV_DIR_CAP_MAX)
+		return 0;
+	uint64_t b = h & (nbase - 1);
+	if (b < split)
+		b = h & (2 * nbase - 1);
+	uint64_t si = b >> s->seg_shift, nb = 1ull << s->seg_shift;
+	if (si >= cap || !hint_in(s, dir, cap * W))
+		return 0;
+	pmtx_off seg = plain(s, dir + si * W);
+	if (!hint_in(s, seg, nb * W))
+		return 0;
+	pmtx_off slot = seg + (b & (nb - 1)) * W;
+	__builtin_prefetch(s->base + slot);
+	return slot;
+}
+
+void assoc_hint_entry(struct pmkv_store *s, pmtx_off slot)
+{
+	pmtx_off e = slot ? plain(s, slot) : 0;
+	if (!hint_in(s, e, 128))
+		return;
+	__builtin_prefetch(s->base + e);
+	__builtin_prefetch(s->base + e + 64);
 }
 
 int assoc_find(struct kvx *x, const void *k, size_t kn, uint64_t h,

@@ -12,6 +12,10 @@
  *      positive arity is exact, a negative one a minimum (the command
  *      name counts).
  *  C3. Every reply is one RESP value, so pipelined replies stay in step.
+ *  C4. The hints (cmd_hint_begin, cmd_hint_next) only look ahead: they
+ *      read the input without consuming it and call nothing but the
+ *      store's hints (store.c S9), so what runs, and every reply, is the
+ *      same with them or without them.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -632,6 +636,62 @@ static void unknown(struct cmd_ctx *c)
 	               "beginning with: %s", arg(c, 0), args);
 }
 
+/* COMMAND's "write" flag: the command changes the store. */
+static int is_write(const struct command *k)
+{
+	return k && !strncmp(k->flags, "write", 5);
+}
+
+#define HINT_READS 4 /* reads a look-ahead passes over before it stops */
+
+/* The next write from h->at on (a whole multibulk request of a command
+ * with COMMAND's "write" flag; up to HINT_READS others are passed over):
+ * its key's bucket hinted, its token in *tok; 0, and no more hints,
+ * otherwise. Reads are not hinted: they run with plain loads (store.c S2)
+ * and measured slower with hints (docs/results/pmkv-hint-2026-11-26). */
+static int hint_peek(struct server *srv, struct cmd_hints *h, const char *in,
+                     size_t n, uint64_t *tok)
+{
+	const char *argv[2];
+	size_t argl[2], used;
+	for (unsigned skip = 0; h->more; skip++) {
+		if (skip > HINT_READS)
+			return h->more = 0;
+		if (!resp_peek_args(in + h->at, n - h->at, &srv->cfg.lim, 2, argv,
+		                    argl, &used))
+			return h->more = 0;
+		h->at += used;
+		if (is_write(lookup(argv[0], argl[0]))) {
+			*tok = pmkv_hint(srv->store, argv[1], argl[1]);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+void cmd_hint_begin(struct server *srv, struct cmd_hints *h, const char *in,
+                    size_t n)
+{
+	uint64_t t[3] = {0, 0, 0};
+	unsigned k = 0;
+	*h = (struct cmd_hints){0, 0, 1};
+	while (k < 3 && hint_peek(srv, h, in, n, &t[k]))
+		k++;
+	for (unsigned i = 0; i < k && i < 2; i++)
+		pmkv_hint_more(srv->store, t[i]);
+	h->tok = t[2];
+	h->more = k == 3;
+}
+
+void cmd_hint_next(struct server *srv, struct cmd_hints *h, const char *in,
+                   size_t n)
+{
+	if (!h->more)
+		return;
+	pmkv_hint_more(srv->store, h->tok);
+	hint_peek(srv, h, in, n, &h->tok);
+}
+
 int cmd_grouped(const struct resp_req *q)
 {
 	const struct command *k = lookup(q->argv[0], q->argl[0]);
@@ -640,8 +700,7 @@ int cmd_grouped(const struct resp_req *q)
 
 int cmd_writes(const struct resp_req *q)
 {
-	const struct command *k = lookup(q->argv[0], q->argl[0]);
-	return k && !strncmp(k->flags, "write", 5);
+	return is_write(lookup(q->argv[0], q->argl[0]));
 }
 
 void cmd_dispatch(struct cmd_ctx *c)

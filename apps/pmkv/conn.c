@@ -126,6 +126,8 @@ unsigned conn_group_run(struct conn *c, unsigned max)
 	unsigned ran = 0;
 	c->g_in = 0;
 	c->g_out = c->out.n;
+	struct cmd_hints h;
+	cmd_hint_begin(c->srv, &h, c->in, c->n);
 	while (ran < max && !c->closing && !c->out.oom &&
 	       c->out.n - c->sent < OUT_FLUSH) {
 		size_t used = 0;
@@ -140,6 +142,7 @@ unsigned conn_group_run(struct conn *c, unsigned max)
 			continue;
 		run_one(c); /* never QUIT: not grouped */
 		ran++;
+		cmd_hint_next(c->srv, &h, c->in, c->n);
 	}
 	c->g_ran = ran;
 	return ran;

@@ -74,6 +74,17 @@ int resp_parse(const char *in, size_t n, const struct resp_limits *lim,
                struct resp_req *q, size_t *used, const char **err);
 
 /*
+ * A look ahead, for hints only: if in[0..n) begins with a whole multibulk
+ * request of at least k arguments, returns 1 with the first k in the
+ * input itself (argv[i], argl[i]: not copied, not NUL-terminated) and
+ * *used as resp_parse's; else 0 (an inline request, a short or malformed
+ * one: resp_parse says which). Reads no bulk's contents, and never
+ * writes.
+ */
+int resp_peek_args(const char *in, size_t n, const struct resp_limits *lim,
+                   size_t k, const char **argv, size_t *argl, size_t *used);
+
+/*
  * Replies, appended to a growable buffer. On allocation failure o->oom
  * is set and later calls do nothing (until resp_out_reset).
  */

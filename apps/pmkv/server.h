@@ -58,6 +58,21 @@ struct cmd_ctx {
 
 /* Run the command in ctx->q, appending its reply to ctx->out. */
 void cmd_dispatch(struct cmd_ctx *c);
+/* Hints for the requests a group runs from in[0..n) (C4): the store is
+ * told (store.h pmkv_hint) the first argument of each whole multibulk
+ * request a few requests before it runs, its bucket two requests ahead,
+ * then its entry one request ahead, so that each load has a request's
+ * work to arrive in. cmd_hint_begin before the first request, and
+ * cmd_hint_next after each one. */
+struct cmd_hints {
+	size_t at;    /* where the next request to look at begins */
+	uint64_t tok; /* the request two ahead: its bucket hinted */
+	int more;     /* 0: nothing more to hint */
+};
+void cmd_hint_begin(struct server *srv, struct cmd_hints *h, const char *in,
+                    size_t n);
+void cmd_hint_next(struct server *srv, struct cmd_hints *h, const char *in,
+                   size_t n);
 /* 1 if the command in q may run in a group commit (group.c). */
 int cmd_grouped(const struct resp_req *q);
 /* 1 if the command in q changes the store (COMMAND's "write" flag). */

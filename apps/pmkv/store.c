@@ -48,6 +48,13 @@
  *      retry under undo (S7) cannot run in the group's transaction, so it
  *      breaks the group too; its caller runs the operations again, one
  *      transaction each.
+ *  S9. Hints (pmkv_hint, assoc.c H6) read the table with plain loads
+ *      outside the group's transaction, only to prefetch: only the
+ *      group's thread calls them, holding the store lock (S8), so no
+ *      other thread writes meanwhile. They may read what the group has
+ *      written but not yet put in place (redo), which only makes a
+ *      prefetch useless; they follow no offset beyond the region, and
+ *      what they read decides nothing.
  */
 #include <errno.h>
 #include <limits.h>
@@ -893,6 +900,19 @@ int pmkv_group_begin(struct pmkv_store *s)
 	if (!rc)
 		grp.s = s, grp.failed = 0;
 	return rc;
+}
+
+uint64_t pmkv_hint(struct pmkv_store *s, const void *k, size_t kn)
+{
+	if (grp.s != s || s->wrapped) /* S9 */
+		return 0;
+	return assoc_hint_bucket(s, pmkv_hash(k, kn));
+}
+
+void pmkv_hint_more(struct pmkv_store *s, uint64_t token)
+{
+	if (grp.s == s && !s->wrapped)
+		assoc_hint_entry(s, token);
 }
 
 int pmkv_group_end(struct pmkv_store *s)

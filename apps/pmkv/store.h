@@ -140,6 +140,14 @@ int pmkv_scan(struct pmkv_store *s, uint64_t cursor, uint64_t count,
 int pmkv_group_begin(struct pmkv_store *s);
 int pmkv_group_end(struct pmkv_store *s);
 
+/* Hints (store.c S9), in this thread's group only, and a no-op in the
+ * wrapped version: pmkv_hint prefetches the bucket of key k and returns
+ * a token for pmkv_hint_more, which prefetches the bucket's first entry.
+ * Hinting many keys one step at a time lets their cache misses overlap.
+ * They change nothing, and a wrong hint costs only its prefetch. */
+uint64_t pmkv_hint(struct pmkv_store *s, const void *k, size_t kn);
+void pmkv_hint_more(struct pmkv_store *s, uint64_t token);
+
 /* What INFO shows. */
 struct pmkv_info {
 	uint64_t keys, buckets;

@@ -122,6 +122,10 @@ int assoc_new_table(struct kvx *x);
 int assoc_detach(struct kvx *x);
 /* Free up to budget blocks of the trash; *left = 1 while some remain. */
 int assoc_sweep(struct kvx *x, unsigned budget, int *left);
+/* Hints (H6, opt version): prefetch the bucket of hash h and return its
+ * offset (0: none), or prefetch the first entry of the bucket at slot. */
+pmtx_off assoc_hint_bucket(struct pmkv_store *s, uint64_t h);
+void assoc_hint_entry(struct pmkv_store *s, pmtx_off slot);
 /* Walk every chain, checking it; *entries: how many. */
 int assoc_check(struct kvx *x, uint64_t *entries, char *msg, size_t len);
 /* fn for every block of the table and the trash (pmkv_walk). */

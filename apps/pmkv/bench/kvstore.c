@@ -12,10 +12,13 @@
  *                   [--runtime R] [--domain D] [--threads N,N...]
  *                   [--read-pct R,R...] [--keys K] [--value-size V]
  *                   [--seconds S] [--populate M] [--seed X]
- *                   [--backend B] [--group G]
+ *                   [--backend B] [--group G] [--hint H,H...]
  *
  * --group G runs each thread's operations G at a time in one store group
  * (one transaction, one commit), as the server's group commit does.
+ * --hint 1 (with --group) hints each SET's key to the store as the server
+ * does (cmd.c C4): its bucket two operations ahead, its entry one ahead;
+ * a list (--hint 0,1,0,1) runs each point once per value, in turn.
  * The region is created fresh (an existing file is refused). Every loop
  * is bounded: population by M puts, the run by S seconds and 2^40
  * operations per thread.
@@ -39,6 +42,7 @@ struct opts {
 	unsigned read, value_size; /* this point's mix */
 	uint64_t keys, populate, seed;
 	unsigned group; /* operations per store group (store.c S8); 1: none */
+	unsigned hint[MAXPTS], nhint, hinted; /* --hint; this point's */
 	double seconds;
 };
 
@@ -70,24 +74,57 @@ static int op(struct pmkv_store *s, uint64_t key, int read, unsigned vn)
 	                NULL, &found);
 }
 
+#define GROUP_MAX 1024
+
+/* The group's operation j: its key (r % keys) and whether it reads. */
+struct gop {
+	uint64_t r;
+	char k[32];
+	int kn;
+};
+
+/* --hint: a SET's bucket (stage 0) or entry (stage 1), as cmd.c does. */
+static void hint(struct worker *w, struct gop *g, unsigned j, unsigned n,
+                 uint64_t *tok, int stage)
+{
+	if (!w->o->hinted || j >= n || (g[j].r >> 40) % 100 < w->o->read)
+		return;
+	if (stage == 0)
+		tok[j] = pmkv_hint(w->s, g[j].k, (size_t)g[j].kn);
+	else
+		pmkv_hint_more(w->s, tok[j]);
+}
+
 static void *work(void *arg)
 {
 	struct worker *w = arg;
 	const struct opts *o = w->o;
+	static _Thread_local struct gop g[GROUP_MAX];
+	static _Thread_local uint64_t tok[GROUP_MAX];
 	pmtx_counters_reset();
 	for (uint64_t i = 0; i < (1ull << 40); i++) {
 		if ((i & 63) == 0 && now_s() >= w->deadline)
 			break;
 		unsigned n = o->group;
+		for (unsigned j = 0; j < n; j++) {
+			g[j].r = next(&w->rng);
+			g[j].kn = snprintf(g[j].k, sizeof(g[j].k), "key:%llu",
+			                   (unsigned long long)(g[j].r % o->keys));
+		}
 		if (n > 1 && pmkv_group_begin(w->s)) {
 			w->errors++;
 			continue;
 		}
+		for (unsigned j = 0; j < 3; j++)
+			hint(w, g, j, n, tok, 0);
+		for (unsigned j = 0; j < 2; j++)
+			hint(w, g, j, n, tok, 1);
 		for (unsigned j = 0; j < n; j++, w->ops++) {
-			uint64_t r = next(&w->rng);
-			w->errors += op(w->s, r % o->keys,
-			                (r >> 40) % 100 < o->read,
+			w->errors += op(w->s, g[j].r % o->keys,
+			                (g[j].r >> 40) % 100 < o->read,
 			                o->value_size) != 0;
+			hint(w, g, j + 2, n, tok, 1);
+			hint(w, g, j + 3, n, tok, 0);
 		}
 		if (n > 1)
 			w->errors += pmkv_group_end(w->s) != 0;
@@ -119,6 +156,7 @@ static int parse(struct opts *o, int argc, char **argv)
 	o->read_pct[0] = 90, o->nmix = 1, o->value_size = 64;
 	o->keys = 238328, o->populate = 1000000, o->seed = 1, o->seconds = 5;
 	o->group = 1;
+	o->nhint = 1;
 	for (int i = 1; i + 1 < argc; i += 2) {
 		const char *k = argv[i], *v = argv[i + 1];
 		if (!strcmp(k, "--region")) o->region = v;
@@ -147,10 +185,13 @@ static int parse(struct opts *o, int argc, char **argv)
 		else if (!strcmp(k, "--populate")) o->populate = strtoull(v, NULL, 10);
 		else if (!strcmp(k, "--seed")) o->seed = strtoull(v, NULL, 10);
 		else if (!strcmp(k, "--group")) o->group = (unsigned)atoi(v);
-		else return -1;
+		else if (!strcmp(k, "--hint")) {
+			if (!(o->nhint = list(v, o->hint, 0, 1)))
+				return -1;
+		} else return -1;
 	}
 	return (argc % 2 == 0 || !o->region || !o->kv.flavour || !o->keys ||
-	        !o->group ||
+	        !o->group || o->group > GROUP_MAX ||
 	        o->value_size > sizeof(g_value) || o->seconds <= 0 ||
 	        o->seconds > 3600) ? -1 : 0;
 }
@@ -179,7 +220,8 @@ static uint64_t point(const struct opts *o, struct pmkv_store *s,
 	       "\"populate\": %llu, \"populate_s\": %.2f, \"seconds\": %.2f, "
 	       "\"ops\": %llu, \"ops_per_s\": %.0f, \"errors\": %llu, "
 	       "\"barriers_per_op\": %.3f, \"flushes_per_op\": %.3f, "
-	       "\"backend\": \"%s\", \"msyncs_per_op\": %.3f, \"group\": %u}\n",
+	       "\"backend\": \"%s\", \"msyncs_per_op\": %.3f, \"group\": %u, "
+	       "\"hint\": %u}\n",
 	       o->kv.flavour == PMKV_WRAPPED ? "wrapped" : "opt",
 	       pmtx_runtime_name(o->kv.runtime),
 	       pmtx_domain_name(o->kv.domain), n, o->read,
@@ -191,7 +233,7 @@ static uint64_t point(const struct opts *o, struct pmkv_store *s,
 	       ops ? (double)flushes / (double)ops : 0.0,
 	       pmtx_backend_name(o->kv.backend),
 	       ops ? (double)msyncs / (double)ops : 0.0,
-	       o->group);
+	       o->group, o->hinted);
 	fflush(stdout);
 	return errors;
 }
@@ -217,7 +259,7 @@ int main(int argc, char **argv)
 		        "[--version opt|wrapped] [--runtime R] [--domain D] "
 		        "[--threads N] [--read-pct R] [--keys K] "
 		        "[--value-size V] [--seconds S] [--populate M] "
-		        "[--seed X] [--backend B] [--group G]\n");
+		        "[--seed X] [--backend B] [--group G] [--hint H,H...]\n");
 		return 2;
 	}
 	if (stat(o.region, &st) == 0) {
@@ -240,10 +282,12 @@ int main(int argc, char **argv)
 	double tp = now_s() - t0;
 	uint64_t errors = 0;
 	for (unsigned i = 0; i < o.nthreads; i++)
-		for (unsigned j = 0; j < o.nmix; j++) {
-			o.read = o.read_pct[j];
-			errors += point(&o, s, o.threads[i], w, tp);
-		}
+		for (unsigned j = 0; j < o.nmix; j++)
+			for (unsigned h = 0; h < o.nhint; h++) {
+				o.read = o.read_pct[j];
+				o.hinted = o.hint[h];
+				errors += point(&o, s, o.threads[i], w, tp);
+			}
 	int rc = pmkv_close(s);
 	return errors || rc ? 1 : 0;
 }

@@ -20,6 +20,9 @@
  *      gives that value; resp_arg_is finds an argument (without a NUL)
  *      equal to itself upper-cased, but not with a non-letter's 0x20 bit
  *      flipped, and not past argc.
+ *  F7. resp_peek_args (an exactly sized copy) agrees with resp_parse: it
+ *      finds k arguments exactly when the parse gives a multibulk request
+ *      of at least k, with the same *used and the same bytes for each.
  * Build and run: tests/fuzz_resp.sh.
  */
 #include <ctype.h>
@@ -180,6 +183,29 @@ static void check_prefixes(const char *in, size_t n, int rc,
 		abort();
 }
 
+/* F7, for k = 1 and 2, against the parse of the same bytes (rc, q, used). */
+static void check_peek(const char *in, size_t n, int rc,
+                       const struct resp_req *q, size_t used)
+{
+	char *copy = malloc(n ? n : 1);
+	if (!copy)
+		abort();
+	memcpy(copy, in, n);
+	for (size_t k = 1; k <= 2; k++) {
+		const char *argv[2];
+		size_t argl[2], pused = 0;
+		int found = resp_peek_args(copy, n, &lim, k, argv, argl, &pused);
+		int want = rc == RESP_OK && !q->is_inline && q->argc >= k;
+		if (found != want || (found && pused != used))
+			abort();
+		for (size_t i = 0; found && i < k; i++)
+			if (argl[i] != q->argl[i] ||
+			    memcmp(argv[i], q->argv[i], argl[i]) != 0)
+				abort();
+	}
+	free(copy);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -192,6 +218,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		int rc = parse_copy(in + off, n, &q, &used, &err);
 		check_result(rc, n, &q, used, err);
 		check_prefixes(in + off, n, rc, &q, used, err, &p);
+		check_peek(in + off, n, rc, &q, used);
 		if (rc == RESP_EPROTO)
 			check_error_reply(err);
 		if (rc != RESP_OK)

@@ -363,6 +363,49 @@ static void pipelined_requests_are_parsed_in_order(void **state)
 	assert_int_equal(LEN(in) - off, 19);
 }
 
+/* The look-ahead of the server's hints finds what the parse finds, in the
+ * input itself, and nothing where the parse finds no multibulk request
+ * of that many arguments. */
+static void peek_finds_the_arguments_the_parse_finds(void **state)
+{
+	const char in[] = "*3\r\n$3\r\nSET\r\n$2\r\nk\0\r\n$1\r\nv\r\n"
+	                  "*1\r\n$4\r\nPING\r\n"
+	                  "SET a b\r\n"
+	                  "*2\r\n$3\r\nGET\r\n$1\r\nk\r";
+	const char *argv[2];
+	size_t argl[2], used = 0, pused = 0;
+	const char *err;
+	(void)state;
+	assert_int_equal(resp_peek_args(in, LEN(in), &lim, 2, argv, argl,
+	                                &pused), 1);
+	assert_int_equal(parse(in, LEN(in), &used, &err), RESP_OK);
+	assert_int_equal(pused, used);
+	assert_ptr_equal(argv[0], in + 8);
+	assert_int_equal(argl[0], 3);
+	assert_int_equal(argl[1], 2);
+	assert_memory_equal(argv[1], "k\0", 2);
+	size_t off = used;
+	/* PING has one argument: found for k = 1, not for k = 2 */
+	assert_int_equal(resp_peek_args(in + off, LEN(in) - off, &lim, 1, argv,
+	                                argl, &pused), 1);
+	assert_int_equal(resp_peek_args(in + off, LEN(in) - off, &lim, 2, argv,
+	                                argl, &pused), 0);
+	off += pused;
+	/* an inline request is for the parse to read */
+	assert_int_equal(resp_peek_args(in + off, LEN(in) - off, &lim, 1, argv,
+	                                argl, &pused), 0);
+	assert_int_equal(parse(in + off, LEN(in) - off, &used, &err), RESP_OK);
+	off += used;
+	/* a request not yet whole */
+	assert_int_equal(resp_peek_args(in + off, LEN(in) - off, &lim, 1, argv,
+	                                argl, &pused), 0);
+	assert_int_equal(parse(in + off, LEN(in) - off, &used, &err),
+	                 RESP_MORE);
+	/* a malformed one */
+	assert_int_equal(resp_peek_args("*2\r\n:3\r\n", 9, &lim, 1, argv,
+	                                argl, &pused), 0);
+}
+
 static void limits_bound_bulks_arguments_and_lines(void **state)
 {
 	lim.max_bulk = 4;
@@ -616,6 +659,7 @@ int main(void)
 		T(errors_are_redis_texts),
 		T(byte_at_a_time_gives_the_same_result),
 		T(pipelined_requests_are_parsed_in_order),
+		T(peek_finds_the_arguments_the_parse_finds),
 		T(limits_bound_bulks_arguments_and_lines),
 		T(header_lines_are_bounded_by_max_inline),
 		T(unchecked_line_end_bytes_are_skipped_like_redis),

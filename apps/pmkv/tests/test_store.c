@@ -12,6 +12,7 @@
 
 #include "testutil.h"
 
+#include "layout.h"
 #include "store.h"
 
 static pmtx_runtime g_rt = PMTX_RT_REDO;
@@ -532,6 +533,46 @@ static void a_group_commits_together(void **state)
 	unlink(path);
 }
 
+/* Hints (store.c S9) give nothing outside a group or in the wrapped
+ * version; in the opt version they follow no offset out of the region,
+ * whatever a directory or a bucket holds, and change nothing. */
+static void hints_follow_no_offset_out_of_the_region(void **state)
+{
+	(void)state;
+	const char *path = tu_path();
+	struct pmkv_store *s = open_at(path);
+	assert_int_equal(set(s, "k1", "v1", 0, 0), 1);
+	assert_int_equal(pmkv_hint(s, "k1", 2), 0); /* not in a group */
+	assert_int_equal(pmkv_group_begin(s), 0);
+	uint64_t tok = pmkv_hint(s, "k1", 2);
+	assert_int_equal(tok != 0, g_flavour == PMKV_OPT);
+	pmkv_hint_more(s, tok);
+	if (g_flavour == PMKV_OPT) {
+		pmtx_region *r = pmkv_region(s);
+		struct pmkv_root *root = pmtx_root(r, NULL);
+		pmtx_off *slot = pmtx_ptr(r, tok), was = *slot;
+		pmtx_off *seg0 = pmtx_ptr(r, root->dir), seg = *seg0;
+		*slot = (pmtx_off)1 << 44; /* an entry far out of the region */
+		pmkv_hint_more(s, tok);
+		*slot = 8; /* one that would cross the header */
+		pmkv_hint_more(s, tok);
+		*slot = was;
+		*seg0 = ((pmtx_off)1 << 44) + 16; /* a segment out of it */
+		assert_int_equal(pmkv_hint(s, "k1", 2), 0);
+		*seg0 = seg;
+		uint64_t dir = root->dir;
+		root->dir = ~(uint64_t)0 - 8; /* a directory that wraps */
+		assert_int_equal(pmkv_hint(s, "k1", 2), 0);
+		root->dir = dir;
+		assert_int_equal(pmkv_hint(s, "k1", 2), tok);
+	}
+	assert_int_equal(pmkv_group_end(s), 0);
+	expect(s, "k1", "v1");
+	check(s);
+	assert_int_equal(pmkv_close(s), 0);
+	unlink(path);
+}
+
 /* A failed operation breaks its group: the later ones do not run, and
  * the end aborts every write of the group, the earlier ones too. */
 static void a_failed_operation_aborts_its_group(void **state)
@@ -612,6 +653,7 @@ int main(void)
 		ALL(flushall_empties_and_frees),
 		ALL(a_group_commits_together),
 		ALL(a_failed_operation_aborts_its_group),
+		ALL(hints_follow_no_offset_out_of_the_region),
 		cmocka_unit_test(other_regions_are_refused),
 		cmocka_unit_test(versions_are_kept_apart),
 	};
