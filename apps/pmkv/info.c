@@ -83,11 +83,12 @@ static void stats_section(struct text *t, struct server *s)
 	put(t, "# Stats\r\ntotal_connections_received:%llu\r\n"
 	       "total_commands_processed:%llu\r\nrejected_connections:%llu\r\n"
 	       "pmkv_group_commits:%llu\r\npmkv_group_commands:%llu\r\n"
-	       "pmkv_group_connections:%llu\r\n",
+	       "pmkv_group_connections:%llu\r\nexpired_keys:%llu\r\n",
 	    (unsigned long long)s->conns_total,
 	    (unsigned long long)s->commands, (unsigned long long)s->rejected,
 	    (unsigned long long)s->groups, (unsigned long long)s->group_cmds,
-	    (unsigned long long)s->group_conns);
+	    (unsigned long long)s->group_conns,
+	    (unsigned long long)s->expired);
 }
 
 static void keyspace_section(struct text *t, struct server *s)

@@ -24,7 +24,7 @@ static void usage(FILE *f)
 	fprintf(f,
 	        "usage: pmkv [--port N] [--bind ADDR] [--unixsocket PATH]\n"
 	        "            [--unixsocketperm OCTAL] [--maxclients N]\n"
-	        "            [--io-threads N] [--commit-delay US]\n"
+	        "            [--io-threads N] [--commit-delay US] [--hz N]\n"
 	        "            [--region FILE] [--maxmemory BYTES]\n"
 	        "            [--runtime undo|redo|redo-async|auto|cow|twin]\n"
 	        "            [--domain pdom0|pdom1|pdom2]\n"
@@ -43,7 +43,9 @@ static void usage(FILE *f)
 	        "disks: journal appends each commit to FILE.pmtxj (pdom1).\n"
 	        "--commit-delay: with --io-threads, how long a loop waits for\n"
 	        "more of its connections' requests before a group commit\n"
-	        "(default 50 us on file and journal, 0 on the others).\n");
+	        "(default 50 us on file and journal, 0 on the others).\n"
+	        "--hz: passes of active expiry per second, 1-500 (default\n"
+	        "10): each removes expired keys a bucket range at a time.\n");
 }
 
 /* Redis's memory units: 1k = 1000, 1kb = 1024, ... */
@@ -99,6 +101,9 @@ static int parse_opt(struct flags *f, const char *o, const char *v)
 	else if (!strcmp(o, "--io-threads") && !parse_uint(v, 10, &u) &&
 	         u <= 64)
 		f->srv.io_threads = u;
+	else if (!strcmp(o, "--hz") && !parse_uint(v, 10, &u) && u >= 1 &&
+	         u <= 500)
+		f->srv.hz = u;
 	else if (!strcmp(o, "--commit-delay") && !parse_uint(v, 10, &u) &&
 	         u <= 100000)
 		f->srv.commit_delay_us = (int)u;
@@ -146,6 +151,7 @@ static void defaults(struct flags *f)
 	f->srv.port = 6379;
 	f->srv.maxclients = 10000;
 	f->srv.commit_delay_us = -1;
+	f->srv.hz = 10;
 	f->srv.lim = lim;
 	f->srv.lim.max_bulk = f->kv.max_value;
 }

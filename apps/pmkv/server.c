@@ -8,6 +8,13 @@
  *      the others are untouched.
  *  V2. server_run returns only once every connection thread has ended,
  *      so the store is closed with no command running.
+ *  V3. Active expiry: hz times a second the accept thread, between
+ *      accepts, removes expired keys (store.c S10), as Redis's cron does:
+ *      a step of EXPIRE_BUCKETS buckets, then more while a step finds at
+ *      least a tenth of the keys it looked at expired, for at most a
+ *      quarter of the period. Each step is one transaction under the
+ *      store lock, so clients wait for one step at most, never a pass.
+ *      It stops with the accept loop, before any connection is closed.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -196,6 +203,33 @@ static void accept_one(struct server *srv, int lfd)
 		usleep(10000); /* out of descriptors: let some close */
 }
 
+#define EXPIRE_BUCKETS 256
+
+/* V3: one pass of active expiry. */
+static void expire_cycle(struct server *srv)
+{
+	int64_t start = pmkv_now_ms(), budget = 250 / (int64_t)srv->cfg.hz;
+	for (;;) {
+		uint64_t seen, removed;
+		if (pmkv_expire_step(srv->store, pmkv_now_ms(),
+		                     &srv->expire_cursor, EXPIRE_BUCKETS, &seen,
+		                     &removed))
+			break;
+		srv->expired += removed;
+		if (!removed || removed * 10 < seen ||
+		    pmkv_now_ms() - start >= budget)
+			break;
+	}
+	srv->expire_next_ms = start + 1000 / (int64_t)srv->cfg.hz;
+}
+
+/* How long the accept loop may wait before the next pass (V3), ms. */
+static int until_cron(struct server *srv)
+{
+	int64_t left = srv->expire_next_ms - pmkv_now_ms();
+	return left < 0 ? 0 : (int)left;
+}
+
 /* V2: close every connection, and wait for their threads. */
 static void close_all(struct server *srv)
 {
@@ -212,12 +246,16 @@ int server_run(struct server *srv)
 	struct pollfd p[3] = {{srv->wake[0], POLLIN, 0},
 	                      {srv->tcp_fd, POLLIN, 0},
 	                      {srv->unix_fd, POLLIN, 0}};
+	srv->expire_next_ms = pmkv_now_ms();
 	while (!srv->stopping) {
-		if (poll(p, 3, -1) < 0 && errno != EINTR)
+		int n = poll(p, 3, until_cron(srv));
+		if (n < 0 && errno != EINTR)
 			break;
-		for (int i = 1; i < 3 && !srv->stopping; i++)
+		for (int i = 1; n > 0 && i < 3 && !srv->stopping; i++)
 			if (p[i].fd >= 0 && (p[i].revents & POLLIN))
 				accept_one(srv, p[i].fd);
+		if (!srv->stopping && until_cron(srv) == 0)
+			expire_cycle(srv);
 	}
 	if (srv->tcp_fd >= 0)
 		close(srv->tcp_fd);

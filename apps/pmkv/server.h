@@ -26,6 +26,8 @@ struct server_config {
 	                          * it commits (loop.c L5); -1: 50 on the
 	                          * disk backends, else 0 */
 	struct resp_limits lim;
+	unsigned hz;             /* active expiry's passes per second
+	                          * (server.c V3) */
 	const char *region_path; /* for INFO */
 	const char *executable;
 };
@@ -46,6 +48,10 @@ struct server {
 	/* group commit (group.c): groups committed that ran a request, the
 	 * requests they ran, and the connections that ran one in them */
 	_Atomic uint64_t groups, group_cmds, group_conns;
+	/* active expiry (V3): keys removed, and where the next step starts */
+	_Atomic uint64_t expired;
+	uint64_t expire_cursor;
+	int64_t expire_next_ms;
 };
 
 /* The context of one command. */

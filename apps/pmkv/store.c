@@ -55,6 +55,11 @@
  *      written but not yet put in place (redo), which only makes a
  *      prefetch useless; they follow no offset beyond the region, and
  *      what they read decides nothing.
+ *  S10. Active expiry (pmkv_expire_step) removes, in one transaction,
+ *      every entry whose expiry has passed in a run of buckets, as a
+ *      writing operation that meets one does (S5): what any operation
+ *      sees does not change, only the count and the memory held. Under
+ *      copy-on-write it runs again under undo if it finds no room (S7).
  */
 #include <errno.h>
 #include <limits.h>
@@ -637,6 +642,58 @@ int pmkv_scan(struct pmkv_store *s, uint64_t cursor, uint64_t count,
 		rc = scan_bucket(&x, b, now, emit, arg, &n);
 	*next = b < nb ? b : 0;
 	return x_end(&x, rc);
+}
+
+/* Remove the expired entries of bucket b (S10); count what was looked at
+ * and what was removed. */
+static int expire_bucket(struct kvx *x, uint64_t b, int64_t now,
+                         uint64_t *seen, uint64_t *removed)
+{
+	struct kvref link;
+	uint64_t hops = 0, count = kvx_get(x, KVMETA(x, count));
+	int rc = assoc_bucket_head(x, b, &link);
+	for (pmtx_off cur; !rc && (cur = kvx_get(x, link)); hops++) {
+		const struct pmkv_entry *e = pmkv_entry_at(x, cur);
+		if (!e || hops > count)
+			return PMTX_E_CORRUPT;
+		(*seen)++;
+		if (expired(x, cur, now)) {
+			struct pos pos = {link, cur, e};
+			rc = assoc_unlink(x, &pos); /* link now names the next */
+			*removed += !rc;
+		} else {
+			link = KVENT(cur, next);
+		}
+	}
+	return rc;
+}
+
+static int expire_once(struct pmkv_store *s, pmtx_runtime rt, int64_t now,
+                       uint64_t *cursor, uint64_t buckets, uint64_t *seen,
+                       uint64_t *removed)
+{
+	struct kvx x;
+	*seen = *removed = 0;
+	int rc = x_begin_as(s, &x, 1, rt);
+	if (rc)
+		return rc;
+	uint64_t nb = assoc_buckets(&x), b = *cursor < nb ? *cursor : 0;
+	for (uint64_t k = 0; k < buckets && b < nb && !rc; k++, b++)
+		rc = expire_bucket(&x, b, now, seen, removed);
+	if (!(rc = x_end(&x, rc)))
+		*cursor = b < nb ? b : 0;
+	return rc;
+}
+
+int pmkv_expire_step(struct pmkv_store *s, int64_t now_ms, uint64_t *cursor,
+                     uint64_t buckets, uint64_t *seen, uint64_t *removed)
+{
+	if (grp.s == s)
+		return PMTX_E_INVAL;
+	int rc = expire_once(s, s->rt, now_ms, cursor, buckets, seen, removed);
+	pmtx_runtime rt = removal_retry(s, rc);
+	return rt ? expire_once(s, rt, now_ms, cursor, buckets, seen, removed)
+	          : rc;
 }
 
 void pmkv_info_get(struct pmkv_store *s, struct pmkv_info *out)

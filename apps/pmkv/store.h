@@ -128,6 +128,14 @@ int pmkv_flushall(struct pmkv_store *s);
 int pmkv_scan(struct pmkv_store *s, uint64_t cursor, uint64_t count,
               pmkv_emit_fn emit, void *arg, uint64_t *next);
 
+/* Active expiry (store.c S10): in one transaction, remove every key
+ * whose expiry is at or before now_ms in up to `buckets` buckets from
+ * *cursor on, and set *cursor to the bucket after them (0 once the table's
+ * end is reached; a cursor beyond the table starts again at 0). *seen:
+ * the entries looked at; *removed: those removed. Not in a group. */
+int pmkv_expire_step(struct pmkv_store *s, int64_t now_ms, uint64_t *cursor,
+                     uint64_t buckets, uint64_t *seen, uint64_t *removed);
+
 /* A group (store.c S8): the operations this thread calls between
  * pmkv_group_begin and pmkv_group_end run in one transaction, under the
  * store lock throughout, and commit together at pmkv_group_end. An

@@ -13,7 +13,10 @@
  * is, by the seed: SET of a new value (short, in place; or long, a new
  * entry), SET NX, DEL of two keys, INCRBY, APPEND, MSET of two keys, a
  * group of SET, INCRBY and DEL in one transaction (store.c S8), a group
- * that fails at its last operation and is aborted, and now and then
+ * that fails at its last operation and is aborted, a SET of the key ttl
+ * with an expiry long past (held, never seen; operations 2, 10, 18, ...)
+ * and two operations later a step of active expiry over the whole table
+ * (store.c S10: it removes ttl), and now and then
  * FLUSHALL (its detach, then its sweep in batches). The
  * table starts at 4 buckets, so most inserts split a bucket, and the
  * directory grows. The model replays the same operations on a plain array.
@@ -32,7 +35,8 @@
 #define NOBS (NKEYS + 2) /* the keys, the counter, the key count */
 
 enum kind { K_SET, K_SETLONG, K_SETNX, K_DEL2, K_INCR, K_APPEND, K_MSET,
-            K_FILL, K_FLUSH, NKINDS, K_GROUP = NKINDS, K_GROUPFAIL };
+            K_FILL, K_FLUSH, NKINDS, K_GROUP = NKINDS, K_GROUPFAIL, K_TTL,
+            K_EXPIRE };
 
 struct op {
 	enum kind kind;
@@ -49,6 +53,10 @@ static void op_of(uint64_t seed, uint64_t i, struct op *o)
 	if (o->kind == K_SETNX && (r >> 40) % 3) /* groups, a fifth of them
 	                                             failing */
 		o->kind = (r >> 44) % 5 ? K_GROUP : K_GROUPFAIL;
+	if (i % 8 == 2) /* then K_EXPIRE two operations later */
+		o->kind = K_TTL;
+	if (i % 8 == 4)
+		o->kind = K_EXPIRE;
 	o->a = (unsigned)((r >> 16) % NKEYS);
 	o->b = (unsigned)((r >> 24) % NKEYS);
 	o->d = (int64_t)((r >> 32) % 1000) - 300;
@@ -183,6 +191,14 @@ static int run_op(struct pmkv_store *s, const struct op *o, uint64_t i)
 	case K_GROUP:
 	case K_GROUPFAIL: return group(s, o, i);
 	case K_FILL: return fill(s, i);
+	case K_TTL:
+		return pmkv_set(s, "ttl", 3, v, vn, 0, 1, &done, ignore, NULL,
+		                &found);
+	case K_EXPIRE: {
+		uint64_t cursor = 0, seen;
+		return pmkv_expire_step(s, pmkv_now_ms(), &cursor, 1u << 30,
+		                        &seen, &n);
+	}
 	default: return pmkv_flushall(s);
 	}
 }
@@ -300,6 +316,7 @@ struct mkey {
 struct model {
 	struct mkey k[NKEYS + 1]; /* the keys, then ctr */
 	uint64_t nkeys;           /* every key, fill keys included */
+	int ttl;                  /* the expired key ttl is held (K_TTL) */
 };
 
 static void m_set(struct model *m, unsigned k, const char *v, size_t n)
@@ -368,6 +385,14 @@ static void m_op(struct model *m, const struct op *o, uint64_t i)
 	}
 	case K_GROUPFAIL: break;
 	case K_FILL: m->nkeys += 10; break;
+	case K_TTL:
+		m->nkeys += !m->ttl;
+		m->ttl = 1;
+		break;
+	case K_EXPIRE:
+		m->nkeys -= (uint64_t)m->ttl;
+		m->ttl = 0;
+		break;
 	default: memset(m, 0, sizeof(*m)); break;
 	}
 }
@@ -394,7 +419,7 @@ static size_t store_model(const pmtx_explore_env *e, unsigned t, uint64_t k,
 static const pmtx_explore_workload wl_store = {
 	.name = "store",
 	.help = "pmkv's store (opt): SET, SET NX, DEL, INCRBY, APPEND, MSET, "
-	        "bucket splits and directory growth, FLUSHALL",
+	        "bucket splits and directory growth, active expiry, FLUSHALL",
 	.nthreads = 1, .root_size = sizeof(struct pmkv_root),
 	.layout = PMKV_LAYOUT, .max_ntx = 60,
 	.runtimes = PMTX_EXPLORE_UNDO | PMTX_EXPLORE_REDO |

@@ -5,7 +5,10 @@ acknowledged write is there.
 Several client threads, each on its own keys and its own connection, keep
 a window of pipelined writes in flight: SET (values derived from key and
 version, so a value read back names the write it came from), DEL, INCR of
-the thread's counter, and MSET of two keys at once. Each thread records,
+the thread's counter, MSET of two keys at once, SETs with an expiry an
+hour away (they must stay like the others), and SETs of keys of their
+own that expire at once, which the server's active expiry keeps removing
+while it is killed (server.c V3). Each thread records,
 per key, the last acknowledged state and the writes sent after it. After
 `kill -9`, `pmkv --check` checks the region as the kill left it (after
 recovery), and a restarted server must hold, for every key, its last
@@ -130,13 +133,19 @@ class Loader(threading.Thread):
             return ("incr", [b"c%d" % self.t], resp("INCR", b"c%d" % self.t))
         if r < 0.2:
             return ("del", [a], resp("DEL", a))
+        if r < 0.25:
+            t = b"t%d_%d" % (self.t, self.rnd.randrange(1000))
+            return ("ttl", [], resp("SET", t, b"x", b"PX", b"1"))
         st["version"] += 1
         v = st["version"]
-        if r < 0.3:
+        if r < 0.35:
             b = self.key(self.rnd.randrange(KEYS_PER_THREAD))
             if b != a:
                 return ("mset", [a, b, v],
                         resp("MSET", a, value_of(a, v), b, value_of(b, v)))
+        if r < 0.45:
+            return ("set", [a, v],
+                    resp("SET", a, value_of(a, v), b"EX", b"3600"))
         return ("set", [a, v], resp("SET", a, value_of(a, v)))
 
     def run(self):

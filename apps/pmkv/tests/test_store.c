@@ -315,6 +315,59 @@ static void expiry_hides_and_removes(void **state)
 	unlink(path);
 }
 
+/* Active expiry (store.c S10): steps over the whole table remove the
+ * keys whose expiry has passed, and only those, and give the count back;
+ * a step's cursor walks the table and comes back to 0. */
+static void active_expiry_removes_what_expired(void **state)
+{
+	(void)state;
+	const char *path = tu_path();
+	struct pmkv_store *s = open_at(path);
+	char k[32];
+	int64_t now = pmkv_now_ms();
+	for (int i = 0; i < 300; i++) {
+		snprintf(k, sizeof(k), "k%d", i);
+		set(s, k, "v", 0, i % 3 == 0 ? now - 1 : i % 3 == 1 ? now + 100000
+		                                                     : 0);
+	}
+	assert_int_equal(pmkv_dbsize(s), 300); /* expired ones still held */
+	uint64_t cursor = 0, seen, removed, total_seen = 0, total = 0;
+	unsigned steps = 0;
+	do {
+		assert_int_equal(pmkv_expire_step(s, pmkv_now_ms(), &cursor, 7,
+		                                  &seen, &removed), 0);
+		total_seen += seen, total += removed;
+		assert_true(++steps < 10000);
+	} while (cursor != 0);
+	assert_true(steps > 1);
+	assert_int_equal(total, 100);
+	assert_int_equal(total_seen, 300);
+	assert_int_equal(pmkv_dbsize(s), 200);
+	for (int i = 0; i < 300; i++) {
+		snprintf(k, sizeof(k), "k%d", i);
+		expect(s, k, i % 3 ? "v" : NULL);
+	}
+	/* nothing left to remove; a cursor past the table starts again */
+	cursor = 1u << 30;
+	assert_int_equal(pmkv_expire_step(s, pmkv_now_ms(), &cursor, 1u << 20,
+	                                  &seen, &removed), 0);
+	assert_int_equal(removed, 0);
+	assert_int_equal(seen, 200);
+	assert_int_equal(cursor, 0);
+	/* not in a group */
+	assert_int_equal(pmkv_group_begin(s), 0);
+	assert_int_equal(pmkv_expire_step(s, pmkv_now_ms(), &cursor, 1, &seen,
+	                                  &removed), PMTX_E_INVAL);
+	assert_int_equal(pmkv_group_end(s), 0);
+	check(s);
+	assert_int_equal(pmkv_close(s), 0);
+	s = open_at(path);
+	assert_int_equal(pmkv_dbsize(s), 200);
+	check(s);
+	assert_int_equal(pmkv_close(s), 0);
+	unlink(path);
+}
+
 #define NKEYS 30000
 
 static void growth_keeps_every_key_across_reopen(void **state)
@@ -648,6 +701,7 @@ int main(void)
 		ALL(limits_store_nothing),
 		ALL(a_full_region_refuses_and_keeps),
 		ALL(expiry_hides_and_removes),
+		ALL(active_expiry_removes_what_expired),
 		ALL(growth_keeps_every_key_across_reopen),
 		ALL(scan_sees_every_key_while_the_table_grows),
 		ALL(flushall_empties_and_frees),

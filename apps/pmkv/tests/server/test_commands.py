@@ -1,5 +1,6 @@
 """Every command through the Python redis client (python3-redis): replies,
 Redis's error texts, binary keys and values, and the value limit."""
+import subprocess
 import time
 
 import pytest
@@ -200,6 +201,38 @@ def test_unknown_and_arity_errors(r):
                        match="^DB index is out of range$"):
         r.execute_command("SELECT", "1")
     assert r.execute_command("SELECT", "0") is True
+
+
+def test_active_expiry_removes_expired_keys(make_server):
+    """Keys whose expiry passed are removed by the server itself (server.c
+    V3), not only when a command meets them: DBSIZE falls to the live keys
+    and INFO's expired_keys counts the rest; keys without an expiry, or
+    with a later one, stay."""
+    s = make_server("--hz", "100")
+    c = redis.Redis(port=s.port, socket_timeout=10)
+    p = c.pipeline(transaction=False)
+    for i in range(500):
+        p.set("gone%d" % i, "x", px=50)
+    for i in range(100):
+        p.set("kept%d" % i, "y")
+        p.set("later%d" % i, "z", ex=3600)
+    p.execute()
+    assert c.dbsize() <= 700
+    deadline = time.monotonic() + 20
+    while c.dbsize() > 200 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert c.dbsize() == 200
+    assert c.info("stats")["expired_keys"] == 500
+    assert c.get("kept7") == b"y" and c.get("later7") == b"z"
+    assert 3500 < c.ttl("later7") <= 3600
+
+
+def test_hz_is_checked(pmkv_bin, tmp_path):
+    for bad in ("0", "501", "x"):
+        p = subprocess.run([pmkv_bin, "--hz", bad, "--port", "0",
+                            "--region", str(tmp_path / "r")],
+                           capture_output=True, text=True, timeout=30)
+        assert p.returncode != 0 and "usage" in p.stderr
 
 
 def test_value_limit_stores_nothing(make_server):
