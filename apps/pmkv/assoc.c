@@ -83,8 +83,7 @@ int assoc_bucket_head(struct kvx *x, uint64_t b, struct kvref *head)
 	return 0;
 }
 
-/* Does [off, off + n) lie in the region, off a nonzero multiple of 8? */
-static int hint_in(const struct pmkv_store *s, pmtx_off off, uint64_t n)
+int assoc_hint_in(const struct pmkv_store *s, pmtx_off off, uint64_t n)
 {
 	size_t size = pmtx_region_size(s->r);
 	return off && off % W == 0 && n <= size && off <= size - n;
@@ -109,10 +108,10 @@ pmtx_off assoc_hint_bucket(struct pmkv_store *s, uint64_t h)
 	if (b < split)
 		b = h & (2 * nbase - 1);
 	uint64_t si = b >> s->seg_shift, nb = 1ull << s->seg_shift;
-	if (si >= cap || !hint_in(s, dir, cap * W))
+	if (si >= cap || !assoc_hint_in(s, dir, cap * W))
 		return 0;
 	pmtx_off seg = plain(s, dir + si * W);
-	if (!hint_in(s, seg, nb * W))
+	if (!assoc_hint_in(s, seg, nb * W))
 		return 0;
 	pmtx_off slot = seg + (b & (nb - 1)) * W;
 	__builtin_prefetch(s->base + slot);
@@ -122,7 +121,7 @@ pmtx_off assoc_hint_bucket(struct pmkv_store *s, uint64_t h)
 void assoc_hint_entry(struct pmkv_store *s, pmtx_off slot)
 {
 	pmtx_off e = slot ? plain(s, slot) : 0;
-	if (!hint_in(s, e, 128))
+	if (!assoc_hint_in(s, e, 128))
 		return;
 	__builtin_prefetch(s->base + e);
 	__builtin_prefetch(s->base + e + 64);

@@ -644,11 +644,18 @@ static int is_write(const struct command *k)
 
 #define HINT_READS 4 /* reads a look-ahead passes over before it stops */
 
-/* The next write from h->at on (a whole multibulk request of a command
- * with COMMAND's "write" flag; up to HINT_READS others are passed over):
- * its key's bucket hinted, its token in *tok; 0, and no more hints,
- * otherwise. Reads are not hinted: they run with plain loads (store.c S2)
- * and measured slower with hints (docs/results/pmkv-hint-2026-11-26). */
+/* A request the hints look ahead to: a write with a key (COMMAND's
+ * "write" flag, and a first argument). */
+static int hinted(const char *const *argv, const size_t *argl, long argc)
+{
+	return argc >= 2 && is_write(lookup(argv[0], argl[0]));
+}
+
+/* The next hinted request from h->at on (a whole multibulk one; up to
+ * HINT_READS others are passed over): its key's bucket hinted, its token
+ * in *tok; 0, and no more hints, otherwise. Reads are not hinted: they
+ * run with plain loads (store.c S2) and measured slower with hints
+ * (docs/results/pmkv-hint-2026-11-26). */
 static int hint_peek(struct server *srv, struct cmd_hints *h, const char *in,
                      size_t n, uint64_t *tok)
 {
@@ -657,11 +664,12 @@ static int hint_peek(struct server *srv, struct cmd_hints *h, const char *in,
 	for (unsigned skip = 0; h->more; skip++) {
 		if (skip > HINT_READS)
 			return h->more = 0;
-		if (!resp_peek_args(in + h->at, n - h->at, &srv->cfg.lim, 2, argv,
-		                    argl, &used))
+		long argc = resp_peek_args(in + h->at, n - h->at, &srv->cfg.lim,
+		                           2, argv, argl, &used);
+		if (argc < 0)
 			return h->more = 0;
 		h->at += used;
-		if (is_write(lookup(argv[0], argl[0]))) {
+		if (hinted(argv, argl, argc)) {
 			*tok = pmkv_hint(srv->store, argv[1], argl[1]);
 			return 1;
 		}
@@ -674,7 +682,7 @@ void cmd_hint_begin(struct server *srv, struct cmd_hints *h, const char *in,
 {
 	uint64_t t[3] = {0, 0, 0};
 	unsigned k = 0;
-	*h = (struct cmd_hints){0, 0, 1};
+	*h = (struct cmd_hints){0, 0, pmkv_hinting(srv->store)};
 	while (k < 3 && hint_peek(srv, h, in, n, &t[k]))
 		k++;
 	for (unsigned i = 0; i < k && i < 2; i++)
@@ -683,10 +691,11 @@ void cmd_hint_begin(struct server *srv, struct cmd_hints *h, const char *in,
 	h->more = k == 3;
 }
 
-void cmd_hint_next(struct server *srv, struct cmd_hints *h, const char *in,
-                   size_t n)
+void cmd_hint_next(struct server *srv, struct cmd_hints *h,
+                   const struct resp_req *ran, const char *in, size_t n)
 {
-	if (!h->more)
+	if (!h->more ||
+	    !hinted((const char *const *)ran->argv, ran->argl, (long)ran->argc))
 		return;
 	pmkv_hint_more(srv->store, h->tok);
 	hint_peek(srv, h, in, n, &h->tok);

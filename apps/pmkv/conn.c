@@ -142,7 +142,7 @@ unsigned conn_group_run(struct conn *c, unsigned max)
 			continue;
 		run_one(c); /* never QUIT: not grouped */
 		ran++;
-		cmd_hint_next(c->srv, &h, c->in, c->n);
+		cmd_hint_next(c->srv, &h, &c->q, c->in, c->n);
 	}
 	c->g_ran = ran;
 	return ran;

@@ -38,9 +38,12 @@
  *      a write at the head of some connection's input waits: a batch of
  *      reads commits nothing, and waiting would only delay its replies.
  */
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include <event2/event.h>
@@ -174,12 +177,12 @@ static void on_batch(evutil_socket_t fd, short what, void *arg)
 			close_conn(es[i]);
 }
 
-/* Run e's requests with the batch (L4); a full batch runs first. */
+/* Run e's requests with the batch (L4); a full batch runs first. e is
+ * not in it already (on_event holds one that is). */
 static void batch(struct evconn *e)
 {
 	struct worker *w = e->w;
-	if (e->in_batch)
-		return;
+	assert(!e->in_batch);
 	if (w->nready == GROUP_CONNS)
 		on_batch(-1, 0, w);
 	w->ready[w->nready++] = e;
@@ -258,8 +261,13 @@ static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
 	while (!w->stop) {
-		if (event_base_loop(w->base, EVLOOP_ONCE) < 0)
-			break;
+		/* Only a failed epoll_wait fails a turn: its connections could
+		 * never be served, nor closed for loop_stop to return. */
+		if (event_base_loop(w->base, EVLOOP_ONCE) < 0) {
+			fprintf(stderr, "pmkv: event loop failed: %s\n",
+			        strerror(errno));
+			abort();
+		}
 		if (w->nready && !event_pending(w->batch, EV_TIMEOUT, NULL))
 			on_batch(-1, 0, w); /* L4 */
 	}

@@ -278,25 +278,24 @@ static int parse_multibulk(const char *in, size_t n,
 	return RESP_OK;
 }
 
-int resp_peek_args(const char *in, size_t n, const struct resp_limits *lim,
-                   size_t k, const char **argv, size_t *argl, size_t *used)
+long resp_peek_args(const char *in, size_t n, const struct resp_limits *lim,
+                    size_t k, const char **argv, size_t *argl, size_t *used)
 {
 	struct resp_req scratch; /* next_bulk's error text only */
 	struct bulk b = {0, 0, 0};
 	size_t count;
 	const char *err;
 	if (n == 0 || in[0] != '*' ||
-	    mbulk_count(in, n, lim, &count, &b.next, &err) != RESP_OK ||
-	    count < k)
-		return 0;
+	    mbulk_count(in, n, lim, &count, &b.next, &err) != RESP_OK)
+		return -1;
 	for (size_t j = 0; j < count; j++) {
 		if (next_bulk(in, n, lim, &b, &scratch, &err) != RESP_OK)
-			return 0;
+			return -1;
 		if (j < k)
 			argv[j] = in + b.data, argl[j] = b.len;
 	}
 	*used = b.next;
-	return 1;
+	return (long)count; /* <= lim->max_args */
 }
 
 /* ------------------------------------------------------------------ */

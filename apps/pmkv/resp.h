@@ -75,14 +75,14 @@ int resp_parse(const char *in, size_t n, const struct resp_limits *lim,
 
 /*
  * A look ahead, for hints only: if in[0..n) begins with a whole multibulk
- * request of at least k arguments, returns 1 with the first k in the
- * input itself (argv[i], argl[i]: not copied, not NUL-terminated) and
- * *used as resp_parse's; else 0 (an inline request, a short or malformed
- * one: resp_parse says which). Reads no bulk's contents, and never
- * writes.
+ * request, returns its argument count, with the first k arguments (or
+ * all, if fewer) in the input itself (argv[i], argl[i]: not copied, not
+ * NUL-terminated) and *used as resp_parse's; else -1 (an inline request,
+ * a short or malformed one: resp_parse says which). Reads no bulk's
+ * contents, and never writes.
  */
-int resp_peek_args(const char *in, size_t n, const struct resp_limits *lim,
-                   size_t k, const char **argv, size_t *argl, size_t *used);
+long resp_peek_args(const char *in, size_t n, const struct resp_limits *lim,
+                    size_t k, const char **argv, size_t *argl, size_t *used);
 
 /*
  * Replies, appended to a growable buffer. On allocation failure o->oom

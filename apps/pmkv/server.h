@@ -68,8 +68,9 @@ void cmd_dispatch(struct cmd_ctx *c);
  * told (store.h pmkv_hint) the first argument of each whole multibulk
  * request a few requests before it runs, its bucket two requests ahead,
  * then its entry one request ahead, so that each load has a request's
- * work to arrive in. cmd_hint_begin before the first request, and
- * cmd_hint_next after each one. */
+ * work to arrive in. Only writes with a key are hinted, and the look-ahead
+ * moves on only after one has run. cmd_hint_begin before the first
+ * request, and cmd_hint_next with each request run. */
 struct cmd_hints {
 	size_t at;    /* where the next request to look at begins */
 	uint64_t tok; /* the request two ahead: its bucket hinted */
@@ -77,8 +78,8 @@ struct cmd_hints {
 };
 void cmd_hint_begin(struct server *srv, struct cmd_hints *h, const char *in,
                     size_t n);
-void cmd_hint_next(struct server *srv, struct cmd_hints *h, const char *in,
-                   size_t n);
+void cmd_hint_next(struct server *srv, struct cmd_hints *h,
+                   const struct resp_req *ran, const char *in, size_t n);
 /* 1 if the command in q may run in a group commit (group.c). */
 int cmd_grouped(const struct resp_req *q);
 /* 1 if the command in q changes the store (COMMAND's "write" flag). */

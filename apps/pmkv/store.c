@@ -51,10 +51,12 @@
  *  S9. Hints (pmkv_hint, assoc.c H6) read the table with plain loads
  *      outside the group's transaction, only to prefetch: only the
  *      group's thread calls them, holding the store lock (S8), so no
- *      other thread writes meanwhile. They may read what the group has
- *      written but not yet put in place (redo), which only makes a
- *      prefetch useless; they follow no offset beyond the region, and
- *      what they read decides nothing.
+ *      other thread writes meanwhile. Under undo they see the group's
+ *      writes, which are in place; under redo they see the values from
+ *      before the group (its writes are in its log), so a hint may fetch
+ *      a line the group has since replaced, which only makes it useless.
+ *      They follow no offset beyond the region, and what they read
+ *      decides nothing.
  *  S10. Active expiry (pmkv_expire_step) removes, in one transaction,
  *      every entry whose expiry has passed in a run of buckets, as a
  *      writing operation that meets one does (S5): what any operation
@@ -959,16 +961,21 @@ int pmkv_group_begin(struct pmkv_store *s)
 	return rc;
 }
 
+int pmkv_hinting(struct pmkv_store *s)
+{
+	return grp.s == s && !s->wrapped;
+}
+
 uint64_t pmkv_hint(struct pmkv_store *s, const void *k, size_t kn)
 {
-	if (grp.s != s || s->wrapped) /* S9 */
+	if (!pmkv_hinting(s)) /* S9 */
 		return 0;
 	return assoc_hint_bucket(s, pmkv_hash(k, kn));
 }
 
 void pmkv_hint_more(struct pmkv_store *s, uint64_t token)
 {
-	if (grp.s == s && !s->wrapped)
+	if (pmkv_hinting(s))
 		assoc_hint_entry(s, token);
 }
 

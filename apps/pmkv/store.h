@@ -152,7 +152,9 @@ int pmkv_group_end(struct pmkv_store *s);
  * wrapped version: pmkv_hint prefetches the bucket of key k and returns
  * a token for pmkv_hint_more, which prefetches the bucket's first entry.
  * Hinting many keys one step at a time lets their cache misses overlap.
- * They change nothing, and a wrong hint costs only its prefetch. */
+ * They change nothing, and a wrong hint costs only its prefetch.
+ * pmkv_hinting: 1 if they do anything (this thread's group, opt). */
+int pmkv_hinting(struct pmkv_store *s);
 uint64_t pmkv_hint(struct pmkv_store *s, const void *k, size_t kn);
 void pmkv_hint_more(struct pmkv_store *s, uint64_t token);
 

@@ -126,6 +126,9 @@ int assoc_sweep(struct kvx *x, unsigned budget, int *left);
  * offset (0: none), or prefetch the first entry of the bucket at slot. */
 pmtx_off assoc_hint_bucket(struct pmkv_store *s, uint64_t h);
 void assoc_hint_entry(struct pmkv_store *s, pmtx_off slot);
+/* The one bound every offset a hint follows passes (H6): 1 if
+ * [off, off + n) lies in the region and off is a nonzero multiple of 8. */
+int assoc_hint_in(const struct pmkv_store *s, pmtx_off off, uint64_t n);
 /* Walk every chain, checking it; *entries: how many. */
 int assoc_check(struct kvx *x, uint64_t *entries, char *msg, size_t len);
 /* fn for every block of the table and the trash (pmkv_walk). */

@@ -62,25 +62,32 @@ static void drop(void *arg, const void *p, size_t n)
 	(void)arg, (void)p, (void)n;
 }
 
-/* One GET or SET of key; 0 or a status. */
-static int op(struct pmkv_store *s, uint64_t key, int read, unsigned vn)
+/* Key number key's name, in k[32]; its length. */
+static size_t key_name(char *k, uint64_t key)
 {
-	char k[32];
-	int kn = snprintf(k, sizeof(k), "key:%llu", (unsigned long long)key);
+	return (size_t)snprintf(k, 32, "key:%llu", (unsigned long long)key);
+}
+
+/* One GET or SET of key k[0..kn); 0 or a status. */
+static int op(struct pmkv_store *s, const char *k, size_t kn, int read,
+              unsigned vn)
+{
 	int found, done;
 	if (read)
-		return pmkv_get(s, k, (size_t)kn, drop, NULL, &found);
-	return pmkv_set(s, k, (size_t)kn, g_value, vn, 0, 0, &done, drop,
-	                NULL, &found);
+		return pmkv_get(s, k, kn, drop, NULL, &found);
+	return pmkv_set(s, k, kn, g_value, vn, 0, 0, &done, drop, NULL,
+	                &found);
 }
 
 #define GROUP_MAX 1024
 
-/* The group's operation j: its key (r % keys) and whether it reads. */
+/* The group's operation j: r draws its key number (r % keys), whose name
+ * is k[0..kn), and whether it reads ((r >> 40) % 100 < the --read-pct
+ * in use). */
 struct gop {
 	uint64_t r;
 	char k[32];
-	int kn;
+	size_t kn;
 };
 
 /* --hint: a SET's bucket (stage 0) or entry (stage 1), as cmd.c does. */
@@ -90,7 +97,7 @@ static void hint(struct worker *w, struct gop *g, unsigned j, unsigned n,
 	if (!w->o->hinted || j >= n || (g[j].r >> 40) % 100 < w->o->read)
 		return;
 	if (stage == 0)
-		tok[j] = pmkv_hint(w->s, g[j].k, (size_t)g[j].kn);
+		tok[j] = pmkv_hint(w->s, g[j].k, g[j].kn);
 	else
 		pmkv_hint_more(w->s, tok[j]);
 }
@@ -108,8 +115,7 @@ static void *work(void *arg)
 		unsigned n = o->group;
 		for (unsigned j = 0; j < n; j++) {
 			g[j].r = next(&w->rng);
-			g[j].kn = snprintf(g[j].k, sizeof(g[j].k), "key:%llu",
-			                   (unsigned long long)(g[j].r % o->keys));
+			g[j].kn = key_name(g[j].k, g[j].r % o->keys);
 		}
 		if (n > 1 && pmkv_group_begin(w->s)) {
 			w->errors++;
@@ -120,7 +126,7 @@ static void *work(void *arg)
 		for (unsigned j = 0; j < 2; j++)
 			hint(w, g, j, n, tok, 1);
 		for (unsigned j = 0; j < n; j++, w->ops++) {
-			w->errors += op(w->s, g[j].r % o->keys,
+			w->errors += op(w->s, g[j].k, g[j].kn,
 			                (g[j].r >> 40) % 100 < o->read,
 			                o->value_size) != 0;
 			hint(w, g, j + 2, n, tok, 1);
@@ -241,8 +247,10 @@ static uint64_t point(const struct opts *o, struct pmkv_store *s,
 static int populate(const struct opts *o, struct pmkv_store *s)
 {
 	uint64_t rng = o->seed ^ 0x5eed;
+	char k[32];
 	for (uint64_t i = 0; i < o->populate; i++)
-		if (op(s, next(&rng) % o->keys, 0, o->value_size))
+		if (op(s, k, key_name(k, next(&rng) % o->keys), 0,
+		       o->value_size))
 			return -1;
 	return 0;
 }

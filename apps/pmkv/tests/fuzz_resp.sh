@@ -6,7 +6,7 @@
 # runs it from the seed requests in tests/fuzz_seeds with the RESP
 # dictionary. Default: 10,000 executions with a fixed seed (seconds);
 # PMTX_LONG_TESTS=1: 10,000,000. Exits nonzero on any crash, hang,
-# sanitizer report, leak or harness check (fuzz_resp.c F1-F5), and prints
+# sanitizer report, leak or harness check (fuzz_resp.c F1-F7), and prints
 # the executions and exec/s at the end.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)

@@ -364,8 +364,8 @@ static void pipelined_requests_are_parsed_in_order(void **state)
 }
 
 /* The look-ahead of the server's hints finds what the parse finds, in the
- * input itself, and nothing where the parse finds no multibulk request
- * of that many arguments. */
+ * input itself, and nothing where the parse finds no whole multibulk
+ * request. */
 static void peek_finds_the_arguments_the_parse_finds(void **state)
 {
 	const char in[] = "*3\r\n$3\r\nSET\r\n$2\r\nk\0\r\n$1\r\nv\r\n"
@@ -377,7 +377,7 @@ static void peek_finds_the_arguments_the_parse_finds(void **state)
 	const char *err;
 	(void)state;
 	assert_int_equal(resp_peek_args(in, LEN(in), &lim, 2, argv, argl,
-	                                &pused), 1);
+	                                &pused), 3);
 	assert_int_equal(parse(in, LEN(in), &used, &err), RESP_OK);
 	assert_int_equal(pused, used);
 	assert_ptr_equal(argv[0], in + 8);
@@ -385,25 +385,31 @@ static void peek_finds_the_arguments_the_parse_finds(void **state)
 	assert_int_equal(argl[1], 2);
 	assert_memory_equal(argv[1], "k\0", 2);
 	size_t off = used;
-	/* PING has one argument: found for k = 1, not for k = 2 */
-	assert_int_equal(resp_peek_args(in + off, LEN(in) - off, &lim, 1, argv,
-	                                argl, &pused), 1);
+	/* PING has one argument, found for k = 2 too, argv[1] left alone */
+	argv[1] = NULL;
 	assert_int_equal(resp_peek_args(in + off, LEN(in) - off, &lim, 2, argv,
-	                                argl, &pused), 0);
+	                                argl, &pused), 1);
+	assert_ptr_equal(argv[0], in + off + 8);
+	assert_int_equal(argl[0], 4);
+	assert_null(argv[1]);
+	assert_int_equal(pused, 14);
 	off += pused;
 	/* an inline request is for the parse to read */
 	assert_int_equal(resp_peek_args(in + off, LEN(in) - off, &lim, 1, argv,
-	                                argl, &pused), 0);
+	                                argl, &pused), -1);
 	assert_int_equal(parse(in + off, LEN(in) - off, &used, &err), RESP_OK);
 	off += used;
 	/* a request not yet whole */
 	assert_int_equal(resp_peek_args(in + off, LEN(in) - off, &lim, 1, argv,
-	                                argl, &pused), 0);
+	                                argl, &pused), -1);
 	assert_int_equal(parse(in + off, LEN(in) - off, &used, &err),
 	                 RESP_MORE);
-	/* a malformed one */
-	assert_int_equal(resp_peek_args("*2\r\n:3\r\n", 9, &lim, 1, argv,
-	                                argl, &pused), 0);
+	/* a malformed one, and an empty one (no arguments, a whole request) */
+	assert_int_equal(resp_peek_args("*2\r\n:3\r\n", 8, &lim, 1, argv,
+	                                argl, &pused), -1);
+	assert_int_equal(resp_peek_args("*0\r\n", 4, &lim, 2, argv, argl,
+	                                &pused), 0);
+	assert_int_equal(pused, 4);
 }
 
 static void limits_bound_bulks_arguments_and_lines(void **state)

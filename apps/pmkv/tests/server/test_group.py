@@ -180,12 +180,12 @@ def test_a_client_that_sends_while_its_batch_waits_is_not_read_meanwhile(
         pmkv_bin, tmp_path):
     """--io-threads 1 with a commit delay (loop.c L5): a batch with a
     write waits for the loop's other connection (idle here) before it
-    runs. A client that streams SETs past the query buffer limit (3 MiB
-    with --proto-max-bulk-len 1mb) meanwhile is not read until its batch
-    has run (L4): it is not cut off for an overfull buffer, and every SET
-    is answered."""
+    runs. A client that streams SETs past the query buffer limit (1 MiB
+    and 2 KiB with --proto-max-bulk-len 1kb) meanwhile is not read until
+    its batch has run (L4): it is not cut off for an overfull buffer, and
+    every SET is answered."""
     s = Server(pmkv_bin, str(tmp_path), "--io-threads", "1",
-               "--proto-max-bulk-len", "1mb", "--commit-delay",
+               "--proto-max-bulk-len", "1kb", "--commit-delay",
                "10000").start()
     n = 400000  # 3.6 MB of inline SETs
     want = len(b"+OK\r\n") * n
