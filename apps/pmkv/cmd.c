@@ -23,7 +23,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "server.h"
 
@@ -532,6 +531,7 @@ static void cmd_command(struct cmd_ctx *c);
 
 /* ---- the table ---- */
 
+/* Names are lower-case letters only (is_name). */
 static const struct command commands[] = {
 	{"get", 2, cmd_get, "readonly fast", 1, 1, 1, 1},
 	{"set", -3, cmd_set, "write denyoom", 1, 1, 1, 1},
@@ -564,11 +564,22 @@ static const struct command commands[] = {
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(*commands))
 
+/* Does s[0..n) spell name, a table name, in any case? For a lower-case
+ * letter L, (c | 0x20) == L holds exactly when c is L or its upper case:
+ * setting bit 5 maps only 'A'..'Z' onto 'a'..'z'. strncasecmp measured
+ * 3 % of a pipelined SET's time, for four lookups a request. */
+static int is_name(const char *name, const char *s, size_t n)
+{
+	size_t i = 0;
+	while (i < n && name[i] && (s[i] | 0x20) == name[i])
+		i++;
+	return i == n && !name[n];
+}
+
 static const struct command *lookup(const char *name, size_t n)
 {
 	for (size_t i = 0; i < NCOMMANDS; i++)
-		if (strlen(commands[i].name) == n &&
-		    !strncasecmp(commands[i].name, name, n))
+		if (is_name(commands[i].name, name, n))
 			return &commands[i];
 	return NULL;
 }

@@ -189,6 +189,29 @@ def test_command(r, server):
         b"+fast\r\n:1\r\n:1\r\n:1\r\n$-1\r\n")
 
 
+def test_names_are_found_in_any_case_and_only_whole(r):
+    """Every command of COMMAND's table in mixed case is a command (an
+    arity error at worst); a name with a letter too many or too few, or
+    with a control byte in place of a letter, is not."""
+    def unknown(*args):
+        try:
+            r.execute_command(*args)
+        except redis.ResponseError as e:
+            return str(e).startswith("unknown command")
+        return False
+    names = [n for n in r.command() if n not in (
+        "shutdown", "quit", "flushall", "flushdb")]
+    assert len(names) > 20
+    for name in names:
+        mixed = "".join(c.upper() if i % 2 else c
+                        for i, c in enumerate(name))
+        assert not unknown(mixed), mixed
+        assert not unknown(name.upper()), name
+        assert unknown(name + "s") and unknown(name[:-1]), name
+    for bad in (b"GE\x14", b"S\x05T", b"PIN\x07", b"get\x00", b"\x00"):
+        assert unknown(bad), bad
+
+
 def test_unknown_and_arity_errors(r):
     with pytest.raises(redis.ResponseError) as e:
         r.execute_command("HSET", "h", "f", "v")
