@@ -9,6 +9,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +23,7 @@
 #include <xxhash.h>
 
 #include "persist/persist.h"
+#include "persist/sim.h"
 #include "region/region.h"
 
 #define BUF_LINES 64
@@ -804,6 +806,144 @@ static void streaming_checksum_ignores_a_stale_state(void **state)
 	                 pmtx_checksum(buf, sizeof(buf), seed));
 }
 
+/* ---- a thread's buffers, at its exit ---- */
+
+static unsigned exit_seen[4], nexit;
+
+static void exit_note(void *arg)
+{
+	if (nexit < 4)
+		exit_seen[nexit] = (unsigned)(uintptr_t)arg;
+	nexit++;
+}
+
+static _Thread_local struct pmtx__thread_exit ex1, ex2;
+
+/* In a thread of its own (no cmocka assert there): 0 or a status. */
+static void *register_twice(void *arg)
+{
+	(void)arg;
+	int rc = pmtx__thread_exit_register(&ex1, exit_note, (void *)1);
+	rc = rc ? rc : pmtx__thread_exit_register(&ex2, exit_note, (void *)2);
+	rc = rc ? rc : pmtx__thread_exit_register(&ex1, exit_note, (void *)1);
+	return (void *)(intptr_t)rc;
+}
+
+static void *register_none(void *arg)
+{
+	return arg;
+}
+
+static unsigned exits_of(void *(*fn)(void *))
+{
+	pthread_t th;
+	void *rc = (void *)1;
+	nexit = 0;
+	assert_int_equal(pthread_create(&th, NULL, fn, NULL), 0);
+	assert_int_equal(pthread_join(th, &rc), 0);
+	assert_null(rc);
+	return nexit;
+}
+
+/* Each registration runs once at its thread's exit, newest first, and a
+ * registration made again is still one. */
+static void registrations_run_once_at_thread_exit(void **state)
+{
+	(void)state;
+	for (int round = 0; round < 2; round++) {
+		assert_int_equal(exits_of(register_twice), 2);
+		assert_int_equal(exit_seen[0], 2);
+		assert_int_equal(exit_seen[1], 1);
+		assert_int_equal(exits_of(register_none), 0);
+	}
+}
+
+#define BIG_WRITE (256u << 10)
+#define BUF_THREADS 128
+
+struct big_arg {
+	pmtx_region *r;
+	pmtx_off obj;
+	int seq;
+};
+
+/* One transaction of BIG_WRITE bytes, in a thread of its own: 0 or a
+ * status. */
+static void *write_big(void *arg)
+{
+	struct big_arg *a = arg;
+	static _Thread_local char buf[BIG_WRITE];
+	pmtx_tx *tx;
+	memset(buf, a->seq, sizeof(buf));
+	int rc = pmtx_begin(a->r, PMTX_RT_REDO, &tx);
+	if (rc)
+		return (void *)(intptr_t)rc;
+	rc = pmtx_write(tx, pmtx_ptr(a->r, a->obj), buf, sizeof(buf));
+	int c = pmtx_commit(tx);
+	return (void *)(intptr_t)(rc ? rc : c);
+}
+
+static size_t malloc_in_use(void)
+{
+	return mallinfo2().uordblks;
+}
+
+/* Threads that each commit a big transaction and exit leave no buffer
+ * behind, in the backends that keep per-thread buffers: the file
+ * backend's dirty pages (2 KB a thread here), the journal's record and
+ * lines (about 260 KB a thread), and the crash simulator's pending
+ * flushes (64 KB; emulated, as the explorer runs it). 128 threads, after
+ * 8 to warm up; the bound, 64 KB, is below what one buffer of each left
+ * behind by every thread would hold. */
+static void backend_buffers_are_freed_at_thread_exit(void **state)
+{
+	(void)state;
+	static const pmtx_backend be[] = {PMTX_BACKEND_FILE,
+	                                  PMTX_BACKEND_JOURNAL,
+	                                  PMTX_BACKEND_EMULATED};
+	for (size_t b = 0; b < ARRAY_SIZE(be); b++) {
+		const char *path;
+		struct sim *s = NULL;
+		if (be[b] == PMTX_BACKEND_EMULATED) {
+			assert_non_null(s = sim_new(16u << 20, NULL));
+			persist_override_ops(&sim_ops, s);
+		}
+		pmtx_region *r = tu_create(&path, 16u << 20, 0, PMTX_PDOM1,
+		                           be[b], PMTX_RT_REDO);
+		persist_override_ops(NULL, NULL);
+		struct big_arg a = {r, 0, 0};
+		pmtx_tx *tx;
+		assert_int_equal(pmtx_begin(r, PMTX_RT_REDO, &tx), 0);
+		assert_int_equal(pmtx_alloc(tx, BIG_WRITE, &a.obj), 0);
+		assert_int_equal(pmtx_commit(tx), 0);
+		size_t before = 0;
+		for (int t = 0; t < 8 + BUF_THREADS; t++) {
+			pthread_t th;
+			void *rc = (void *)1;
+			if (t == 8)
+				before = malloc_in_use();
+			a.seq = t;
+			assert_int_equal(pthread_create(&th, NULL, write_big, &a),
+			                 0);
+			assert_int_equal(pthread_join(th, &rc), 0);
+			assert_null(rc);
+		}
+		size_t after = malloc_in_use();
+		if (after > before + (64u << 10))
+			fail_msg("backend %zu: %zu bytes in use before the "
+			         "threads, %zu after", b, before, after);
+		const unsigned char *p = pmtx_ptr(r, a.obj);
+		assert_int_equal(p[0], (8 + BUF_THREADS - 1) & 0xff);
+		assert_int_equal(pmtx_close(r), 0);
+		if (s)
+			sim_free(s);
+		char j[4200];
+		snprintf(j, sizeof(j), "%s.pmtxj", path);
+		unlink(j);
+		unlink(path);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -834,6 +974,8 @@ int main(void)
 		cmocka_unit_test(persist_init_rejects_unknown_domain_or_backend),
 		cmocka_unit_test(flush_instruction_matches_cpuid),
 		cmocka_unit_test(streaming_checksum_ignores_a_stale_state),
+		cmocka_unit_test(registrations_run_once_at_thread_exit),
+		cmocka_unit_test(backend_buffers_are_freed_at_thread_exit),
 		cmocka_unit_test(copy_nt_copies_exactly_and_counts_nt_bytes),
 		cmocka_unit_test(copy_nt_is_exact_in_every_backend),
 		cmocka_unit_test(region_memcpy_nt_copies_and_counts_nt_bytes),

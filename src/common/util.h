@@ -72,6 +72,18 @@ uint64_t pmtx_hash_digest(struct pmtx_hasher *h);
  * EINVAL, counts as done). */
 int pmtx__sync_dir_of(const char *path);
 
+/* fn(arg) when the calling thread exits (thread_exit.c): e is the
+ * thread's own (_Thread_local), registered once however often this is
+ * called. 0, or an errno (then fn will not run). */
+struct pmtx__thread_exit {
+	void (*fn)(void *arg);
+	void *arg;
+	struct pmtx__thread_exit *next;
+	int on;
+};
+int pmtx__thread_exit_register(struct pmtx__thread_exit *e,
+                               void (*fn)(void *), void *arg);
+
 /* Report an error message for the last failing call in this thread.
  * Open/create set it so that a tool can print more than the code. */
 void pmtx__set_errmsg(const char *fmt, ...)

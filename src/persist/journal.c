@@ -796,8 +796,7 @@ struct tls_lines {
 	size_t rec_cap;
 };
 static _Thread_local struct tls_lines tls;
-static pthread_key_t tls_key; /* frees a thread's buffers at its exit */
-static pthread_once_t tls_once = PTHREAD_ONCE_INIT;
+static _Thread_local struct pmtx__thread_exit tls_exit; /* tls_free */
 
 static void tls_free(void *arg)
 {
@@ -807,18 +806,11 @@ static void tls_free(void *arg)
 	memset(t, 0, sizeof(*t));
 }
 
-static void tls_key_make(void)
-{
-	pthread_key_create(&tls_key, tls_free);
-}
-
-/* The first buffer of a thread registers it for tls_free. */
+/* A thread's buffers are freed at its exit (tls_free): registered before
+ * the first is made. */
 static void tls_register(void)
 {
-	if (tls.a || tls.rec)
-		return;
-	pthread_once(&tls_once, tls_key_make);
-	pthread_setspecific(tls_key, &tls);
+	pmtx__thread_exit_register(&tls_exit, tls_free, &tls);
 }
 
 static void line_add(uintptr_t a)

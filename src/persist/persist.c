@@ -28,8 +28,9 @@
  *     called, so they count what the runtime asked for, exactly.
  *  2. A barrier orders and makes durable only the calling thread's flushes
  *     (as sfence does). The file backend keeps its dirty-page list per
- *     thread for the same reason; msync itself is process-wide, so it can
- *     only make more data durable than asked, never less.
+ *     thread for the same reason (freed at the thread's exit); msync
+ *     itself is process-wide, so it can only make more data durable than
+ *     asked, never less.
  *  3. The flush instruction is chosen once from CPUID: clwb if present,
  *     else clflushopt, else clflush. clflush is ordered with stores by
  *     itself; the other two are ordered by the sfence in the barrier.
@@ -255,7 +256,17 @@ struct dirty_pages {
 };
 
 static _Thread_local struct dirty_pages tls_dirty;
+static _Thread_local struct pmtx__thread_exit tls_dirty_exit;
 static size_t page_size;
+
+/* A thread's page list, at its exit. */
+static void dirty_free(void *arg)
+{
+	struct dirty_pages *d = arg;
+	free(d->pg);
+	free(d->len);
+	memset(d, 0, sizeof(*d));
+}
 
 static void dirty_add(uintptr_t pg)
 {
@@ -264,6 +275,7 @@ static void dirty_add(uintptr_t pg)
 		return;
 	if (d->n == d->cap) {
 		size_t cap = d->cap ? d->cap * 2 : 64;
+		pmtx__thread_exit_register(&tls_dirty_exit, dirty_free, d);
 		uintptr_t *np = realloc(d->pg, cap * sizeof(*np));
 		if (np)
 			d->pg = np;

@@ -116,6 +116,16 @@ static _Thread_local struct {
 	uint32_t nts, capts;
 	struct tx_store *ts;
 } tls;
+static _Thread_local struct pmtx__thread_exit tls_exit; /* tls_free */
+
+/* The thread's buffers, at its exit. */
+static void tls_free(void *arg)
+{
+	(void)arg;
+	free(tls.f);
+	free(tls.ts);
+	memset(&tls, 0, sizeof(tls));
+}
 
 static void *grow(void *p, uint32_t *cap, size_t elem, int *oom)
 {
@@ -350,6 +360,7 @@ static void add_pending_flush(struct sim *s, size_t l)
 		tls.n = 0;
 	}
 	if (tls.n == tls.cap) {
+		pmtx__thread_exit_register(&tls_exit, tls_free, NULL);
 		tls.f = grow(tls.f, &tls.cap, sizeof(*tls.f), &s->oom);
 		if (tls.n == tls.cap)
 			return;
@@ -389,6 +400,7 @@ static void note_tx_store(struct sim *s, const void *a, uint64_t n)
 	void *site = call_site();
 	for (size_t l = (p - base) / 64; l <= (p + n - 1 - base) / 64; l++) {
 		if (tls.nts == tls.capts) {
+			pmtx__thread_exit_register(&tls_exit, tls_free, NULL);
 			tls.ts = grow(tls.ts, &tls.capts, sizeof(*tls.ts),
 			              &s->oom);
 			if (tls.nts == tls.capts)
