@@ -20,6 +20,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,9 +49,22 @@ static size_t len(struct cmd_ctx *c, size_t i)
 	return c->q->argl[i];
 }
 
+/* A commit failed on the disk: counted for INFO, and the library's
+ * detail logged the first time (its errmsg is this thread's). */
+static void write_failed(struct server *srv)
+{
+	if (atomic_fetch_add(&srv->write_errors, 1) == 0)
+		fprintf(stderr, "pmkv: a commit failed: %s (%s)\n",
+		        pmtx_strerror(PMTX_E_IO), pmtx_errmsg());
+}
+
 static void reply_status(struct cmd_ctx *c, int rc)
 {
-	resp_add_error(c->out, "%s", pmkv_strerror(rc));
+	if (rc != PMTX_E_IO)
+		return resp_add_error(c->out, "%s", pmkv_strerror(rc));
+	write_failed(c->srv); /* Redis's code when it cannot write its AOF */
+	resp_add_error(c->out, "MISCONF Errors writing to the region: %s; see "
+	               "the server's log", pmtx_strerror(rc));
 }
 
 static void reply_ok(struct cmd_ctx *c, int rc)
@@ -271,14 +285,21 @@ static void cmd_set(struct cmd_ctx *c)
 	}
 }
 
+/* MGET: a key that cannot be read is nil, unless the store is broken
+ * (store.c S11): then the whole reply is the error. */
 static void cmd_mget(struct cmd_ctx *c)
 {
+	size_t start = c->out->n;
 	resp_add_array(c->out, (long long)c->q->argc - 1);
 	for (size_t i = 1; i < c->q->argc; i++) {
 		int found;
 		size_t mark = c->out->n;
 		int rc = pmkv_get(c->srv->store, arg(c, i), len(c, i),
 		                  emit_bulk, c->out, &found);
+		if (rc == PMTX_E_IO) {
+			c->out->n = start;
+			return reply_status(c, rc);
+		}
 		if (rc)
 			c->out->n = mark;
 		if (rc || !found)

@@ -5,6 +5,7 @@
  * journal backend the journal file beside the region).
  */
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -63,11 +64,12 @@ static void persistence_section(struct text *t, struct server *s)
 	       "pmkv_region:%s\r\npmkv_region_size:%zu\r\n"
 	       "pmkv_region_max_size:%zu\r\npmkv_runtime:%s\r\n"
 	       "pmkv_domain:%s\r\npmkv_backend:%s\r\npmkv_store_version:%s\r\n"
-	       "pmkv_buckets:%llu\r\n",
+	       "pmkv_buckets:%llu\r\npmkv_write_errors:%llu\r\n",
 	    s->cfg.region_path ? s->cfg.region_path : "", in.region_size,
 	    in.region_max, pmtx_runtime_name(in.runtime),
 	    pmtx_domain_name(in.domain), pmtx_backend_name(in.backend),
-	    in.wrapped ? "wrapped" : "opt", (unsigned long long)in.buckets);
+	    in.wrapped ? "wrapped" : "opt", (unsigned long long)in.buckets,
+	    (unsigned long long)atomic_load(&s->write_errors));
 	if (in.backend == PMTX_BACKEND_JOURNAL && s->cfg.region_path) {
 		/* the region's sidecar: commits not yet checkpointed */
 		char path[4096];

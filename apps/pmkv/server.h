@@ -52,6 +52,9 @@ struct server {
 	_Atomic uint64_t expired;
 	uint64_t expire_cursor;
 	int64_t expire_next_ms;
+	/* commands refused because a commit failed on the disk (PMTX_E_IO:
+	 * MISCONF, as Redis when it cannot write its AOF) */
+	_Atomic uint64_t write_errors;
 };
 
 /* The context of one command. */

@@ -62,6 +62,14 @@
  *      writing operation that meets one does (S5): what any operation
  *      sees does not change, only the count and the memory held. Under
  *      copy-on-write it runs again under undo if it finds no room (S7).
+ *  S11. A commit that fails on the disk (PMTX_E_IO) leaves the region's
+ *      memory unknown until the region is opened again (pmtx replays
+ *      what was durable then): the store is broken from that moment, and
+ *      every later operation that would read the table (KEYS and SCAN
+ *      too) returns PMTX_E_IO without reading it. Nothing half committed
+ *      is seen, and a group's operations, run again one by one after its
+ *      commit failed (S8), do not apply anything twice. DBSIZE and INFO
+ *      still read the count, one word.
  */
 #include <errno.h>
 #include <limits.h>
@@ -198,7 +206,7 @@ static int x_begin_as(struct pmkv_store *s, struct kvx *x, int writer,
 	}
 	*x = (struct kvx){s, NULL, writer, 0, 0};
 	pthread_mutex_lock(&s->lock);
-	int rc = pmtx_begin(s->r, rt, &x->tx);
+	int rc = s->broken ? PMTX_E_IO : pmtx_begin(s->r, rt, &x->tx); /* S11 */
 	if (rc)
 		pthread_mutex_unlock(&s->lock);
 	return rc;
@@ -225,6 +233,8 @@ static int x_end(struct kvx *x, int rc)
 			pmtx_abort(x->tx);
 		else
 			rc = pmtx_commit(x->tx);
+		if (rc == PMTX_E_IO)
+			x->s->broken = 1; /* S11 */
 		pthread_mutex_unlock(&x->s->lock);
 	}
 	return rc == PMTX_E_NOMEM ? PMKV_E_OOM : rc;
@@ -946,7 +956,7 @@ int pmkv_walk(struct pmkv_store *s, int (*fn)(pmtx_off off, void *arg),
 {
 	struct kvx x = {s, NULL, 0, 0, 0};
 	pthread_mutex_lock(&s->lock);
-	int rc = assoc_walk(&x, fn, arg);
+	int rc = s->broken ? PMTX_E_IO : assoc_walk(&x, fn, arg); /* S11 */
 	pthread_mutex_unlock(&s->lock);
 	return rc;
 }

@@ -24,6 +24,8 @@ struct pmkv_store {
 	/* Every operation holds it for its whole transaction (store.c
 	 * S1, S2). */
 	pthread_mutex_t lock;
+	/* A commit failed on the disk (store.c S11): under lock. */
+	int broken;
 };
 
 /* One operation: its transaction, whether it has written yet, and the
