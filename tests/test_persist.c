@@ -872,7 +872,7 @@ struct big_arg {
 static void *write_big(void *arg)
 {
 	struct big_arg *a = arg;
-	static _Thread_local char buf[BIG_WRITE];
+	static char buf[BIG_WRITE]; /* one thread at a time */
 	pmtx_tx *tx;
 	memset(buf, a->seq, sizeof(buf));
 	int rc = pmtx_begin(a->r, PMTX_RT_REDO, &tx);
@@ -883,21 +883,30 @@ static void *write_big(void *arg)
 	return (void *)(intptr_t)(rc ? rc : c);
 }
 
+/* Bytes malloc has handed out: from its arenas, and mmap'd (a buffer
+ * over the mmap threshold is not in uordblks). 0 under ASan, whose
+ * allocator glibc does not see. */
 static size_t malloc_in_use(void)
 {
-	return mallinfo2().uordblks;
+	struct mallinfo2 mi = mallinfo2();
+	return mi.uordblks + mi.hblkhd;
 }
 
 /* Threads that each commit a big transaction and exit leave no buffer
  * behind, in the backends that keep per-thread buffers: the file
  * backend's dirty pages (2 KB a thread here), the journal's record and
- * lines (about 260 KB a thread), and the crash simulator's pending
- * flushes (64 KB; emulated, as the explorer runs it). 128 threads, after
+ * lines (about 350 KB a thread), and the crash simulator's pending
+ * flushes (128 KB; emulated, as the explorer runs it). 128 threads, after
  * 8 to warm up; the bound, 64 KB, is below what one buffer of each left
- * behind by every thread would hold. */
+ * behind by every thread would hold. (The simulator's tracked stores,
+ * kept only with its checks on, share its pending flushes' registration.)
+ * Skipped where malloc's counts are not glibc's (ASan: its own leak
+ * check at exit reports such a leak there). */
 static void backend_buffers_are_freed_at_thread_exit(void **state)
 {
 	(void)state;
+	if (malloc_in_use() == 0)
+		skip();
 	static const pmtx_backend be[] = {PMTX_BACKEND_FILE,
 	                                  PMTX_BACKEND_JOURNAL,
 	                                  PMTX_BACKEND_EMULATED};

@@ -17,7 +17,11 @@
  *  3. At exit each registered fn runs once, newest first, and the
  *     registration is off the list before it runs: a fn that makes the
  *     thread register again (it should not) is run at the next round of
- *     destructors, not lost, and not run twice in one round.
+ *     destructors, not twice in one round (glibc runs 4 rounds at most:
+ *     a registration made in the last one is not run).
+ *  4. Best effort: if a registration fails (no key could be made), the
+ *     caller's buffer is not freed at exit, as before this file existed;
+ *     the callers go on without it.
  */
 #include <pthread.h>
 

@@ -810,7 +810,7 @@ static void tls_free(void *arg)
  * the first is made. */
 static void tls_register(void)
 {
-	pmtx__thread_exit_register(&tls_exit, tls_free, &tls);
+	(void)pmtx__thread_exit_register(&tls_exit, tls_free, &tls);
 }
 
 static void line_add(uintptr_t a)

@@ -275,7 +275,8 @@ static void dirty_add(uintptr_t pg)
 		return;
 	if (d->n == d->cap) {
 		size_t cap = d->cap ? d->cap * 2 : 64;
-		pmtx__thread_exit_register(&tls_dirty_exit, dirty_free, d);
+		(void)pmtx__thread_exit_register(&tls_dirty_exit, dirty_free,
+		                                 d);
 		uintptr_t *np = realloc(d->pg, cap * sizeof(*np));
 		if (np)
 			d->pg = np;

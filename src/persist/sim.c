@@ -107,7 +107,8 @@ struct tx_store {
 };
 
 /* Per-thread state: the pending flushes of this thread (S2), and the
- * tracked stores of its running transaction (checks). */
+ * tracked stores of its running transaction (checks); freed at the
+ * thread's exit (tls_free). */
 static _Thread_local struct {
 	struct sim *s;
 	uint32_t n, cap;
@@ -360,7 +361,7 @@ static void add_pending_flush(struct sim *s, size_t l)
 		tls.n = 0;
 	}
 	if (tls.n == tls.cap) {
-		pmtx__thread_exit_register(&tls_exit, tls_free, NULL);
+		(void)pmtx__thread_exit_register(&tls_exit, tls_free, NULL);
 		tls.f = grow(tls.f, &tls.cap, sizeof(*tls.f), &s->oom);
 		if (tls.n == tls.cap)
 			return;
@@ -400,7 +401,8 @@ static void note_tx_store(struct sim *s, const void *a, uint64_t n)
 	void *site = call_site();
 	for (size_t l = (p - base) / 64; l <= (p + n - 1 - base) / 64; l++) {
 		if (tls.nts == tls.capts) {
-			pmtx__thread_exit_register(&tls_exit, tls_free, NULL);
+			(void)pmtx__thread_exit_register(&tls_exit, tls_free,
+			                                 NULL);
 			tls.ts = grow(tls.ts, &tls.capts, sizeof(*tls.ts),
 			              &s->oom);
 			if (tls.nts == tls.capts)
