@@ -258,7 +258,14 @@ typedef struct pmtx_tx pmtx_tx;
  * running transaction and only the outermost commit commits. */
 int pmtx_begin(pmtx_region *r, pmtx_runtime rt, pmtx_tx **out);
 /* Commit. Returns 0 once the transaction is durable (outermost), or
- * PMTX_E_ABORTED if it had been aborted. An inner commit returns 0. */
+ * PMTX_E_ABORTED if it had been aborted. An inner commit returns 0.
+ * PMTX_E_IO: a barrier failed on the disk (file and journal backends).
+ * The transaction was rolled back if that happened before its COMMIT
+ * record was written, and is applied in memory otherwise; whether it is
+ * durable is unknown, and every later barrier of the region fails until
+ * it is closed and opened again (which replays what the disk kept).
+ * Under redo-async it may also report an earlier transaction's log
+ * truncation that failed in the background. */
 int pmtx_commit(pmtx_tx *tx);
 /* Abort the whole (flattened) transaction: every write is rolled back,
  * every allocation undone, every free cancelled. Ends the level it is

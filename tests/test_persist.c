@@ -351,8 +351,9 @@ static void file_barrier_coalesces_adjacent_pages_into_one_msync(
 }
 
 /* The calls the file backend makes, recorded while `watch` is set: this
- * executable's definitions come before the C library's. */
-static int watch;
+ * executable's definitions come before the C library's. While
+ * `fail_writeback` is set, msync fails with EIO. */
+static int watch, fail_writeback;
 static char calls[64];
 static size_t ncalls;
 
@@ -368,6 +369,10 @@ int msync(void *a, size_t n, int flags)
 	if (!real)
 		*(void **)&real = dlsym(RTLD_NEXT, "msync");
 	note_call('m');
+	if (fail_writeback) {
+		errno = EIO;
+		return -1;
+	}
 	return real(a, n, flags);
 }
 
@@ -387,6 +392,39 @@ int fdatasync(int fd)
 		*(void **)&real = dlsym(RTLD_NEXT, "fdatasync");
 	note_call('f');
 	return real(fd);
+}
+
+/* One line of page pg written and flushed, then a barrier: its status. */
+static int barrier_of_page(struct tmpmap *t, unsigned pg)
+{
+	char *a = t->m + pg * t->pg + 128;
+	*a = (char)pg;
+	persist_flush(&t->p, a, 1);
+	return persist_barrier(&t->p);
+}
+
+/* Invariant 6: after a failed write-back every later barrier fails, and
+ * writes nothing back, until the region is opened again (a new persist
+ * object for the mapping). */
+static void file_barriers_fail_after_a_failed_write_back(void **state)
+{
+	(void)state;
+	struct tmpmap t;
+	tmpmap_open(&t, 8);
+	assert_int_equal(barrier_of_page(&t, 1), 0);
+	fail_writeback = 1;
+	assert_int_equal(barrier_of_page(&t, 2), PMTX_E_IO);
+	fail_writeback = 0;
+	ncalls = 0, calls[0] = 0, watch = 1;
+	int rc = barrier_of_page(&t, 3);
+	watch = 0;
+	assert_int_equal(rc, PMTX_E_IO);
+	assert_string_equal(calls, ""); /* nothing written back */
+	assert_non_null(strstr(pmtx_errmsg(), "opened again"));
+	assert_int_equal(persist_init(&t.p, PMTX_PDOM1, PMTX_BACKEND_FILE, -1,
+	                              t.m, t.len), 0);
+	assert_int_equal(barrier_of_page(&t, 3), 0);
+	tmpmap_close(&t);
 }
 
 /* With the file known, a barrier of several runs starts every run's
@@ -975,6 +1013,7 @@ int main(void)
 		cmocka_unit_test(file_barrier_with_nothing_flushed_does_no_msync),
 		cmocka_unit_test(
 			file_barrier_of_several_runs_flushes_the_device_once),
+		cmocka_unit_test(file_barriers_fail_after_a_failed_write_back),
 		cmocka_unit_test(file_backend_flushed_data_reaches_the_file),
 		cmocka_unit_test(
 			file_backend_region_persist_msyncs_and_reaches_the_file),

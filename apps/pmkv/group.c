@@ -23,10 +23,13 @@
  *  G2. A connection's buffers are touched by one thread at a time: by the
  *      leader between the queueing and the wake-up, while the owner
  *      waits, and by the owner otherwise (loop.c L1).
- *  G3. A group that failed (an operation failed, or the commit did)
- *      changed nothing (S8); every connection then runs the same requests
- *      again, one transaction each (conn_run), so a failing command fails
- *      alone and the others succeed as they would have.
+ *  G3. A group in which an operation failed changed nothing (S8); every
+ *      connection then runs the same requests again, one transaction each
+ *      (conn_run), so a failing command fails alone and the others
+ *      succeed as they would have. A group whose commit failed on the
+ *      disk may have been applied (pmtx applies a transaction whose
+ *      COMMIT record was written); the store is broken then (store.c
+ *      S11), so those runs are refused, and nothing is applied twice.
  *  G4. One leader at a time, in queue order: a thread leads only at the
  *      head of the queue, and leaves the head only after settling its
  *      group, waking the next head.

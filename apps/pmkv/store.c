@@ -62,14 +62,17 @@
  *      writing operation that meets one does (S5): what any operation
  *      sees does not change, only the count and the memory held. Under
  *      copy-on-write it runs again under undo if it finds no room (S7).
- *  S11. A commit that fails on the disk (PMTX_E_IO) leaves the region's
- *      memory unknown until the region is opened again (pmtx replays
- *      what was durable then): the store is broken from that moment, and
- *      every later operation that would read the table (KEYS and SCAN
- *      too) returns PMTX_E_IO without reading it. Nothing half committed
- *      is seen, and a group's operations, run again one by one after its
- *      commit failed (S8), do not apply anything twice. DBSIZE and INFO
- *      still read the count, one word.
+ *  S11. A commit that fails on the disk (PMTX_E_IO) may have been applied
+ *      in memory or not (pmtx rolls back a transaction whose COMMIT
+ *      record was not written, and applies one whose record was), and
+ *      whether it is durable is unknown: every later barrier of the
+ *      region fails until it is opened again, which replays what the
+ *      disk kept. The store is broken from that moment: every later
+ *      operation that would read the table (KEYS and SCAN too) returns
+ *      PMTX_E_IO without reading it, so no client reads a write that was
+ *      refused and may not survive, and a group's operations, run again
+ *      one by one after its commit failed (G3), apply nothing twice.
+ *      DBSIZE and INFO still read the count, one word.
  */
 #include <errno.h>
 #include <limits.h>

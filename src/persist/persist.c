@@ -46,6 +46,13 @@
  *     the file: more durable than asked, never less (2). Without the file
  *     (fd < 0), or where sync_file_range is refused, every run is an
  *     msync. The counter msyncs counts runs written back either way.
+ *  6. After a failed write-back (msync, sync_file_range or fdatasync)
+ *     nothing is known of what the file kept: the kernel may have
+ *     dropped the pages or marked them clean, and a later call that
+ *     succeeds says nothing of them (nor would this thread's list of
+ *     pages, cleared by the failed barrier, bring them back). So every
+ *     later barrier of the region fails (PMTX_E_IO) until it is closed
+ *     and opened again, as the journal's (journal.c invariant 6).
  */
 #define _GNU_SOURCE
 #include <cpuid.h>
@@ -53,6 +60,7 @@
 #include <fcntl.h>
 #include <immintrin.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -368,10 +376,23 @@ static int msync_runs(const uintptr_t *pg, const size_t *len, size_t nr)
 	return rc;
 }
 
+/* Invariant 6: the region's write-backs have failed. */
+static int file_failed(struct persist *p)
+{
+	atomic_store(&p->failed, 1);
+	pmtx__set_errmsg("a write-back of the region file failed; the region "
+	                 "must be closed and opened again");
+	return PMTX_E_IO;
+}
+
 static int file_barrier(struct persist *p)
 {
 	struct dirty_pages *d = &tls_dirty;
 	int rc = 0;
+	if (atomic_load(&p->failed)) {
+		d->n = 0, d->failed = 0;
+		return file_failed(p);
+	}
 	if (d->failed) {
 		d->failed = 0, d->n = 0;
 		rc = msync_run((uintptr_t)p->base, p->len);
@@ -384,7 +405,7 @@ static int file_barrier(struct persist *p)
 		rc = r;
 	d->n = 0;
 	spin_ticks(p->barrier_ticks);
-	return rc;
+	return rc ? file_failed(p) : 0;
 }
 
 static void file_copy(struct persist *p, void *dst, const void *src,

@@ -67,6 +67,8 @@ struct persist {
 	int fd;                 /* the mapped file (file backend), or -1 */
 	void *ctx;              /* backend-private state (crash simulator) */
 	struct journal *jrnl;   /* the journal backend's state (journal.c) */
+	_Atomic int failed;     /* the file backend: a write-back failed
+	                         * (persist.c invariant 6) */
 };
 
 extern _Thread_local pmtx_counters pmtx__tls_counters;
