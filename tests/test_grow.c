@@ -31,6 +31,7 @@
 #include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -321,6 +322,15 @@ static void a_full_file_system_fails_with_nomem(void **state)
 	pmtx_region *r = create_growing(path, 1, MAX_SIZE, PMTX_RT_REDO);
 	uint64_t n = fill_until_nomem(r, "No space left on device");
 	assert_true(n > 10);
+	/* Region invariant 6: the last growth was only what the block
+	 * needed, so less than two 64 KiB superblocks were left unused. */
+	struct statvfs vfs;
+	assert_int_equal(statvfs(dir, &vfs), 0);
+	uint64_t left = (uint64_t)vfs.f_bavail * vfs.f_frsize;
+	if (left >= (128u << 10))
+		fprintf(stderr, "%llu bytes left unused\n",
+		        (unsigned long long)left);
+	assert_true(left < (128u << 10));
 	assert_int_equal(pmtx_close(r), 0);
 	reopen_and_check(path, n);
 	unlink(path);

@@ -83,9 +83,9 @@ static void consume(struct conn *c, size_t n)
 
 /* Run the request in c->q, appending its reply; 1 if it asks to close
  * the connection after the reply (QUIT). */
-static int run_one(struct conn *c)
+static int run_one(struct conn *c, int in_group)
 {
-	struct cmd_ctx x = {c->srv, &c->q, &c->out, 0};
+	struct cmd_ctx x = {c->srv, &c->q, &c->out, 0, in_group};
 	cmd_dispatch(&x);
 	return x.close_after;
 }
@@ -109,7 +109,7 @@ int conn_run(struct conn *c)
 		off += used;
 		if (c->q.argc == 0)
 			continue;
-		c->closing = run_one(c) || c->srv->stopping;
+		c->closing = run_one(c, 0) || c->srv->stopping;
 	}
 	consume(c, off);
 	if (c->out.oom) {
@@ -140,7 +140,7 @@ unsigned conn_group_run(struct conn *c, unsigned max)
 		c->g_in += used;
 		if (!c->q.argc)
 			continue;
-		run_one(c); /* never QUIT: not grouped */
+		run_one(c, 1); /* never QUIT: not grouped */
 		ran++;
 		cmd_hint_next(c->srv, &h, &c->q, c->in, c->n);
 	}

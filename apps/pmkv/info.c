@@ -64,12 +64,14 @@ static void persistence_section(struct text *t, struct server *s)
 	       "pmkv_region:%s\r\npmkv_region_size:%zu\r\n"
 	       "pmkv_region_max_size:%zu\r\npmkv_runtime:%s\r\n"
 	       "pmkv_domain:%s\r\npmkv_backend:%s\r\npmkv_store_version:%s\r\n"
-	       "pmkv_buckets:%llu\r\npmkv_write_errors:%llu\r\n",
+	       "pmkv_buckets:%llu\r\npmkv_write_errors:%llu\r\n"
+	       "pmkv_oom_refusals:%llu\r\n",
 	    s->cfg.region_path ? s->cfg.region_path : "", in.region_size,
 	    in.region_max, pmtx_runtime_name(in.runtime),
 	    pmtx_domain_name(in.domain), pmtx_backend_name(in.backend),
 	    in.wrapped ? "wrapped" : "opt", (unsigned long long)in.buckets,
-	    (unsigned long long)atomic_load(&s->write_errors));
+	    (unsigned long long)atomic_load(&s->write_errors),
+	    (unsigned long long)atomic_load(&s->oom_refusals));
 	if (in.backend == PMTX_BACKEND_JOURNAL && s->cfg.region_path) {
 		/* the region's sidecar: commits not yet checkpointed */
 		char path[4096];

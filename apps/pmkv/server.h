@@ -55,6 +55,10 @@ struct server {
 	/* commands refused because a commit failed on the disk (PMTX_E_IO:
 	 * MISCONF, as Redis when it cannot write its AOF) */
 	_Atomic uint64_t write_errors;
+	/* writes refused for want of room (OOM), and when that was last
+	 * logged (seconds since the epoch) */
+	_Atomic uint64_t oom_refusals;
+	_Atomic int64_t oom_logged;
 };
 
 /* The context of one command. */
@@ -63,6 +67,8 @@ struct cmd_ctx {
 	struct resp_req *q;
 	struct resp_out *out;
 	int close_after; /* QUIT: reply, then close */
+	int in_group;    /* in a group commit: an error is final only when
+	                  * the request runs again alone (conn.c N5) */
 };
 
 /* Run the command in ctx->q, appending its reply to ctx->out. */

@@ -31,7 +31,10 @@
  *     completes before the pool lock is released, so no other thread can
  *     commit a transaction that uses the new space before it is durable.
  *     Before extending, the file-size limit (RLIMIT_FSIZE) is checked, so
- *     growth fails with a status instead of raising SIGXFSZ.
+ *     growth fails with a status instead of raising SIGXFSZ. A step
+ *     that does not fit (ENOSPC, EFBIG, the size limit) is tried again
+ *     at the smallest size that serves the request, so a nearly full
+ *     file system is used up before an allocation fails.
  *  7. A private view (PMTX_OPEN_PRIVATE) opens the file O_RDONLY with a
  *     shared lock and maps it MAP_PRIVATE: nothing this process does,
  *     recovery included, can reach the file.
@@ -714,13 +717,19 @@ static int cannot_grow(const pmtx_region *r, uint64_t bytes, const char *why)
 	return PMTX_E_NOMEM;
 }
 
-/* Make the file at least bytes long, durably, or say why not. */
-static int extend_file(pmtx_region *r, uint64_t bytes)
+static int over_size_limit(uint64_t bytes)
 {
 	struct rlimit rl;
-	if (getrlimit(RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
-	    bytes > rl.rlim_cur)
-		return cannot_grow(r, bytes, "file size limit (RLIMIT_FSIZE)");
+	return getrlimit(RLIMIT_FSIZE, &rl) == 0 &&
+	       rl.rlim_cur != RLIM_INFINITY && bytes > rl.rlim_cur;
+}
+
+/* Make the file at least bytes long, durably. Returns 0 or an errno:
+ * EFBIG past the file-size limit, ENOSPC where the file system is full. */
+static int extend_file(pmtx_region *r, uint64_t bytes)
+{
+	if (over_size_limit(bytes))
+		return EFBIG;
 	struct stat st;
 	if (fstat(r->fd, &st) != 0)
 		return errno;
@@ -730,11 +739,25 @@ static int extend_file(pmtx_region *r, uint64_t bytes)
 		if (rc == EOPNOTSUPP || rc == EINVAL)
 			rc = ftruncate(r->fd, (off_t)bytes) ? errno : 0;
 		if (rc)
-			return cannot_grow(r, bytes, strerror(rc));
+			return rc;
 	}
-	if (fdatasync(r->fd) != 0)
-		return cannot_grow(r, bytes, strerror(errno));
-	return 0;
+	return fdatasync(r->fd) ? errno : 0;
+}
+
+/* Invariant 6: the step first, then only what was asked for. */
+static int extend_for(pmtx_region *r, uint64_t want, uint64_t *n)
+{
+	const struct pmtx_hdr *h = r->hdr;
+	int rc = extend_file(r, region_bytes(h, *n));
+	if ((rc == ENOSPC || rc == EFBIG) && *n > want) {
+		*n = want;
+		rc = extend_file(r, region_bytes(h, *n));
+	}
+	if (!rc)
+		return 0;
+	uint64_t bytes = region_bytes(h, *n);
+	return cannot_grow(r, bytes, over_size_limit(bytes) ?
+	                   "file size limit (RLIMIT_FSIZE)" : strerror(rc));
 }
 
 static uint64_t grow_target(const pmtx_region *r, uint64_t want)
@@ -754,9 +777,10 @@ int region_grow(pmtx_region *r, uint64_t want, uint64_t *got)
 		                   "fixed size" : "maximum size reached");
 	if (r->private_view)
 		return cannot_grow(r, bytes, "a private view cannot grow");
-	int rc = extend_file(r, bytes);
+	int rc = extend_for(r, want, &n);
 	if (rc)
 		return rc;
+	bytes = region_bytes(h, n);
 	persist_grow(&r->persist, bytes);
 	struct pmtx_rstate *st = region_rstate(r);
 	__atomic_store_n(&st->nsb, n, __ATOMIC_RELAXED);
