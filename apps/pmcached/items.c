@@ -216,8 +216,8 @@ static int put_new(struct mc_store *s, struct mc_txn *t,
 		return rc;
 	pmtx_off off;
 	if ((rc = pmtx_alloc(t->tx, need, &off)) == PMTX_E_NOMEM) {
-		*res = MC_NO_MEMORY;
-		return 0;
+		*res = MC_NO_MEMORY; /* the heap is full below mem_limit */
+		return ENOSPC; /* lru.c U5 */
 	}
 	uint64_t cas = next_cas(s);
 	if (!rc) {
@@ -236,28 +236,78 @@ static int key_ok(const char *key, size_t nkey)
 	return key && nkey > 0 && nkey <= MC_KEY_MAX;
 }
 
-int mc_store_put(struct mc_store *s, unsigned slot, const struct mc_put *p,
-                 enum mc_result *res, uint64_t *cas_out)
+/* One try of a store: ENOSPC when the heap had no room (lru.c U5). */
+static int put_once(struct mc_store *s, unsigned slot, const struct mc_put *p,
+                    struct found *f, enum mc_result *res, uint64_t *cas_out)
 {
-	if (!key_ok(p->key, p->nkey) || p->nbytes > UINT32_MAX)
-		return PMTX_E_INVAL;
-	struct found f = {.h = mc_hash(p->key, p->nkey)};
 	struct mc_txn t;
 	int64_t now = mc_now(s);
-	int rc = mc_txn_begin(s, &t, slot, mc_stripe_of(s, f.h));
+	int rc = mc_txn_begin(s, &t, slot, mc_stripe_of(s, f->h));
 	if (rc)
 		return rc;
-	rc = find_live(s, &t, p->key, p->nkey, now, &f);
-	if (!rc && (*res = admit(p, &f)) == MC_STORED)
-		rc = put_new(s, &t, p, &f, now, res, cas_out);
-	if (!rc && *res == MC_NO_MEMORY) {
+	rc = find_live(s, &t, p->key, p->nkey, now, f);
+	if (!rc && (*res = admit(p, f)) == MC_STORED)
+		rc = put_new(s, &t, p, f, now, res, cas_out);
+	if ((!rc || rc == ENOSPC) && *res == MC_NO_MEMORY) {
 		mc_txn_end(&t, EAGAIN); /* undo the evictions: nothing changes */
-		return 0;
+		return rc;
 	}
 	rc = mc_txn_end(&t, rc);
 	if (!rc)
 		mc_assoc_maybe_expand(s);
 	return rc;
+}
+
+#define ROOM_TRIES 4 /* a store tried again after evicting (lru.c U5) */
+/* Evicted before each new try, at least: pmtx's heap gives each block
+ * size its own 64 KiB superblocks, so a store of another size needs a
+ * whole superblock emptied. */
+#define ROOM_BYTES (64u << 10)
+
+struct put_arg {
+	const struct mc_put *p;
+	enum mc_result *res;
+	uint64_t *cas_out;
+};
+
+static int put_try(struct mc_store *s, unsigned slot, void *arg)
+{
+	struct put_arg *a = arg;
+	struct found f = {.h = mc_hash(a->p->key, a->p->nkey)};
+	return put_once(s, slot, a->p, &f, a->res, a->cas_out);
+}
+
+/* Run a store (try), and while the heap has no room for it (ENOSPC, with
+ * *res MC_NO_MEMORY) evict need bytes, or ROOM_BYTES if more, doubled at
+ * each try (a block of several superblocks needs them side by side),
+ * least recently used first, in transactions of their own, and run it
+ * again (lru.c U5), ROOM_TRIES times at most. Under -M: refused at once. */
+static int with_room(struct mc_store *s, unsigned slot, uint64_t h,
+                     size_t need, int (*try)(struct mc_store *, unsigned,
+                                             void *), void *arg)
+{
+	for (unsigned i = 0;; i++) {
+		unsigned evicted = 0;
+		int rc = try(s, slot, arg);
+		if (rc != ENOSPC)
+			return rc;
+		if (i == ROOM_TRIES || s->no_evict)
+			return 0; /* the caller's *res is MC_NO_MEMORY */
+		size_t bytes = (need > ROOM_BYTES ? need : ROOM_BYTES) << i;
+		if ((rc = mc_lru_evict_bytes(s, slot, mc_stripe_of(s, h), bytes,
+		                             &evicted)) || !evicted)
+			return rc;
+	}
+}
+
+int mc_store_put(struct mc_store *s, unsigned slot, const struct mc_put *p,
+                 enum mc_result *res, uint64_t *cas_out)
+{
+	if (!key_ok(p->key, p->nkey) || p->nbytes > UINT32_MAX)
+		return PMTX_E_INVAL;
+	struct put_arg a = {p, res, cas_out};
+	return with_room(s, slot, mc_hash(p->key, p->nkey),
+	                 mc_item_bytes(p->nkey, p->nbytes), put_try, &a);
 }
 
 /* ---- get and release (I3, I4) ---- */
@@ -463,6 +513,8 @@ struct arith_arg {
 	uint64_t delta, *out;
 	enum mc_result *res;
 	unsigned slot;
+	const char *key;
+	size_t nkey;
 };
 
 /* The value as memcached reads it: decimal digits, at most 20. */
@@ -520,15 +572,27 @@ static int op_arith(struct mc_store *s, struct mc_txn *t, struct found *f,
 	char key[MC_KEY_MAX];
 	memcpy(key, p.key, p.nkey); /* the old item goes away */
 	p.key = key;
-	return put_new(s, t, &p, f, mc_now(s), a->res, NULL);
+	int rc = put_new(s, t, &p, f, mc_now(s), a->res, NULL);
+	/* No room: the transaction has unlinked the old item, so it must
+	 * abort; a commit would lose the key. */
+	return !rc && *a->res == MC_NO_MEMORY ? ENOSPC : rc;
+}
+
+static int arith_try(struct mc_store *s, unsigned slot, void *arg)
+{
+	struct arith_arg *a = arg;
+	return with_item(s, slot, a->key, a->nkey, op_arith, a);
 }
 
 int mc_store_arith(struct mc_store *s, unsigned slot, const char *key,
                    size_t nkey, int incr, uint64_t delta, uint64_t *out,
                    enum mc_result *res)
 {
-	struct arith_arg a = {incr, delta, out, res, slot};
-	return with_item(s, slot, key, nkey, op_arith, &a);
+	if (!key_ok(key, nkey))
+		return PMTX_E_INVAL;
+	struct arith_arg a = {incr, delta, out, res, slot, key, nkey};
+	return with_room(s, slot, mc_hash(key, nkey), mc_item_bytes(nkey, 20),
+	                 arith_try, &a);
 }
 
 /* ---- flush_all and statistics ---- */

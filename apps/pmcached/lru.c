@@ -21,6 +21,13 @@
  *      (txn.c T2, T3) and gives up after MC_TXN_MAX_STRIPES - 1 victims
  *      or a full round of busy lists: the store then fails with
  *      MC_NO_MEMORY, and the transaction's evictions are rolled back.
+ *  U5. A heap that is full while the items are under mem_limit (a region
+ *      that cannot grow, its file system full) is met by evicting in a
+ *      transaction of its own (several, of U4's victims each), committed
+ *      before the store is tried again: pmtx_free takes effect at commit,
+ *      so a store's own evictions could not make room for its allocation.
+ *      A store so refused is tried again a bounded number of times
+ *      (items.c), and -M refuses instead.
  */
 #include <errno.h>
 
@@ -154,27 +161,76 @@ static int evict_one(struct mc_store *s, struct mc_txn *t, unsigned l,
 	return !*rc;
 }
 
-int do_lru_make_room(struct mc_store *s, struct mc_txn *t, size_t need,
-                     enum mc_result *res)
+/* Evict until the items and need fit under limit (U4's bounds). *res is
+ * MC_STORED when they fit, else MC_NO_MEMORY; *evicted counts victims. */
+static int evict_under(struct mc_store *s, struct mc_txn *t, size_t need,
+                       uint64_t limit, enum mc_result *res,
+                       unsigned *evicted)
 {
 	int rc = 0;
-	unsigned tried = 0, evicted = 0;
+	unsigned tried = 0;
 	*res = MC_STORED;
-	while (mc_lru_bytes(s->root, t->tx) + need > s->mem_limit) {
+	*evicted = 0;
+	while (mc_lru_bytes(s->root, t->tx) + need > limit) {
 		if (s->no_evict || tried == 2 * MC_NLRU ||
-		    evicted == MC_TXN_MAX_STRIPES - 1) {
+		    *evicted == MC_TXN_MAX_STRIPES - 1) {
 			*res = MC_NO_MEMORY;
 			return 0;
 		}
 		unsigned l = atomic_fetch_add(&s->evict_lru, 1) % MC_NLRU;
 		tried++;
 		if (evict_one(s, t, l, &rc))
-			evicted++, tried = 0;
+			(*evicted)++, tried = 0;
 		if (rc)
 			return rc;
 	}
-	atomic_fetch_add(&s->evictions, evicted);
 	return 0;
+}
+
+int do_lru_make_room(struct mc_store *s, struct mc_txn *t, size_t need,
+                     enum mc_result *res)
+{
+	unsigned evicted;
+	int rc = evict_under(s, t, need, s->mem_limit, res, &evicted);
+	if (!rc && *res == MC_STORED)
+		atomic_fetch_add(&s->evictions, evicted);
+	return rc;
+}
+
+/* One transaction of at most U4's victims; *freed: their bytes. */
+static int evict_some(struct mc_store *s, unsigned slot, unsigned stripe,
+                      size_t bytes, unsigned *evicted, uint64_t *freed)
+{
+	struct mc_txn t;
+	enum mc_result res;
+	*evicted = 0;
+	*freed = 0;
+	int rc = mc_txn_begin(s, &t, slot, stripe);
+	if (rc)
+		return rc;
+	uint64_t before = mc_lru_bytes(s->root, t.tx);
+	rc = evict_under(s, &t, bytes, before, &res, evicted);
+	if (!rc)
+		*freed = before - mc_lru_bytes(s->root, t.tx);
+	if ((rc = mc_txn_end(&t, rc)) != 0)
+		*evicted = 0;
+	atomic_fetch_add(&s->evictions, *evicted);
+	return rc;
+}
+
+int mc_lru_evict_bytes(struct mc_store *s, unsigned slot, unsigned stripe,
+                       size_t bytes, unsigned *evicted)
+{
+	int rc = 0;
+	unsigned n = 1;
+	uint64_t freed;
+	*evicted = 0;
+	while (bytes && n && !rc) {
+		rc = evict_some(s, slot, stripe, bytes, &n, &freed);
+		*evicted += n;
+		bytes -= MIN(bytes, freed);
+	}
+	return rc;
 }
 
 int mc_store_lru_info(struct mc_store *s, unsigned l,

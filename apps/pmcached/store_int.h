@@ -144,6 +144,12 @@ int do_lru_bump(struct mc_store *s, struct mc_txn *t, pmtx_off off,
  * it fits, else MC_NO_MEMORY. */
 int do_lru_make_room(struct mc_store *s, struct mc_txn *t, size_t need,
                      enum mc_result *res);
+/* The heap is full below mem_limit (the region cannot grow: its file
+ * system is full): evict at least bytes of items, least recently used
+ * first, in transactions of their own of at most U4's victims each
+ * (U5), or as many as can be. *evicted is how many went. */
+int mc_lru_evict_bytes(struct mc_store *s, unsigned slot, unsigned stripe,
+                       size_t bytes, unsigned *evicted);
 uint64_t mc_lru_bytes(const struct mc_root *root, pmtx_tx *tx);
 uint64_t mc_lru_count(const struct mc_root *root);
 

@@ -494,6 +494,72 @@ static void a_foreign_or_corrupt_region_is_refused(void **state)
 	unlink(path);
 }
 
+/* A key of 3 bytes from i (at most 125,000 of them). */
+static const char *key3(unsigned i, char k[4])
+{
+	k[0] = (char)('A' + i % 50);
+	k[1] = (char)('A' + i / 50 % 50);
+	k[2] = (char)('A' + i / 2500 % 50);
+	k[3] = 0;
+	return k;
+}
+
+/* A heap full below the memory limit (a region that cannot grow: here
+ * its maximum, as a full file system): stores evict to make room (lru.c
+ * U5); under -M they are refused, and an incr that needs a new item keeps
+ * the old one. */
+static void a_full_heap_evicts_or_refuses_and_loses_no_key(void **state)
+{
+	(void)state;
+	const char *path = tu_path();
+	mc_store_opts o = opts();
+	o.region_size = o.max_size = 4u << 20;
+	o.no_evict = 1;
+	struct mc_store *s = open_store(path, &o);
+	assert_int_equal(put(s, MC_SET, "n", "9", 0), MC_STORED);
+	char k[4];
+	unsigned i = 0;
+	/* items of the size "n" = "10" will need, until that class is full */
+	while (put(s, MC_SET, key3(i, k), "", 0) == MC_STORED)
+		assert_true(++i < 125000);
+	assert_true(i > 1000);
+	enum mc_result res;
+	uint64_t v;
+	assert_int_equal(mc_store_arith(s, 0, "n", 1, 1, 1, &v, &res), 0);
+	assert_int_equal(res, MC_NO_MEMORY);
+	assert_string_equal(get(s, "n", NULL), "9");
+	check_structure(s);
+	assert_int_equal(mc_store_close(s), 0);
+
+	o.no_evict = 0;
+	s = open_store(path, &o);
+	assert_int_equal(mc_store_arith(s, 0, "n", 1, 1, 1, &v, &res), 0);
+	assert_int_equal(res, MC_STORED);
+	assert_string_equal(get(s, "n", NULL), "10");
+	for (unsigned j = i; j < i + 2000; j++)
+		assert_int_equal(put(s, MC_SET, key3(j, k), "", 0), MC_STORED);
+	char big[100 << 10];
+	memset(big, 'b', sizeof(big) - 1);
+	big[sizeof(big) - 1] = 0;
+	for (int j = 0; j < 100; j++) { /* 10 MB through a 4 MiB region */
+		char bk[16];
+		snprintf(bk, sizeof(bk), "big%d", j);
+		assert_int_equal(put(s, MC_SET, bk, big, 0), MC_STORED);
+		struct mc_ref ref;
+		assert_int_equal(mc_store_get(s, 0, bk, strlen(bk), 0, 0, &ref),
+		                 0);
+		assert_int_equal(ref.nbytes, sizeof(big) - 1);
+		assert_memory_equal(ref.value, big, sizeof(big) - 1);
+		assert_int_equal(mc_store_release(s, 0, &ref), 0);
+	}
+	struct mc_store_stats st;
+	mc_store_stats(s, &st);
+	assert_true(st.evictions > 2000);
+	check_structure(s);
+	assert_int_equal(mc_store_close(s), 0);
+	unlink(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -506,6 +572,7 @@ int main(void)
 		cmocka_unit_test(
 			references_keep_deleted_items_until_released),
 		cmocka_unit_test(a_foreign_or_corrupt_region_is_refused),
+		cmocka_unit_test(a_full_heap_evicts_or_refuses_and_loses_no_key),
 		cmocka_unit_test(concurrent_workers_keep_the_cache_consistent),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -391,3 +391,62 @@ def test_check_reports_a_consistent_region_and_writes_nothing(make_server):
     r = subprocess.run([os.environ["PMCACHED_BIN"], "--check", "-e",
                         srv.region], capture_output=True, timeout=60)
     assert r.returncode == 1 and r.stderr
+
+
+@pytest.fixture
+def small_fs(tmp_path):
+    """A 56 MiB tmpfs of its own (mounting needs root: skipped without)."""
+    fs = tmp_path / "fs"
+    fs.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=56m",
+                       "pmcached-full", str(fs)],
+                      capture_output=True).returncode:
+        pytest.skip("cannot mount a tmpfs here")
+    yield fs
+    subprocess.run(["umount", "-l", str(fs)], check=True)
+
+
+def test_a_full_disk_evicts_and_loses_no_acknowledged_write(make_server,
+                                                           small_fs):
+    """-m 64 with its region on a 56 MiB disk: the disk fills before the
+    memory limit. Stores go on, evicting the least recently used items in
+    transactions of their own (lru.c U5), as memcached does at its limit;
+    under -M they are refused; after kill -9 every item served has the
+    value acknowledged for it, and the newest are all there."""
+    region = str(small_fs / "cache.pmtx")
+    srv = make_server("-m", "64", "-e", region, "--backend=file")
+    c = srv.connect()
+    for i in range(200):                    # 100 MB through a 56 MiB disk
+        value = (b"%06d" % i) * (500000 // 6)
+        c.call(b"set big%d 0 0 %d\r\n" % (i, len(value)) + value + b"\r\n",
+               STORED)
+    st = c.stats()
+    assert int(st["evictions"]) > 50
+    assert os.statvfs(small_fs).f_bavail * os.statvfs(small_fs).f_frsize \
+        < (4 << 20)
+    srv.restart()
+    c = srv.connect()
+    served = 0
+    for i in range(200):
+        got = c.get_value(b"big%d" % i)
+        if got is not None:
+            assert got[1] == (b"%06d" % i) * (500000 // 6), i
+            served += 1
+    assert served > 40
+    for i in range(190, 200):
+        assert c.get_value(b"big%d" % i) is not None, i
+    c.close()
+    srv.kill9()
+    strict = make_server("-m", "64", "-e", region, "--backend=file", "-M")
+    c = strict.connect()
+    refused = 0
+    for i in range(200, 260):
+        v = b"x" * 500000
+        c.send(b"set big%d 0 0 %d\r\n" % (i, len(v)) + v + b"\r\n")
+        reply = c.readline()
+        assert reply in (STORED,
+                         b"SERVER_ERROR out of memory storing object\r\n")
+        refused += reply != STORED
+    assert refused > 0
+    for i in range(190, 200):
+        assert c.get_value(b"big%d" % i)[1][:6] == b"%06d" % i, i
