@@ -306,6 +306,19 @@ static void the_file_size_limit_fails_with_nomem_not_a_signal(void **state)
 	unlink(path);
 }
 
+static char g_mounted[64]; /* a tmpfs the teardown unmounts */
+
+static int unmount_tmpfs(void **state)
+{
+	(void)state;
+	if (g_mounted[0]) {
+		umount2(g_mounted, MNT_DETACH);
+		rmdir(g_mounted);
+		g_mounted[0] = 0;
+	}
+	return 0;
+}
+
 /* A small tmpfs: growth meets ENOSPC. Needs the right to mount (root in
  * a mount namespace); skipped without it. */
 static void a_full_file_system_fails_with_nomem(void **state)
@@ -317,6 +330,7 @@ static void a_full_file_system_fails_with_nomem(void **state)
 		rmdir(dir);
 		skip();
 	}
+	snprintf(g_mounted, sizeof(g_mounted), "%s", dir);
 	char path[64];
 	snprintf(path, sizeof(path), "%s/r.pmtx", dir);
 	pmtx_region *r = create_growing(path, 1, MAX_SIZE, PMTX_RT_REDO);
@@ -333,9 +347,7 @@ static void a_full_file_system_fails_with_nomem(void **state)
 	assert_true(left < (128u << 10));
 	assert_int_equal(pmtx_close(r), 0);
 	reopen_and_check(path, n);
-	unlink(path);
-	umount(dir);
-	rmdir(dir);
+	unlink(path); /* the teardown unmounts */
 }
 
 /* A crash between the file's extension and the store of the new size
@@ -593,7 +605,8 @@ int main(void)
 		cmocka_unit_test(a_fixed_region_says_it_cannot_grow),
 		cmocka_unit_test(
 			the_file_size_limit_fails_with_nomem_not_a_signal),
-		cmocka_unit_test(a_full_file_system_fails_with_nomem),
+		cmocka_unit_test_teardown(a_full_file_system_fails_with_nomem,
+		                          unmount_tmpfs),
 		cmocka_unit_test(
 			a_file_longer_than_its_heap_opens_and_grows_into_it),
 		cmocka_unit_test(a_grown_file_cut_short_is_refused),

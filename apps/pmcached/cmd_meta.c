@@ -260,6 +260,8 @@ static void ma(struct conn *c, const struct mc_request *req)
 	if (res == MC_NON_NUMERIC)
 		return conn_reply(c, "CLIENT_ERROR cannot increment or "
 		                  "decrement non-numeric value");
+	if (res == MC_NO_MEMORY)
+		return conn_reply(c, "SERVER_ERROR out of memory");
 	if (res == MC_NOT_FOUND)
 		return meta_line(c, req, "NF", NULL);
 	ma_reply(c, req, key, v);

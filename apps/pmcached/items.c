@@ -280,22 +280,26 @@ static int put_try(struct mc_store *s, unsigned slot, void *arg)
 /* Run a store (try), and while the heap has no room for it (ENOSPC, with
  * *res MC_NO_MEMORY) evict need bytes, or ROOM_BYTES if more, doubled at
  * each try (a block of several superblocks needs them side by side),
- * least recently used first, in transactions of their own, and run it
- * again (lru.c U5), ROOM_TRIES times at most. Under -M: refused at once. */
-static int with_room(struct mc_store *s, unsigned slot, uint64_t h,
+ * least recently used first but never the store's own key, in
+ * transactions of their own, and run it again (lru.c U5), ROOM_TRIES
+ * times at most: at most 15 times that amount is evicted for one store.
+ * Refused at once under -M, and for an item over an eighth of the
+ * region's largest size, for which the whole cache could go in vain. */
+static int with_room(struct mc_store *s, const struct mc_room *room,
                      size_t need, int (*try)(struct mc_store *, unsigned,
                                              void *), void *arg)
 {
+	int hopeless = need > pmtx_region_max_size(s->r) / 8;
 	for (unsigned i = 0;; i++) {
 		unsigned evicted = 0;
-		int rc = try(s, slot, arg);
+		int rc = try(s, room->slot, arg);
 		if (rc != ENOSPC)
 			return rc;
-		if (i == ROOM_TRIES || s->no_evict)
+		if (i == ROOM_TRIES || s->no_evict || hopeless)
 			return 0; /* the caller's *res is MC_NO_MEMORY */
 		size_t bytes = (need > ROOM_BYTES ? need : ROOM_BYTES) << i;
-		if ((rc = mc_lru_evict_bytes(s, slot, mc_stripe_of(s, h), bytes,
-		                             &evicted)) || !evicted)
+		if ((rc = mc_lru_evict_bytes(s, room, bytes, &evicted)) ||
+		    !evicted)
 			return rc;
 	}
 }
@@ -306,8 +310,9 @@ int mc_store_put(struct mc_store *s, unsigned slot, const struct mc_put *p,
 	if (!key_ok(p->key, p->nkey) || p->nbytes > UINT32_MAX)
 		return PMTX_E_INVAL;
 	struct put_arg a = {p, res, cas_out};
-	return with_room(s, slot, mc_hash(p->key, p->nkey),
-	                 mc_item_bytes(p->nkey, p->nbytes), put_try, &a);
+	struct mc_room room = {slot, p->key, p->nkey, mc_hash(p->key, p->nkey)};
+	return with_room(s, &room, mc_item_bytes(p->nkey, p->nbytes), put_try,
+	                 &a);
 }
 
 /* ---- get and release (I3, I4) ---- */
@@ -591,8 +596,8 @@ int mc_store_arith(struct mc_store *s, unsigned slot, const char *key,
 	if (!key_ok(key, nkey))
 		return PMTX_E_INVAL;
 	struct arith_arg a = {incr, delta, out, res, slot, key, nkey};
-	return with_room(s, slot, mc_hash(key, nkey), mc_item_bytes(nkey, 20),
-	                 arith_try, &a);
+	struct mc_room room = {slot, key, nkey, mc_hash(key, nkey)};
+	return with_room(s, &room, mc_item_bytes(nkey, 20), arith_try, &a);
 }
 
 /* ---- flush_all and statistics ---- */

@@ -26,8 +26,11 @@
  *      transaction of its own (several, of U4's victims each), committed
  *      before the store is tried again: pmtx_free takes effect at commit,
  *      so a store's own evictions could not make room for its allocation.
- *      A store so refused is tried again a bounded number of times
- *      (items.c), and -M refuses instead.
+ *      The store's own key is moved to its list's head first, so that an
+ *      incr, append or cas does not evict the item it is changing. A store
+ *      so refused is tried again a bounded number of times (items.c), and
+ *      -M refuses instead. Evictions are counted in stats when their
+ *      transaction commits (txn.c), never for one rolled back.
  */
 #include <errno.h>
 
@@ -139,9 +142,10 @@ int do_lru_bump(struct mc_store *s, struct mc_txn *t, pmtx_off off,
 	return rc ? rc : PMTX_SET(t->tx, it->time, now);
 }
 
-/* Evict the tail of list l if its stripe can be had (U4). 1: evicted. */
+/* Evict the tail of list l if its stripe can be had (U4); *freed gets
+ * its bytes. 1: evicted. */
 static int evict_one(struct mc_store *s, struct mc_txn *t, unsigned l,
-                     int *rc)
+                     uint64_t *freed, int *rc)
 {
 	if (mc_txn_lock_lru(s, t, l, 1) != 0)
 		return 0;
@@ -152,83 +156,84 @@ static int evict_one(struct mc_store *s, struct mc_txn *t, unsigned l,
 	uint64_t h = mc_hash(mc_item_key(it), it->nkey);
 	if (mc_txn_lock_stripe(s, t, mc_stripe_of(s, h)) != 0)
 		return 0;
+	*freed = mc_item_bytes(it->nkey, it->nbytes);
 	*rc = do_assoc_find(s, t->tx, mc_item_key(it), it->nkey, h, &link,
 	                    &found);
 	if (!*rc && found != off)
 		*rc = PMTX_E_CORRUPT;
 	if (!*rc)
 		*rc = do_item_remove(s, t, link, off);
+	if (!*rc)
+		t->evicted++; /* counted when t commits (txn.c) */
 	return !*rc;
 }
 
-/* Evict until the items and need fit under limit (U4's bounds). *res is
- * MC_STORED when they fit, else MC_NO_MEMORY; *evicted counts victims. */
-static int evict_under(struct mc_store *s, struct mc_txn *t, size_t need,
-                       uint64_t limit, enum mc_result *res,
-                       unsigned *evicted)
+struct evicting {
+	unsigned tried, evicted;
+	uint64_t freed;
+	int rc;
+};
+
+/* One victim more, the tail of the next list; 1 when U4's bounds are
+ * reached or an error is in e->rc. */
+static int evict_step(struct mc_store *s, struct mc_txn *t,
+                      struct evicting *e)
 {
-	int rc = 0;
-	unsigned tried = 0;
-	*res = MC_STORED;
-	*evicted = 0;
-	while (mc_lru_bytes(s->root, t->tx) + need > limit) {
-		if (s->no_evict || tried == 2 * MC_NLRU ||
-		    *evicted == MC_TXN_MAX_STRIPES - 1) {
-			*res = MC_NO_MEMORY;
-			return 0;
-		}
-		unsigned l = atomic_fetch_add(&s->evict_lru, 1) % MC_NLRU;
-		tried++;
-		if (evict_one(s, t, l, &rc))
-			(*evicted)++, tried = 0;
-		if (rc)
-			return rc;
-	}
-	return 0;
+	if (s->no_evict || e->tried == 2 * MC_NLRU ||
+	    e->evicted == MC_TXN_MAX_STRIPES - 1)
+		return 1;
+	unsigned l = atomic_fetch_add(&s->evict_lru, 1) % MC_NLRU;
+	uint64_t b = 0;
+	e->tried++;
+	if (evict_one(s, t, l, &b, &e->rc))
+		e->evicted++, e->freed += b, e->tried = 0;
+	return e->rc != 0;
 }
 
 int do_lru_make_room(struct mc_store *s, struct mc_txn *t, size_t need,
                      enum mc_result *res)
 {
-	unsigned evicted;
-	int rc = evict_under(s, t, need, s->mem_limit, res, &evicted);
-	if (!rc && *res == MC_STORED)
-		atomic_fetch_add(&s->evictions, evicted);
-	return rc;
+	struct evicting e = {0};
+	*res = MC_STORED;
+	while (mc_lru_bytes(s->root, t->tx) + need > s->mem_limit)
+		if (evict_step(s, t, &e)) {
+			*res = e.rc ? *res : MC_NO_MEMORY;
+			break;
+		}
+	return e.rc;
 }
 
-/* One transaction of at most U4's victims; *freed: their bytes. */
-static int evict_some(struct mc_store *s, unsigned slot, unsigned stripe,
-                      size_t bytes, unsigned *evicted, uint64_t *freed)
+/* One transaction of at most U4's victims, the key's own item moved to
+ * its list's head first so that it is not one of them (U5). */
+static int evict_some(struct mc_store *s, const struct mc_room *room,
+                      size_t bytes, struct evicting *e)
 {
 	struct mc_txn t;
-	enum mc_result res;
-	*evicted = 0;
-	*freed = 0;
-	int rc = mc_txn_begin(s, &t, slot, stripe);
+	pmtx_off link, found;
+	*e = (struct evicting){0};
+	int rc = mc_txn_begin(s, &t, room->slot, mc_stripe_of(s, room->h));
 	if (rc)
 		return rc;
-	uint64_t before = mc_lru_bytes(s->root, t.tx);
-	rc = evict_under(s, &t, bytes, before, &res, evicted);
-	if (!rc)
-		*freed = before - mc_lru_bytes(s->root, t.tx);
-	if ((rc = mc_txn_end(&t, rc)) != 0)
-		*evicted = 0;
-	atomic_fetch_add(&s->evictions, *evicted);
-	return rc;
+	rc = do_assoc_find(s, t.tx, room->key, room->nkey, room->h, &link,
+	                   &found);
+	if (!rc && found)
+		rc = do_lru_bump(s, &t, found, mc_now(s));
+	while (!rc && e->freed < bytes && !evict_step(s, &t, e))
+		;
+	return mc_txn_end(&t, rc ? rc : e->rc);
 }
 
-int mc_lru_evict_bytes(struct mc_store *s, unsigned slot, unsigned stripe,
+int mc_lru_evict_bytes(struct mc_store *s, const struct mc_room *room,
                        size_t bytes, unsigned *evicted)
 {
+	struct evicting e = {.evicted = 1};
+	uint64_t freed = 0;
 	int rc = 0;
-	unsigned n = 1;
-	uint64_t freed;
 	*evicted = 0;
-	while (bytes && n && !rc) {
-		rc = evict_some(s, slot, stripe, bytes, &n, &freed);
-		*evicted += n;
-		bytes -= MIN(bytes, freed);
+	while (freed < bytes && e.evicted && !rc) {
+		rc = evict_some(s, room, bytes - freed, &e);
+		*evicted += rc ? 0 : e.evicted;
+		freed += e.freed;
 	}
 	return rc;
 }

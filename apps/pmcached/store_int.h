@@ -74,6 +74,8 @@ struct mc_store {
 #define MC_TXN_MAX_STRIPES 9 /* its own and up to 8 eviction victims' */
 struct mc_txn {
 	pmtx_tx *tx;
+	struct mc_store *s;
+	unsigned evicted;         /* victims, counted in stats at commit */
 	unsigned slot;            /* the worker's pending list */
 	uint32_t lru_held;        /* bit l: lru_lock[l] */
 	uint64_t pend_held;       /* bit p: pend_lock[p] */
@@ -144,11 +146,19 @@ int do_lru_bump(struct mc_store *s, struct mc_txn *t, pmtx_off off,
  * it fits, else MC_NO_MEMORY. */
 int do_lru_make_room(struct mc_store *s, struct mc_txn *t, size_t need,
                      enum mc_result *res);
+/* The store that needs room (U5): its worker's slot and its key. */
+struct mc_room {
+	unsigned slot;
+	const char *key;
+	size_t nkey;
+	uint64_t h;
+};
 /* The heap is full below mem_limit (the region cannot grow: its file
  * system is full): evict at least bytes of items, least recently used
- * first, in transactions of their own of at most U4's victims each
- * (U5), or as many as can be. *evicted is how many went. */
-int mc_lru_evict_bytes(struct mc_store *s, unsigned slot, unsigned stripe,
+ * first but never room's own key, in transactions of their own of at
+ * most U4's victims each (U5), or as many as can be. *evicted is how
+ * many went. */
+int mc_lru_evict_bytes(struct mc_store *s, const struct mc_room *room,
                        size_t bytes, unsigned *evicted);
 uint64_t mc_lru_bytes(const struct mc_root *root, pmtx_tx *tx);
 uint64_t mc_lru_count(const struct mc_root *root);

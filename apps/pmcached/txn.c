@@ -31,7 +31,7 @@ static void unlock_table(void *arg)
 int mc_txn_begin(struct mc_store *s, struct mc_txn *t, unsigned slot,
                  unsigned stripe)
 {
-	*t = (struct mc_txn){.slot = slot % MC_NPENDING};
+	*t = (struct mc_txn){.slot = slot % MC_NPENDING, .s = s};
 	pthread_rwlock_rdlock(&s->table_lock);
 	pthread_mutex_lock(&s->stripe[stripe]);
 	int rc = pmtx_begin(s->r, s->rt, &t->tx);
@@ -53,7 +53,9 @@ int mc_txn_end(struct mc_txn *t, int rc)
 		pmtx_abort(t->tx);
 		return rc;
 	}
-	return pmtx_commit(t->tx);
+	if ((rc = pmtx_commit(t->tx)) == 0 && t->evicted)
+		atomic_fetch_add(&t->s->evictions, t->evicted);
+	return rc;
 }
 
 int mc_txn_holds_stripe(const struct mc_txn *t, unsigned stripe)

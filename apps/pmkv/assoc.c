@@ -196,7 +196,7 @@ static int grow_directory(struct kvx *x)
 	if (!directory_ok(x, od, cap))
 		return PMTX_E_CORRUPT;
 	if (cap * 2 > PMKV_DIR_CAP_MAX)
-		return PMKV_E_OOM;
+		return PMKV_E_TABLE_FULL;
 	int rc = kvx_new(x, 2 * cap * W, 1, &off, (void **)&nd);
 	if (rc)
 		return rc;

@@ -63,25 +63,25 @@ static void write_failed(struct server *srv)
  * the log says why (the library's message: the region's maximum size
  * reached, or a file system with no space left), the first time and
  * then at most once a minute, with the count so far. */
-static void write_refused(struct server *srv)
+static void write_refused(struct server *srv, int rc)
 {
 	uint64_t n = atomic_fetch_add(&srv->oom_refusals, 1) + 1;
 	int64_t now = (int64_t)time(NULL), last = atomic_load(&srv->oom_logged);
 	if (now - last < 60 ||
 	    !atomic_compare_exchange_strong(&srv->oom_logged, &last, now))
 		return;
-	const char *why = pmtx_errmsg();
 	fprintf(stderr, "pmkv: a write refused, no room: %s (%llu refused so "
-	        "far)\n", *why ? why : "the hash table is at its largest",
-	        (unsigned long long)n);
+	        "far)\n", rc == PMKV_E_TABLE_FULL ? "the hash table is at its "
+	        "largest" : pmtx_errmsg(), (unsigned long long)n);
 }
 
 /* Counted and logged once per request: in a group, an error aborts the
  * group and the request runs again alone (conn.c N5). */
 static void reply_status(struct cmd_ctx *c, int rc)
 {
-	if (!c->in_group && (rc == PMKV_E_OOM || rc == PMTX_E_NOMEM))
-		write_refused(c->srv);
+	if (!c->in_group && (rc == PMKV_E_OOM || rc == PMKV_E_TABLE_FULL ||
+	                     rc == PMTX_E_NOMEM))
+		write_refused(c->srv, rc);
 	if (rc != PMTX_E_IO)
 		return resp_add_error(c->out, "%s", pmkv_strerror(rc));
 	if (!c->in_group)

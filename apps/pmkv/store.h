@@ -23,6 +23,8 @@ enum {
 	PMKV_E_OOM,           /* the region is full */
 	PMKV_E_FORMAT,        /* the region is not a pmkv store we can use */
 	PMKV_E_GROUP,         /* an earlier operation of the group failed */
+	PMKV_E_TABLE_FULL,    /* the hash table's directory is at its largest
+	                       * (Redis's OOM error, as PMKV_E_OOM) */
 };
 
 struct pmkv_config {

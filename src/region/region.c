@@ -32,9 +32,10 @@
  *     commit a transaction that uses the new space before it is durable.
  *     Before extending, the file-size limit (RLIMIT_FSIZE) is checked, so
  *     growth fails with a status instead of raising SIGXFSZ. A step
- *     that does not fit (ENOSPC, EFBIG, the size limit) is tried again
- *     at the smallest size that serves the request, so a nearly full
- *     file system is used up before an allocation fails.
+ *     that does not fit (ENOSPC, EDQUOT, EFBIG, the size limit) is tried
+ *     again at the smallest size that serves the request, so a nearly
+ *     full file system is used up before an allocation fails. A failed
+ *     fdatasync is not retried: the length may not be durable.
  *  7. A private view (PMTX_OPEN_PRIVATE) opens the file O_RDONLY with a
  *     shared lock and maps it MAP_PRIVATE: nothing this process does,
  *     recovery included, can reach the file.
@@ -725,7 +726,10 @@ static int over_size_limit(uint64_t bytes)
 }
 
 /* Make the file at least bytes long, durably. Returns 0 or an errno:
- * EFBIG past the file-size limit, ENOSPC where the file system is full. */
+ * EFBIG past the file-size limit, ENOSPC (or EDQUOT) where the file
+ * system is full; a failed fdatasync is EIO whatever its errno, for the
+ * length may not be durable and must not be tried again as if it were
+ * only too long. */
 static int extend_file(pmtx_region *r, uint64_t bytes)
 {
 	if (over_size_limit(bytes))
@@ -741,7 +745,12 @@ static int extend_file(pmtx_region *r, uint64_t bytes)
 		if (rc)
 			return rc;
 	}
-	return fdatasync(r->fd) ? errno : 0;
+	return fdatasync(r->fd) ? EIO : 0;
+}
+
+static int too_long(int err)
+{
+	return err == ENOSPC || err == EFBIG || err == EDQUOT;
 }
 
 /* Invariant 6: the step first, then only what was asked for. */
@@ -749,7 +758,7 @@ static int extend_for(pmtx_region *r, uint64_t want, uint64_t *n)
 {
 	const struct pmtx_hdr *h = r->hdr;
 	int rc = extend_file(r, region_bytes(h, *n));
-	if ((rc == ENOSPC || rc == EFBIG) && *n > want) {
+	if (too_long(rc) && *n > want) {
 		*n = want;
 		rc = extend_file(r, region_bytes(h, *n));
 	}

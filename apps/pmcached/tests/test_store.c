@@ -514,6 +514,7 @@ static void a_full_heap_evicts_or_refuses_and_loses_no_key(void **state)
 	const char *path = tu_path();
 	mc_store_opts o = opts();
 	o.region_size = o.max_size = 4u << 20;
+	o.hashpower = 16; /* no expansion to finish, and free room, at open */
 	o.no_evict = 1;
 	struct mc_store *s = open_store(path, &o);
 	assert_int_equal(put(s, MC_SET, "n", "9", 0), MC_STORED);
@@ -533,9 +534,23 @@ static void a_full_heap_evicts_or_refuses_and_loses_no_key(void **state)
 
 	o.no_evict = 0;
 	s = open_store(path, &o);
+	/* n is its list's oldest item: the incr's evictions must spare it */
+	struct mc_store_stats st;
 	assert_int_equal(mc_store_arith(s, 0, "n", 1, 1, 1, &v, &res), 0);
 	assert_int_equal(res, MC_STORED);
 	assert_string_equal(get(s, "n", NULL), "10");
+	mc_store_stats(s, &st);
+	assert_true(st.evictions > 0);
+	/* over an eighth of the region: refused, and nothing evicted for it */
+	uint64_t before = st.evictions;
+	char *huge = malloc(1u << 20);
+	assert_non_null(huge);
+	memset(huge, 'h', (1u << 20) - 1);
+	huge[(1u << 20) - 1] = 0;
+	assert_int_equal(put(s, MC_SET, "huge", huge, 0), MC_NO_MEMORY);
+	free(huge);
+	mc_store_stats(s, &st);
+	assert_int_equal(st.evictions, before);
 	for (unsigned j = i; j < i + 2000; j++)
 		assert_int_equal(put(s, MC_SET, key3(j, k), "", 0), MC_STORED);
 	char big[100 << 10];
@@ -552,7 +567,6 @@ static void a_full_heap_evicts_or_refuses_and_loses_no_key(void **state)
 		assert_memory_equal(ref.value, big, sizeof(big) - 1);
 		assert_int_equal(mc_store_release(s, 0, &ref), 0);
 	}
-	struct mc_store_stats st;
 	mc_store_stats(s, &st);
 	assert_true(st.evictions > 2000);
 	check_structure(s);
