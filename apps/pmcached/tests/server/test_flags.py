@@ -97,6 +97,28 @@ def test_M_refuses_to_store_when_full_and_evicts_nothing(make_server):
     assert settings["maxbytes"] == str(2 << 20)
 
 
+@pytest.mark.pmcached_only
+def test_M_refuses_an_incr_that_needs_room_and_keeps_the_value(make_server):
+    """Under -M with the memory exactly full (pmcached counts an item's
+    bytes exactly: its header, key and value, as stats "bytes" shows), an
+    incr or ma whose number needs one byte more is refused with the error
+    of memcached's incr, and the value stays: the store aborts, where it
+    had committed the old item's removal and lost the key."""
+    c = make_server("-m", "2", "-M").connect()
+    c.call(b"set n 0 0 1\r\n9\r\n", STORED)
+    header = int(c.stats()["bytes"]) - 2
+    stored, reply = fill(c, 1000, limit_bytes=16 << 20)
+    assert reply == OOM, reply
+    left = (2 << 20) - int(c.stats()["bytes"]) - header - len(b"last")
+    assert 0 <= left < 1000 + len(b"fill0"), left
+    c.call(b"set last 0 0 %d\r\n%s\r\n" % (left, b"w" * left), STORED)
+    assert int(c.stats()["bytes"]) == 2 << 20
+    c.call(b"incr n 1\r\n", b"SERVER_ERROR out of memory\r\n")
+    c.call(b"ma n\r\n", b"SERVER_ERROR out of memory\r\n")
+    assert c.get_value(b"n") == (0, b"9")
+    c.call(b"decr n 1\r\n", b"8\r\n")            # as long: fits in place
+
+
 def test_m_without_M_evicts_instead_of_failing(make_server):
     c = make_server("-m", "2").connect()
     stored, reply = fill(c, 1000, limit_bytes=8 << 20)
