@@ -15,6 +15,15 @@
  * and eviction order, flush_all's lazy removal), so atomicity is checked
  * value by value: after a crash each key holds what the model says after
  * some k operations, done <= k <= started.
+ *
+ * The run "full" (lru.c U5): setup fills a fixed 4 MiB region with old
+ * items of one size until the heap has no room (the region cannot grow,
+ * as on a full disk); then each operation stores key0..key9 with values
+ * of three other sizes, and increments, so a store often finds no room,
+ * evicts old items in transactions of its own and tries again. The old
+ * items are far more than the run can evict and older than every key,
+ * so the keys are never victims and the model is plain: each key holds
+ * its last value.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -85,14 +94,18 @@ static struct {
 	struct mc_ref held;
 } g;
 
-static struct mc_store *store_for(const pmtx_explore_env *e, pmtx_region *r)
+/* The store in r, attached once per process. */
+static struct mc_store *attach(const pmtx_explore_env *e, pmtx_region *r,
+                               size_t limit, unsigned hashpower,
+                               int no_evict)
 {
 	if (g.r == r)
 		return g.s;
 	mc_store_opts o;
 	mc_store_opts_init(&o);
-	o.mem_limit = LIMIT;
-	o.hashpower = 2;
+	o.mem_limit = limit;
+	o.hashpower = hashpower;
+	o.no_evict = no_evict;
 	o.runtime = e->runtime;
 	o.now = fixed_now;
 	if (mc_store_attach(r, &o, &g.s))
@@ -100,6 +113,11 @@ static struct mc_store *store_for(const pmtx_explore_env *e, pmtx_region *r)
 	g.r = r;
 	g.held = (struct mc_ref){0};
 	return g.s;
+}
+
+static struct mc_store *store_for(const pmtx_explore_env *e, pmtx_region *r)
+{
+	return attach(e, r, LIMIT, 2, 0);
 }
 
 static int store_setup(const pmtx_explore_env *e, pmtx_region *r)
@@ -397,8 +415,122 @@ static const pmtx_explore_workload wl_store = {
 	.setup = store_setup, .run = store_run, .observe = store_observe,
 	.model = store_model, .walk = store_walk};
 
+/* ---- the run on a full heap (U5) ---- */
+
+#define FULL_REGION (4u << 20)
+#define FULL_OLD 2000u /* bytes of each old item's value */
+
+/* The memory limit is never reached: the heap fills first. */
+static struct mc_store *full_for(const pmtx_explore_env *e, pmtx_region *r,
+                                 int no_evict)
+{
+	return attach(e, r, 64u << 20, 12, no_evict);
+}
+
+static int full_setup(const pmtx_explore_env *e, pmtx_region *r)
+{
+	struct mc_store *s = full_for(e, r, 1);
+	static char v[FULL_OLD];
+	enum mc_result res = MC_STORED;
+	int rc = 0;
+	g.r = NULL;
+	if (!s)
+		return PMTX_E_CORRUPT;
+	memset(v, 'o', sizeof(v));
+	for (unsigned i = 0; !rc && res == MC_STORED; i++) {
+		char key[16];
+		snprintf(key, sizeof(key), "old%05u", i);
+		struct mc_put p = {.mode = MC_SET, .key = key, .nkey = 8,
+		                   .value = v, .nbytes = sizeof(v)};
+		rc = mc_store_put(s, 0, &p, &res, NULL);
+	}
+	mc_store_detach(s);
+	return rc;
+}
+
+/* Operation i: a SET of key i % NKEYS with a value of about 100, 5,000
+ * or 30,000 bytes; every fourth, from the third, the value "9999"; and
+ * right after it an incr of that key, which needs a new, longer item. */
+static void full_op(uint64_t i, unsigned *key, char *v, size_t *n,
+                    int *incr)
+{
+	static const size_t sizes[] = {100, 5000, 30000};
+	*incr = i % 4 == 3;
+	*key = (unsigned)((i - (uint64_t)*incr) % NKEYS);
+	*n = sizes[i / NKEYS % 3] - i % 7;
+	for (size_t k = 0; k < *n; k++)
+		v[k] = (char)('a' + (i + k) % 26);
+	if (i % 4 == 2)
+		*n = (size_t)snprintf(v, 24, "9999");
+}
+
+static int full_run(const pmtx_explore_env *e, pmtx_region *r, unsigned t,
+                    uint64_t i)
+{
+	(void)t;
+	struct mc_store *s = full_for(e, r, 0);
+	static char v[30000];
+	unsigned k;
+	size_t n;
+	int incr;
+	char key[8];
+	enum mc_result res;
+	uint64_t out;
+	if (!s)
+		return PMTX_E_CORRUPT;
+	full_op(i, &k, v, &n, &incr);
+	key_of(k, key);
+	if (incr)
+		return mc_store_arith(s, 0, key, 4, 1, 1, &out, &res);
+	struct mc_put p = {.mode = MC_SET, .key = key, .nkey = 4,
+	                   .flags = (uint32_t)i, .value = v, .nbytes = n};
+	int rc = mc_store_put(s, 0, &p, &res, NULL);
+	return rc ? rc : res == MC_STORED ? 0 : PMTX_E_NOMEM;
+}
+
+static size_t full_model(const pmtx_explore_env *e, unsigned t, uint64_t k,
+                         uint64_t *out, size_t max)
+{
+	(void)e, (void)t;
+	static char val[NKEYS][30000], v[30000];
+	size_t len[NKEYS] = {0};
+	uint32_t flags[NKEYS] = {0};
+	if (max < NKEYS)
+		return 0;
+	for (uint64_t i = 0; i < k; i++) {
+		unsigned key;
+		size_t n;
+		int incr;
+		full_op(i, &key, v, &n, &incr);
+		uint64_t x;
+		if (incr && m_parse(val[key], len[key], &x)) {
+			len[key] = (size_t)snprintf(val[key], 24, "%llu",
+			                            (unsigned long long)x + 1);
+		} else if (!incr) {
+			memcpy(val[key], v, n);
+			len[key] = n;
+			flags[key] = (uint32_t)i;
+		}
+	}
+	for (unsigned j = 0; j < NKEYS; j++)
+		out[j] = len[j] ? word_of(val[j], len[j], flags[j]) : 0;
+	return NKEYS;
+}
+
+static const pmtx_explore_workload wl_full = {
+	.name = "full",
+	.help = "pmcached's store on a heap with no room: stores and incrs "
+	        "evict old items in transactions of their own (lru.c U5)",
+	.nthreads = 1, .root_size = sizeof(struct mc_root),
+	.region_size = FULL_REGION,
+	.layout = MC_LAYOUT,
+	.runtimes = PMTX_EXPLORE_UNDO | PMTX_EXPLORE_REDO |
+	            PMTX_EXPLORE_REDO_ASYNC,
+	.setup = full_setup, .run = full_run, .observe = store_observe,
+	.model = full_model, .walk = store_walk};
+
 int main(int argc, char **argv)
 {
-	const pmtx_explore_workload *w[] = {&wl_store};
-	return pmtx_explore_main(argc, argv, w, 1);
+	const pmtx_explore_workload *w[] = {&wl_store, &wl_full};
+	return pmtx_explore_main(argc, argv, w, 2);
 }
