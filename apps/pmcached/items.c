@@ -266,6 +266,7 @@ static int put_once(struct mc_store *s, unsigned slot, const struct mc_put *p,
 
 struct put_arg {
 	const struct mc_put *p;
+	uint64_t h; /* the key's hash */
 	enum mc_result *res;
 	uint64_t *cas_out;
 };
@@ -273,7 +274,7 @@ struct put_arg {
 static int put_try(struct mc_store *s, unsigned slot, void *arg)
 {
 	struct put_arg *a = arg;
-	struct found f = {.h = mc_hash(a->p->key, a->p->nkey)};
+	struct found f = {.h = a->h};
 	return put_once(s, slot, a->p, &f, a->res, a->cas_out);
 }
 
@@ -289,13 +290,13 @@ static int with_room(struct mc_store *s, const struct mc_room *room,
                      size_t need, int (*try)(struct mc_store *, unsigned,
                                              void *), void *arg)
 {
-	int hopeless = need > pmtx_region_max_size(s->r) / 8;
 	for (unsigned i = 0;; i++) {
 		unsigned evicted = 0;
 		int rc = try(s, room->slot, arg);
 		if (rc != ENOSPC)
 			return rc;
-		if (i == ROOM_TRIES || s->no_evict || hopeless)
+		if (i == ROOM_TRIES || s->no_evict ||
+		    need > pmtx_region_max_size(s->r) / 8)
 			return 0; /* the caller's *res is MC_NO_MEMORY */
 		size_t bytes = (need > ROOM_BYTES ? need : ROOM_BYTES) << i;
 		if ((rc = mc_lru_evict_bytes(s, room, bytes, &evicted)) ||
@@ -309,8 +310,8 @@ int mc_store_put(struct mc_store *s, unsigned slot, const struct mc_put *p,
 {
 	if (!key_ok(p->key, p->nkey) || p->nbytes > UINT32_MAX)
 		return PMTX_E_INVAL;
-	struct put_arg a = {p, res, cas_out};
-	struct mc_room room = {slot, p->key, p->nkey, mc_hash(p->key, p->nkey)};
+	struct put_arg a = {p, mc_hash(p->key, p->nkey), res, cas_out};
+	struct mc_room room = {slot, p->key, p->nkey};
 	return with_room(s, &room, mc_item_bytes(p->nkey, p->nbytes), put_try,
 	                 &a);
 }
@@ -593,10 +594,8 @@ int mc_store_arith(struct mc_store *s, unsigned slot, const char *key,
                    size_t nkey, int incr, uint64_t delta, uint64_t *out,
                    enum mc_result *res)
 {
-	if (!key_ok(key, nkey))
-		return PMTX_E_INVAL;
 	struct arith_arg a = {incr, delta, out, res, slot, key, nkey};
-	struct mc_room room = {slot, key, nkey, mc_hash(key, nkey)};
+	struct mc_room room = {slot, key, nkey};
 	return with_room(s, &room, mc_item_bytes(nkey, 20), arith_try, &a);
 }
 

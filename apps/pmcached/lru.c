@@ -168,8 +168,9 @@ static int evict_one(struct mc_store *s, struct mc_txn *t, unsigned l,
 	return !*rc;
 }
 
+/* An eviction in progress in one transaction (its victims: t->evicted). */
 struct evicting {
-	unsigned tried, evicted;
+	unsigned tried;
 	uint64_t freed;
 	int rc;
 };
@@ -180,13 +181,13 @@ static int evict_step(struct mc_store *s, struct mc_txn *t,
                       struct evicting *e)
 {
 	if (s->no_evict || e->tried == 2 * MC_NLRU ||
-	    e->evicted == MC_TXN_MAX_STRIPES - 1)
+	    t->evicted == MC_TXN_MAX_STRIPES - 1)
 		return 1;
 	unsigned l = atomic_fetch_add(&s->evict_lru, 1) % MC_NLRU;
 	uint64_t b = 0;
 	e->tried++;
 	if (evict_one(s, t, l, &b, &e->rc))
-		e->evicted++, e->freed += b, e->tried = 0;
+		e->freed += b, e->tried = 0;
 	return e->rc != 0;
 }
 
@@ -203,37 +204,41 @@ int do_lru_make_room(struct mc_store *s, struct mc_txn *t, size_t need,
 	return e.rc;
 }
 
-/* One transaction of at most U4's victims, the key's own item moved to
- * its list's head first so that it is not one of them (U5). */
+/* One transaction of at most U4's victims, the key's own item (hash h)
+ * moved to its list's head first so that it is not one of them (U5).
+ * *n and *freed: the victims and their bytes, once committed. */
 static int evict_some(struct mc_store *s, const struct mc_room *room,
-                      size_t bytes, struct evicting *e)
+                      uint64_t h, size_t bytes, unsigned *n,
+                      uint64_t *freed)
 {
 	struct mc_txn t;
+	struct evicting e = {0};
 	pmtx_off link, found;
-	*e = (struct evicting){0};
-	int rc = mc_txn_begin(s, &t, room->slot, mc_stripe_of(s, room->h));
+	*n = 0;
+	int rc = mc_txn_begin(s, &t, room->slot, mc_stripe_of(s, h));
 	if (rc)
 		return rc;
-	rc = do_assoc_find(s, t.tx, room->key, room->nkey, room->h, &link,
-	                   &found);
+	rc = do_assoc_find(s, t.tx, room->key, room->nkey, h, &link, &found);
 	if (!rc && found)
 		rc = do_lru_bump(s, &t, found, mc_now(s));
-	while (!rc && e->freed < bytes && !evict_step(s, &t, e))
+	while (!rc && e.freed < bytes && !evict_step(s, &t, &e))
 		;
-	return mc_txn_end(&t, rc ? rc : e->rc);
+	if ((rc = mc_txn_end(&t, rc ? rc : e.rc)) == 0)
+		*n = t.evicted, *freed = e.freed;
+	return rc;
 }
 
 int mc_lru_evict_bytes(struct mc_store *s, const struct mc_room *room,
                        size_t bytes, unsigned *evicted)
 {
-	struct evicting e = {.evicted = 1};
-	uint64_t freed = 0;
+	uint64_t h = mc_hash(room->key, room->nkey), freed = 0, b = 0;
+	unsigned n = 1;
 	int rc = 0;
 	*evicted = 0;
-	while (freed < bytes && e.evicted && !rc) {
-		rc = evict_some(s, room, bytes - freed, &e);
-		*evicted += rc ? 0 : e.evicted;
-		freed += e.freed;
+	while (freed < bytes && n && !rc) {
+		rc = evict_some(s, room, h, bytes - freed, &n, &b);
+		*evicted += n;
+		freed += rc ? 0 : b;
 	}
 	return rc;
 }

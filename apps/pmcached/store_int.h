@@ -151,7 +151,6 @@ struct mc_room {
 	unsigned slot;
 	const char *key;
 	size_t nkey;
-	uint64_t h;
 };
 /* The heap is full below mem_limit (the region cannot grow: its file
  * system is full): evict at least bytes of items, least recently used

@@ -79,8 +79,7 @@ static void write_refused(struct server *srv, int rc)
  * group and the request runs again alone (conn.c N5). */
 static void reply_status(struct cmd_ctx *c, int rc)
 {
-	if (!c->in_group && (rc == PMKV_E_OOM || rc == PMKV_E_TABLE_FULL ||
-	                     rc == PMTX_E_NOMEM))
+	if (!c->in_group && pmkv_no_room(rc))
 		write_refused(c->srv, rc);
 	if (rc != PMTX_E_IO)
 		return resp_add_error(c->out, "%s", pmkv_strerror(rc));

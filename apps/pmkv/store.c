@@ -126,7 +126,7 @@ const char *pmkv_strerror(int status)
 	case PMKV_E_TOOBIG:
 		return "ERR string exceeds maximum allowed size "
 		       "(proto-max-bulk-len)";
-	case PMKV_E_OOM:
+	case PMKV_E_OOM: /* pmkv_no_room */
 	case PMKV_E_TABLE_FULL:
 	case PMTX_E_NOMEM:
 		return "OOM command not allowed when used memory > 'maxmemory'.";
@@ -413,8 +413,7 @@ int pmkv_mset(struct pmkv_store *s, const struct pmkv_key *keys,
  * there is none. */
 static pmtx_runtime removal_retry(const struct pmkv_store *s, int rc)
 {
-	return (rc == PMKV_E_OOM || rc == PMKV_E_TABLE_FULL) &&
-	       s->rt == PMTX_RT_COW ? PMTX_RT_UNDO : 0;
+	return pmkv_no_room(rc) && s->rt == PMTX_RT_COW ? PMTX_RT_UNDO : 0;
 }
 
 /* DEL (del: remove each key found) and EXISTS: one transaction of

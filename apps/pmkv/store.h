@@ -27,6 +27,13 @@ enum {
 	                       * (Redis's OOM error, as PMKV_E_OOM) */
 };
 
+/* A status that says there is no room: Redis's OOM error. */
+static inline int pmkv_no_room(int status)
+{
+	return status == PMKV_E_OOM || status == PMKV_E_TABLE_FULL ||
+	       status == PMTX_E_NOMEM;
+}
+
 struct pmkv_config {
 	const char *path;       /* the region file */
 	size_t size;            /* bytes at creation */
