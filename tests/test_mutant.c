@@ -478,9 +478,22 @@ static void wl_redo_async(struct obs *o)
 	disarm(o);
 }
 
+/* A redo-async transaction committed in another thread, left queued. */
+static void *redo_async_elsewhere(void *arg)
+{
+	pmtx_region *r = arg;
+	pmtx_tx *tx;
+	uint64_t v = 9;
+	if (pmtx_begin(r, PMTX_RT_REDO_ASYNC, &tx) ||
+	    pmtx_write(tx, pmtx_root(r, NULL), &v, 8) || pmtx_commit(tx))
+		return arg;
+	return NULL;
+}
+
 /* Runtimes mixed (redo.c D13): a redo-async log still queued when a redo
  * transaction commits, then an undo transaction over the redo's data,
- * which truncates both before it writes. */
+ * which truncates both before it writes. The redo-async one is another
+ * thread's: one of this thread's a redo commit retires itself (D12). */
 static void wl_mix_queue(struct obs *o)
 {
 	const char *path;
@@ -490,11 +503,15 @@ static void wl_mix_queue(struct obs *o)
 	opt.truncation = PMTX_TRUNC_LAZY; /* the redo-async log stays queued */
 	arm();
 	pmtx_region *r = tu_create_with(&path, REGION_SIZE, &opt);
-	static const pmtx_runtime rts[] = {PMTX_RT_REDO_ASYNC, PMTX_RT_REDO,
-	                                   PMTX_RT_UNDO};
+	pthread_t t;
+	void *failed;
+	assert_int_equal(pthread_create(&t, NULL, redo_async_elsewhere, r), 0);
+	assert_int_equal(pthread_join(t, &failed), 0);
+	assert_null(failed);
+	static const pmtx_runtime rts[] = {PMTX_RT_REDO, PMTX_RT_UNDO};
 	for (size_t i = 0; i < ARRAY_SIZE(rts); i++) {
 		pmtx_tx *tx = begin(r, rts[i]);
-		put(tx, r, i ? 64 : 0);
+		put(tx, r, 64);
 		assert_int_equal(pmtx_commit(tx), 0);
 	}
 	probe(r, o);

@@ -117,9 +117,12 @@
  *      every earlier IDLE is durable and this one is ordered after them
  *      (D6). So one such retirement per barrier, since two IDLE stores
  *      with no barrier between them may persist in either order. A sync
- *      redo commit reads async_pending before its apply barrier, which
- *      covers the IDLE of a truncation finished before that read. Any other thread
- *      truncating it flushes the data again, then issues its barrier.
+ *      redo commit retires it in the same way after its COMMIT barrier, so
+ *      the redo-async transaction before it is not left to a truncation
+ *      with a barrier of its own; and it reads async_pending before its
+ *      apply barrier, which covers the IDLE of a truncation finished
+ *      before that read. Any other thread truncating it flushes the data
+ *      again, then issues its barrier.
  *  D13. A sync redo log queued for retirement behind redo-async ones (D6)
  *      is replayed by recovery until it is retired, exactly as they are,
  *      so D4(b) holds for it too: before commit returns, every object its
@@ -619,6 +622,8 @@ static int redo_commit(struct pmtx_tx *tx)
 	apply_allocs(tx);
 	if (tx->kind == PMTX_RT_REDO_ASYNC && tx->mybit)
 		return commit_async(tx, rc);
+	if (rc == 0) /* D12 */
+		async_retire_covered(r);
 	flush_written(tx, MUT_REDO_DATA_FLUSH);
 	/* D6: behind older truncations, retire in order; read before the
 	 * barrier, whose retire cover then covers every IDLE of a

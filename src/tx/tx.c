@@ -24,6 +24,14 @@
  *      operations, and the truncation. The descriptor (with its DRAM
  *      state: deferred list, write set) returns to the pool only when both
  *      are done, whichever finishes last.
+ *  T5. A thread leases the descriptor it used last if that is free, else
+ *      its pair (index ^ 1), else the first free one after it. A thread
+ *      that commits redo-async transactions one after another holds each
+ *      one's descriptor until its next commit retires it (redo.c D12), so
+ *      it alternates between two descriptors, whose DRAM buffers (write
+ *      set, record buffer, maps) and log lines stay warm. Walking on
+ *      through all of them instead cost each one page faults and cache
+ *      misses at its first use.
  *  R3. Retire cover. A redo log marked IDLE with a store, but no flush
  *      and no barrier of its own (redo.c, step 3), is recorded in
  *      pend_seq. Every commit, and every truncation (redo.c D6), flushes
@@ -147,21 +155,29 @@ void txm_destroy(pmtx_region *r)
 	r->txm = NULL;
 }
 
+/* Descriptor i, if it was free. */
+static struct pmtx_tx *try_take(struct txm *m, unsigned i)
+{
+	uint64_t bit = 1ull << (i % 64);
+	if (atomic_load_explicit(&m->busy[i / 64], memory_order_relaxed) & bit)
+		return NULL;
+	if (atomic_fetch_or(&m->busy[i / 64], bit) & bit)
+		return NULL;
+	tls_hint = i;
+	return &m->txs[i];
+}
+
+/* T5: the thread's last descriptor, else its pair, else the first free
+ * one after it. */
 static struct pmtx_tx *try_lease(struct txm *m)
 {
 	unsigned start = tls_hint % m->ndesc;
-	for (unsigned k = 0; k < m->ndesc; k++) {
-		unsigned i = (start + k) % m->ndesc;
-		uint64_t bit = 1ull << (i % 64);
-		if (atomic_load_explicit(&m->busy[i / 64], memory_order_relaxed) &
-		    bit)
-			continue;
-		if (!(atomic_fetch_or(&m->busy[i / 64], bit) & bit)) {
-			tls_hint = i;
-			return &m->txs[i];
-		}
-	}
-	return NULL;
+	struct pmtx_tx *tx = try_take(m, start);
+	if (!tx && (start ^ 1) < m->ndesc)
+		tx = try_take(m, start ^ 1);
+	for (unsigned k = 1; !tx && k < m->ndesc; k++)
+		tx = try_take(m, (start + k) % m->ndesc);
+	return tx;
 }
 
 /* A free descriptor. If all are leased, fail only if each one belongs to

@@ -77,7 +77,13 @@
  *      runtimes follow one another on the same cells (a redo-async log
  *      still queued when a redo commits, then an undo transaction over
  *      that redo's data, is the order that needs redo.c D4(b) for both
- *      queued logs).
+ *      queued logs). A redo commit retires the redo-async log before it
+ *      when its own thread flushed that log's data (redo.c D12), so the
+ *      even redo-async transactions run in the partner thread (W4's),
+ *      strictly in turn: then a redo commit finds another thread's log
+ *      queued, and queues its own behind it (D13); the first triple,
+ *      redo-async, redo, undo, is of that kind. The odd ones run in the
+ *      first thread, whose next redo commit retires them.
  *  W7. Setup's transactions (the cow objects of the cell, list, big and
  *      handoff workloads) begin with PMTX_RT_DEFAULT: the region's own
  *      runtime, undo in the regions the explorer makes for every runtime
@@ -1347,10 +1353,9 @@ static int switch_setup(const pmtx_explore_env *e, pmtx_region *r)
 	return 0; /* zeroed cells: the state after no transaction */
 }
 
-static int switch_run(const pmtx_explore_env *e, pmtx_region *r, unsigned t,
-                      uint64_t i)
+static int switch_tx(const pmtx_explore_env *e, pmtx_region *r, uint64_t i)
 {
-	(void)e, (void)t;
+	(void)e;
 	uint64_t *cells = pmtx_root(r, NULL);
 	pmtx_tx *tx;
 	int rc = pmtx_begin(r, switch_runtime(i), &tx);
@@ -1363,6 +1368,16 @@ static int switch_run(const pmtx_explore_env *e, pmtx_region *r, unsigned t,
 		return rc;
 	}
 	return pmtx_commit(tx);
+}
+
+/* W6: the even redo-async transactions run in the partner thread. */
+static int switch_run(const pmtx_explore_env *e, pmtx_region *r, unsigned t,
+                      uint64_t i)
+{
+	(void)t;
+	if (switch_runtime(i) == PMTX_RT_REDO_ASYNC && i % 2 == 0)
+		return partner_run(e, r, i, switch_tx);
+	return switch_tx(e, r, i);
 }
 
 static size_t switch_observe(const pmtx_explore_env *e, pmtx_region *r,
@@ -1393,7 +1408,8 @@ static size_t switch_model(const pmtx_explore_env *e, unsigned t, uint64_t k,
 static const pmtx_explore_workload wl_switch = {
 	.name = "switch",
 	.help = "one thread whose transactions run undo, redo and redo-async "
-	        "in every order of three, on overlapping cells",
+	        "in every order of three, on overlapping cells (every other "
+	        "redo-async one handed to a second thread)",
 	.nthreads = 1, .root_size = SCELLS * 8,
 	.runtimes = PMTX_EXPLORE_AUTO, .max_ntx = CT_MAX_NTX,
 	.setup = switch_setup, .run = switch_run, .observe = switch_observe,
