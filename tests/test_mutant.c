@@ -492,8 +492,9 @@ static void *redo_async_elsewhere(void *arg)
 
 /* Runtimes mixed (redo.c D13): a redo-async log still queued when a redo
  * transaction commits, then an undo transaction over the redo's data,
- * which truncates both before it writes. The redo-async one is another
- * thread's: one of this thread's a redo commit retires itself (D12). */
+ * which truncates both before it writes. The redo-async transaction is
+ * another thread's: one of this thread's own would be retired by the redo
+ * commit (D12), and nothing would queue. */
 static void wl_mix_queue(struct obs *o)
 {
 	const char *path;

@@ -79,11 +79,14 @@
  *      that redo's data, is the order that needs redo.c D4(b) for both
  *      queued logs). A redo commit retires the redo-async log before it
  *      when its own thread flushed that log's data (redo.c D12), so the
- *      even redo-async transactions run in the partner thread (W4's),
- *      strictly in turn: then a redo commit finds another thread's log
- *      queued, and queues its own behind it (D13); the first triple,
- *      redo-async, redo, undo, is of that kind. The odd ones run in the
- *      first thread, whose next redo commit retires them.
+ *      redo-async transactions 0, 8, 16, ... run in the partner thread
+ *      (W4's), strictly in turn: then a redo commit finds another
+ *      thread's log queued, and queues its own behind it (D13); the
+ *      first triple, redo-async, redo, undo, is of that kind, and so is
+ *      transaction 9. The others run in the first thread: transaction 5,
+ *      a redo, retires redo-async 4 after its COMMIT barrier and then
+ *      itself, the two IDLE stores separated by its apply barrier (D12),
+ *      so both paths are reached in the first 10 transactions.
  *  W7. Setup's transactions (the cow objects of the cell, list, big and
  *      handoff workloads) begin with PMTX_RT_DEFAULT: the region's own
  *      runtime, undo in the regions the explorer makes for every runtime
@@ -1370,12 +1373,13 @@ static int switch_tx(const pmtx_explore_env *e, pmtx_region *r, uint64_t i)
 	return pmtx_commit(tx);
 }
 
-/* W6: the even redo-async transactions run in the partner thread. */
+/* W6: the redo-async transactions i = 0, 8, 16, ... run in the partner
+ * thread. */
 static int switch_run(const pmtx_explore_env *e, pmtx_region *r, unsigned t,
                       uint64_t i)
 {
 	(void)t;
-	if (switch_runtime(i) == PMTX_RT_REDO_ASYNC && i % 2 == 0)
+	if (switch_runtime(i) == PMTX_RT_REDO_ASYNC && i % 8 == 0)
 		return partner_run(e, r, i, switch_tx);
 	return switch_tx(e, r, i);
 }
@@ -1408,8 +1412,8 @@ static size_t switch_model(const pmtx_explore_env *e, unsigned t, uint64_t k,
 static const pmtx_explore_workload wl_switch = {
 	.name = "switch",
 	.help = "one thread whose transactions run undo, redo and redo-async "
-	        "in every order of three, on overlapping cells (every other "
-	        "redo-async one handed to a second thread)",
+	        "in every order of three, on overlapping cells (every eighth "
+	        "transaction, when redo-async, handed to a second thread)",
 	.nthreads = 1, .root_size = SCELLS * 8,
 	.runtimes = PMTX_EXPLORE_AUTO, .max_ntx = CT_MAX_NTX,
 	.setup = switch_setup, .run = switch_run, .observe = switch_observe,
