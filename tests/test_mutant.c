@@ -127,6 +127,37 @@ static void put(pmtx_tx *tx, pmtx_region *r, size_t off)
 	                            sizeof(v)), 0);
 }
 
+struct elsewhere {
+	pmtx_region *r;
+	pmtx_runtime rt;
+	size_t off;
+};
+
+static void *elsewhere_main(void *arg)
+{
+	const struct elsewhere *e = arg;
+	pmtx_tx *tx;
+	uint64_t v = e->off + 1;
+	if (pmtx_begin(e->r, e->rt, &tx) ||
+	    pmtx_write(tx, (char *)pmtx_root(e->r, NULL) + e->off, &v, 8) ||
+	    pmtx_commit(tx))
+		return arg;
+	return NULL;
+}
+
+/* A transaction of runtime rt that writes 8 bytes at root + off,
+ * committed in a thread of its own (not counted by this thread's
+ * counters). */
+static void commit_elsewhere(pmtx_region *r, pmtx_runtime rt, size_t off)
+{
+	struct elsewhere e = {r, rt, off};
+	pthread_t t;
+	void *failed;
+	assert_int_equal(pthread_create(&t, NULL, elsewhere_main, &e), 0);
+	assert_int_equal(pthread_join(t, &failed), 0);
+	assert_null(failed);
+}
+
 static pmtx_off alloc(pmtx_tx *tx, size_t n)
 {
 	pmtx_off off;
@@ -478,18 +509,6 @@ static void wl_redo_async(struct obs *o)
 	disarm(o);
 }
 
-/* A redo-async transaction committed in another thread, left queued. */
-static void *redo_async_elsewhere(void *arg)
-{
-	pmtx_region *r = arg;
-	pmtx_tx *tx;
-	uint64_t v = 9;
-	if (pmtx_begin(r, PMTX_RT_REDO_ASYNC, &tx) ||
-	    pmtx_write(tx, pmtx_root(r, NULL), &v, 8) || pmtx_commit(tx))
-		return arg;
-	return NULL;
-}
-
 /* Runtimes mixed (redo.c D13): a redo-async log still queued when a redo
  * transaction commits, then an undo transaction over the redo's data,
  * which truncates both before it writes. The redo-async transaction is
@@ -504,11 +523,7 @@ static void wl_mix_queue(struct obs *o)
 	opt.truncation = PMTX_TRUNC_LAZY; /* the redo-async log stays queued */
 	arm();
 	pmtx_region *r = tu_create_with(&path, REGION_SIZE, &opt);
-	pthread_t t;
-	void *failed;
-	assert_int_equal(pthread_create(&t, NULL, redo_async_elsewhere, r), 0);
-	assert_int_equal(pthread_join(t, &failed), 0);
-	assert_null(failed);
+	commit_elsewhere(r, PMTX_RT_REDO_ASYNC, 0); /* left queued */
 	static const pmtx_runtime rts[] = {PMTX_RT_REDO, PMTX_RT_UNDO};
 	for (size_t i = 0; i < ARRAY_SIZE(rts); i++) {
 		pmtx_tx *tx = begin(r, rts[i]);
@@ -556,29 +571,13 @@ static void wl_cow(struct obs *o)
 /* Retire cover: another thread's redo log is retired (IDLE stored and
  * flushed, no barrier) while this thread's undo transaction runs; this
  * thread's commit flushes that descriptor's line before its barrier. */
-static void *redo_elsewhere(void *arg)
-{
-	pmtx_region *r = arg;
-	pmtx_tx *tx;
-	uint64_t v = 7;
-	if (pmtx_begin(r, PMTX_RT_REDO, &tx) ||
-	    pmtx_write(tx, (char *)pmtx_root(r, NULL) + 128, &v, 8) ||
-	    pmtx_commit(tx))
-		return arg;
-	return NULL;
-}
-
 static void wl_cover(struct obs *o)
 {
 	const char *path;
-	pthread_t t;
-	void *failed;
 	arm();
 	pmtx_region *r = make(&path);
 	pmtx_tx *tx = begin(r, PMTX_RT_UNDO); /* holds its descriptor */
-	assert_int_equal(pthread_create(&t, NULL, redo_elsewhere, r), 0);
-	assert_int_equal(pthread_join(t, &failed), 0);
-	assert_null(failed);
+	commit_elsewhere(r, PMTX_RT_REDO, 128);
 	put(tx, r, 0);
 	assert_int_equal(pmtx_commit(tx), 0);
 	probe(r, o);
