@@ -586,14 +586,20 @@ static void wl_cover(struct obs *o)
 }
 
 /* Recovery of a transaction of runtime rt, in a region made by mk,
- * caught after it wrote two lines (the image), then aborted. */
+ * caught after it wrote two lines (the image), then aborted; if after is
+ * set, a transaction that wrote one other line committed before it. */
 static void recover_two_lines(struct obs *o,
                               pmtx_region *(*mk)(const char **),
-                              pmtx_runtime rt)
+                              pmtx_runtime rt, int after)
 {
 	const char *path, *image = tu_path();
 	pmtx_region *r = mk(&path);
 	pmtx_tx *tx = begin(r, rt);
+	if (after) {
+		put(tx, r, 256);
+		assert_int_equal(pmtx_commit(tx), 0);
+		tx = begin(r, rt);
+	}
 	put(tx, r, 0);
 	put(tx, r, 64);
 	snap.taken = copy_file(path, image) == 0;
@@ -605,7 +611,7 @@ static void recover_two_lines(struct obs *o,
 /* Recovery rolls back an undo transaction caught after two records. */
 static void wl_recover_undo(struct obs *o)
 {
-	recover_two_lines(o, make, PMTX_RT_UNDO);
+	recover_two_lines(o, make, PMTX_RT_UNDO, 0);
 }
 
 /* Recovery rolls a redo transaction forward: caught at its second
@@ -688,7 +694,15 @@ static void wl_twin_naked(struct obs *o)
  * caught MUTATING. */
 static void wl_recover_twin(struct obs *o)
 {
-	recover_two_lines(o, make_twin, PMTX_RT_TWIN);
+	recover_two_lines(o, make_twin, PMTX_RT_TWIN, 0);
+}
+
+/* The same, caught under the MUTATING word and the seal of the small
+ * commit before it (twin.c TW13): the seal is accepted, its line copied
+ * to the back copy, and the back copy copied over the two lines. */
+static void wl_recover_twin_reseal(struct obs *o)
+{
+	recover_two_lines(o, make_twin, PMTX_RT_TWIN, 1);
 }
 
 /* ---- the cases: one per site ---- */
@@ -796,6 +810,7 @@ static const struct site_case cases[] = {
 	BARRIER(MUT_TWIN_ABORT_BARRIER, wl_twin_abort, 1),
 	FLUSH(MUT_TWIN_RECOVER_FLUSH, wl_recover_twin, 2),
 	BARRIER(MUT_TWIN_RECOVER_BARRIER, wl_recover_twin, 1),
+	FLUSH(MUT_TWIN_RECOVER_REST, wl_recover_twin_reseal, 2),
 	FLUSH(MUT_TWIN_NAKED_FLUSH, wl_twin_naked, 1),
 	/* recovery.c */
 	BARRIER(MUT_RECOVERY_DATA_BARRIER, wl_recover_undo, 1),

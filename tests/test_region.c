@@ -237,16 +237,18 @@ static void open_with_unknown_incompat_feature_fails_and_leaves_it_unchanged(
 	write_hdr(path, &h, 1);
 	expect_open_fails(path, NULL, PMTX_E_BAD_VERSION);
 	h = orig;
-	h.feat_incompat = 8; /* the lowest bit 3.4 does not know */
+	h.feat_incompat = 16; /* the lowest bit 3.5 does not know */
 	write_hdr(path, &h, 1);
 	expect_open_fails(path, NULL, PMTX_E_BAD_VERSION);
 	/* Known features the geometry does not match: the twin bit on a
-	 * region without a back copy, with and without the seal bit, and
-	 * the seal bit alone. */
+	 * region without a back copy, with and without the seal bit, the
+	 * seal bit alone, and the reseal bit without the seal bit. */
 	static const uint64_t known[] = {
 		PMTX_FEAT_INCOMPAT_TWIN,
 		PMTX_FEAT_INCOMPAT_TWIN | PMTX_FEAT_INCOMPAT_TWIN_SEAL,
 		PMTX_FEAT_INCOMPAT_TWIN_SEAL,
+		PMTX_FEAT_INCOMPAT_TWIN_RESEAL,
+		PMTX_FEAT_INCOMPAT_TWIN | PMTX_FEAT_INCOMPAT_TWIN_RESEAL,
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(known); i++) {
 		h = orig;

@@ -293,6 +293,10 @@
 	X(MUT_TWIN_RECOVER_FLUSH, "twin.recover_flush",                      \
 	  "recovery: flush of the lines copied one way (TW8); else IDLE may "\
 	  "persist before the repair")                                        \
+	X(MUT_TWIN_RECOVER_REST, "twin.recover_rest",                        \
+	  "recovery with an accepted seal: the back copy over every other "  \
+	  "line that differs, flushed (TW13); else a crash keeps part of a " \
+	  "transaction that stored under an earlier transaction's seal")      \
 	X(MUT_TWIN_RECOVER_BARRIER, "twin.recover_barrier",                  \
 	  "recovery: the copy durable before IDLE (TW8); else a crash after "\
 	  "open loses the repair")                                            \

@@ -83,6 +83,18 @@
  *       regions by the feature bit, before it would replay and remove
  *       their journal and then refuse the mark; a 3.4 build opens 3.3
  *       regions and keeps no mark in them (the word stays zero).
+ *  3.5  Twin regions that reseal: feature PMTX_FEAT_INCOMPAT_TWIN_RESEAL
+ *       (set with the two twin bits in every twin region a 3.5 build
+ *       creates). A small transaction that follows a small commit stores
+ *       in place under the MUTATING word and the seal that commit left,
+ *       without a new MUTATING (tx/twin.c TW13), so several seals share
+ *       a seq, and an accepted seal no longer means that the lines it
+ *       does not list hold committed bytes: recovery then copies the back
+ *       copy over every other line that differs (a 3.5 build does so in
+ *       every sealed region; in 3.3 and 3.4 regions, which it opens and
+ *       where it stores MUTATING before every transaction as before,
+ *       those lines already agree). A 3.4 build would keep such a
+ *       transaction's stores, and refuses these regions by the bit.
  */
 #ifndef PMTX_LAYOUT_H
 #define PMTX_LAYOUT_H
@@ -94,7 +106,7 @@
  * bytes reversed, so a byte-order mismatch shows as a bad magic. */
 #define PMTX_MAGIC 0x314e475258544d50ull
 #define PMTX_FORMAT_MAJOR 3
-#define PMTX_FORMAT_MINOR 4
+#define PMTX_FORMAT_MINOR 5
 /* Feature masks: bits this build understands. */
 #define PMTX_FEAT_COMPAT_SUPPORTED 0ull
 /* The region keeps a back copy of its data (twin runtime, 3.2). */
@@ -104,9 +116,11 @@
 #define PMTX_FEAT_INCOMPAT_JOURNAL_MARK 4ull
 /* ... and small transactions commit by a seal (twin runtime, 3.3). */
 #define PMTX_FEAT_INCOMPAT_TWIN_SEAL 2ull
+/* ... and one MUTATING word may serve several sealed transactions (3.5). */
+#define PMTX_FEAT_INCOMPAT_TWIN_RESEAL 8ull
 #define PMTX_FEAT_INCOMPAT_SUPPORTED                                         \
 	(PMTX_FEAT_INCOMPAT_TWIN | PMTX_FEAT_INCOMPAT_TWIN_SEAL |                \
-	 PMTX_FEAT_INCOMPAT_JOURNAL_MARK)
+	 PMTX_FEAT_INCOMPAT_JOURNAL_MARK | PMTX_FEAT_INCOMPAT_TWIN_RESEAL)
 #define PMTX_FEAT_RO_COMPAT_SUPPORTED 0ull
 
 #define PMTX_HDR_SIZE 4096u
@@ -205,8 +219,9 @@ _Static_assert(offsetof(struct pmtx_rstate, journal) == 16,
 #define PMTX_RSTATE_SPACE 256u /* bytes before the descriptors */
 
 /* ---- the twin seal (3.3) ----
- *  S1. The seal of a transaction is its sequence number (the one in its
- *      MUTATING word), the count and list of the lines it stored to (in
+ *  S1. The seal of a transaction is its sequence number (the one in the
+ *      MUTATING word it stored under; in a 3.5 region several
+ *      transactions may share one, tx/twin.c TW13), the count and list of the lines it stored to (in
  *      the order of their first store), and one check word: XXH3 chained
  *      over seq, n, the list and then the contents of each listed line
  *      as the transaction left it (tx/twin.c seal_check).

@@ -225,7 +225,8 @@ static void fill_header(struct pmtx_hdr *h, const pmtx_options *o,
 	if (g->twin_off)
 		h->feat_incompat |= PMTX_FEAT_INCOMPAT_TWIN;
 	if (g->seal_off)
-		h->feat_incompat |= PMTX_FEAT_INCOMPAT_TWIN_SEAL;
+		h->feat_incompat |= PMTX_FEAT_INCOMPAT_TWIN_SEAL |
+		                    PMTX_FEAT_INCOMPAT_TWIN_RESEAL;
 	h->feat_incompat |= PMTX_FEAT_INCOMPAT_JOURNAL_MARK;
 	h->create_time = (uint64_t)time(NULL);
 	h->desc_off = g->desc_off;
@@ -496,6 +497,8 @@ static int geometry_differs(const struct pmtx_hdr *h)
 	    (h->default_runtime == PMTX_RT_TWIN) != (region_is_twin(h) != 0) ||
 	    (h->feat_incompat & PMTX_FEAT_INCOMPAT_TWIN_SEAL &&
 	     !(h->feat_incompat & PMTX_FEAT_INCOMPAT_TWIN)) ||
+	    (h->feat_incompat & PMTX_FEAT_INCOMPAT_TWIN_RESEAL &&
+	     !(h->feat_incompat & PMTX_FEAT_INCOMPAT_TWIN_SEAL)) ||
 	    h->max_size < h->size ||
 	    region_geometry(h->size, h->max_size, h->ndesc, h->root_size,
 	                    region_is_twin(h), &g) != 0)

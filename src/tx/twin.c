@@ -16,6 +16,8 @@
  * region (layout.h 3.3) when it stored to at most SEAL_MAX_LINES lines
  * (a small transaction):
  *   first store (a)  state := MUTATING, flush                -> 1 barrier
+ *                    (none in a region that reseals, layout.h 3.5, when
+ *                    the transaction before committed by its seal: TW13)
  *   commit           allocation entries applied to the heap metadata in
  *                    the data area (not flushed: they are lines of the
  *                    transaction too); every line flushed; the seal
@@ -25,14 +27,15 @@
  *                    each line copied to the back copy with
  *                    non-temporal stores                      -> barrier (d)
  *                    the state word stays MUTATING
- *   total 3. Otherwise (a large transaction, or a 3.2 region, which has
- *   no seal):
+ *   total 3; 2 after a small commit in a region that reseals. Otherwise
+ *   (a large transaction, or a 3.2 region, which has no seal):
  *   first store (a)  as above                                 -> 1 barrier
  *   commit           allocations applied, every line flushed -> barrier (b)
  *                    state := COPYING, flush: the commit point -> barrier (c)
  *                    back copy, as above                      -> barrier (d)
  *                    state := IDLE                            (no flush)
- *   total 4. A seal costs a checksum of each line and 8 bytes of seal per
+ *   total 4 (3 after a small commit in a region that reseals). A seal
+ *   costs a checksum of each line and 8 bytes of seal per
  *   line; barrier (c) costs about as much as SEAL_MAX_LINES of them
  *   (`pmtx-bench sps` at k = 16 and 32: docs/results/seal-2026-11-26).
  *   0 barriers for a transaction that only reads.
@@ -50,10 +53,13 @@
  *   back) and the same locked instructions would wait for the miss.
  * Recovery (at open, before the heap is rebuilt): MUTATING with an
  * accepted seal of the same seq (layout.h S2) -> the sealed lines of the
- * data area over the back copy; MUTATING otherwise -> the back copy over
- * the data area; COPYING -> the data area over the back copy; only the
- * lines that differ are written; they are flushed, and so is the data a
- * copy was taken from (TW8) -> 1 barrier; state := IDLE, flush.
+ * data area over the back copy, then the back copy over every other line
+ * (TW13); MUTATING otherwise -> the back copy over
+ * the data area; COPYING -> the data area over the back copy. Each pass
+ * covers the root, the heap metadata and the superblocks in use (TW14);
+ * only the lines that differ are written; they are flushed, and so is
+ * the data a copy was taken from (TW8) -> 1 barrier; state := IDLE,
+ * flush.
  *
  * Invariants
  *  TW1. At rest (no twin transaction past its first store) every byte of
@@ -64,7 +70,8 @@
  *       unspecified until a transaction writes them.
  *  TW2. A transaction stores into the data area only after MUTATING is
  *       durable (barrier (a), taken at the first store, allocation, free
- *       or pmtx_add_range). So a crash that leaves MUTATING finds the
+ *       or pmtx_add_range, or the MUTATING of an earlier transaction that
+ *       is still the durable word, TW13). So a crash that leaves MUTATING finds the
  *       state before the transaction in the back copy (TW1), and recovery
  *       copies it back over the data area.
  *  TW3. COPYING is stored only after every line the transaction stored to
@@ -146,19 +153,59 @@
  *       it in any runtime (TW7 restores only declared ranges for them);
  *       programs that make them must not rely on that transaction being
  *       atomic under a crash.
- * TW11. A seal is accepted only for the seq of the durable state word,
- *       and each seq is used by one transaction: twin_seq only grows, is
- *       read back from the state word at open, and MUTATING takes a new
- *       one. So no older transaction's seal is ever taken for a newer
- *       one's, and an aborted transaction (no seal with its seq) is
- *       always restored from the back copy.
+ * TW11. A seal is accepted only for the seq of the durable state word.
+ *       twin_seq only grows, is read back from the state word at open,
+ *       and every MUTATING store takes a new one; the transactions that
+ *       share one (TW13) each write their seal over the one before, in
+ *       the same place. So the only seal that can be accepted is that of
+ *       the last small transaction to commit under the durable word, or a
+ *       torn mix of it and the next one's, which its check word refuses
+ *       (S1 covers the list and the count). An aborted transaction
+ *       therefore never has its own seal accepted, and is restored from
+ *       the back copy (by the pass of TW13 for the lines the accepted
+ *       seal does not list).
  * TW12. Recovery with an accepted seal copies only the sealed lines, data
  *       over back copy; both choices (seal accepted or not) are stable
  *       under a crash during recovery: copying data over the back copy
  *       changes neither the data nor the seal, and copying the back copy
  *       over the data leaves a seal that did not match still not matching
  *       unless the transaction's bytes equal what they replaced, where
- *       both choices give the same bytes.
+ *       both choices give the same bytes. The pass of TW13 that follows
+ *       an accepted seal copies the back copy over lines the seal does
+ *       not list, so it does not change whether the seal is accepted.
+ * TW13. Resealing (layout.h 3.5). After a small commit the durable state
+ *       word is MUTATING, the seal lists that transaction's lines, and
+ *       the back copy is durable (barrier (d)): the back copy holds the
+ *       committed state except at the sealed lines, where the data area
+ *       holds it and the seal matches. The next transaction may then
+ *       store in place without barrier (a) (twin_sealed; cleared by a
+ *       large commit and by an abort; a failed (d) resyncs first, TW9),
+ *       because recovery after an accepted seal copies the back copy
+ *       over every line the seal does not list. A crash then finds
+ *       either
+ *       - the seal accepted: the sealed lines hold what it sealed, which
+ *         are the last committed bytes there (if this transaction stored
+ *         into them, they still match only if unchanged), and every
+ *         other line gets its committed bytes from the back copy;
+ *       - or refused: a line it lists was changed by this transaction,
+ *         or its seal was torn by this one's (TW11); the back copy then
+ *         holds every committed byte (barrier (d) of the last small
+ *         commit; this transaction writes its own back copy only after
+ *         its seal is durable) and is copied over the data area.
+ *       Once this transaction's seal and lines are durable (its barrier
+ *       (b)), its seal is the one accepted, and the same holds for it.
+ *       A large transaction that stored under the seal reaches its
+ *       commit point with COPYING (c) as in TW3, and is rolled back in
+ *       the same way until then.
+ * TW14. A recovery pass copies only what is committed: the root, the heap
+ *       metadata, and the superblocks that the committed copy's metadata
+ *       (copied first) says hold allocated blocks (layout.h H2), so that
+ *       its cost follows the heap in use, not the region's size. The
+ *       bytes of free blocks are unspecified (TW1): a transaction's stores
+ *       into a block it allocated, rolled back, stay in a superblock that
+ *       is free again. A metadata entry the pass cannot read (a kind it
+ *       does not know, a run past the heap) makes it copy every
+ *       superblock from there on; the heap's own checks then judge it.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -224,13 +271,25 @@ static int resync(pmtx_region *r)
 	return rc;
 }
 
-/* TW2: MUTATING durable, once per transaction. */
+/* Does r let a transaction store under the last small commit's MUTATING
+ * and seal (TW13)? */
+static inline int reseals(const pmtx_region *r)
+{
+	return (r->hdr->feat_incompat & PMTX_FEAT_INCOMPAT_TWIN_RESEAL) != 0;
+}
+
+/* TW2: MUTATING durable, once per transaction, unless the durable word
+ * is the MUTATING of the small commit before (TW13). */
 static int start_writing(struct pmtx_tx *tx)
 {
 	pmtx_region *r = tx->r;
 	int rc = resync(r);
 	if (rc)
 		return rc;
+	if (r->txm->twin_sealed && reseals(r)) {
+		tx->sv_written = 1;
+		return 0;
+	}
 	state_store(r, PMTX_TW_MUTATING, MUT_TWIN_MUTATING_MARK);
 	r->txm->twin_sealed = 0;
 	state_flush(r, MUT_TWIN_MUTATING_FLUSH);
@@ -613,6 +672,7 @@ static int twin_abort(struct pmtx_tx *tx)
 	int rc = MUT_ORDER(MUT_TWIN_ABORT_BARRIER, &r->persist);
 	if (!rc) /* else MUTATING stays: recovery would restore the same */
 		state_store(r, PMTX_TW_IDLE, MUT_TWIN_IDLE_MARK);
+	r->txm->twin_sealed = 0; /* TW13: the next one stores MUTATING */
 	forget_lines(tx);
 	tx->ntrng = 0;
 	return rc;
@@ -669,9 +729,9 @@ void twin_naked_flush(pmtx_region *r, const void *p, size_t n, int locked)
 /* ---- recovery (TW8) ---- */
 
 /* Copy [from, from+len) over [to, ...), line by line where they differ;
- * flush what was written. */
+ * flush what was written (flush site fsite). */
 static void copy_differing(pmtx_region *r, const char *from, char *to,
-                           uint64_t len)
+                           uint64_t len, unsigned fsite)
 {
 	for (uint64_t o = 0; o < len; o += 4096) {
 		uint64_t pg = MIN(len - o, 4096);
@@ -682,9 +742,63 @@ static void copy_differing(pmtx_region *r, const char *from, char *to,
 				continue;
 			memcpy(to + l, from + l, CACHE_LINE);
 			TRACE_STORE(&r->persist, to + l, CACHE_LINE, DATA);
-			MUT_FLUSH(MUT_TWIN_RECOVER_FLUSH, &r->persist, to + l,
-			          CACHE_LINE);
+			MUT_FLUSH(fsite, &r->persist, to + l, CACHE_LINE);
 		}
+	}
+}
+
+/* [off, off+len) of the mirrored area, from one copy over the other
+ * (copy_differing); the source is flushed too when flush_from is set. */
+static void copy_span(pmtx_region *r, const char *from, char *to,
+                      uint64_t off, uint64_t len, unsigned fsite,
+                      int flush_from)
+{
+	copy_differing(r, from + off, to + off, len, fsite);
+	if (flush_from)
+		MUT_FLUSH(MUT_TWIN_RECOVER_FLUSH, &r->persist, from + off, len);
+}
+
+/* TW14: how many superblocks, from the one m describes on, hold committed
+ * blocks (layout.h H2): 0 for a free one, its run for a LARGE head, 1 for
+ * a SMALL one with a block allocated; left (all the rest) for an entry
+ * recovery cannot read, so that nothing is skipped on its word. */
+static uint64_t sb_used(const struct pmtx_sb_meta *m, uint64_t left)
+{
+	switch (PMTX_SB_KIND(m->info)) {
+	case PMTX_SB_FREE:
+		return 0;
+	case PMTX_SB_LARGE: {
+		uint64_t run = PMTX_SB_RUN(m->info);
+		return run && run <= left ? run : left;
+	}
+	case PMTX_SB_SMALL:
+		for (size_t k = 0; k < ARRAY_SIZE(m->bitmap); k++)
+			if (m->bitmap[k])
+				return 1;
+		return 0;
+	default:
+		return left;
+	}
+}
+
+/* TW14: the committed state from one copy of the mirrored area over the
+ * other (from, to: their starts): the root and the heap metadata, then
+ * the superblocks that metadata says are in use. */
+static void copy_committed(pmtx_region *r, const char *from, char *to,
+                           unsigned fsite, int flush_from)
+{
+	const struct pmtx_hdr *h = r->hdr;
+	uint64_t head = h->heap_off - h->root_off;
+	copy_span(r, from, to, 0, head, fsite, flush_from);
+	const struct pmtx_sb_meta *m =
+		(const void *)(to + (h->meta_off - h->root_off));
+	uint64_t nsb = (h->twin_off - h->heap_off) / PMTX_SB_SIZE;
+	for (uint64_t i = 0; i < nsb;) {
+		uint64_t n = sb_used(&m[i], nsb - i);
+		if (n)
+			copy_span(r, from, to, head + i * PMTX_SB_SIZE,
+			          n * PMTX_SB_SIZE, fsite, flush_from);
+		i += n ? n : 1;
 	}
 }
 
@@ -718,16 +832,16 @@ int twin_recover(pmtx_region *r)
 	if (st != PMTX_TW_MUTATING && st != PMTX_TW_COPYING)
 		return PMTX_E_CORRUPT; /* read_nsb checked it; not reached */
 	char *data = r->base + h->root_off, *back = r->base + h->twin_off;
-	uint64_t len = h->twin_off - h->root_off;
 	if (st == PMTX_TW_MUTATING && h->seal_off &&
-	    seal_accepted(r, PMTX_TW_SEQ(w)))
+	    seal_accepted(r, PMTX_TW_SEQ(w))) {
 		copy_sealed(r); /* TW10: committed */
-	else if (st == PMTX_TW_MUTATING)
-		copy_differing(r, back, data, len);
-	else { /* the data area may be visible and not durable yet */
-		copy_differing(r, data, back, len);
-		MUT_FLUSH(MUT_TWIN_RECOVER_FLUSH, &r->persist, data, len);
-	}
+		/* TW13: the stores of a transaction after it (the sealed
+		 * lines agree by now) */
+		copy_committed(r, back, data, MUT_TWIN_RECOVER_REST, 0);
+	} else if (st == PMTX_TW_MUTATING)
+		copy_committed(r, back, data, MUT_TWIN_RECOVER_FLUSH, 0);
+	else /* the data area may be visible and not durable yet */
+		copy_committed(r, data, back, MUT_TWIN_RECOVER_FLUSH, 1);
 	int rc = MUT_ORDER(MUT_TWIN_RECOVER_BARRIER, &r->persist);
 	if (rc)
 		return rc;

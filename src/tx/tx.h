@@ -165,7 +165,7 @@ struct txm {
 	pthread_mutex_t twin_lock;   /* twin.c TW5: the running twin tx */
 	uint64_t twin_seq;           /* twin transactions begun (rstate.twin) */
 	int twin_resync;             /* a back copy's barrier failed (TW9) */
-	int twin_sealed;             /* the last commit left MUTATING (TW10) */
+	int twin_sealed;             /* the last commit left MUTATING (TW10, TW13) */
 	uint64_t *twin_bits;         /* twin.c: a bit per mirrored line */
 };
 

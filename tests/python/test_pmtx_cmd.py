@@ -146,7 +146,7 @@ def test_create_twin_makes_a_fixed_region_with_a_back_copy(workdir):
         "1K", check=0)
     i = info(path)
     assert i["default_runtime"] == "twin"
-    assert i["format"]["minor"] == 4
+    assert i["format"]["minor"] == 5
     assert i["twin_state"] == "IDLE"
     a = i["areas"]
     # the back copy of root .. heap end follows the heap, within the file
@@ -208,7 +208,7 @@ def test_create_refuses_an_existing_file(region):
 
 def test_info_text_names_every_header_field(region):
     out = run("info", region, check=0).stdout
-    for field in ["magic", "format           3.4", "layout           \"test\"",
+    for field in ["magic", "format           3.5", "layout           \"test\"",
                   "uuid", "created", "initial size     8388608",
                   "current size     8388608", "maximum size     8388608",
                   "superblocks", "descriptors      64", "root size        64",
@@ -220,7 +220,7 @@ def test_info_text_names_every_header_field(region):
 def test_info_json_describes_a_fresh_region(region):
     i = info(region)
     assert i["magic"] == "0x314e475258544d50"
-    assert (i["format"]["major"], i["format"]["minor"]) == (3, 4)
+    assert (i["format"]["major"], i["format"]["minor"]) == (3, 5)
     assert i["format"]["incompat"] == 4      # the journal mark (3.4)
     assert re.fullmatch(r"[0-9a-f]{8}-([0-9a-f]{4}-){3}[0-9a-f]{12}",
                         i["uuid"])
