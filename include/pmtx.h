@@ -156,7 +156,7 @@ typedef struct pmtx_options {
 	size_t max_size;        /* create: 0 = fixed size; else the heap grows
 	                         * on demand, extending the file, up to this
 	                         * many bytes of region (see "Growth") */
-	unsigned flags;         /* open: PMTX_OPEN_* */
+	unsigned flags;         /* open: PMTX_OPEN_*; create: PMTX_CREATE_* */
 } pmtx_options;
 
 /* pmtx_options.flags */
@@ -175,6 +175,13 @@ typedef struct pmtx_options {
  * last checkpoint: those commits are lost. Without it such an open fails
  * with PMTX_E_CORRUPT and changes nothing. */
 #define PMTX_OPEN_FORGET_JOURNAL 4u
+/* Create a twin region in which every transaction that writes makes its
+ * own MUTATING word durable first, as twin regions of format 3.4 did:
+ * one barrier more for a small transaction that follows a small one (3,
+ * not 2), and in return a crash at rest (after a commit, no transaction
+ * running) is recovered by copying the last commit's lines (at most 48)
+ * instead of a pass over the heap in use (see PMTX_RT_TWIN). */
+#define PMTX_CREATE_TWIN_FAST_RESTART 8u
 
 /* Fill *o with the defaults. Always call before setting fields. */
 void pmtx_options_init(pmtx_options *o);
@@ -306,12 +313,19 @@ int pmtx_auto_stats_get(pmtx_region *r, pmtx_auto_stats *st);
  * runs twin: PMTX_RT_DEFAULT and PMTX_RT_AUTO mean twin there, and any
  * other runtime is refused with PMTX_E_UNSUPPORTED (as PMTX_RT_TWIN is in
  * any other region). A twin transaction stores in place and reads with
- * plain loads; commit writes back the lines it stored to, makes the
- * commit durable with one word, and copies those lines to the back copy:
- * four barriers per transaction that writes, whatever it writes, and
- * none for one that only reads. After a crash, open copies the back copy
- * over the data (the transaction had not committed) or the data over the
- * back copy (it had), so recovery costs one copy of the region's data.
+ * plain loads; commit writes back the lines it stored to with a seal
+ * (their list and a checksum of their contents) or, past 48 lines, makes
+ * the commit durable with one word, then copies those lines to the back
+ * copy: 3 barriers for a transaction of at most 48 lines, 4 above, one
+ * fewer after a transaction that committed by its seal (2 in a run of
+ * small ones), and none for one that only reads. After a crash, open
+ * copies the back copy over the data (the transaction had not committed)
+ * or the data over the back copy (it had), over the root, the heap
+ * metadata and the superblocks in use, so recovery reads the heap in use
+ * (twice: both copies). Even after a crash at rest: a transaction may
+ * have stored under the last commit's word, unless the region was
+ * created with PMTX_CREATE_TWIN_FAST_RESTART (one barrier more a
+ * transaction; a crash at rest then copies the last commit's lines).
  * Twin transactions of a region run one at a time: pmtx_begin waits for
  * the running one to end, so a thread must not wait, inside a twin
  * transaction, for a lock that another thread may hold while it begins

@@ -296,6 +296,62 @@ static void a_region_without_the_mark_feature_keeps_no_mark(void **state)
 	unlink(path);
 }
 
+/* layout.h 3.5: a twin region without PMTX_FEAT_INCOMPAT_TWIN_RESEAL (as
+ * a 3.3 or 3.4 build made them, or as PMTX_CREATE_TWIN_FAST_RESTART makes
+ * them) opens, and every transaction that writes stores a MUTATING of its
+ * own (a new seq) and waits for it: 3 barriers for one line, where a
+ * region with the bit takes 2 after the first. */
+static void a_twin_region_without_the_reseal_feature_marks_each_time(
+	void **state)
+{
+	(void)state;
+	/* 0: the bit cleared in the header; 1: created without it; 2: the
+	 * default */
+	for (int how = 0; how < 3; how++) {
+		const char *path = tu_path();
+		pmtx_options o;
+		pmtx_options_init(&o);
+		o.runtime = PMTX_RT_TWIN;
+		o.root_size = 64;
+		o.flags = how == 1 ? PMTX_CREATE_TWIN_FAST_RESTART : 0;
+		pmtx_region *r;
+		assert_int_equal(pmtx_create(path, 8u << 20, &o, &r), 0);
+		assert_int_equal(pmtx_close(r), 0);
+		struct pmtx_hdr h;
+		read_hdr(path, &h);
+		int reseal = how == 2;
+		assert_int_equal(
+			!!(h.feat_incompat & PMTX_FEAT_INCOMPAT_TWIN_RESEAL),
+			how != 1);
+		assert_true(h.feat_incompat & PMTX_FEAT_INCOMPAT_TWIN_SEAL);
+		if (how == 0) {
+			h.feat_incompat &= ~PMTX_FEAT_INCOMPAT_TWIN_RESEAL;
+			write_hdr(path, &h, 1);
+		}
+		r = tu_open(path);
+		const volatile uint64_t *word =
+			(const uint64_t *)((const char *)pmtx_ptr(r, h.rstate_off) +
+			                   offsetof(struct pmtx_rstate, twin));
+		uint64_t *w = pmtx_root(r, NULL);
+		for (uint64_t i = 0; i < 3; i++) {
+			pmtx_tx *tx;
+			tu_count_start();
+			assert_int_equal(pmtx_begin(r, PMTX_RT_DEFAULT, &tx), 0);
+			assert_int_equal(PMTX_SET(tx, w[0], i + 1), 0);
+			assert_int_equal(pmtx_commit(tx), 0);
+			assert_int_equal(tu_count().barriers,
+			                 reseal && i > 0 ? 2 : 3);
+			/* the seq of the MUTATING each transaction stored under */
+			assert_int_equal(PMTX_TW_SEQ(*word), reseal ? 1 : i + 1);
+		}
+		assert_int_equal(pmtx_close(r), 0);
+		r = tu_open(path);
+		assert_int_equal(((uint64_t *)pmtx_root(r, NULL))[0], 3);
+		assert_int_equal(pmtx_close(r), 0);
+		unlink(path);
+	}
+}
+
 static void newer_minor_version_and_unknown_compat_feature_still_open(
 	void **state)
 {
@@ -1048,6 +1104,7 @@ int main(void)
 		T(open_with_unknown_incompat_feature_fails_and_leaves_it_unchanged),
 		T(newer_minor_version_and_unknown_compat_feature_still_open),
 		T(a_region_without_the_mark_feature_keeps_no_mark),
+		T(a_twin_region_without_the_reseal_feature_marks_each_time),
 		T(open_with_different_layout_name_fails_and_leaves_it_unchanged),
 		T(open_without_layout_name_accepts_any_layout),
 		T(open_with_header_checksum_mismatch_fails_and_leaves_it_unchanged),

@@ -543,14 +543,16 @@ static void a_crash_under_an_earlier_seal_restores_the_back_copy(
 }
 
 /* TW14: recovery copies the root, the heap metadata and the superblocks
- * in use. A process commits a 1 KiB block A holding 5, then, in a
- * transaction that stores under that commit's seal (or, after an abort,
- * under a MUTATING of its own), writes 6 into A, allocates a 100 KiB block
- * B (a run of superblocks of its own), writes 7 into it and 9 into w[0],
- * and dies. The next open brings back w[0] = 0 and A = 5 and frees B,
- * and leaves B's superblocks alone: their 7 is still in the data area,
- * where a pass over the whole region would have copied the back copy's 0
- * over it. */
+ * in use. A process commits a 1 KiB block A holding 5 and a 100 KiB block
+ * L (a run of two superblocks) holding 11 in its second superblock, then,
+ * in a transaction that stores under that commit's seal (or, after an
+ * abort, under a MUTATING of its own), writes 6 into A and 12 into L,
+ * allocates another 100 KiB block B, writes 7 into it and 9 into w[0],
+ * and dies. The next open brings back w[0] = 0, A = 5 and L = 11 (a pass
+ * that skipped SMALL superblocks, or the rest of a LARGE run, would keep
+ * 6 or 12), and frees B, leaving B's superblocks alone: their 7 is still
+ * in the data area, where a pass over the whole region would have copied
+ * the back copy's 0 over it (free blocks' bytes are unspecified). */
 static void recovery_copies_only_the_heap_in_use(void **state)
 {
 	(void)state;
@@ -564,13 +566,16 @@ static void recovery_copies_only_the_heap_in_use(void **state)
 		assert_true(pid >= 0);
 		if (pid == 0) {
 			pmtx_tx *tx;
-			pmtx_off a, b;
-			uint64_t v5 = 5, v6 = 6, v7 = 7, v9 = 9;
+			pmtx_off a, b, l;
+			uint64_t v5 = 5, v6 = 6, v7 = 7, v9 = 9, v11 = 11, v12 = 12;
 			struct root *rt = root_of(r);
 			if (pmtx_begin(r, PMTX_RT_DEFAULT, &tx) ||
 			    pmtx_alloc(tx, 1024, &a) ||
 			    pmtx_write(tx, pmtx_ptr(r, a), &v5, 8) ||
-			    pmtx_write(tx, &rt->blk[0], &a, 8) || pmtx_commit(tx))
+			    pmtx_write(tx, &rt->blk[0], &a, 8) ||
+			    pmtx_alloc(tx, 100u << 10, &l) ||
+			    pmtx_write(tx, pmtx_ptr(r, l + 70000), &v11, 8) ||
+			    pmtx_write(tx, &rt->blk[1], &l, 8) || pmtx_commit(tx))
 				_exit(2);
 			if (own_mark && (pmtx_begin(r, PMTX_RT_DEFAULT, &tx) ||
 			                 pmtx_write(tx, &rt->w[1], &v5, 8) ||
@@ -578,6 +583,7 @@ static void recovery_copies_only_the_heap_in_use(void **state)
 				_exit(3);
 			if (pmtx_begin(r, PMTX_RT_DEFAULT, &tx) ||
 			    pmtx_write(tx, pmtx_ptr(r, a), &v6, 8) ||
+			    pmtx_write(tx, pmtx_ptr(r, l + 70000), &v12, 8) ||
 			    pmtx_alloc(tx, 100u << 10, &b) ||
 			    pmtx_write(tx, pmtx_ptr(r, b), &v7, 8) ||
 			    pmtx_write(tx, &rt->w[0], &v9, 8))
@@ -598,6 +604,8 @@ static void recovery_copies_only_the_heap_in_use(void **state)
 		struct root *rt = root_of(r);
 		assert_int_equal(rt->w[0], 0);
 		assert_int_equal(*(uint64_t *)pmtx_ptr(r, rt->blk[0]), 5);
+		assert_int_equal(*(uint64_t *)pmtx_ptr(r, rt->blk[1] + 70000),
+		                 11);
 		assert_int_equal(*(uint64_t *)pmtx_ptr(r, b), 7); /* left */
 		pmtx_heap_stats st;
 		assert_int_equal(pmtx_heap_check(r, &st), 0);

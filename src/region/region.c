@@ -225,8 +225,9 @@ static void fill_header(struct pmtx_hdr *h, const pmtx_options *o,
 	if (g->twin_off)
 		h->feat_incompat |= PMTX_FEAT_INCOMPAT_TWIN;
 	if (g->seal_off)
-		h->feat_incompat |= PMTX_FEAT_INCOMPAT_TWIN_SEAL |
-		                    PMTX_FEAT_INCOMPAT_TWIN_RESEAL;
+		h->feat_incompat |= PMTX_FEAT_INCOMPAT_TWIN_SEAL;
+	if (g->seal_off && !(o->flags & PMTX_CREATE_TWIN_FAST_RESTART))
+		h->feat_incompat |= PMTX_FEAT_INCOMPAT_TWIN_RESEAL;
 	h->feat_incompat |= PMTX_FEAT_INCOMPAT_JOURNAL_MARK;
 	h->create_time = (uint64_t)time(NULL);
 	h->desc_off = g->desc_off;
@@ -292,7 +293,8 @@ static int options_ok(const pmtx_options *o)
 	if (persist_supported(o->domain, o->backend) ||
 	    (unsigned)o->runtime > PMTX_RT_TWIN ||
 	    (o->flags & ~(PMTX_OPEN_PRIVATE | PMTX_OPEN_AUTO_ROTATE |
-	                  PMTX_OPEN_FORGET_JOURNAL)) ||
+	                  PMTX_OPEN_FORGET_JOURNAL |
+	                  PMTX_CREATE_TWIN_FAST_RESTART)) ||
 	    (o->layout && strlen(o->layout) >= PMTX_LAYOUT_LEN))
 		return PMTX_E_INVAL;
 	return 0;

@@ -836,8 +836,10 @@ int twin_recover(pmtx_region *r)
 	    seal_accepted(r, PMTX_TW_SEQ(w))) {
 		copy_sealed(r); /* TW10: committed */
 		/* TW13: the stores of a transaction after it (the sealed
-		 * lines agree by now) */
-		copy_committed(r, back, data, MUT_TWIN_RECOVER_REST, 0);
+		 * lines agree by now); none in a region that does not reseal,
+		 * where every other line agrees */
+		if (reseals(r))
+			copy_committed(r, back, data, MUT_TWIN_RECOVER_REST, 0);
 	} else if (st == PMTX_TW_MUTATING)
 		copy_committed(r, back, data, MUT_TWIN_RECOVER_FLUSH, 0);
 	else /* the data area may be visible and not durable yet */

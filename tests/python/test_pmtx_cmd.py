@@ -147,6 +147,11 @@ def test_create_twin_makes_a_fixed_region_with_a_back_copy(workdir):
     i = info(path)
     assert i["default_runtime"] == "twin"
     assert i["format"]["minor"] == 5
+    assert i["format"]["incompat"] == 1 | 2 | 4 | 8  # twin, seal, mark, reseal
+    fast = os.path.join(workdir, "f.pmtx")
+    run("create", fast, "--size", "16M", "--runtime", "twin",
+        "--fast-restart", check=0)
+    assert info(fast)["format"]["incompat"] == 1 | 2 | 4  # no reseal
     assert i["twin_state"] == "IDLE"
     a = i["areas"]
     # the back copy of root .. heap end follows the heap, within the file

@@ -796,9 +796,12 @@ static uint64_t big_value(uint64_t i, unsigned j)
 }
 
 /* undo and redo: root word BIG_WORDS holds a large block (above the
- * largest size class: a run of whole superblocks) or 0; every third
- * transaction allocates or frees it. */
-#define BIG_BLOB (40u * 1024u)
+ * largest size class: a run of two superblocks) or 0; every third
+ * transaction allocates or frees it, and every transaction that leaves it
+ * allocated writes one word of it, in its second superblock (so that a
+ * recovery that restores only some superblocks of a run is caught). */
+#define BIG_BLOB (100u * 1024u)
+#define BIG_BLOB_WORD (70000u / 8)
 
 static int big_blob_toggles(uint64_t i)
 {
@@ -810,6 +813,25 @@ static int big_blob_toggle(pmtx_tx *tx, pmtx_region *r)
 	pmtx_off *blob = (pmtx_off *)pmtx_root(r, NULL) + BIG_WORDS, off = 0;
 	int rc = *blob ? pmtx_free(tx, *blob) : pmtx_alloc(tx, BIG_BLOB, &off);
 	return rc ? rc : PMTX_SET(tx, *blob, off);
+}
+
+/* The word of the large block at blob that transactions write, or NULL. */
+static uint64_t *big_blob_word(pmtx_region *r, pmtx_off blob)
+{
+	if (!blob || !pmtx_ptr(r, blob + BIG_BLOB - 1))
+		return NULL;
+	return (uint64_t *)pmtx_ptr(r, blob) + BIG_BLOB_WORD;
+}
+
+/* Transaction i's store into the large block, if there is one (the root
+ * word read as the transaction sees it: redo has not stored it yet). */
+static int big_blob_write(pmtx_tx *tx, pmtx_region *r, uint64_t i)
+{
+	pmtx_off blob;
+	int rc = pmtx_read(tx, &blob, (pmtx_off *)pmtx_root(r, NULL) + BIG_WORDS,
+	                   sizeof(blob));
+	uint64_t *p = rc ? NULL : big_blob_word(r, blob);
+	return rc ? rc : p ? PMTX_SET(tx, *p, big_value(i, BIG_WORDS)) : 0;
 }
 
 static int big_setup(const pmtx_explore_env *e, pmtx_region *r)
@@ -874,6 +896,8 @@ static int big_run(const pmtx_explore_env *e, pmtx_region *r, unsigned t,
 	}
 	if (!rc && e->runtime != PMTX_RT_COW && big_blob_toggles(i))
 		rc = big_blob_toggle(tx, r);
+	if (!rc && e->runtime != PMTX_RT_COW)
+		rc = big_blob_write(tx, r, i);
 	if (rc) {
 		pmtx_abort(tx);
 		return rc;
@@ -884,11 +908,11 @@ static int big_run(const pmtx_explore_env *e, pmtx_region *r, unsigned t,
 static size_t big_model(const pmtx_explore_env *e, unsigned t, uint64_t k,
                         uint64_t *out, size_t max)
 {
-	if (max < BIG_WORDS + 1)
+	if (max < BIG_WORDS + 2)
 		return 0;
 	for (unsigned j = 0; j < BIG_WORDS; j++)
 		out[j] = j;
-	out[BIG_WORDS] = 0;
+	out[BIG_WORDS] = out[BIG_WORDS + 1] = 0;
 	for (uint64_t i = 0; i < k; i++) {
 		for (unsigned q = 0; q < BIGK; q++) {
 			unsigned start, len;
@@ -898,17 +922,26 @@ static size_t big_model(const pmtx_explore_env *e, unsigned t, uint64_t k,
 		}
 		if (e->runtime != PMTX_RT_COW && big_blob_toggles(i))
 			out[BIG_WORDS] ^= 1;
+		out[BIG_WORDS + 1] =
+			out[BIG_WORDS] ? big_value(i, BIG_WORDS) : 0;
 	}
-	return BIG_WORDS + 1;
+	return BIG_WORDS + 2;
 }
 
 static size_t big_observe(const pmtx_explore_env *e, pmtx_region *r, unsigned t,
                           uint64_t *out, size_t max, char *msg, size_t len)
 {
 	const uint64_t *a = pmtx_root(r, NULL);
-	if (max < BIG_WORDS + 1)
+	if (max < BIG_WORDS + 2)
 		return 0;
 	out[BIG_WORDS] = e->runtime != PMTX_RT_COW && a[BIG_WORDS] != 0;
+	const uint64_t *bw =
+		out[BIG_WORDS] ? big_blob_word(r, a[BIG_WORDS]) : NULL;
+	if (out[BIG_WORDS] && !bw) {
+		snprintf(msg, len, "big: the large block's offset is bad");
+		return (size_t)-1;
+	}
+	out[BIG_WORDS + 1] = bw ? *bw : 0;
 	for (unsigned o = 0; o < BIG_NOBJS; o++) {
 		const uint64_t *p = e->runtime == PMTX_RT_COW
 		                            ? pmtx_cow_peek(r, a[o])
@@ -919,7 +952,7 @@ static size_t big_observe(const pmtx_explore_env *e, pmtx_region *r, unsigned t,
 		}
 		memcpy(out + o * BIG_PER_OBJ, p, BIG_PER_OBJ * 8);
 	}
-	return BIG_WORDS + 1;
+	return BIG_WORDS + 2;
 }
 
 static int big_walk(const pmtx_explore_env *e, pmtx_region *r,
@@ -939,7 +972,7 @@ static int big_walk(const pmtx_explore_env *e, pmtx_region *r,
 static const pmtx_explore_workload wl_big = {
 	.name = "big",
 	.help = "two ranges of 8-20 KiB per transaction: large records, log "
-	        "growth, a large block",
+	        "growth, a large block of two superblocks, written",
 	.nthreads = 1, .root_size = (BIG_WORDS + 1) * 8, .runtimes = NO_CLTX,
 	.max_ntx = CT_MAX_NTX, .setup = big_setup, .run = big_run,
 	.observe = big_observe, .model = big_model, .walk = big_walk};
