@@ -256,6 +256,8 @@ static void report(const struct args *a, const pmtx_explore_result *r)
 	       (unsigned long long)r->recovery_images,
 	       (unsigned long long)r->recovery_points, rate,
 	       (unsigned long long)r->violations);
+	if (r->violations && c->quiet) /* the one line --quiet keeps */
+		printf("       first: %s\n", r->first);
 	if (c->checks)
 		printf("       checks: %llu stores unflushed at commit, %llu "
 		       "dirty lines at commit, %llu redundant flushes\n",
