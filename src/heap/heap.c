@@ -796,6 +796,19 @@ static int rebuild_small(struct heap *h, uint64_t s, unsigned cls)
 	return 0;
 }
 
+uint64_t heap_meta_used(const struct pmtx_sb_meta *m, uint64_t left)
+{
+	unsigned kind = PMTX_SB_KIND(m->info);
+	uint64_t run = PMTX_SB_RUN(m->info);
+	if (kind == PMTX_SB_FREE && !m->info && bitmap_empty(m))
+		return 0;
+	if (kind == PMTX_SB_LARGE && run && run <= left)
+		return run;
+	if (kind == PMTX_SB_SMALL)
+		return bitmap_empty(m) ? 0 : 1;
+	return left;
+}
+
 int heap_rebuild(struct heap *h)
 {
 	for (uint64_t s = 0; s < h->r->nsb;) {

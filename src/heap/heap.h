@@ -62,6 +62,13 @@ void heap_mark_internal(struct heap *h, uint64_t off);
 /* The usable size of the user block at user_off; 0 if it is none (free,
  * not a block start, or one of pmtx's own log chunks). */
 size_t heap_usable_size(struct heap *h, uint64_t user_off);
+/* How many superblocks, from the one m describes on (left of them up to
+ * the heap's end), hold allocated blocks by the persistent metadata alone
+ * (layout.h H2), for code that reads it before the heap is built (twin
+ * recovery): 0 for a free one, its run for a LARGE head, 1 for a SMALL
+ * one with a bit set; left for an entry that is not valid, so that a
+ * caller skips nothing on its word (heap_rebuild then reports it). */
+uint64_t heap_meta_used(const struct pmtx_sb_meta *m, uint64_t left);
 /* pmtx_heap_check, once no truncation is pending (pmtx.c). */
 int heap_check(pmtx_region *r, pmtx_heap_stats *st);
 /* The block that contains off, whether or not it is allocated: its object

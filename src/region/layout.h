@@ -85,16 +85,19 @@
  *       regions and keeps no mark in them (the word stays zero).
  *  3.5  Twin regions that reseal: feature PMTX_FEAT_INCOMPAT_TWIN_RESEAL
  *       (set with the two twin bits in every twin region a 3.5 build
- *       creates). A small transaction that follows a small commit stores
- *       in place under the MUTATING word and the seal that commit left,
- *       without a new MUTATING (tx/twin.c TW13), so several seals share
- *       a seq, and an accepted seal no longer means that the lines it
- *       does not list hold committed bytes: recovery then copies the back
- *       copy over every other line that differs (a 3.5 build does so in
- *       every sealed region; in 3.3 and 3.4 regions, which it opens and
- *       where it stores MUTATING before every transaction as before,
- *       those lines already agree). A 3.4 build would keep such a
- *       transaction's stores, and refuses these regions by the bit.
+ *       creates, unless PMTX_CREATE_TWIN_FAST_RESTART). A small
+ *       transaction that follows a small commit stores in place under the
+ *       MUTATING word and the seal that commit left, without a new
+ *       MUTATING (tx/twin.c TW13), so several seals share a seq, and an
+ *       accepted seal no longer means that the lines it does not list
+ *       hold committed bytes: recovery then copies the back copy over
+ *       every other line that differs. A region without the bit (3.3,
+ *       3.4, or made with that flag) stores MUTATING before every
+ *       transaction, as before, and its recovery copies only the sealed
+ *       lines. A 3.4 build would keep such a transaction's stores, and
+ *       refuses these regions by the bit. Recovery passes in every twin
+ *       region of a 3.5 build cover the root, the heap metadata and the
+ *       superblocks in use only (tx/twin.c TW14).
  */
 #ifndef PMTX_LAYOUT_H
 #define PMTX_LAYOUT_H
@@ -221,8 +224,9 @@ _Static_assert(offsetof(struct pmtx_rstate, journal) == 16,
 /* ---- the twin seal (3.3) ----
  *  S1. The seal of a transaction is its sequence number (the one in the
  *      MUTATING word it stored under; in a 3.5 region several
- *      transactions may share one, tx/twin.c TW13), the count and list of the lines it stored to (in
- *      the order of their first store), and one check word: XXH3 chained
+ *      transactions may share one, tx/twin.c TW13), the count and list
+ *      of the lines it stored to (in the order of their first store),
+ *      and one check word: XXH3 chained
  *      over seq, n, the list and then the contents of each listed line
  *      as the transaction left it (tx/twin.c seal_check).
  *  S2. Recovery reads a seal only when its seq equals the state word's;

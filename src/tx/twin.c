@@ -53,9 +53,10 @@
  *   back) and the same locked instructions would wait for the miss.
  * Recovery (at open, before the heap is rebuilt): MUTATING with an
  * accepted seal of the same seq (layout.h S2) -> the sealed lines of the
- * data area over the back copy, then the back copy over every other line
- * (TW13); MUTATING otherwise -> the back copy over
- * the data area; COPYING -> the data area over the back copy. Each pass
+ * data area over the back copy, then, in a region that reseals, the back
+ * copy over every other line (TW13); MUTATING otherwise -> the back copy
+ * over the data area; COPYING -> the data area over the back copy. Each
+ * pass
  * covers the root, the heap metadata and the superblocks in use (TW14);
  * only the lines that differ are written; they are flushed, and so is
  * the data a copy was taken from (TW8) -> 1 barrier; state := IDLE,
@@ -70,10 +71,10 @@
  *       unspecified until a transaction writes them.
  *  TW2. A transaction stores into the data area only after MUTATING is
  *       durable (barrier (a), taken at the first store, allocation, free
- *       or pmtx_add_range, or the MUTATING of an earlier transaction that
- *       is still the durable word, TW13). So a crash that leaves MUTATING finds the
- *       state before the transaction in the back copy (TW1), and recovery
- *       copies it back over the data area.
+ *       or pmtx_add_range, or the MUTATING of an earlier transaction
+ *       that is still the durable word, TW13). So a crash that leaves
+ *       MUTATING finds the state before the transaction in the back copy
+ *       (TW1), and recovery copies it back over the data area.
  *  TW3. COPYING is stored only after every line the transaction stored to
  *       is durable (barrier (b)): its data, the ranges of pmtx_flush calls
  *       made inside it, and the heap metadata of its allocations and
@@ -758,29 +759,6 @@ static void copy_span(pmtx_region *r, const char *from, char *to,
 		MUT_FLUSH(MUT_TWIN_RECOVER_FLUSH, &r->persist, from + off, len);
 }
 
-/* TW14: how many superblocks, from the one m describes on, hold committed
- * blocks (layout.h H2): 0 for a free one, its run for a LARGE head, 1 for
- * a SMALL one with a block allocated; left (all the rest) for an entry
- * recovery cannot read, so that nothing is skipped on its word. */
-static uint64_t sb_used(const struct pmtx_sb_meta *m, uint64_t left)
-{
-	switch (PMTX_SB_KIND(m->info)) {
-	case PMTX_SB_FREE:
-		return 0;
-	case PMTX_SB_LARGE: {
-		uint64_t run = PMTX_SB_RUN(m->info);
-		return run && run <= left ? run : left;
-	}
-	case PMTX_SB_SMALL:
-		for (size_t k = 0; k < ARRAY_SIZE(m->bitmap); k++)
-			if (m->bitmap[k])
-				return 1;
-		return 0;
-	default:
-		return left;
-	}
-}
-
 /* TW14: the committed state from one copy of the mirrored area over the
  * other (from, to: their starts): the root and the heap metadata, then
  * the superblocks that metadata says are in use. */
@@ -794,7 +772,7 @@ static void copy_committed(pmtx_region *r, const char *from, char *to,
 		(const void *)(to + (h->meta_off - h->root_off));
 	uint64_t nsb = (h->twin_off - h->heap_off) / PMTX_SB_SIZE;
 	for (uint64_t i = 0; i < nsb;) {
-		uint64_t n = sb_used(&m[i], nsb - i);
+		uint64_t n = heap_meta_used(&m[i], nsb - i);
 		if (n)
 			copy_span(r, from, to, head + i * PMTX_SB_SIZE,
 			          n * PMTX_SB_SIZE, fsite, flush_from);
