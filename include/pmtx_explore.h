@@ -197,6 +197,11 @@ typedef struct pmtx_explore_config {
 	                       * otherwise the first violating image */
 	const char *prog;     /* the command that starts every reproducer
 	                       * line; NULL = the program's name */
+	int process_crash;    /* depth 2 starts each recovery after a process
+	                       * crash, not a power failure: the region's
+	                       * file holds every store made, the image is
+	                       * only what had persisted, and the rest may
+	                       * persist at any moment of recovery: 0 */
 } pmtx_explore_config;
 
 typedef struct pmtx_explore_result {
@@ -239,6 +244,7 @@ int pmtx_explore_run(const pmtx_explore_config *c, pmtx_explore_result *res);
  *   --checks       report unflushed stores and redundant flushes
  *   --json         one JSON object per run on stdout
  *   --stop-after N --min-images N --quiet --no-progress --progress
+ *   --process-crash  as process_crash above
  *   --point P --image I [--rpoint Q --rimage J] [--save FILE]
  *                  replay one image (the tail of a reproducer line)
  *   --save FILE    (without --point) save the first violating image as

@@ -149,6 +149,7 @@ int pmtx_open(const char *path, const pmtx_options *o, pmtx_region **out)
 	r->trunc_lazy = o->truncation == PMTX_TRUNC_LAZY;
 	r->auto_rotate = (o->flags & PMTX_OPEN_AUTO_ROTATE) != 0;
 	if ((rc = finish_open(r))) {
+		region_mark_restore(r);
 		teardown(r);
 		return rc;
 	}
@@ -168,6 +169,8 @@ int pmtx_close(pmtx_region *r)
 	async_drain(r);
 	int rc = async_take_error(r);
 	int rc2 = r->twin && !r->private_view ? twin_close(r) : 0;
+	if (!rc && !rc2) /* layout.h G4: all of it durable by now */
+		region_mark_closed(r);
 	int rc3 = persist_detach(&r->persist, 1);
 	teardown(r);
 	return rc ? rc : rc2 ? rc2 : rc3;

@@ -63,11 +63,12 @@
 #define ROOT_SIZE (64u << 10)
 
 /* What a run observed: counters over the workload, persistent values. */
-enum probe { P_NONE = -1, P_STATE, P_NREC, P_BATCH, P_TWIN, NPROBE };
+enum probe { P_NONE = -1, P_STATE, P_NREC, P_BATCH, P_TWIN, P_OPEN, NPROBE };
 static const char *const probe_names[] = {"descriptor state",
                                           "valid log records",
                                           "batch checksum set",
-                                          "twin states (at barriers, end)"};
+                                          "twin states (at barriers, end)",
+                                          "open mark"};
 
 struct obs {
 	pmtx_counters c;
@@ -173,6 +174,7 @@ static void probe(pmtx_region *r, struct obs *o)
 	struct logr rd;
 	uint64_t n = 0, batch[2] = {0, 0};
 	o->p[P_STATE] = PMTX_SV_STATE(d->statever);
+	o->p[P_OPEN] = region_rstate(r)->open;
 	assert_int_equal(logr_init(r, &rd, d->log_head), 0);
 	while (logr_next(&rd, &h) == 0 && h) {
 		n++;
@@ -713,11 +715,35 @@ struct site_case {
 	/* expected (mutant) - (no mutant) */
 	int64_t barriers, flushes, nt_bytes;
 	int probe; /* store site: the value that must differ; else P_NONE */
+	int64_t (*lines)(void); /* flush site: the lines it flushes, when
+	                         * they follow the region's geometry */
 };
 
-#define BARRIER(id, wl, n) {id, wl, -(n), 0, 0, P_NONE}
-#define FLUSH(id, wl, lines) {id, wl, 0, -(lines), 0, P_NONE}
-#define STORE(id, wl, probe) {id, wl, 0, 0, 0, probe}
+/* The lines the open of a recover_two_lines image sweeps (recovery.c
+ * R4): everything before the heap and the heap metadata of the
+ * superblocks there are, and the superblocks in use, in a fresh region
+ * of make() (the workload allocates nothing). */
+static int64_t sweep_lines(void)
+{
+	const char *path;
+	pmtx_region *r = make(&path);
+	const struct pmtx_hdr *h = r->hdr;
+	uint64_t meta_end = h->meta_off + r->nsb * sizeof(struct pmtx_sb_meta);
+	int64_t n = (int64_t)((meta_end + CACHE_LINE - 1) / CACHE_LINE);
+	const struct pmtx_sb_meta *m = region_at(r, h->meta_off);
+	for (uint64_t i = 0; i < r->nsb;) {
+		uint64_t k = heap_meta_used(&m[i], r->nsb - i);
+		n += (int64_t)(k * PMTX_SB_SIZE / CACHE_LINE);
+		i += k ? k : 1;
+	}
+	drop(r, path);
+	return n;
+}
+
+#define BARRIER(id, wl, n) {id, wl, -(n), 0, 0, P_NONE, NULL}
+#define FLUSH(id, wl, lines) {id, wl, 0, -(lines), 0, P_NONE, NULL}
+#define STORE(id, wl, probe) {id, wl, 0, 0, 0, probe, NULL}
+#define FLUSH_GEOMETRY(id, wl, fn) {id, wl, 0, 0, 0, P_NONE, fn}
 
 static const struct site_case cases[] = {
 	/* tx.c */
@@ -729,7 +755,7 @@ static const struct site_case cases[] = {
 	BARRIER(MUT_API_BARRIER, wl_api, 1),
 	FLUSH(MUT_API_PERSIST_FLUSH, wl_api, 1),
 	BARRIER(MUT_API_PERSIST_BARRIER, wl_api, 1),
-	{MUT_API_COPY_NT, wl_api, 0, 0, -64, P_NONE},
+	{MUT_API_COPY_NT, wl_api, 0, 0, -64, P_NONE, NULL},
 	/* log.c: growth */
 	FLUSH(MUT_LOG_GROW_CHUNK_FLUSH, wl_log_grow, 1),
 	BARRIER(MUT_LOG_GROW_CHUNK_BARRIER, wl_log_grow, 1),
@@ -781,7 +807,7 @@ static const struct site_case cases[] = {
 	/* redo.c: runtimes mixed */
 	/* the redo log's truncation: its barrier, and its retire cover's
 	 * flush of the redo-async log's IDLE */
-	{MUT_MIX_QUEUE_OWN, wl_mix_queue, -1, -1, 0, P_NONE},
+	{MUT_MIX_QUEUE_OWN, wl_mix_queue, -1, -1, 0, P_NONE, NULL},
 	/* cow.c: two commits (new object, changed object) */
 	FLUSH(MUT_COW_NEW_FLUSH, wl_cow, 1),
 	FLUSH(MUT_COW_PAYLOAD_FLUSH, wl_cow, 2), /* 64 B at +96 */
@@ -798,11 +824,11 @@ static const struct site_case cases[] = {
 	BARRIER(MUT_TWIN_MUTATING_BARRIER, wl_twin_commit, 1),
 	FLUSH(MUT_TWIN_DATA_FLUSH, wl_twin_commit, 2),
 	BARRIER(MUT_TWIN_DATA_BARRIER, wl_twin_commit, 1),
-	{MUT_TWIN_SEAL_NT, wl_twin_commit, 0, 0, -(64 + 2 * 8), P_NONE},
+	{MUT_TWIN_SEAL_NT, wl_twin_commit, 0, 0, -(64 + 2 * 8), P_NONE, NULL},
 	STORE(MUT_TWIN_COPYING_MARK, wl_twin_commit_large, P_TWIN),
 	FLUSH(MUT_TWIN_COPYING_FLUSH, wl_twin_commit_large, 1),
 	BARRIER(MUT_TWIN_COMMIT_BARRIER, wl_twin_commit_large, 1),
-	{MUT_TWIN_BACK_COPY_NT, wl_twin_commit, 0, 0, -128, P_NONE},
+	{MUT_TWIN_BACK_COPY_NT, wl_twin_commit, 0, 0, -128, P_NONE, NULL},
 	BARRIER(MUT_TWIN_BACK_BARRIER, wl_twin_commit, 1),
 	STORE(MUT_TWIN_IDLE_MARK, wl_twin_commit_large, P_TWIN),
 	FLUSH(MUT_TWIN_IDLE_FLUSH, wl_twin_commit, 1), /* at close */
@@ -825,6 +851,10 @@ static const struct site_case cases[] = {
 	FLUSH(MUT_HEAP_REFLUSH_BITMAP, wl_redo_async, 1),
 	FLUSH(MUT_REGION_GROW_FLUSH, wl_region_grow, 1),
 	BARRIER(MUT_REGION_GROW_BARRIER, wl_region_grow, 1),
+	STORE(MUT_REGION_OPEN_MARK, wl_undo_commit, P_OPEN),
+	/* recovery.c R4: the image was copied from a region still open */
+	FLUSH_GEOMETRY(MUT_RECOVERY_SWEEP_FLUSH, wl_recover_undo, sweep_lines),
+	BARRIER(MUT_RECOVERY_SWEEP_BARRIER, wl_recover_undo, 1),
 };
 
 static int64_t diff(uint64_t on, uint64_t off)
@@ -846,7 +876,7 @@ static int check_case(const struct site_case *c)
 	g_mutant = MUT_NONE;
 	/* Without PMTX_MUTATION, nothing may change. */
 	int64_t eb = MUTATION_BUILD ? c->barriers : 0;
-	int64_t ef = MUTATION_BUILD ? c->flushes : 0;
+	int64_t ef = !MUTATION_BUILD ? 0 : c->lines ? -c->lines() : c->flushes;
 	int64_t en = MUTATION_BUILD ? c->nt_bytes : 0;
 	int ep = MUTATION_BUILD ? c->probe : P_NONE;
 	int64_t db = diff(on.c.barriers, off.c.barriers);

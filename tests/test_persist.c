@@ -991,6 +991,91 @@ static void backend_buffers_are_freed_at_thread_exit(void **state)
 	}
 }
 
+/* ---- the sim after a process crash (sim.c S9, explore.c E9) ---- */
+
+/* A buffer served by a sim whose durable image is preset to zero while
+ * the buffer's line 1 holds words 1..8 (stores a dead process left in
+ * the cache); with preset 0 the sim takes the buffer as durable. */
+static struct sim *preset_sim(struct pbuf *b, uint8_t *durable, int preset)
+{
+	pbuf_init(b, PMTX_PDOM1, PMTX_BACKEND_EMULATED);
+	for (int i = 0; i < 8; i++)
+		((uint64_t *)(void *)(b->buf + 64))[i] = (uint64_t)i + 1;
+	memset(durable, 0, BUF_SIZE);
+	struct sim *s = sim_new(BUF_SIZE, durable);
+	assert_non_null(s);
+	if (preset)
+		sim_preset_durable(s);
+	persist_set_ops(&b->p, &sim_ops, s);
+	sim_ops.attach(&b->p);
+	return s;
+}
+
+static size_t snap_of(struct sim *s, void *buf)
+{
+	size_t n = sim_snapshot(s, buf, 1 << 16, 1);
+	assert_true(n <= 1 << 16);
+	return n;
+}
+
+/* The dead process's line is one pending store that persists whole or
+ * not at all: 2 images (8 words under S3 would give 256), the visible
+ * image holds it, and a flush and a barrier make it durable. */
+static void a_preset_sim_keeps_a_dead_process_line_pending_whole(void **st)
+{
+	(void)st;
+	struct pbuf b;
+	static uint8_t durable[BUF_SIZE], img[BUF_SIZE];
+	static uint64_t snapbuf[1 << 13];
+	struct sim *s = preset_sim(&b, durable, 1);
+	snap_of(s, snapbuf);
+	const struct sim_snap *snap = (const void *)snapbuf;
+	assert_int_equal(snap->nlines, 1);
+	assert_int_equal(snap->nstores, 1);
+	assert_int_equal(sim_image_count(snap), 2);
+	sim_image(snap, durable, 0, 0, 0, img);
+	assert_memory_equal(img, durable, BUF_SIZE);
+	sim_image(snap, durable, 1, 0, 0, img);
+	assert_memory_equal(img, b.buf, BUF_SIZE);
+	for (uint64_t k = 0; k < 64; k++) { /* samples: never a torn line */
+		sim_image(snap, durable, k, 1, 7, img);
+		assert_true(!memcmp(img, durable, BUF_SIZE) ||
+		            !memcmp(img, b.buf, BUF_SIZE));
+	}
+	memset(img, 0xa5, sizeof(img));
+	sim_image_visible(snap, durable, img);
+	assert_memory_equal(img, b.buf, BUF_SIZE);
+	b.p.ops->flush(&b.p, b.buf + 64, 64);
+	assert_int_equal(b.p.ops->barrier(&b.p), 0);
+	assert_memory_equal(durable, b.buf, BUF_SIZE);
+	snap_of(s, snapbuf);
+	assert_int_equal(snap->nlines, 0);
+	sim_free(s);
+	pbuf_fini(&b);
+}
+
+/* Without the preset, attach takes the mapping as durable; a naked store
+ * made afterwards keeps S3's per-word images. */
+static void a_sim_without_preset_starts_from_the_mapping(void **st)
+{
+	(void)st;
+	struct pbuf b;
+	static uint8_t durable[BUF_SIZE];
+	static uint64_t snapbuf[1 << 13];
+	struct sim *s = preset_sim(&b, durable, 0);
+	assert_memory_equal(durable, b.buf, BUF_SIZE);
+	const struct sim_snap *snap = (const void *)snapbuf;
+	snap_of(s, snapbuf);
+	assert_int_equal(snap->nlines, 0);
+	((uint64_t *)(void *)b.buf)[0] = 9;
+	((uint64_t *)(void *)b.buf)[1] = 9;
+	snap_of(s, snapbuf);
+	assert_int_equal(snap->nlines, 1);
+	assert_int_equal(sim_image_count(snap), 4); /* none, w0, w1, both */
+	sim_free(s);
+	pbuf_fini(&b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1027,6 +1112,9 @@ int main(void)
 		cmocka_unit_test(copy_nt_copies_exactly_and_counts_nt_bytes),
 		cmocka_unit_test(copy_nt_is_exact_in_every_backend),
 		cmocka_unit_test(region_memcpy_nt_copies_and_counts_nt_bytes),
+		cmocka_unit_test(
+			a_preset_sim_keeps_a_dead_process_line_pending_whole),
+		cmocka_unit_test(a_sim_without_preset_starts_from_the_mapping),
 		cmocka_unit_test_teardown(
 			override_ops_is_used_by_later_regions_and_null_restores,
 			restore_ops),

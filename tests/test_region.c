@@ -296,6 +296,96 @@ static void a_region_without_the_mark_feature_keeps_no_mark(void **state)
 	unlink(path);
 }
 
+/* layout.h G4: the open mark as a file holds it. */
+static uint64_t open_mark(const char *path)
+{
+	struct pmtx_hdr h;
+	uint64_t w = 99;
+	read_hdr(path, &h);
+	int fd = open(path, O_RDONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(pread(fd, &w, 8, (off_t)(h.rstate_off +
+	                                          offsetof(struct pmtx_rstate,
+	                                                   open))),
+	                 8);
+	close(fd);
+	return w;
+}
+
+/* Barriers and flushed lines of one open and close of path under o. */
+static void open_costs(const char *path, const pmtx_options *o,
+                       uint64_t *barriers, uint64_t *flushes)
+{
+	pmtx_counters a, b;
+	pmtx_region *r;
+	pmtx_counters_get(&a);
+	assert_int_equal(pmtx_open(path, o, &r), 0);
+	pmtx_counters_get(&b);
+	assert_int_equal(pmtx_close(r), 0);
+	*barriers = b.barriers - a.barriers;
+	*flushes = b.flushes - a.flushes;
+}
+
+/* G4 and recovery.c R4: a process that dies with the region open leaves
+ * the mark, and the next open sweeps (one barrier, a flush of at least
+ * every line before the heap, the written superblock's 1024 lines
+ * included) before it recovers; after a clean close the next open
+ * issues no barrier and no flush. A private view neither sweeps nor
+ * touches the mark, nor does the journal backend keep it; a mark that is
+ * neither 0 nor 1 is refused. */
+static void a_region_left_open_is_swept_by_the_next_open(void **state)
+{
+	(void)state;
+	const char *path = make_region();
+	struct pmtx_hdr h;
+	read_hdr(path, &h);
+	assert_int_equal(open_mark(path), 0);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) { /* writes a block, then dies with the region open */
+		pmtx_region *r = NULL;
+		pmtx_tx *tx;
+		pmtx_off off;
+		int ok = pmtx_open(path, NULL, &r) == 0 &&
+		         pmtx_begin(r, PMTX_RT_UNDO, &tx) == 0 &&
+		         pmtx_alloc(tx, 4000, &off) == 0 &&
+		         pmtx_memset(tx, pmtx_ptr(r, off), 7, 4000) == 0 &&
+		         pmtx_commit(tx) == 0;
+		_exit(ok ? 0 : 1);
+	}
+	int status;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	assert_int_equal(open_mark(path), 1);
+	pmtx_options o;
+	pmtx_options_init(&o);
+	o.flags = PMTX_OPEN_PRIVATE;
+	uint64_t bar, fl;
+	open_costs(path, &o, &bar, &fl);
+	assert_int_equal(bar, 0);
+	assert_int_equal(open_mark(path), 1);
+	/* the journal backend reads the mark and keeps none (its sweep is
+	 * an fdatasync: no flush, no barrier of the counters) */
+	pmtx_options_init(&o);
+	o.backend = PMTX_BACKEND_JOURNAL;
+	open_costs(path, &o, &bar, &fl);
+	assert_int_equal(open_mark(path), 1);
+	char jp[4200];
+	snprintf(jp, sizeof(jp), "%s.pmtxj", path);
+	unlink(jp);
+	open_costs(path, NULL, &bar, &fl);
+	assert_int_equal(bar, 1); /* the sweep's; nothing to recover */
+	assert_true(fl >= h.meta_off / 64 + PMTX_SB_SIZE / 64);
+	assert_int_equal(open_mark(path), 0); /* closed cleanly */
+	open_costs(path, NULL, &bar, &fl);
+	assert_int_equal(bar, 0);
+	assert_int_equal(fl, 0);
+	uint64_t two = 2;
+	poke(path, h.rstate_off + offsetof(struct pmtx_rstate, open), &two, 8);
+	expect_open_fails(path, NULL, PMTX_E_CORRUPT);
+	unlink(path);
+}
+
 /* layout.h 3.5: a twin region without PMTX_FEAT_INCOMPAT_TWIN_RESEAL (as
  * a 3.3 or 3.4 build made them, or as PMTX_CREATE_TWIN_FAST_RESTART makes
  * them) opens, and every transaction that writes stores a MUTATING of its
@@ -1096,6 +1186,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		T(open_of_missing_file_fails_with_enoent_and_creates_nothing),
+		T(a_region_left_open_is_swept_by_the_next_open),
 		T(open_of_file_smaller_than_header_fails_and_leaves_it_unchanged),
 		T(open_of_truncated_file_fails_and_leaves_it_unchanged),
 		T(open_of_file_with_wrong_magic_fails_and_leaves_it_unchanged),

@@ -162,7 +162,7 @@ static void a_twin_region_has_a_fixed_size(void **state)
 	                 PMTX_FEAT_INCOMPAT_TWIN | PMTX_FEAT_INCOMPAT_TWIN_SEAL |
 	                         PMTX_FEAT_INCOMPAT_JOURNAL_MARK |
 	                         PMTX_FEAT_INCOMPAT_TWIN_RESEAL);
-	assert_int_equal(h.minor, 5);
+	assert_int_equal(h.minor, 6);
 	assert_int_equal(h.twin_off, h.heap_off + h.nsb * PMTX_SB_SIZE);
 	assert_int_equal(h.seal_off, 2 * h.twin_off - h.root_off);
 	assert_true(h.seal_off + PMTX_TWIN_SEAL_SIZE <= h.size);

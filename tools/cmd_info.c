@@ -131,6 +131,9 @@ static void text_sizes(const struct info *in)
 		       (unsigned long long)h->seal_off,
 		       twin_state_name(in->file.rstate.twin),
 		       (unsigned long long)PMTX_TW_SEQ(in->file.rstate.twin));
+	printf("closed           %s\n", in->file.rstate.open
+	       ? "not cleanly: the next open first makes what recovery "
+	         "reads durable" : "cleanly");
 	printf("journal          %s\n", in->file.rstate.journal
 	       ? "due: the newest commits are in <file>.pmtxj (journal "
 	         "backend)" : "none due");
@@ -225,8 +228,9 @@ static void json_header(const struct info *in)
 	cmd_json_u64("heap_off", h->heap_off, 1);
 	cmd_json_u64("twin_off", h->twin_off, 1);
 	cmd_json_u64("seal_off", h->seal_off, 0);
-	printf("}, \"journal_due\": %s, ",
-	       in->file.rstate.journal ? "true" : "false");
+	printf("}, \"journal_due\": %s, \"closed_cleanly\": %s, ",
+	       in->file.rstate.journal ? "true" : "false",
+	       in->file.rstate.open ? "false" : "true");
 	if (h->twin_off)
 		printf("\"twin_state\": \"%s\", ",
 		       twin_state_name(in->file.rstate.twin));

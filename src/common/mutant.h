@@ -305,6 +305,12 @@
 	  "back copy of the range (TW6); else a later crash restores the "   \
 	  "old bytes")                                                        \
 	/* ---- recovery.c ---- */                                            \
+	X(MUT_RECOVERY_SWEEP_FLUSH, "recovery.sweep_flush",                  \
+	  "open: flush of what recovery reads, before it reads it (R4); "    \
+	  "else after a process crash it decides from stores a power "       \
+	  "failure may still lose")                                           \
+	X(MUT_RECOVERY_SWEEP_BARRIER, "recovery.sweep_barrier",              \
+	  "open: what recovery reads durable before it acts on it (R4)")     \
 	X(MUT_RECOVERY_DATA_BARRIER, "recovery.data_barrier",                \
 	  "recovery: rolled-back/forward data and heap durable before IDLE " \
 	  "(R1); else a crash in recovery loses the repair")                  \
@@ -340,7 +346,11 @@
 	  "are committed (recovery rejects them: corrupt)")                   \
 	X(MUT_REGION_GROW_BARRIER, "region.grow_barrier",                    \
 	  "rstate.nsb durable before another thread may use the new space; " \
-	  "else that thread's commit can be durable before the heap size")
+	  "else that thread's commit can be durable before the heap size")   \
+	X(MUT_REGION_OPEN_MARK, "region.open_mark",                          \
+	  "open: store rstate.open (G4); else the open after a kill -9 "      \
+	  "skips the sweep (recovery.c R4) and decides from stores a power " \
+	  "failure may still lose")
 
 enum pmtx_mutant_id {
 	MUT_NONE = 0,

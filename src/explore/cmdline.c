@@ -58,6 +58,7 @@ static void usage_to(const struct args *a, FILE *f)
 	        "         [--depth2 N] [--d2images N] [--checks] [--json]\n"
 	        "         [--stop-after N] [--min-images N] [--no-progress]"
 	        " [--quiet]\n"
+	        "         [--process-crash]\n"
 	        "         [--point P --image I [--rpoint Q --rimage J]]"
 	        " [--save FILE]\n"
 	        "workloads:", a->prog);
@@ -168,6 +169,8 @@ static int parse_flag(struct args *a, const char *o)
 		a->c.progress = 1;
 	else if (!strcmp(o, "--quiet"))
 		a->c.quiet = 1;
+	else if (!strcmp(o, "--process-crash"))
+		a->c.process_crash = 1;
 	else if (!strcmp(o, "--help") || !strcmp(o, "-h"))
 		a->help = 1;
 	else

@@ -55,6 +55,16 @@
  *      twin region holds half the heap of another of its size (the back
  *      copy follows the heap), and never grows (max_size is refused under
  *      twin, E6).
+ *  E9. --process-crash (config.process_crash): the process died at the
+ *      crash point and the power failed during or after its recovery.
+ *      Depth 2 then opens the visible image (every pending store applied:
+ *      what the process saw) with the recovery child's sim preset to the
+ *      crash image as the durable one (sim_preset_durable), so every
+ *      store that had not persisted is still pending there, and may or
+ *      may not reach the media until recovery flushes it. A recovery
+ *      that skips writing a line because it already reads right, and so
+ *      never flushes it, leaves an image that is checked like any other.
+ *      Under PDOM-2 the caches are durable: the image is the visible one.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -444,6 +454,8 @@ static void child_recovery(const struct explorer *x, struct chan *ch,
                            const char *path)
 {
 	struct sim *s = child_sim(x, ch);
+	if (x->c->process_crash) /* E9: ch->durable holds the crash image */
+		sim_preset_durable(s);
 	pmtx_region *r = child_open(x, ch, path);
 	sim_final(s);
 	(void)r;
@@ -623,9 +635,10 @@ static void reproducer(const struct explorer *x, char *buf, size_t len,
 	                 (unsigned long long)point, (unsigned long long)image);
 	if (rpoint && n > 0 && (size_t)n < len)
 		snprintf(buf + n, len - (size_t)n,
-		         " --d2images %llu --rpoint %llu --rimage %llu",
+		         " --d2images %llu --rpoint %llu --rimage %llu%s",
 		         (unsigned long long)c->d2images,
-		         (unsigned long long)rpoint, (unsigned long long)rimage);
+		         (unsigned long long)rpoint, (unsigned long long)rimage,
+		         c->process_crash ? " --process-crash" : "");
 }
 
 static void violation(struct explorer *x, const char *why, uint64_t point,
@@ -643,7 +656,11 @@ static void violation(struct explorer *x, const char *why, uint64_t point,
 		        pmtx_explore_runtime_name(x->c->runtime),
 		        pmtx_domain_name(x->c->domain),
 		        (unsigned long long)point, (unsigned long long)image,
-		        rpoint ? " (crash in recovery)" : "", line);
+		        !rpoint ? ""
+		        : x->c->process_crash
+		                ? " (crash in recovery after a process crash)"
+		                : " (crash in recovery)",
+		        line);
 	if (x->c->stop_after &&
 	    x->res->violations >= (uint64_t)x->c->stop_after)
 		x->stop = 1;
@@ -663,6 +680,19 @@ static void save_first(struct explorer *x, struct chan *ch, int level,
 }
 
 /* ---- exploring ---- */
+
+/* E9: img[0] holds crash image id of snap, the durable part of a process
+ * crash: it becomes the durable image of the recovery's sim, and img[0]
+ * the visible one. */
+static void process_crash(struct explorer *x, const struct sim_snap *snap)
+{
+	uint8_t *durable = x->ch[1].durable;
+	if (snap->domain == PMTX_PDOM2) /* E9: the caches are durable */
+		sim_image_visible(snap, x->ch[0].durable, durable);
+	else
+		memcpy(durable, x->img[0].map, snap->len);
+	sim_image_visible(snap, x->ch[0].durable, x->img[0].map);
+}
 
 /* How many images a point is given, and whether they are enumerated. */
 static uint64_t plan(uint64_t count, uint64_t cap, int *sample)
@@ -720,6 +750,8 @@ static void explore_image(struct explorer *x, struct chan *ch, int level,
 		 * image itself */
 		image_build(&x->img[level], snap, ch->durable, id, sample,
 		            seed);
+		if (c->process_crash)
+			process_crash(x, snap);
 		explore_d2(x, b, here, id);
 	}
 }

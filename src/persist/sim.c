@@ -51,6 +51,14 @@
  *      writers bitmap in object headers, a copy-on-write wrapper's writer)
  *      is taken as known and durable at once: it is never naked, never
  *      pending and never reported, since recovery ignores its value.
+ *  S9. With a preset durable image (sim_preset_durable: a process died
+ *      with those lines in its cache), a naked store persists as a whole
+ *      or not at all: the dead process makes no more stores, and x86
+ *      writes a line back as a unit, so what it left pending in a line
+ *      reaches the media together or not at all (the per-word choice of
+ *      S3 would let a cache-line transaction's index persist without its
+ *      half, which no write-back does). A store of recovery's own to such
+ *      a line comes after it (S1).
  *
  * Checks (sim_set_checks, the pmemcheck-like mode)
  *  - a transaction that commits while one of its tracked stores has not
@@ -70,6 +78,11 @@
 
 #include "sim.h"
 
+/* How a naked store is recorded: 2 (SIM_WHOLE) when the durable image
+ * was preset (S9), else 1. */
+#define SIM_WHOLE 2
+#define NAKED(s) ((s)->preset ? SIM_WHOLE : 1)
+
 struct sim_line {
 	uint32_t n, cap;
 	uint64_t base_seq;    /* stores folded into the durable image */
@@ -86,6 +99,7 @@ struct sim {
 	pmtx_domain domain;
 	uint8_t *durable, *shadow;
 	int own_durable;
+	int preset; /* sim_preset_durable */
 	struct sim_line *lines;
 	uint32_t *dirty; /* lines that may have pending stores */
 	size_t ndirty, capdirty;
@@ -309,7 +323,7 @@ static void store_range(struct sim *s, const void *a, uint64_t n)
 		uint8_t m = range_mask(s, l, p, n);
 		uint8_t nk = naked_mask(s, l) & (uint8_t)~m;
 		if (nk)
-			push(s, l, nk, 1); /* S7 */
+			push(s, l, nk, NAKED(s)); /* S7 */
 		push(s, l, m, 0);
 	}
 }
@@ -472,10 +486,17 @@ static void sim_attach(struct persist *p)
 		s->domain = p->domain;
 		s->len = p->len;
 		s->nlines = (s->len + CACHE_LINE - 1) / CACHE_LINE;
-		memcpy(s->durable, p->base, s->len);
-		memcpy(s->shadow, p->base, s->len);
+		if (!s->preset) /* else the mapping's differences are
+		                 * naked stores, found as S7 says */
+			memcpy(s->durable, p->base, s->len);
+		memcpy(s->shadow, s->durable, s->len);
 	}
 	pthread_mutex_unlock(&s->lock);
+}
+
+void sim_preset_durable(struct sim *s)
+{
+	s->preset = 1;
 }
 
 static void sim_flush(struct persist *p, const void *a, size_t n)
@@ -490,7 +511,7 @@ static void sim_flush(struct persist *p, const void *a, size_t n)
 		if (s->checks)
 			check_flush(s, l, nk);
 		if (nk)
-			push(s, l, nk, 1);
+			push(s, l, nk, NAKED(s));
 		s->lines[l].flushed_seq = line_seq(&s->lines[l]);
 		add_pending_flush(s, l);
 	}
@@ -604,7 +625,7 @@ static void collect_naked(struct sim *s)
 	for (size_t l = 0; l < s->nlines; l++) {
 		uint8_t nk = naked_mask(s, l);
 		if (nk)
-			push(s, l, nk, 1);
+			push(s, l, nk, NAKED(s));
 	}
 }
 
@@ -675,7 +696,9 @@ static uint64_t line_options(const struct sim_store *st, uint32_t n)
 {
 	uint64_t c = 1;
 	for (uint32_t j = 0; j < n; j++)
-		c += (1u << __builtin_popcount(st[j].mask)) - 1;
+		c += st[j].naked == SIM_WHOLE
+		             ? 1
+		             : (1u << __builtin_popcount(st[j].mask)) - 1;
 	return c;
 }
 
@@ -713,11 +736,14 @@ static void apply_option(uint64_t *d, const struct sim_store *st, uint32_t n,
 	o--;
 	for (uint32_t j = 0; j < n; j++) {
 		unsigned w = (unsigned)__builtin_popcount(st[j].mask);
-		uint64_t blk = (1u << w) - 1;
-		if (o >= blk) {
+		int whole = st[j].naked == SIM_WHOLE; /* S9 */
+		uint64_t blk = whole ? 1 : (1u << w) - 1;
+		if (o >= blk || whole) {
 			for (unsigned i = 0; i < 8; i++)
 				if (st[j].mask >> i & 1)
 					d[i] = st[j].v[i];
+			if (o < blk) /* a whole store that ends the prefix */
+				return;
 			o -= blk;
 			continue;
 		}
@@ -740,6 +766,21 @@ static void image_pdom2(const struct sim_snap *snap, uint64_t id, int sample,
 	for (uint64_t j = 0; j < k && j < snap->nstores; j++)
 		((uint64_t *)(void *)(out + (size_t)g[j].line * 64))[g[j].word] =
 			g[j].v;
+}
+
+void sim_image_visible(const struct sim_snap *snap, const uint8_t *durable,
+                       uint8_t *out)
+{
+	memcpy(out, durable, snap->len);
+	if (snap->domain == PMTX_PDOM2) {
+		image_pdom2(snap, snap->nstores, 0, 0, out);
+		return;
+	}
+	const struct sim_line_hdr *lh;
+	const struct sim_store *st;
+	SNAP_FOR_LINES(snap, lh, st)
+		apply_option((uint64_t *)(void *)(out + (size_t)lh->line * 64),
+		             st, lh->nstores, line_options(st, lh->nstores) - 1);
 }
 
 void sim_image(const struct sim_snap *snap, const uint8_t *durable,

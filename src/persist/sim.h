@@ -25,7 +25,8 @@ struct sim;
 struct sim_store {
 	uint64_t v[8];
 	uint8_t mask;
-	uint8_t naked; /* found by diffing, not reported by the library */
+	uint8_t naked; /* found by diffing, not reported by the library: 1;
+	                * 2 persists only whole (sim.c S9) */
 	uint8_t pad[6];
 };
 
@@ -65,6 +66,11 @@ void sim_free(struct sim *s);
 void sim_set_point_fn(struct sim *s, sim_point_fn fn, void *arg);
 /* pmemcheck-like checking (sim.c "Checks"): reports on stderr. */
 void sim_set_checks(struct sim *s, int on);
+/* The durable buffer given to sim_new already holds the durable image:
+ * attach keeps it, and every word where the region's mapping differs
+ * from it is a store not yet durable, pending from the start (a process
+ * that died left it in the cache, explore.c E9). Call before attach. */
+void sim_preset_durable(struct sim *s);
 /* Barriers seen so far. */
 uint64_t sim_barriers(const struct sim *s);
 /* Snapshot the current crash state into buf (cap bytes): returns the size
@@ -98,5 +104,9 @@ uint64_t sim_image_count(const struct sim_snap *snap);
  * line and keep every other line all-or-nothing). */
 void sim_image(const struct sim_snap *snap, const uint8_t *durable,
                uint64_t id, int sample, uint64_t seed, uint8_t *out);
+/* The image every pending store reaches: what a process saw when it
+ * died (out: snap->len bytes). */
+void sim_image_visible(const struct sim_snap *snap, const uint8_t *durable,
+                       uint8_t *out);
 
 #endif

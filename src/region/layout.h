@@ -98,6 +98,13 @@
  *       refuses these regions by the bit. Recovery passes in every twin
  *       region of a 3.5 build cover the root, the heap metadata and the
  *       superblocks in use only (tx/twin.c TW14).
+ *  3.6  rstate.open (G4), reserved (zero) before: 1 while a process has
+ *       the region open. Open sweeps what recovery reads into durability
+ *       first when it finds 1 (tx/recovery.c R4). A 3.5 build refuses a
+ *       region that a 3.6 process had open when it died (a reserved word
+ *       is not zero), and opens one closed cleanly; a 3.6 build opens
+ *       3.5 regions, and takes one closed by a 3.5 build as closed
+ *       cleanly (it cannot know otherwise).
  */
 #ifndef PMTX_LAYOUT_H
 #define PMTX_LAYOUT_H
@@ -109,7 +116,7 @@
  * bytes reversed, so a byte-order mismatch shows as a bad magic. */
 #define PMTX_MAGIC 0x314e475258544d50ull
 #define PMTX_FORMAT_MAJOR 3
-#define PMTX_FORMAT_MINOR 5
+#define PMTX_FORMAT_MINOR 6
 /* Feature masks: bits this build understands. */
 #define PMTX_FEAT_COMPAT_SUPPORTED 0ull
 /* The region keeps a back copy of its data (twin runtime, 3.2). */
@@ -199,7 +206,15 @@ _Static_assert(offsetof(struct pmtx_hdr, checksum) == PMTX_HDR_SIZE - 8,
  *      invariant 9), set before the journal's first record and cleared
  *      once the file holds every commit. An open that finds it 1 and no
  *      journal refuses the region (PMTX_OPEN_FORGET_JOURNAL opens it as
- *      of its last checkpoint). */
+ *      of its last checkpoint).
+ *  G4. open is 1 from open until a clean close, else 0: a plain store,
+ *      never flushed, set by pmtx_open before recovery and cleared by
+ *      pmtx_close once everything it holds is durable. It only has to be
+ *      seen by the next open after a process crash, which then finds
+ *      what that process's cache still held visible and perhaps not
+ *      durable; after a power failure the cache is gone, and a 1 that
+ *      persisted only costs that sweep. Not kept by the journal backend
+ *      (its mapping is private) or a private view. */
 enum pmtx_twin_state {
 	PMTX_TW_IDLE = 0,
 	PMTX_TW_MUTATING = 1,
@@ -213,12 +228,14 @@ struct pmtx_rstate {
 	uint64_t nsb;
 	uint64_t twin;        /* G2 */
 	uint64_t journal;     /* G3 */
-	uint64_t reserved[5]; /* must be zero */
+	uint64_t open;        /* G4 */
+	uint64_t reserved[4]; /* must be zero */
 };
 _Static_assert(sizeof(struct pmtx_rstate) == 64, "rstate size");
 _Static_assert(offsetof(struct pmtx_rstate, twin) == 8, "rstate twin");
 _Static_assert(offsetof(struct pmtx_rstate, journal) == 16,
                "rstate journal");
+_Static_assert(offsetof(struct pmtx_rstate, open) == 24, "rstate open");
 #define PMTX_RSTATE_SPACE 256u /* bytes before the descriptors */
 
 /* ---- the twin seal (3.3) ----

@@ -5,6 +5,8 @@
  *  1. open never writes the file: every check (size, magic, checksum,
  *     version, features, layout, geometry) runs on a pread copy of the
  *     header before the file is mapped, and a failure leaves it untouched.
+ *     (Above region_open, pmtx_open stores the open mark, layout.h G4,
+ *     before recovery, and puts it back as it was if the open fails.)
  *  2. Exactly one process has a region open: an exclusive, non-blocking
  *     flock is taken before anything is read, and held until close.
  *  3. create builds the region in "<path>.creating" (mode 0600, locked,
@@ -548,6 +550,11 @@ static int read_nsb(int fd, const struct pmtx_hdr *h, uint64_t file_size,
 			                 "not zero", i);
 			return PMTX_E_CORRUPT;
 		}
+	if (st.open > 1) {
+		pmtx__set_errmsg("region state: bad open mark %016llx",
+		                 (unsigned long long)st.open);
+		return PMTX_E_CORRUPT;
+	}
 	if (st.journal > ((h->feat_incompat &
 	                   PMTX_FEAT_INCOMPAT_JOURNAL_MARK) != 0)) {
 		pmtx__set_errmsg("region state: bad journal mark %016llx",
@@ -778,6 +785,47 @@ static uint64_t grow_target(const pmtx_region *r, uint64_t want)
 {
 	uint64_t n = r->nsb + MIN(r->nsb, GROW_STEP_MAX);
 	return MIN(MAX(n, want), r->hdr->max_nsb);
+}
+
+/* Does this open keep the open mark (G4)? */
+static int keeps_open_mark(const pmtx_region *r)
+{
+	return !r->private_view && r->persist.backend != PMTX_BACKEND_JOURNAL;
+}
+
+int region_mark_open(pmtx_region *r)
+{
+	struct pmtx_rstate *rs = region_rstate(r);
+	int was = rs->open != 0; /* read_nsb checked it is 0 or 1 */
+	r->mark_was = was;
+	if (!keeps_open_mark(r))
+		return was;
+	if (!MUT_SKIP(MUT_REGION_OPEN_MARK)) {
+		__atomic_store_n(&rs->open, 1, __ATOMIC_RELAXED);
+		TRACE_STORE(&r->persist, &rs->open, 8, REGION);
+	}
+	r->marked = 1;
+	return was;
+}
+
+static void mark_store(pmtx_region *r, uint64_t v)
+{
+	struct pmtx_rstate *rs = region_rstate(r);
+	if (keeps_open_mark(r) && rs->open != v) {
+		__atomic_store_n(&rs->open, v, __ATOMIC_RELAXED);
+		TRACE_STORE(&r->persist, &rs->open, 8, REGION);
+	}
+}
+
+void region_mark_closed(pmtx_region *r)
+{
+	mark_store(r, 0);
+}
+
+void region_mark_restore(pmtx_region *r)
+{
+	if (r->marked)
+		mark_store(r, (uint64_t)r->mark_was);
 }
 
 int region_grow(pmtx_region *r, uint64_t want, uint64_t *got)

@@ -38,6 +38,8 @@ struct pmtx_region {
 	char *create_path;     /* create: the path asked for, and the */
 	char *create_tmp;      /* file being built (NULL once published) */
 	struct journal *jrnl;  /* open: recovered, until persist_setup */
+	int marked;            /* this open stored the open mark (G4) */
+	int mark_was;          /* the open mark as open found it */
 };
 
 /* Where each area goes, derived from the create-time parameters. The same
@@ -95,6 +97,17 @@ static inline struct pmtx_rstate *region_rstate(const pmtx_region *r)
  * heap's pool lock held. Returns the new superblock count in *got, or
  * PMTX_E_NOMEM (with a message) when the region cannot grow. */
 int region_grow(pmtx_region *r, uint64_t want, uint64_t *got);
+
+/* G4: store the open mark; 1 if it was already set (the last process to
+ * open the region did not close it), else 0. The journal backend and a
+ * private view only read it: they keep no mark. */
+int region_mark_open(pmtx_region *r);
+/* G4: clear it, once everything the region holds is durable. */
+void region_mark_closed(pmtx_region *r);
+/* G4: an open that fails puts the mark back as it found it (invariant
+ * 1: a failed open leaves the file as it was, where recovery wrote
+ * nothing). */
+void region_mark_restore(pmtx_region *r);
 
 /* Create the file (0600, exclusive, locked), size it, map it and write a
  * fresh header. The caller initialises the areas, then calls

@@ -35,18 +35,43 @@
  *      allocation-log entries), and IDLE is written only after they are
  *      durable. A crash during recovery leaves a state that recovers to the
  *      same result.
- *  R2. A region with nothing to recover is not written at all, and costs a
- *      look at each descriptor's first record plus the heap metadata scan:
- *      O(heap metadata), not O(data).
+ *  R2. A region with nothing to recover is not written at all (but for
+ *      its open mark, layout.h G4), and, when it was closed cleanly,
+ *      costs a look at each descriptor's first record plus the heap
+ *      metadata scan: O(heap metadata), not O(data), and no barrier.
  *  R3. The IDLE marks are made durable one at a time, in commit order,
  *      as redo retirements are (redo.c D4a, D6): were a newer log retired
  *      and an older one not when recovery itself crashes, the next
  *      recovery would replay the older log alone, over the newer data.
  *      Rolled-back and discarded logs come first (their CSN is 0).
+ *  R4. When the last process to have the region open did not close it
+ *      (layout.h G4), before recovery reads anything it makes durable
+ *      what it will read (sweep): everything before the heap (header,
+ *      descriptors, first log chunks, root, the metadata of the
+ *      superblocks there are), the superblocks the metadata says are in
+ *      use, every log chunk linked from a descriptor, and in a twin
+ *      region the back copy of those, the seal and both copies of the
+ *      lines it lists; then one barrier. After a process crash the cache
+ *      may hold stores that are visible and not durable: without the
+ *      sweep,
+ *      recovery would decide from a commit record, a seal, a state word
+ *      or data that a power failure during or after it could still lose,
+ *      and would not flush a line it finds already right (explore.c E9).
+ *      With it, recovery starts from the image in which every store made
+ *      before the crash persisted, one a power failure could leave too.
+ *      Not under PDOM-2 (the caches are durable), nor in a private view
+ *      (nothing reaches the file). The journal backend maps the file
+ *      privately and reads what the page cache holds: there the sweep is
+ *      an fdatasync of the file, for a region the last process used
+ *      through another backend.
+ *      Its cost follows the heap in use (docs/results/sweep-2026-11-27),
+ *      and a free superblock's pages are never touched (a flush would
+ *      fault a hole in); a region closed cleanly is not swept.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tx.h"
 
@@ -276,12 +301,88 @@ static int for_each_chain(pmtx_region *r, int mark, int *wrote)
 	return 0;
 }
 
+/* R4: the log chunks of the chain at head beyond its first (the first
+ * lies before the heap), as far as they are valid. */
+static void sweep_chain(pmtx_region *r, uint64_t head)
+{
+	uint64_t hops = 0;
+	if (!log_chunk_ok(r, head)) /* desc_ok refuses it later */
+		return;
+	const struct pmtx_chunk *ch = region_at(r, head);
+	for (uint64_t c = ch->next; c && log_chunk_ok(r, c) && hops++ <= r->nsb;
+	     c = ch->next) {
+		ch = region_at(r, c);
+		MUT_FLUSH(MUT_RECOVERY_SWEEP_FLUSH, &r->persist, ch, ch->size);
+	}
+}
+
+/* R4: the superblocks metadata m says are in use, in the heap and, in a
+ * twin region, in its back copy. */
+static void sweep_heap(pmtx_region *r, const struct pmtx_sb_meta *m)
+{
+	const struct pmtx_hdr *h = r->hdr;
+	for (uint64_t i = 0; i < r->nsb;) {
+		uint64_t n = heap_meta_used(&m[i], r->nsb - i);
+		char *sb = r->base + h->heap_off + i * PMTX_SB_SIZE;
+		if (n)
+			MUT_FLUSH(MUT_RECOVERY_SWEEP_FLUSH, &r->persist, sb,
+			          n * PMTX_SB_SIZE);
+		if (n && r->twin)
+			MUT_FLUSH(MUT_RECOVERY_SWEEP_FLUSH, &r->persist,
+			          sb + region_twin_delta(r), n * PMTX_SB_SIZE);
+		i += n ? n : 1;
+	}
+}
+
+/* R4: a twin region's back copy of the root and the metadata, the
+ * superblocks in use by either copy's metadata (recovery may copy either
+ * way), and the seal with its lines. */
+static void sweep_twin(pmtx_region *r, const struct pmtx_sb_meta *m,
+                       uint64_t meta_end)
+{
+	const struct pmtx_hdr *h = r->hdr;
+	uint64_t d = region_twin_delta(r);
+	const struct pmtx_sb_meta *bm = (const void *)((const char *)m + d);
+	MUT_FLUSH(MUT_RECOVERY_SWEEP_FLUSH, &r->persist,
+	          r->base + h->root_off + d, meta_end - h->root_off);
+	if (memcmp(m, bm, r->nsb * sizeof(*m)))
+		sweep_heap(r, bm);
+	twin_sweep_seal(r, MUT_RECOVERY_SWEEP_FLUSH);
+}
+
+/* R4: what recovery reads, durable. */
+static int sweep(pmtx_region *r)
+{
+	const struct pmtx_hdr *h = r->hdr;
+	struct persist *p = &r->persist;
+	if (r->private_view || p->domain == PMTX_PDOM2)
+		return 0;
+	if (p->backend == PMTX_BACKEND_JOURNAL) /* the page cache, durable */
+		return fdatasync(r->fd) ? errno : 0;
+	const struct pmtx_sb_meta *m = region_at(r, h->meta_off);
+	uint64_t meta_end = h->meta_off + r->nsb * sizeof(*m);
+	MUT_FLUSH(MUT_RECOVERY_SWEEP_FLUSH, p, r->base, meta_end);
+	sweep_heap(r, m);
+	for (unsigned i = 0; i < h->ndesc; i++) {
+		sweep_chain(r, region_desc(r, i)->log_head);
+		sweep_chain(r, region_desc(r, i)->alog_head);
+	}
+	if (r->twin)
+		sweep_twin(r, m, meta_end);
+	return MUT_ORDER(MUT_RECOVERY_SWEEP_BARRIER, p);
+}
+
 int tx_recover_all(pmtx_region *r)
 {
 	unsigned nd = r->hdr->ndesc, nf = 0;
 	pmtx__mutant_init(); /* PMTX_MUTANT, read once: before any site */
+	/* R4: only when the last process to open it did not close it */
+	int rc = region_mark_open(r) ? sweep(r) : 0;
+	if (rc)
+		return rc;
 	struct found *fs = calloc(nd, sizeof(*fs));
-	int rc = fs ? 0 : ENOMEM, wrote = 0;
+	int wrote = 0;
+	rc = fs ? 0 : ENOMEM;
 	if (!rc && r->twin)
 		rc = twin_recover(r); /* twin.c TW8; its descriptors are IDLE */
 	for (unsigned i = 0; i < nd && !rc; i++) {

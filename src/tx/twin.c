@@ -174,6 +174,12 @@
  *       both choices give the same bytes. The pass of TW13 that follows
  *       an accepted seal copies the back copy over lines the seal does
  *       not list, so it does not change whether the seal is accepted.
+ *       All of this takes the state word, the seal and its lines as
+ *       durable: after a process crash they may be visible and not yet
+ *       durable, and open first makes them so (recovery.c R4;
+ *       twin_sweep_seal), else a power failure during recovery could
+ *       refuse the seal that it accepted, over a back copy it had begun
+ *       to overwrite.
  * TW13. Resealing (layout.h 3.5). After a small commit the durable state
  *       word is MUTATING, the seal lists that transaction's lines, and
  *       the back copy is durable (barrier (d)): the back copy holds the
@@ -595,19 +601,43 @@ static void write_seal(struct pmtx_tx *tx, size_t staged)
 	                 tx->nrecs * 8, LOG);
 }
 
+/* S2: may a seal list line offset l (a line of the mirrored area)? */
+static int seal_line_ok(const pmtx_region *r, uint64_t l)
+{
+	const struct pmtx_hdr *h = r->hdr;
+	return l % CACHE_LINE == 0 && l >= h->root_off &&
+	       l <= h->twin_off - CACHE_LINE;
+}
+
 /* S2: is the seal one of transaction seq whose lines all hold what it
  * sealed? */
 static int seal_accepted(const pmtx_region *r, uint64_t seq)
 {
-	const struct pmtx_hdr *h = r->hdr;
 	const struct pmtx_twin_seal *s = seal_of(r);
 	if (s->seq != seq || s->n > PMTX_TWIN_SEAL_LINES)
 		return 0;
 	for (uint64_t i = 0; i < s->n; i++)
-		if (s->line[i] % CACHE_LINE || s->line[i] < h->root_off ||
-		    s->line[i] > h->twin_off - CACHE_LINE)
+		if (!seal_line_ok(r, s->line[i]))
 			return 0;
 	return seal_check(r, seq, s->line, s->n, NULL) == s->check;
+}
+
+/* recovery.c R4: a transaction's lines may lie in blocks it allocated,
+ * which the metadata does not show in use yet; the listed lines are
+ * flushed as far as they are lines of the mirrored area. */
+void twin_sweep_seal(pmtx_region *r, unsigned fsite)
+{
+	const struct pmtx_twin_seal *s = seal_of(r);
+	if (!r->hdr->seal_off)
+		return;
+	MUT_FLUSH(fsite, &r->persist, s, PMTX_TWIN_SEAL_SIZE);
+	for (uint64_t i = 0; i < MIN(s->n, PMTX_TWIN_SEAL_LINES); i++)
+		if (seal_line_ok(r, s->line[i])) {
+			MUT_FLUSH(fsite, &r->persist,
+			          region_at(r, s->line[i]), CACHE_LINE);
+			MUT_FLUSH(fsite, &r->persist, back_of(r, s->line[i]),
+			          CACHE_LINE);
+		}
 }
 
 /* ---- commit ---- */

@@ -279,6 +279,9 @@ int tx_roll_back(struct pmtx_tx *tx);
 int twin_close(pmtx_region *r);
 /* Open: bring the two copies together (TW8). */
 int twin_recover(pmtx_region *r);
+/* Open after a process crash (recovery.c R4): flush the seal and both
+ * copies of every line it lists (flush site fsite). */
+void twin_sweep_seal(pmtx_region *r, unsigned fsite);
 /* Is [p, p+n) user data (root object or heap)? */
 int tx_data_range_ok(const pmtx_region *r, const void *p, size_t n);
 void alog_reset(struct pmtx_tx *tx);

@@ -146,7 +146,7 @@ def test_create_twin_makes_a_fixed_region_with_a_back_copy(workdir):
         "1K", check=0)
     i = info(path)
     assert i["default_runtime"] == "twin"
-    assert i["format"]["minor"] == 5
+    assert i["format"]["minor"] == 6
     assert i["format"]["incompat"] == 1 | 2 | 4 | 8  # twin, seal, mark, reseal
     fast = os.path.join(workdir, "f.pmtx")
     run("create", fast, "--size", "16M", "--runtime", "twin",
@@ -213,25 +213,26 @@ def test_create_refuses_an_existing_file(region):
 
 def test_info_text_names_every_header_field(region):
     out = run("info", region, check=0).stdout
-    for field in ["magic", "format           3.5", "layout           \"test\"",
+    for field in ["magic", "format           3.6", "layout           \"test\"",
                   "uuid", "created", "initial size     8388608",
                   "current size     8388608", "maximum size     8388608",
                   "superblocks", "descriptors      64", "root size        64",
                   "default runtime  undo", "needs recovery   no",
-                  "heap check       ok"]:
+                  "closed           cleanly", "heap check       ok"]:
         assert field in out, f"{field!r} missing from:\n{out}"
 
 
 def test_info_json_describes_a_fresh_region(region):
     i = info(region)
     assert i["magic"] == "0x314e475258544d50"
-    assert (i["format"]["major"], i["format"]["minor"]) == (3, 5)
+    assert (i["format"]["major"], i["format"]["minor"]) == (3, 6)
     assert i["format"]["incompat"] == 4      # the journal mark (3.4)
     assert re.fullmatch(r"[0-9a-f]{8}-([0-9a-f]{4}-){3}[0-9a-f]{12}",
                         i["uuid"])
     assert i["create_time"] > 1500000000
     assert i["size"] == i["file_size"] == 8 << 20
     assert i["needs_recovery"] is False
+    assert i["closed_cleanly"] is True
     assert all(d["state"] == "IDLE" for d in i["descriptors"])
     assert i["heap"]["ok"] is True
     assert i["heap"]["allocated_blocks"] == 0
@@ -376,8 +377,10 @@ def test_info_reports_a_crashed_transaction_as_needing_recovery(crashed):
     running = [d for d in i["descriptors"] if d["state"] == "RUNNING"]
     assert len(running) == 1 and running[0]["runtime"] == "undo"
     assert i["recovery"]["descriptors_changed"] == 1
+    assert i["closed_cleanly"] is False     # layout.h G4
     text = run("info", crashed, check=0).stdout
     assert "needs recovery   yes" in text
+    assert "closed           not cleanly" in text
     assert re.search(r"descriptor \d+ +RUNNING +undo", text)
 
 
@@ -397,6 +400,7 @@ def test_recover_rolls_back_and_info_then_says_no_recovery(crashed):
                      p.stdout)
     i = info(crashed)
     assert i["needs_recovery"] is False
+    assert i["closed_cleanly"] is True      # recover closes it cleanly
     assert all(d["state"] == "IDLE" for d in i["descriptors"])
     _, data = dumped_bytes(run("dump", crashed, root, 8, check=0).stdout)
     assert data == bytes(8)                # rolled back
