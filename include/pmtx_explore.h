@@ -202,6 +202,10 @@ typedef struct pmtx_explore_config {
 	                       * file holds every store made, the image is
 	                       * only what had persisted, and the rest may
 	                       * persist at any moment of recovery: 0 */
+	int reopen;           /* a single-threaded workload closes the region
+	                       * and opens it again halfway through its
+	                       * transactions (as the next process would):
+	                       * 0 */
 } pmtx_explore_config;
 
 typedef struct pmtx_explore_result {
@@ -245,6 +249,7 @@ int pmtx_explore_run(const pmtx_explore_config *c, pmtx_explore_result *res);
  *   --json         one JSON object per run on stdout
  *   --stop-after N --min-images N --quiet --no-progress --progress
  *   --process-crash  as process_crash above
+ *   --reopen       as reopen above
  *   --point P --image I [--rpoint Q --rimage J] [--save FILE]
  *                  replay one image (the tail of a reproducer line)
  *   --save FILE    (without --point) save the first violating image as

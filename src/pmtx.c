@@ -149,7 +149,8 @@ int pmtx_open(const char *path, const pmtx_options *o, pmtx_region **out)
 	r->trunc_lazy = o->truncation == PMTX_TRUNC_LAZY;
 	r->auto_rotate = (o->flags & PMTX_OPEN_AUTO_ROTATE) != 0;
 	if ((rc = finish_open(r))) {
-		region_mark_restore(r);
+		if (!r->recovery_wrote) /* else its stores may be pending */
+			region_mark_restore(r);
 		teardown(r);
 		return rc;
 	}
@@ -169,7 +170,11 @@ int pmtx_close(pmtx_region *r)
 	async_drain(r);
 	int rc = async_take_error(r);
 	int rc2 = r->twin && !r->private_view ? twin_close(r) : 0;
-	if (!rc && !rc2) /* layout.h G4: all of it durable by now */
+	if (!rc2 && !r->private_view)
+		rc2 = tx_close_cover(r);
+	/* layout.h G4: all of it durable by now, unless a write-back of the
+	 * file backend failed (persist.c invariant 6) */
+	if (!rc && !rc2 && !atomic_load(&r->persist.failed))
 		region_mark_closed(r);
 	int rc3 = persist_detach(&r->persist, 1);
 	teardown(r);

@@ -852,6 +852,9 @@ static const struct site_case cases[] = {
 	FLUSH(MUT_REGION_GROW_FLUSH, wl_region_grow, 1),
 	BARRIER(MUT_REGION_GROW_BARRIER, wl_region_grow, 1),
 	STORE(MUT_REGION_OPEN_MARK, wl_undo_commit, P_OPEN),
+	/* tx.c R3: the last redo commit's IDLE, at close */
+	FLUSH(MUT_TX_CLOSE_COVER_FLUSH, wl_redo, 1),
+	BARRIER(MUT_TX_CLOSE_COVER_BARRIER, wl_redo, 1),
 	/* recovery.c R4: the image was copied from a region still open */
 	FLUSH_GEOMETRY(MUT_RECOVERY_SWEEP_FLUSH, wl_recover_undo, sweep_lines),
 	BARRIER(MUT_RECOVERY_SWEEP_BARRIER, wl_recover_undo, 1),

@@ -106,16 +106,18 @@ static int exclusive(const char *site)
 	return !strncmp(site, "twin.", 5);
 }
 
-/* Sites that only a process crash before recovery can reveal (recovery.c
- * R4, layout.h G4): hunted with depth 2 starting after a process crash
- * (explore.c E9). */
-static int process_crash_site(const char *site)
+/* Sites that only a process crash before recovery (recovery.c R4,
+ * layout.h G4) or a close and a later open (tx.c R3) can reveal: hunted
+ * with depth 2 starting after a process crash (explore.c E9), the region
+ * closed and opened again halfway (E10), and 12 transactions. */
+static int special_site(const char *site)
 {
 	return !strncmp(site, "recovery.sweep", 14) ||
-	       !strcmp(site, "region.open_mark");
+	       !strcmp(site, "region.open_mark") ||
+	       !strncmp(site, "tx.close_cover", 14);
 }
 
-static int explore(const struct combo *cb, uint64_t images, int pcrash,
+static int explore(const struct combo *cb, uint64_t images, int special,
                    pmtx_explore_result *res)
 {
 	pmtx_explore_config c;
@@ -130,7 +132,9 @@ static int explore(const struct combo *cb, uint64_t images, int pcrash,
 	c.stop_after = 1;
 	c.quiet = 1;
 	c.prog = "pmtx-mut crashtest"; /* the reproducers' command */
-	c.process_crash = pcrash;
+	c.process_crash = c.reopen = special;
+	if (special)
+		c.ntx = 12;
 	return pmtx_explore_run(&c, res);
 }
 
@@ -150,8 +154,8 @@ static int hunt(const char *site, uint64_t images, char *how, size_t len)
 			pmtx_explore_result res;
 			char nm[64];
 			if (preferred(site, combos[i].rt) != (pass == 0) ||
-			    explore(&combos[i], images,
-			            process_crash_site(site), &res) ||
+			    explore(&combos[i], images, special_site(site),
+			            &res) ||
 			    !res.violations)
 				continue;
 			name_combo(&combos[i], nm, sizeof(nm));
@@ -161,8 +165,8 @@ static int hunt(const char *site, uint64_t images, char *how, size_t len)
 	return 0;
 }
 
-/* Every combination, and again after process crashes in PDOM-1 (where
- * the recovery.sweep sites are hunted first). */
+/* Every combination, and again as the special sites are hunted, in
+ * PDOM-1 (where they are caught first). */
 static int baseline(uint64_t images)
 {
 	int bad = 0;
@@ -170,14 +174,14 @@ static int baseline(uint64_t images)
 		pmtx_explore_result res;
 		char nm[64];
 		unsigned i = k % ncombos;
-		int pcrash = k >= ncombos;
-		if (pcrash && combos[i].d != PMTX_PDOM1)
+		int special = k >= ncombos;
+		if (special && combos[i].d != PMTX_PDOM1)
 			continue;
-		int rc = explore(&combos[i], images, pcrash, &res);
+		int rc = explore(&combos[i], images, special, &res);
 		if (rc || res.violations) {
 			name_combo(&combos[i], nm, sizeof(nm));
 			printf("BASELINE %s%s: %s\n", nm,
-			       pcrash ? " (process crash)" : "",
+			       special ? " (process crash, reopen)" : "",
 			       rc ? pmtx_strerror(rc) : res.first);
 			bad = 1;
 		}

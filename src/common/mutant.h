@@ -304,6 +304,13 @@
 	  "pmtx_flush/pmtx_persist outside a transaction: flush of the "     \
 	  "back copy of the range (TW6); else a later crash restores the "   \
 	  "old bytes")                                                        \
+	X(MUT_TX_CLOSE_COVER_FLUSH, "tx.close_cover_flush",                  \
+	  "close: flush of the redo IDLE marks no commit has covered yet "   \
+	  "(tx.c R3); else the next process's commit can be durable while "  \
+	  "an older log it overwrote is still live")                          \
+	X(MUT_TX_CLOSE_COVER_BARRIER, "tx.close_cover_barrier",              \
+	  "close: those IDLE marks durable before the open mark is cleared " \
+	  "(tx.c R3)")                                                        \
 	/* ---- recovery.c ---- */                                            \
 	X(MUT_RECOVERY_SWEEP_FLUSH, "recovery.sweep_flush",                  \
 	  "open: flush of what recovery reads, before it reads it (R4); "    \

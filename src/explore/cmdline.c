@@ -58,7 +58,7 @@ static void usage_to(const struct args *a, FILE *f)
 	        "         [--depth2 N] [--d2images N] [--checks] [--json]\n"
 	        "         [--stop-after N] [--min-images N] [--no-progress]"
 	        " [--quiet]\n"
-	        "         [--process-crash]\n"
+	        "         [--process-crash] [--reopen]\n"
 	        "         [--point P --image I [--rpoint Q --rimage J]]"
 	        " [--save FILE]\n"
 	        "workloads:", a->prog);
@@ -171,6 +171,8 @@ static int parse_flag(struct args *a, const char *o)
 		a->c.quiet = 1;
 	else if (!strcmp(o, "--process-crash"))
 		a->c.process_crash = 1;
+	else if (!strcmp(o, "--reopen"))
+		a->c.reopen = 1;
 	else if (!strcmp(o, "--help") || !strcmp(o, "-h"))
 		a->help = 1;
 	else

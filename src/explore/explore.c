@@ -65,6 +65,12 @@
  *      that skips writing a line because it already reads right, and so
  *      never flushes it, leaves an image that is checked like any other.
  *      Under PDOM-2 the caches are durable: the image is the visible one.
+ * E10. --reopen (config.reopen): a single-threaded workload's child
+ *      closes the region halfway through its transactions and opens it
+ *      again, over the same sim (sim.c S10), as the next process to use
+ *      it would after a clean close: what the close left pending in the
+ *      cache stays pending, and a crash after later commits may still
+ *      lose it.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -363,12 +369,31 @@ static void publish(struct sim *s, uint64_t point, void *arg)
 		_exit(0);
 }
 
+static pmtx_region *child_open(const struct explorer *x, struct chan *ch,
+                               const char *path);
+
+/* E10: close the region and open it again. */
+static void child_reopen(struct child *k)
+{
+	int rc = pmtx_close(k->r);
+	if (rc) {
+		k->ch->h->status = rc;
+		snprintf(k->ch->h->msg, sizeof(k->ch->h->msg), "close: %s",
+		         pmtx_strerror(rc));
+		_exit(3);
+	}
+	k->r = child_open(k->x, k->ch, k->x->region);
+}
+
 static void *child_thread(void *arg)
 {
 	struct child *k = arg;
 	const pmtx_explore_env *e = &k->x->env;
 	struct shm_hdr *h = k->ch->h;
+	int reopen = k->x->c->reopen && explore_nthreads(e->workload) == 1;
 	for (uint64_t i = 0; i < e->ntx; i++) {
+		if (reopen && i == e->ntx / 2)
+			child_reopen(k);
 		__atomic_store_n(&h->b.started[k->t], i + 1, __ATOMIC_SEQ_CST);
 		int rc = e->workload->run(e, k->r, k->t, i);
 		if (rc) {
@@ -417,8 +442,9 @@ static pmtx_region *child_open(const struct explorer *x, struct chan *ch,
 	return r;
 }
 
-static void run_threads(const struct explorer *x, struct chan *ch,
-                        pmtx_region *r)
+/* Returns the region as the threads leave it (E10: reopened). */
+static pmtx_region *run_threads(const struct explorer *x, struct chan *ch,
+                                pmtx_region *r)
 {
 	unsigned n = explore_nthreads(x->env.workload);
 	struct child k[PMTX_EXPLORE_MAX_THREADS];
@@ -432,6 +458,7 @@ static void run_threads(const struct explorer *x, struct chan *ch,
 	}
 	for (unsigned t = 0; n > 1 && t < n; t++)
 		pthread_join(th[t], NULL);
+	return k[0].r;
 }
 
 static void child_workload(const struct explorer *x, struct chan *ch,
@@ -439,7 +466,7 @@ static void child_workload(const struct explorer *x, struct chan *ch,
 {
 	struct sim *s = child_sim(x, ch);
 	pmtx_region *r = child_open(x, ch, path);
-	run_threads(x, ch, r);
+	r = run_threads(x, ch, r);
 	/* The truncations still waiting (E5) are crash points too. */
 	if (pmtx_drain(r))
 		_exit(3);

@@ -59,6 +59,10 @@
  *      S3 would let a cache-line transaction's index persist without its
  *      half, which no write-back does). A store of recovery's own to such
  *      a line comes after it (S1).
+ * S10. A region closed and opened again in the same process attaches to
+ *      the same sim at its new address: the durable image, the shadow
+ *      and every pending store and flush carry over (they are kept by
+ *      line, not by address), as the cache keeps them across a close.
  *
  * Checks (sim_set_checks, the pmemcheck-like mode)
  *  - a transaction that commits while one of its tracked stores has not
@@ -481,7 +485,9 @@ static void sim_attach(struct persist *p)
 {
 	struct sim *s = p->ctx;
 	pthread_mutex_lock(&s->lock);
-	if (!s->base && p->len <= s->cap) {
+	if (s->base && p->len == s->len) { /* S10: the region again */
+		s->base = p->base;
+	} else if (!s->base && p->len <= s->cap) {
 		s->base = p->base;
 		s->domain = p->domain;
 		s->len = p->len;

@@ -39,6 +39,7 @@ struct pmtx_region {
 	char *create_tmp;      /* file being built (NULL once published) */
 	struct journal *jrnl;  /* open: recovered, until persist_setup */
 	int marked;            /* this open stored the open mark (G4) */
+	int recovery_wrote;    /* this open's recovery stored something */
 	int mark_was;          /* the open mark as open found it */
 };
 
@@ -104,9 +105,9 @@ int region_grow(pmtx_region *r, uint64_t want, uint64_t *got);
 int region_mark_open(pmtx_region *r);
 /* G4: clear it, once everything the region holds is durable. */
 void region_mark_closed(pmtx_region *r);
-/* G4: an open that fails puts the mark back as it found it (invariant
- * 1: a failed open leaves the file as it was, where recovery wrote
- * nothing). */
+/* G4: an open that fails before its recovery stored anything puts the
+ * mark back as it found it (invariant 1: the file as it was). One whose
+ * recovery stored leaves it set: those stores may not be durable. */
 void region_mark_restore(pmtx_region *r);
 
 /* Create the file (0600, exclusive, locked), size it, map it and write a

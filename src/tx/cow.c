@@ -315,14 +315,18 @@ static int cow_recover(pmtx_region *r, unsigned i, const struct pmtx_rec **recs,
 	*wrote = 1;
 	for (size_t k = 0; k + 1 < n; k++) {
 		struct pmtx_cow_wrapper *W = region_at(r, recs[k]->off);
-		if (W->cur != W->old_backup || W->next == 0)
-			continue;
-		if (!tx_data_range_ok(r, region_at(r, MIN(W->next, r->size)), 1))
-			return PMTX_E_CORRUPT;
-		W->cur = W->next;
-		TRACE_STORE(&r->persist, &W->cur, 8, OBJECT);
+		if (W->cur == W->old_backup && W->next != 0) {
+			if (!tx_data_range_ok(r, region_at(r, MIN(W->next,
+			                                          r->size)), 1))
+				return PMTX_E_CORRUPT;
+			W->cur = W->next;
+			TRACE_STORE(&r->persist, &W->cur, 8, OBJECT);
+		}
+		/* swapped or not, by this pass or by a process that died
+		 * with the store in its cache: durable before the log is
+		 * retired (a wrapper the transaction allocated may lie where
+		 * the open's sweep did not look, recovery.c R4) */
 		MUT_FLUSH(MUT_COW_RECOVER_FLUSH, &r->persist, &W->cur, 8);
-		*wrote = 1;
 	}
 	return 0;
 }

@@ -237,6 +237,7 @@ static int recover_found(pmtx_region *r, struct found *fs, unsigned nf)
 			rc = recover_one(r, &fs[k], &wrote);
 		r->csn_floor = MAX(r->csn_floor, fs[k].csn);
 	}
+	r->recovery_wrote |= wrote;
 	if (rc || !wrote)
 		return rc;
 	if ((rc = MUT_ORDER(MUT_RECOVERY_DATA_BARRIER, &r->persist)))
@@ -383,8 +384,11 @@ int tx_recover_all(pmtx_region *r)
 	struct found *fs = calloc(nd, sizeof(*fs));
 	int wrote = 0;
 	rc = fs ? 0 : ENOMEM;
-	if (!rc && r->twin)
-		rc = twin_recover(r); /* twin.c TW8; its descriptors are IDLE */
+	if (!rc && r->twin) { /* twin.c TW8; its descriptors are IDLE */
+		r->recovery_wrote = PMTX_TW_STATE(region_rstate(r)->twin) !=
+		                    PMTX_TW_IDLE;
+		rc = twin_recover(r);
+	}
 	for (unsigned i = 0; i < nd && !rc; i++) {
 		if (!desc_ok(r, i)) {
 			pmtx__set_errmsg("descriptor %u is corrupt", i);
@@ -403,7 +407,10 @@ int tx_recover_all(pmtx_region *r)
 		free(fs[i].v);
 	free(fs);
 	/* No barrier after: every open adopts again (L4). */
-	return rc ? rc : for_each_chain(r, 0, &wrote);
+	if (!rc)
+		rc = for_each_chain(r, 0, &wrote);
+	r->recovery_wrote |= wrote;
+	return rc;
 }
 
 int tx_mark_chunks(pmtx_region *r)

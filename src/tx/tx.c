@@ -42,7 +42,10 @@
  *      barrier of any commit or truncation that began after it, which is
  *      what D4(a) needs: no later transaction's commit can be durable
  *      while an older log that recovery would replay over it is not yet
- *      retired.
+ *      retired. A clean close makes the retirements still pending
+ *      durable (tx_close_cover) before it clears the open mark (layout.h
+ *      G4): the next process keeps no pend_seq, and a transaction of
+ *      its own over the same data must not become durable before them.
  */
 #include <errno.h>
 #include <sched.h>
@@ -510,6 +513,20 @@ void async_drain(pmtx_region *r)
 	while (process_head(m) != 1)
 		;
 	pthread_mutex_unlock(&m->trunc_mutex);
+}
+
+int tx_close_cover(pmtx_region *r)
+{
+	struct txm *m = r->txm;
+	int pending = 0;
+	for (unsigned i = 0; m && i < m->ndesc; i++)
+		if (atomic_load(&m->pend_seq[i]) > atomic_load(&m->done_seq[i])) {
+			MUT_FLUSH(MUT_TX_CLOSE_COVER_FLUSH, &r->persist,
+			          &region_desc(r, i)->statever, 8);
+			pending = 1;
+		}
+	return pending ? MUT_ORDER(MUT_TX_CLOSE_COVER_BARRIER, &r->persist)
+	               : 0;
 }
 
 void tx_mark_running(struct pmtx_tx *tx)

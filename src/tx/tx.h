@@ -330,6 +330,9 @@ int async_take_error(pmtx_region *r);
 void async_quiesce(pmtx_region *r);
 /* Stop the truncation thread and process the whole queue. */
 void async_drain(pmtx_region *r);
+/* Close (R3): the IDLE marks still waiting for a cover, durable. 0 or a
+ * barrier's status. */
+int tx_close_cover(pmtx_region *r);
 /* Flush the allocation-log entries not yet flushed. */
 void alog_flush(struct pmtx_tx *tx);
 /* Post-commit steps (iii) and (iv) for the allocation log: apply,
