@@ -542,6 +542,63 @@ static void a_crash_under_an_earlier_seal_restores_the_back_copy(
 	}
 }
 
+/* recovery.c R4: after a kill -9, a recovery pass flushes every line it
+ * covers in the copy it writes, not only the lines that differ: one that
+ * reads the same in both may hold stores of the dead process that never
+ * reached the media. A process commits a 32 KiB block, then dies in a
+ * transaction that stored under that commit's seal; the next open's pass
+ * (the back copy over the data area) must flush at least the data area
+ * from the root to the heap and the block's superblock, beside the
+ * sweep's lines (everything before the heap, the back copy's root and
+ * metadata). Without the pass's flush it flushes only the lines that
+ * differ there. */
+static void a_pass_after_a_kill_flushes_all_it_covers(void **state)
+{
+	(void)state;
+	const char *path;
+	pmtx_region *r = make_twin(&path);
+	struct pmtx_hdr h;
+	struct pmtx_rstate st;
+	assert_int_equal(pmtx_close(r), 0);
+	read_file_hdr(path, &h, &st);
+	uint64_t nsb = st.nsb;
+	fflush(NULL);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		pmtx_region *cr = NULL;
+		pmtx_tx *tx;
+		pmtx_off b;
+		uint64_t v = 9;
+		int ok = pmtx_open(path, NULL, &cr) == 0 &&
+		         pmtx_begin(cr, PMTX_RT_DEFAULT, &tx) == 0 &&
+		         pmtx_alloc(tx, 32768, &b) == 0 &&
+		         pmtx_write(tx, pmtx_ptr(cr, b), &v, 8) == 0 &&
+		         pmtx_commit(tx) == 0 &&
+		         pmtx_begin(cr, PMTX_RT_DEFAULT, &tx) == 0 &&
+		         pmtx_write(tx, &root_of(cr)->w[200], &v, 8) == 0;
+		_exit(ok ? 0 : 1); /* dies inside the transaction */
+	}
+	int status;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	pmtx_counters a, c;
+	pmtx_counters_get(&a);
+	r = tu_open(path);
+	pmtx_counters_get(&c);
+	uint64_t meta_end = h.meta_off + nsb * sizeof(struct pmtx_sb_meta);
+	uint64_t sweep = meta_end / 64 + (meta_end - h.root_off) / 64;
+	uint64_t pass = (h.heap_off - h.root_off) / 64 + PMTX_SB_SIZE / 64;
+	if (c.flushes - a.flushes < sweep + pass)
+		fail_msg("%llu lines flushed, want at least %llu + %llu",
+		         (unsigned long long)(c.flushes - a.flushes),
+		         (unsigned long long)sweep, (unsigned long long)pass);
+	assert_int_equal(root_of(r)->w[200], 0);
+	assert_twins_equal(r);
+	assert_int_equal(pmtx_close(r), 0);
+	unlink(path);
+}
+
 /* TW14: recovery copies the root, the heap metadata and the superblocks
  * in use. A process commits a 1 KiB block A holding 5 and a 100 KiB block
  * L (a run of two superblocks) holding 11 in its second superblock, then,
@@ -878,6 +935,7 @@ int main(void)
 		cmocka_unit_test(a_sealed_commit_is_kept_only_by_an_accepted_seal),
 		cmocka_unit_test(
 			a_crash_under_an_earlier_seal_restores_the_back_copy),
+		cmocka_unit_test(a_pass_after_a_kill_flushes_all_it_covers),
 		cmocka_unit_test(recovery_copies_only_the_heap_in_use),
 		cmocka_unit_test(transactions_run_one_at_a_time),
 		cmocka_unit_test(naked_flush_waits_for_the_running_transaction),

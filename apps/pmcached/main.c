@@ -391,6 +391,7 @@ static int open_store(void)
 	if (settings.hashpower_init)
 		o.hashpower = settings.hashpower_init;
 	o.runtime = settings.runtime;
+	o.fast_restart = settings.fast_restart;
 	o.domain = settings.domain;
 	o.backend = settings.backend;
 	int rc = mc_store_open(settings.region_path, &o, &server.store);

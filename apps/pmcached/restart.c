@@ -244,6 +244,8 @@ int mc_store_open(const char *path, const mc_store_opts *o,
 	/* a twin region has a fixed size: the larger of the two */
 	po.max_size = o->runtime == PMTX_RT_TWIN ? 0 : o->max_size;
 	po.truncation = o->truncation;
+	if (o->fast_restart) /* used at create only */
+		po.flags |= PMTX_CREATE_TWIN_FAST_RESTART;
 	pmtx_region *r;
 	int rc = pmtx_open(path, &po, &r);
 	if (rc == ENOENT)

@@ -97,6 +97,10 @@ static void usage(void)
 "                          journal (each commit appended to <file>.pmtxj and\n"
 "                          fdatasync'd; ordinary disks and SSDs, pdom1 only)\n"
 "                          (default: hardware)\n"
+"    --fast-restart        with --runtime=twin, when the region is created: a\n"
+"                          twin region that does not reseal (a barrier more a\n"
+"                          transaction; a restart after kill -9 at rest copies\n"
+"                          only the last commit's lines)\n"
 "    --region-max=<MB>     largest the region may grow (default: 2 x -m + 1024;\n"
 "                          twin: the region's fixed size, default 3 x -m + 128)\n"
 "    --check               check the region (-e) and exit: recovery in a private\n"
@@ -291,6 +295,7 @@ static int option(int c, const char *arg)
 		return 1;
 	case 1001: case 1002: case 1003: case 1004: return own_option(c, arg);
 	case 1005: settings.check_only = true; return 0;
+	case 1006: settings.fast_restart = true; return 0;
 	}
 	return bad("Illegal argument. Try -h", NULL);
 }
@@ -337,6 +342,7 @@ static const struct option longopts[] = {
 	{"backend", required_argument, 0, 1003},
 	{"region-max", required_argument, 0, 1004},
 	{"check", no_argument, 0, 1005},
+	{"fast-restart", no_argument, 0, 1006},
 	{0, 0, 0, 0},
 };
 
@@ -353,6 +359,9 @@ static int check(void)
 		           "memory max.", NULL);
 	if (settings.num_threads > MC_NPENDING)
 		return bad("Too many threads (-t): the most is 64", NULL);
+	if (settings.fast_restart && settings.runtime != PMTX_RT_TWIN)
+		return bad("--fast-restart is for a twin region "
+		           "(--runtime=twin)", NULL);
 	return 0;
 }
 

@@ -57,6 +57,8 @@ struct settings {
 	pmtx_domain domain;
 	pmtx_backend backend;
 	bool check_only;          /* --check: verify the region and exit */
+	bool fast_restart;        /* --fast-restart: a new twin region
+	                           * without resealing */
 };
 
 extern struct settings settings;

@@ -29,6 +29,7 @@ typedef struct mc_store_opts {
 	size_t max_size;         /* create: the region grows up to this */
 	unsigned hashpower;      /* create: initial log2 buckets (16) */
 	pmtx_runtime runtime;    /* undo, redo or redo-async */
+	int fast_restart;        /* create: PMTX_CREATE_TWIN_FAST_RESTART */
 	pmtx_domain domain;
 	pmtx_backend backend;
 	pmtx_truncation truncation;

@@ -30,7 +30,7 @@ static void usage(FILE *f)
 	        "            [--domain pdom0|pdom1|pdom2]\n"
 	        "            [--backend hardware|emulated|file|journal]\n"
 	        "            [--opt | --wrapped] [--proto-max-bulk-len BYTES]\n"
-	        "            [--check] [--version] [--help]\n"
+	        "            [--fast-restart] [--check] [--version] [--help]\n"
 	        "Defaults: port 6379 on 127.0.0.1, maxclients 10000, a thread\n"
 	        "per client (--io-threads N: N event loops instead), region\n"
 	        "/dev/shm/pmkv.<port>.region, maxmemory 4gb, runtime redo,\n"
@@ -39,7 +39,11 @@ static void usage(FILE *f)
 	        "cow runs the wrapped version only. twin creates a twin region\n"
 	        "of exactly maxmemory bytes (default 1gb under twin), half of\n"
 	        "it a back copy; it runs twin only (the default there), and\n"
-	        "twin runs in it only. file and journal are for ordinary\n"
+	        "twin runs in it only. --fast-restart (with twin, when the\n"
+	        "region is created): every transaction stores its MUTATING\n"
+	        "word, a barrier more, and a restart after a kill -9 at rest\n"
+	        "copies only the last commit's lines, not the heap in use.\n"
+	        "file and journal are for ordinary\n"
 	        "disks: journal appends each commit to FILE.pmtxj (pdom1).\n"
 	        "--commit-delay: with --io-threads, how long a loop waits for\n"
 	        "more of its connections' requests before a group commit\n"
@@ -136,6 +140,8 @@ static int parse_flag(struct flags *f, const char *o)
 		f->kv.flavour = PMKV_OPT;
 	else if (!strcmp(o, "--wrapped"))
 		f->kv.flavour = PMKV_WRAPPED;
+	else if (!strcmp(o, "--fast-restart"))
+		f->kv.fast_restart = 1;
 	else
 		return -1;
 	return 0;
@@ -180,6 +186,11 @@ static int parse(struct flags *f, int argc, char **argv)
 			return -1;
 		}
 		i++;
+	}
+	if (f->kv.fast_restart && f->kv.runtime != PMTX_RT_TWIN) {
+		fprintf(stderr, "pmkv: --fast-restart is for a twin region "
+		        "(--runtime twin)\n");
+		return -1;
 	}
 	if (!f->kv.path) {
 		snprintf(f->region, sizeof(f->region), "/dev/shm/pmkv.%d.region",

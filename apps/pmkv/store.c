@@ -856,6 +856,8 @@ static int open_region(const struct pmkv_config *c, pmtx_region **r,
 	o.runtime = c->runtime;
 	int twin = c->runtime == PMTX_RT_TWIN; /* fixed: all of max_size */
 	o.max_size = !twin && c->max_size > c->size ? c->max_size : 0;
+	if (c->fast_restart) /* used at create only */
+		o.flags |= PMTX_CREATE_TWIN_FAST_RESTART;
 	int rc = stat(c->path, &st) == 0
 	                 ? pmtx_open(c->path, &o, r)
 	                 : pmtx_create(c->path, twin ? c->max_size : c->size,

@@ -51,6 +51,8 @@ struct pmkv_config {
 	pmtx_backend backend;
 	uint64_t initial_buckets; /* a new table's: a power of two, at least
 	                           * PMKV_NBASE_MIN (default 4096) */
+	int fast_restart;       /* a new twin region without resealing
+	                         * (PMTX_CREATE_TWIN_FAST_RESTART) */
 	size_t max_key;         /* longest key, bytes */
 	size_t max_value;       /* longest value, bytes */
 };

@@ -48,12 +48,15 @@
  *      (layout.h G4), before recovery reads anything it makes durable
  *      what it will read (sweep): everything before the heap (header,
  *      descriptors, first log chunks, root, the metadata of the
- *      superblocks there are), the superblocks the metadata says are in
- *      use, every log chunk linked from a descriptor, and in a twin
- *      region the back copy of those, the seal and both copies of the
- *      lines it lists; then one barrier. After a process crash the cache
- *      may hold stores that are visible and not durable: without the
- *      sweep,
+ *      superblocks there are), every log chunk linked from a descriptor,
+ *      and in a twin region the back copy of the root and the metadata,
+ *      the seal and both copies of the lines it lists; then one barrier.
+ *      The heap itself is not swept: undo, redo and redo-async recovery
+ *      write the bytes of their logs blind and flush them, copy-on-write
+ *      recovery flushes every wrapper of a committed log (cow.c), and
+ *      twin's passes flush every line they cover in the copy they write
+ *      (twin.c TW8). After a process crash the cache may hold stores
+ *      that are visible and not durable: without the sweep,
  *      recovery would decide from a commit record, a seal, a state word
  *      or data that a power failure during or after it could still lose,
  *      and would not flush a line it finds already right (explore.c E9).
@@ -64,9 +67,11 @@
  *      privately and reads what the page cache holds: there the sweep is
  *      an fdatasync of the file, for a region the last process used
  *      through another backend.
- *      Its cost follows the heap in use (docs/results/sweep-2026-11-27),
- *      and a free superblock's pages are never touched (a flush would
- *      fault a hole in); a region closed cleanly is not swept.
+ *      Its cost follows the areas before the heap, not the heap
+ *      (docs/results/sweep-2026-11-27: 103,431 lines, 1.5 ms, for a
+ *      1 GiB region with all of its heap in use), and a region closed
+ *      cleanly is not swept. A superblock is never flushed whole by it:
+ *      a flush faults a page in, and a tmpfs hole with it.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -317,37 +322,14 @@ static void sweep_chain(pmtx_region *r, uint64_t head)
 	}
 }
 
-/* R4: the superblocks metadata m says are in use, in the heap and, in a
- * twin region, in its back copy. */
-static void sweep_heap(pmtx_region *r, const struct pmtx_sb_meta *m)
+/* R4: a twin region's back copy of the root and the metadata, and the
+ * seal with its lines (the passes of twin.c flush the heap they cover). */
+static void sweep_twin(pmtx_region *r, uint64_t meta_end)
 {
 	const struct pmtx_hdr *h = r->hdr;
-	for (uint64_t i = 0; i < r->nsb;) {
-		uint64_t n = heap_meta_used(&m[i], r->nsb - i);
-		char *sb = r->base + h->heap_off + i * PMTX_SB_SIZE;
-		if (n)
-			MUT_FLUSH(MUT_RECOVERY_SWEEP_FLUSH, &r->persist, sb,
-			          n * PMTX_SB_SIZE);
-		if (n && r->twin)
-			MUT_FLUSH(MUT_RECOVERY_SWEEP_FLUSH, &r->persist,
-			          sb + region_twin_delta(r), n * PMTX_SB_SIZE);
-		i += n ? n : 1;
-	}
-}
-
-/* R4: a twin region's back copy of the root and the metadata, the
- * superblocks in use by either copy's metadata (recovery may copy either
- * way), and the seal with its lines. */
-static void sweep_twin(pmtx_region *r, const struct pmtx_sb_meta *m,
-                       uint64_t meta_end)
-{
-	const struct pmtx_hdr *h = r->hdr;
-	uint64_t d = region_twin_delta(r);
-	const struct pmtx_sb_meta *bm = (const void *)((const char *)m + d);
 	MUT_FLUSH(MUT_RECOVERY_SWEEP_FLUSH, &r->persist,
-	          r->base + h->root_off + d, meta_end - h->root_off);
-	if (memcmp(m, bm, r->nsb * sizeof(*m)))
-		sweep_heap(r, bm);
+	          r->base + h->root_off + region_twin_delta(r),
+	          meta_end - h->root_off);
 	twin_sweep_seal(r, MUT_RECOVERY_SWEEP_FLUSH);
 }
 
@@ -363,13 +345,12 @@ static int sweep(pmtx_region *r)
 	const struct pmtx_sb_meta *m = region_at(r, h->meta_off);
 	uint64_t meta_end = h->meta_off + r->nsb * sizeof(*m);
 	MUT_FLUSH(MUT_RECOVERY_SWEEP_FLUSH, p, r->base, meta_end);
-	sweep_heap(r, m);
 	for (unsigned i = 0; i < h->ndesc; i++) {
 		sweep_chain(r, region_desc(r, i)->log_head);
 		sweep_chain(r, region_desc(r, i)->alog_head);
 	}
 	if (r->twin)
-		sweep_twin(r, m, meta_end);
+		sweep_twin(r, meta_end);
 	return MUT_ORDER(MUT_RECOVERY_SWEEP_BARRIER, p);
 }
 

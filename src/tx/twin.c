@@ -120,7 +120,13 @@
  *       again. What it copies from is flushed too when it is the data
  *       area (COPYING, an accepted seal): after a process crash the data
  *       may be visible and not yet durable (the file backend's page
- *       cache), and IDLE must not persist before it.
+ *       cache), and IDLE must not persist before it. After a process
+ *       crash (the open mark, layout.h G4) a pass also flushes every line
+ *       it covers in the copy it writes: a line that reads the same in
+ *       both copies may hold the dead process's stores, not durable (a
+ *       store and a second one that put the old bytes back, or the back
+ *       copy's non-temporal stores), and IDLE must not persist over them
+ *       (recovery.c R4).
  *  TW9. A failed barrier (a) or (b) (PMTX_E_IO, file backend) aborts the
  *       transaction (its later calls and commit say PMTX_E_ABORTED); a
  *       seal written before a failed (b) stops matching once the abort
@@ -785,6 +791,10 @@ static void copy_span(pmtx_region *r, const char *from, char *to,
                       int flush_from)
 {
 	copy_differing(r, from + off, to + off, len, fsite);
+	/* recovery.c R4: after a process crash a line that reads the same
+	 * in both copies may not be durable in the destination */
+	if (r->mark_was)
+		MUT_FLUSH(MUT_RECOVERY_SWEEP_FLUSH, &r->persist, to + off, len);
 	if (flush_from)
 		MUT_FLUSH(MUT_TWIN_RECOVER_FLUSH, &r->persist, from + off, len);
 }

@@ -4,6 +4,7 @@ expired). All tests here are pmcached_only: memcached keeps nothing across
 kill -9 (test_proxy.py's controls show it).
 """
 import os
+import sys
 import random
 import subprocess
 import re
@@ -14,6 +15,10 @@ import zlib
 import pytest
 
 from mcserver import wait_until
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "..", "..", "tests", "python"))
+from region_header import TWIN_RESEAL, incompat  # noqa: E402
 
 STORED = b"STORED\r\n"
 RUNTIMES = ["undo", "redo", "redo-async"]
@@ -450,3 +455,38 @@ def test_a_full_disk_evicts_and_loses_no_acknowledged_write(make_server,
     assert refused > 0
     for i in range(190, 200):
         assert c.get_value(b"big%d" % i)[1][:6] == b"%06d" % i, i
+
+
+def test_fast_restart_makes_a_twin_region_that_does_not_reseal(make_server):
+    """--fast-restart with --runtime=twin creates a twin region without
+    the reseal feature (pmtx_options PMTX_CREATE_TWIN_FAST_RESTART); it
+    keeps every key across kill -9, and a plain twin region has the bit.
+    Without --runtime=twin the flag is refused."""
+    srv = make_server("-m", "16")
+    # the runtime is this test's subject: PMCACHED_ARGS's does not apply
+    srv.extra = [a for a in srv.extra if not a.startswith("--runtime")]
+    srv.terminate(timeout=5)
+    os.unlink(srv.region)
+    srv.args = ["--runtime=twin", "--fast-restart", "-m", "16"]
+    srv.start()
+    c = srv.connect()
+    for i in range(200):
+        c.set(b"f%d" % i, b"v%d" % i)
+    srv.kill9()
+    assert incompat(srv.region) & TWIN_RESEAL == 0
+    srv.start()
+    c = srv.connect()
+    assert [c.get_value(b"f%d" % i) for i in range(200)] == [
+        (0, b"v%d" % i) for i in range(200)]
+    assert srv.terminate(timeout=5) == 0, srv.stderr_tail()
+    os.unlink(srv.region)
+    srv.args = ["--runtime=twin", "-m", "16"]
+    srv.start()
+    assert srv.terminate(timeout=5) == 0, srv.stderr_tail()
+    assert incompat(srv.region) & TWIN_RESEAL == TWIN_RESEAL
+    os.unlink(srv.region)
+    srv.args = ["--runtime=redo", "--fast-restart"]
+    srv.start(wait=False)
+    assert srv.wait_exit(timeout=5) == 64
+    assert "--fast-restart is for a twin region" in srv.stderr_text()
+    assert not os.path.exists(srv.region)

@@ -5,10 +5,15 @@ import hashlib
 import os
 import signal
 import subprocess
+import sys
 
 import redis
 
 from kvserver import Server
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "..", "..", "tests", "python"))
+from region_header import TWIN_RESEAL, incompat  # noqa: E402
 
 
 def fill(c, n=500):
@@ -180,3 +185,33 @@ def test_journal_backend(make_server, pmkv_bin):
     assert c.dbsize() == 1 and c.get("only") == b"one"
     assert s.stop() == 0
     assert os.path.exists(journal)
+
+
+def test_fast_restart_makes_a_twin_region_that_does_not_reseal(pmkv_bin,
+                                                               tmp_path):
+    fast = Server(pmkv_bin, str(tmp_path / "fast"), "--runtime", "twin",
+                  "--maxmemory", "64mb", "--fast-restart")
+    os.makedirs(fast.dir)
+    fast.start()
+    fill(redis.Redis(port=fast.port))
+    fast.kill(signal.SIGKILL)
+    assert incompat(fast.region) & TWIN_RESEAL == 0
+    fast.start()  # opened again with the flag: ignored at open
+    check(redis.Redis(port=fast.port))
+    fast.stop()
+    fast.flags = ["--runtime", "twin"]
+    fast.start()  # and without it: the region keeps its kind
+    check(redis.Redis(port=fast.port))
+    fast.stop()
+    assert incompat(fast.region) & TWIN_RESEAL == 0
+    plain = Server(pmkv_bin, str(tmp_path / "plain"), "--runtime", "twin",
+                   "--maxmemory", "64mb")
+    os.makedirs(plain.dir)
+    plain.start()
+    plain.stop()
+    assert incompat(plain.region) & TWIN_RESEAL == TWIN_RESEAL
+    r = subprocess.run([pmkv_bin, "--port", "0", "--region",
+                        str(tmp_path / "x.region"), "--fast-restart"],
+                       capture_output=True, text=True, timeout=30)
+    assert r.returncode == 2 and "twin" in r.stderr
+    assert not os.path.exists(tmp_path / "x.region")
