@@ -766,9 +766,9 @@ void twin_naked_flush(pmtx_region *r, const void *p, size_t n, int locked)
 /* ---- recovery (TW8) ---- */
 
 /* Copy [from, from+len) over [to, ...), line by line where they differ;
- * flush what was written (flush site fsite). */
+ * flush what was written (flush site fsite; none if flush is 0). */
 static void copy_differing(pmtx_region *r, const char *from, char *to,
-                           uint64_t len, unsigned fsite)
+                           uint64_t len, unsigned fsite, int flush)
 {
 	for (uint64_t o = 0; o < len; o += 4096) {
 		uint64_t pg = MIN(len - o, 4096);
@@ -779,7 +779,9 @@ static void copy_differing(pmtx_region *r, const char *from, char *to,
 				continue;
 			memcpy(to + l, from + l, CACHE_LINE);
 			TRACE_STORE(&r->persist, to + l, CACHE_LINE, DATA);
-			MUT_FLUSH(fsite, &r->persist, to + l, CACHE_LINE);
+			if (flush)
+				MUT_FLUSH(fsite, &r->persist, to + l,
+				          CACHE_LINE);
 		}
 	}
 }
@@ -790,11 +792,12 @@ static void copy_span(pmtx_region *r, const char *from, char *to,
                       uint64_t off, uint64_t len, unsigned fsite,
                       int flush_from)
 {
-	copy_differing(r, from + off, to + off, len, fsite);
-	/* recovery.c R4: after a process crash a line that reads the same
-	 * in both copies may not be durable in the destination */
+	/* recovery.c R4: after a process crash (the open mark) a line that
+	 * reads the same in both copies may not be durable in the
+	 * destination: all of it is flushed, not the lines written only */
+	copy_differing(r, from + off, to + off, len, fsite, !r->mark_was);
 	if (r->mark_was)
-		MUT_FLUSH(MUT_RECOVERY_SWEEP_FLUSH, &r->persist, to + off, len);
+		MUT_FLUSH(fsite, &r->persist, to + off, len);
 	if (flush_from)
 		MUT_FLUSH(MUT_TWIN_RECOVER_FLUSH, &r->persist, from + off, len);
 }
