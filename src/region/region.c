@@ -793,21 +793,7 @@ static int keeps_open_mark(const pmtx_region *r)
 	return !r->private_view && r->persist.backend != PMTX_BACKEND_JOURNAL;
 }
 
-int region_mark_open(pmtx_region *r)
-{
-	struct pmtx_rstate *rs = region_rstate(r);
-	int was = rs->open != 0; /* read_nsb checked it is 0 or 1 */
-	r->mark_was = was;
-	if (!keeps_open_mark(r))
-		return was;
-	if (!MUT_SKIP(MUT_REGION_OPEN_MARK)) {
-		__atomic_store_n(&rs->open, 1, __ATOMIC_RELAXED);
-		TRACE_STORE(&r->persist, &rs->open, 8, REGION);
-	}
-	r->marked = 1;
-	return was;
-}
-
+/* Store v in the open mark, where this open keeps one (no flush: G4). */
 static void mark_store(pmtx_region *r, uint64_t v)
 {
 	struct pmtx_rstate *rs = region_rstate(r);
@@ -815,6 +801,15 @@ static void mark_store(pmtx_region *r, uint64_t v)
 		__atomic_store_n(&rs->open, v, __ATOMIC_RELAXED);
 		TRACE_STORE(&r->persist, &rs->open, 8, REGION);
 	}
+}
+
+int region_mark_open(pmtx_region *r)
+{
+	r->mark_was = region_rstate(r)->open != 0; /* read_nsb: 0 or 1 */
+	if (!MUT_SKIP(MUT_REGION_OPEN_MARK))
+		mark_store(r, 1);
+	r->marked = keeps_open_mark(r);
+	return r->mark_was;
 }
 
 void region_mark_closed(pmtx_region *r)

@@ -217,6 +217,12 @@ static void unhold(struct txm *m, struct pmtx_tx *tx)
 
 /* ---- retire cover (R3) ---- */
 
+/* Has descriptor i a redo IDLE mark not yet known durable? */
+static int retire_pending(struct txm *m, unsigned i)
+{
+	return atomic_load(&m->pend_seq[i]) > atomic_load(&m->done_seq[i]);
+}
+
 void retire_note(pmtx_region *r, unsigned idx)
 {
 	struct txm *m = r->txm;
@@ -252,7 +258,7 @@ void retire_cover_end(struct pmtx_tx *tx)
 		       !atomic_compare_exchange_weak(&m->done_seq[i], &d, seq))
 			;
 		atomic_fetch_and(&m->pend_sum[i / 64], ~(1ull << (i % 64)));
-		if (atomic_load(&m->pend_seq[i]) > atomic_load(&m->done_seq[i]))
+		if (retire_pending(m, i))
 			atomic_fetch_or(&m->pend_sum[i / 64], 1ull << (i % 64));
 	}
 	tx->ncov = 0;
@@ -366,7 +372,7 @@ static int idle_marks_durable(struct txm *m)
 	if (atomic_load(&m->retiring))
 		return 0;
 	for (unsigned i = 0; i < m->ndesc; i++)
-		if (atomic_load(&m->pend_seq[i]) > atomic_load(&m->done_seq[i]))
+		if (retire_pending(m, i))
 			return 0;
 	return 1;
 }
@@ -520,7 +526,7 @@ int tx_close_cover(pmtx_region *r)
 	struct txm *m = r->txm;
 	int pending = 0;
 	for (unsigned i = 0; m && i < m->ndesc; i++)
-		if (atomic_load(&m->pend_seq[i]) > atomic_load(&m->done_seq[i])) {
+		if (retire_pending(m, i)) {
 			MUT_FLUSH(MUT_TX_CLOSE_COVER_FLUSH, &r->persist,
 			          &region_desc(r, i)->statever, 8);
 			pending = 1;
