@@ -20,15 +20,16 @@
  *                  Whether a line stays cached after a clwb is the CPU's
  *                  choice; the figure is that of flushing a line that has
  *                  just been flushed, which is what a clean line is in pmtx.
- *  3. barrier_lines for k in 0,1,2,4,8,16,32,64 (--p lines=): one 8-byte
- *                  store to each of k distinct lines of the root of a
- *                  PDOM-1 hardware region in /dev/shm, one pmtx_flush per
- *                  line, one pmtx_barrier. ns is the time of the flushes and
- *                  the barrier: the loop's time less that of the same
- *                  stores alone (a second loop timed in the same round,
- *                  reported as store_ns). If the CPU evicts a line at its
- *                  flush, the next store to it misses; that miss is in
- *                  ns, as it is a cost of flushing here. Every call (the
+ *  3. barrier_lines for k in 0,1,2,4,8,16,32,64 (--p lines=, up to
+ *                  256): one 8-byte store to each of k distinct lines of
+ *                  the root of a PDOM-1 hardware region in /dev/shm, one
+ *                  pmtx_flush per line, one pmtx_barrier. ns is the time
+ *                  of the flushes and the barrier: the loop's time less
+ *                  that of the same stores alone (a second loop timed in
+ *                  the same round, reported as store_ns). If the CPU
+ *                  evicts a line at its flush, the next store to it
+ *                  misses; that miss is in ns, as it is a cost of
+ *                  flushing here. Every call (the
  *                  warm-up and every round) checks pmtx_counters: exactly k
  *                  lines and 1 barrier per iteration, else the workload
  *                  fails (PMTX_E_CORRUPT).
@@ -97,7 +98,8 @@
 #include "pmtx_trace.h"
 
 #define LINE 64u
-#define NLINES 64u                  /* lines of the hardware region's root */
+#define NLINES 256u                 /* lines of the hardware region's root */
+#define CLEAN_LINES 64u             /* of them, cycled by the clean loops */
 #define PAGE 4096u
 #define FILE_PAGES 4096u            /* pages of the file region's root */
 #define N_CAP (1ull << 26)          /* most operations in a round */
@@ -150,20 +152,20 @@ __attribute__((target("clwb"))) static void loop_clwb(const char *b,
                                                        uint64_t n)
 {
 	for (uint64_t i = 0; i < n; i++)
-		_mm_clwb((void *)(b + (i % NLINES) * LINE));
+		_mm_clwb((void *)(b + (i % CLEAN_LINES) * LINE));
 }
 
 __attribute__((target("clflushopt"))) static void
 loop_clflushopt(const char *b, uint64_t n)
 {
 	for (uint64_t i = 0; i < n; i++)
-		_mm_clflushopt((void *)(b + (i % NLINES) * LINE));
+		_mm_clflushopt((void *)(b + (i % CLEAN_LINES) * LINE));
 }
 
 static void loop_clflush(const char *b, uint64_t n)
 {
 	for (uint64_t i = 0; i < n; i++)
-		_mm_clflush(b + (i % NLINES) * LINE);
+		_mm_clflush(b + (i % CLEAN_LINES) * LINE);
 }
 
 static int op_flush_insn(struct costs *c, long arg, uint64_t n)
@@ -181,7 +183,7 @@ static int op_flush_insn(struct costs *c, long arg, uint64_t n)
 static int op_pmtx_flush(struct costs *c, long arg, uint64_t n)
 {
 	for (uint64_t i = 0; i < n; i++)
-		pmtx_flush(c->hw, c->lines + (i % NLINES) * LINE, 1);
+		pmtx_flush(c->hw, c->lines + (i % CLEAN_LINES) * LINE, 1);
 	return 0;
 }
 
@@ -247,7 +249,7 @@ static int op_msync(struct costs *c, long k, uint64_t n)
 static int op_persist(struct costs *c, long arg, uint64_t n)
 {
 	for (uint64_t i = 0; i < n; i++) {
-		char *p = c->lines + (i % NLINES) * LINE;
+		char *p = c->lines + (i % CLEAN_LINES) * LINE;
 		*(volatile uint64_t *)(void *)p = i;
 		int rc = pmtx_persist(c->hw, p, 8);
 		if (rc)

@@ -107,5 +107,16 @@ def test_costs_removes_its_regions_and_trace(run):
 
 @needs_bench
 def test_costs_refuses_a_line_count_beyond_its_buffer():
-    p = costs("--p", "lines=65", "--p", "pages=1")
+    p = costs("--p", "lines=257", "--p", "pages=1")
     assert p.returncode != 0
+    assert "lines=257: 0..256" in p.stderr
+
+
+@needs_bench
+def test_costs_measures_up_to_256_lines():
+    p = costs("--p", "lines=256", "--p", "pages=1")
+    assert p.returncode == 0, p.stderr
+    rows = [json.loads(l) for l in p.stdout.splitlines()]
+    big = [r for r in rows if r["what"] == "barrier_lines"]
+    assert [r["lines"] for r in big] == [256]
+    assert big[0]["flushes_per_op"] == 256 and big[0]["barriers_per_op"] == 1
