@@ -53,6 +53,11 @@ int explore_check_image(const pmtx_explore_env *e,
                         const struct explore_bounds *b, const char *path,
                         struct explore_scratch *s, char *msg, size_t len);
 
+/* pmtx_open of a crash image, which waits up to 2 s for a lock that
+ * no process of the explorer should hold (check.c K5). */
+int explore_open_image(const char *path, const pmtx_options *o,
+                       pmtx_region **r);
+
 /* The validated workload fields the engine relies on. */
 unsigned explore_nthreads(const pmtx_explore_workload *w);
 unsigned explore_runtimes(const pmtx_explore_workload *w);
