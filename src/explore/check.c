@@ -19,7 +19,7 @@
  *  K5. Only this process and its children, each waited for before the
  *      next image is built, open an image file, so an image should never
  *      be found locked (PMTX_E_LOCKED). A long run on a loaded machine
- *      found it twice in about 6 million images, each time at the open
+ *      found it twice in about 26 million images, each time at the open
  *      right after a close, with every check of the image passing and
  *      its reproducer passing; what held the lock was not found (a
  *      release the kernel defers is the likeliest). An open that finds
