@@ -20,11 +20,11 @@
  *      next image is built, open an image file, so an image should never
  *      be found locked (PMTX_E_LOCKED). A long run on a loaded machine
  *      found it twice in about 26 million images, each time at the open
- *      right after a close, with every check of the image passing and
- *      its reproducer passing; what held the lock was not found (a
- *      release the kernel defers is the likeliest). An open that finds
- *      it retries for up to LOCK_WAIT_MS and says so on stderr; a lock
- *      held longer is a violation like any failed open.
+ *      right after a close, with every other check of the image
+ *      passing (and one reproducer, replayed); what held the lock was
+ *      not found (a release the kernel defers is the likeliest). An
+ *      open that finds it retries for up to LOCK_WAIT_MS and says so on
+ *      stderr; a lock held longer is a violation like any failed open.
  */
 #include <errno.h>
 #include <stdio.h>
