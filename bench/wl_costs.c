@@ -29,10 +29,10 @@
  *                  the same round, reported as store_ns). If the CPU
  *                  evicts a line at its flush, the next store to it
  *                  misses; that miss is in ns, as it is a cost of
- *                  flushing here. Every call (the
- *                  warm-up and every round) checks pmtx_counters: exactly k
- *                  lines and 1 barrier per iteration, else the workload
- *                  fails (PMTX_E_CORRUPT).
+ *                  flushing here. Every call (the warm-up and every
+ *                  round) checks pmtx_counters: exactly k lines and 1
+ *                  barrier per iteration, else the workload fails
+ *                  (PMTX_E_CORRUPT).
  *  4. barrier_fit  the least-squares line ns = fence_ns + line_ns * k over
  *                  the points of 3 with k >= 1 ("ns" is null: the fit has
  *                  no single operation; "n" is the points fitted). k = 0 is left out because it is
@@ -99,7 +99,7 @@
 
 #define LINE 64u
 #define NLINES 256u                 /* lines of the hardware region's root */
-#define CLEAN_LINES 64u             /* of them, cycled by the clean loops */
+#define CLEAN_LINES 64u             /* of them, cycled one at a time */
 #define PAGE 4096u
 #define FILE_PAGES 4096u            /* pages of the file region's root */
 #define N_CAP (1ull << 26)          /* most operations in a round */

@@ -76,13 +76,14 @@ def sps_table(out):
         pm = r[(pt, "pmdk")]
         s2 = r2.get((pt, best["system"]))
         pl = r.get((pt, "plain"))
+        if not s2 or not pl:
+            continue
         print(f"| {k} | {best['system']} | {swaps(best):.2f} | {goal} "
               f"| {swaps(best) / goal:.2f} "
               f"| {best['ops_per_s'] / pm['ops_per_s']:.1f}x "
               f"| {best['barriers_per_op']:.2f}, {best['flushes_per_op']:.1f} "
               f"| {best['ns_per_op']:.0f} "
-              f"| {s2['ns_per_op']:.0f} | {pl['ns_per_op']:.0f} |"
-              if s2 and pl else "")
+              f"| {s2['ns_per_op']:.0f} | {pl['ns_per_op']:.0f} |")
     print()
     r10 = load(f"{out}/sps-n10m-pdom1.jsonl")
     print("| n = 10,000,000, M swaps/s | k=1 | k=8 | k=64 | k=1024 |")
@@ -135,10 +136,12 @@ def ratios(out, name, label):
         best = max((ds[s] for s in PMTX if s in ds),
                    key=lambda d: d["ops_per_s"])
         redo = ds.get("pmtx-redo")
+        if not redo:
+            continue
         p = ", ".join(f"{k}={v}" for k, v in sorted(json.loads(pt).items()))
         print(f"| {p} | {best['system']} | {best['ops_per_s'] / pm:.2f}x "
               f"| {redo['ops_per_s'] / pm:.2f}x | "
-              f"{best['barriers_per_op']:.2f} |" if redo else "")
+              f"{best['barriers_per_op']:.2f} |")
     print()
 
 
