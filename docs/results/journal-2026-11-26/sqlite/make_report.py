@@ -80,7 +80,7 @@ def main():
     doc = ["# SQLite on the journal backend beside the file backend and "
            "stock SQLite on ext4 (2026-11-26)", "",
            "Made on the 2-core development VM, **not idle**: other "
-           "sessions ran pmkv benchmarks and `tests/test_journal` on the "
+           "jobs ran pmkv benchmarks and `tests/test_journal` on the "
            "same disk at the same time (load average 2-4.5, see "
            "`*.conditions.txt`). Each round runs every configuration in "
            "turn, so the load reaches them alike; the per-round ratios "
