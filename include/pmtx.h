@@ -75,6 +75,11 @@ enum {
 	PMTX_E_UNSUPPORTED,          /* not supported by this runtime/backend */
 	PMTX_E_IO,                   /* a persist barrier failed (msync) */
 	PMTX_E_TRUNCATED,            /* file shorter than the size it records */
+	PMTX_E_NOT_FOUND,            /* no such key or element (containers) */
+	PMTX_E_EXISTS,               /* the key exists (a put with NX) */
+	PMTX_E_TOO_BIG,              /* a length over the documented limit */
+	PMTX_E_NOT_CONTAINER,        /* the offset names no container of the
+	                              * kind asked for */
 	PMTX_E_LAST
 };
 

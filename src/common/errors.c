@@ -34,6 +34,11 @@ static const char *const messages[] = {
 	[PMTX_E_IO - PMTX_E_FIRST] = "persist barrier failed (I/O error)",
 	[PMTX_E_TRUNCATED - PMTX_E_FIRST] =
 		"region file is shorter than its header records",
+	[PMTX_E_NOT_FOUND - PMTX_E_FIRST] = "no such key or element",
+	[PMTX_E_EXISTS - PMTX_E_FIRST] = "the key already exists",
+	[PMTX_E_TOO_BIG - PMTX_E_FIRST] = "length over the documented limit",
+	[PMTX_E_NOT_CONTAINER - PMTX_E_FIRST] =
+		"offset names no container of this kind",
 };
 _Static_assert(ARRAY_SIZE(messages) == PMTX_E_LAST - PMTX_E_FIRST,
                "a message for every status");

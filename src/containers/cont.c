@@ -1,0 +1,146 @@
+/*
+ * cont.c - the operation context every container shares (cont.h C1-C4).
+ */
+#include "cont.h"
+#include "../region/region.h"
+#include "../tx/tx.h"
+
+void pmtx_cont_options_init(pmtx_cont_options *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->runtime = PMTX_RT_DEFAULT;
+}
+
+pmtx_runtime cont_runtime(const pmtx_cont_options *o)
+{
+	return o ? o->runtime : PMTX_RT_DEFAULT;
+}
+
+/* Set how c reads, from the transaction it runs in (C1). */
+static void cx_bind(struct cx *c, pmtx_region *r, pmtx_tx *tx)
+{
+	c->r = r;
+	c->base = (char *)pmtx_ptr(r, 0);
+	c->tx = tx;
+	c->wrote = 0;
+	c->in_place = !tx || tx->kind == PMTX_RT_UNDO ||
+	              tx->kind == PMTX_RT_TWIN;
+	c->overlay = !c->in_place && tx->nwl > 0;
+}
+
+int cx_begin(struct cx *c, pmtx_region *r, pmtx_tx *tx, pmtx_runtime rt)
+{
+	pmtx_tx *cur = pmtx_tx_current();
+	c->began = 0;
+	if (!r)
+		return PMTX_E_INVAL;
+	if (tx && (tx != cur || pmtx_tx_region(tx) != r))
+		return PMTX_E_TX_STATE;
+	int rc = pmtx_begin(r, rt, &tx);
+	if (rc)
+		return rc;
+	c->began = 1;
+	cx_bind(c, r, tx);
+	if (tx->kind == PMTX_RT_COW) {
+		pmtx__set_errmsg("containers do not run under copy-on-write");
+		cx_end(c, 0);
+		return PMTX_E_UNSUPPORTED;
+	}
+	return 0;
+}
+
+int cx_begin_read(struct cx *c, pmtx_region *r, pmtx_tx *tx)
+{
+	c->began = 0;
+	if (!r)
+		return PMTX_E_INVAL;
+	pmtx_tx *cur = pmtx_tx_current();
+	if (!tx && cur && pmtx_tx_region(cur) == r)
+		tx = cur;
+	if (tx && pmtx_tx_region(tx) != r)
+		return PMTX_E_TX_STATE;
+	if (tx && tx->kind == PMTX_RT_COW)
+		return PMTX_E_UNSUPPORTED;
+	cx_bind(c, r, tx);
+	return 0;
+}
+
+int cx_end(struct cx *c, int rc)
+{
+	if (!c->began)
+		return rc;
+	c->began = 0;
+	if (rc && c->wrote) {
+		pmtx_abort(c->tx);
+		return rc;
+	}
+	int crc = pmtx_commit(c->tx);
+	return rc ? rc : crc;
+}
+
+int cx_write(struct cx *c, void *dst, const void *src, size_t n)
+{
+	c->wrote = 1;
+	if (!c->in_place)
+		c->overlay = 1;
+	return pmtx_write(c->tx, dst, src, n);
+}
+
+int cx_alloc(struct cx *c, size_t n, int zero, pmtx_off *off, void **p)
+{
+	c->wrote = 1;
+	int rc = zero ? pmtx_zalloc(c->tx, n, off) : pmtx_alloc(c->tx, n, off);
+	if (!rc)
+		*p = c->base + *off;
+	return rc;
+}
+
+int cx_free(struct cx *c, pmtx_off off)
+{
+	c->wrote = 1;
+	return pmtx_free(c->tx, off);
+}
+
+void *cx_block(const struct cx *c, pmtx_off off, size_t n, uint32_t magic)
+{
+	size_t size = pmtx_region_size(c->r);
+	if (!off || off % 16 || n > size || off > size - n)
+		return NULL;
+	void *p = c->base + off;
+	uint32_t m;
+	memcpy(&m, p, sizeof m); /* a node's magic never changes (C2) */
+	return !magic || m == magic ? p : NULL;
+}
+
+int cont_check_hdr(pmtx_region *r, pmtx_off off, uint32_t magic, size_t n)
+{
+	size_t size = pmtx_region_size(r);
+	if (!off || off % 16 || n > size || off > size - n ||
+	    pmtx_usable_size(r, off) < n) {
+		pmtx__set_errmsg("offset %llu names no container block",
+		                 (unsigned long long)off);
+		return PMTX_E_NOT_CONTAINER;
+	}
+	const struct cont_hdr *h = pmtx_ptr(r, off);
+	if (h->magic != magic) {
+		pmtx__set_errmsg("offset %llu: magic 0x%08x, not 0x%08x",
+		                 (unsigned long long)off, h->magic, magic);
+		return PMTX_E_NOT_CONTAINER;
+	}
+	if (h->major != PMTX_CONT_FORMAT_MAJOR) {
+		pmtx__set_errmsg("container format %u.%u, this library reads "
+		                 "%u.x", h->major, h->minor,
+		                 PMTX_CONT_FORMAT_MAJOR);
+		return PMTX_E_BAD_VERSION;
+	}
+	return 0;
+}
+
+void cont_hdr_init(struct cont_hdr *h, uint32_t magic, uint32_t flags)
+{
+	h->magic = magic;
+	h->major = PMTX_CONT_FORMAT_MAJOR;
+	h->minor = PMTX_CONT_FORMAT_MINOR;
+	h->flags = flags;
+	h->reserved = 0;
+}

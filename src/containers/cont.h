@@ -1,0 +1,145 @@
+/*
+ * cont.h - what the containers share: the context of one operation (its
+ * transaction and how it reads), checked access to blocks, and the header
+ * every container's first block starts with.
+ *
+ * Layer: above tx/ (it calls only the public transaction API, and reads
+ * one field of the running transaction to know whether plain loads see
+ * its writes). Each container (hmap.c, map.c, list.c, str.c) keeps its
+ * persistent structs in a layout header of its own (*_layout.h).
+ *
+ * Invariants (every container file relies on them)
+ *  C1. Reads. A field that the running transaction may have written is
+ *      read with cx_load/cx_read: a plain load under undo and twin (they
+ *      store in place) and under redo until the transaction has written
+ *      (nothing to overlay), pmtx_read after (redo keeps its writes in
+ *      DRAM until commit).
+ *  C2. Writes to a block that is linked into a container (reachable from
+ *      its header) go through cx_write / cx_put64 (pmtx_write), never a
+ *      plain store. A fresh block (allocated in this transaction, not yet
+ *      linked) is filled with plain stores and cx_flush before the store
+ *      that links it, and then written through cx_write only (a plain
+ *      store after a pmtx_write of the same bytes would be overwritten by
+ *      a redo commit).
+ *  C3. Every offset read from the region is checked before it is
+ *      followed: cx_block checks alignment, bounds and the block's
+ *      magic word (each node starts with one); a loop over a chain is
+ *      bounded by the container's count.
+ *  C4. An operation that fails before its first write leaves the
+ *      transaction as it was; one that fails after aborts it (cx_end),
+ *      so a caller's commit can never persist half an operation.
+ */
+#ifndef PMTX_CONT_H
+#define PMTX_CONT_H
+
+#include <stdint.h>
+#include <string.h>
+
+#include "pmtx.h"
+#include "pmtx_containers.h"
+#include "../common/util.h"
+
+/* The first 16 bytes of every container's header block. */
+struct cont_hdr {
+	uint32_t magic;   /* CONT_MAGIC_* */
+	uint16_t major;   /* PMTX_CONT_FORMAT_MAJOR */
+	uint16_t minor;
+	uint32_t flags;   /* the container's creation flags */
+	uint32_t reserved;
+};
+_Static_assert(sizeof(struct cont_hdr) == 16, "container header");
+
+/* Magic words: a container header, and each kind of node (C3). Fixed on
+ * media: only ever appended. */
+enum {
+	CONT_MAGIC_HMAP = 0x504d484du, /* "MHMP" */
+	CONT_MAGIC_MAP = 0x504d4254u,  /* "TBMP" */
+	CONT_MAGIC_LIST = 0x504d4c53u, /* "SLMP" */
+	CONT_MAGIC_MAP_LEAF = 0x4c454146u,
+	CONT_MAGIC_MAP_INNER = 0x494e4e52u,
+	CONT_MAGIC_LIST_CHUNK = 0x43484e4bu,
+};
+
+/* One operation: its region, transaction and how it reads (C1). */
+struct cx {
+	pmtx_region *r;
+	char *base;       /* the region's first byte */
+	pmtx_tx *tx;      /* NULL: a read outside any transaction */
+	int began;        /* cx_begin began (or joined) a level */
+	int wrote;        /* a write or allocation was made */
+	int in_place;     /* the runtime stores in place (undo, twin) */
+	int overlay;      /* plain loads may miss the transaction's writes:
+	                   * reads go through pmtx_read (C1) */
+};
+
+/* Begin a writing operation: join tx (which must be this thread's
+ * running transaction) or the running one, or begin one with rt.
+ * PMTX_E_UNSUPPORTED under copy-on-write. */
+int cx_begin(struct cx *c, pmtx_region *r, pmtx_tx *tx, pmtx_runtime rt);
+/* Begin a reading operation: tx, or this thread's running transaction in
+ * r, or none (plain loads of the committed state). */
+int cx_begin_read(struct cx *c, pmtx_region *r, pmtx_tx *tx);
+/* End the operation with status rc (C4): commit its level, or abort the
+ * transaction if rc is an error and the operation wrote. Returns rc, or
+ * the commit's status. */
+int cx_end(struct cx *c, int rc);
+
+/* Do plain loads see this transaction's writes? (C1) */
+static inline int cx_direct(const struct cx *c)
+{
+	return !c->overlay;
+}
+
+static inline uint64_t cx_load(const struct cx *c, const void *p)
+{
+	uint64_t v;
+	if (cx_direct(c)) {
+		memcpy(&v, p, sizeof v);
+		return v;
+	}
+	pmtx_read(c->tx, &v, p, sizeof v);
+	return v;
+}
+static inline void cx_read(const struct cx *c, void *dst, const void *src,
+                           size_t n)
+{
+	if (cx_direct(c))
+		memcpy(dst, src, n);
+	else
+		pmtx_read(c->tx, dst, src, n);
+}
+int cx_write(struct cx *c, void *dst, const void *src, size_t n);
+static inline int cx_put64(struct cx *c, void *dst, uint64_t v)
+{
+	return cx_write(c, dst, &v, sizeof v);
+}
+/* A fresh block of n bytes (zeroed if zero), its offset and address. */
+int cx_alloc(struct cx *c, size_t n, int zero, pmtx_off *off, void **p);
+int cx_free(struct cx *c, pmtx_off off);
+static inline void cx_flush(struct cx *c, const void *p, size_t n)
+{
+	pmtx_flush(c->r, p, n);
+}
+
+/* The block at off, if it lies in the region with at least n bytes from
+ * off, is 16-byte aligned and starts with magic (0: no magic check), or
+ * NULL (C3). */
+void *cx_block(const struct cx *c, pmtx_off off, size_t n, uint32_t magic);
+static inline pmtx_off cx_off(const struct cx *c, const void *p)
+{
+	return (pmtx_off)((const char *)p - c->base);
+}
+
+/* Check a container header: magic, major version, and that the block
+ * holds n bytes. 0, PMTX_E_NOT_CONTAINER or PMTX_E_BAD_VERSION. */
+int cont_check_hdr(pmtx_region *r, pmtx_off off, uint32_t magic, size_t n);
+void cont_hdr_init(struct cont_hdr *h, uint32_t magic, uint32_t flags);
+/* Is a length within PMTX_CONT_BYTES_MAX? */
+static inline int cont_len_ok(size_t n)
+{
+	return n <= PMTX_CONT_BYTES_MAX;
+}
+/* The runtime a handle's own transactions use. */
+pmtx_runtime cont_runtime(const pmtx_cont_options *o);
+
+#endif

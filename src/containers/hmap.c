@@ -1,0 +1,2 @@
+/* hmap.c - placeholder */
+#include "cont.h"

@@ -1,0 +1,2 @@
+/* list.c - placeholder */
+#include "cont.h"

@@ -1,0 +1,2 @@
+/* map.c - placeholder */
+#include "cont.h"

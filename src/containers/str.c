@@ -1,0 +1,2 @@
+/* str.c - placeholder */
+#include "cont.h"
