@@ -58,6 +58,7 @@ enum {
 	CONT_MAGIC_MAP_LEAF = 0x4c454146u,
 	CONT_MAGIC_MAP_INNER = 0x494e4e52u,
 	CONT_MAGIC_LIST_CHUNK = 0x43484e4bu,
+	CONT_MAGIC_HMAP_SEGTAB = 0x53454754u,
 };
 
 /* One operation: its region, transaction and how it reads (C1). */
