@@ -89,7 +89,7 @@ runtime traced (PMTX_TRACE) on sps, array, hashmap, alloc, single-obj and
 bbuf, and each application (pmcached, SQLite TPC-C, pmkv's store and
 server), every trace analysed by `pmtx trace analyze` and `pmtx trace
 hops` (with this machine's `pmtx-bench costs`); lines in whisper.jsonl,
-and the section (report_whisper.py) with WHISPER's Table 1 and Figures
+and the section (report/whisper.py) with WHISPER's Table 1 and Figures
 3, 4, 5 and 10:
   --smoke   sps under undo and redo, bbuf under cltx, pmkv's store under
             redo; 0.01 s runs: about 10 seconds.
@@ -123,7 +123,7 @@ pointing at it):
                  added where the tool did not print the field itself
                  (ycsb.py's "mode" is its own sizing: quick or default).
   bench.log      pmtx-bench's and the pmcached tools' stderr, per step.
-  report.md, *.png   from scripts/report.py.
+  report.md, *.png   from scripts/report (the package).
 
 Progress and an estimated time remaining go to stderr: a bar when stderr
 is a terminal, otherwise a line per finished step (and every 30 s during
@@ -148,6 +148,9 @@ import subprocess
 import sys
 import threading
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import report  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -1255,21 +1258,6 @@ def build_steps(args, notes):
     return steps
 
 
-def ensure_matplotlib():
-    """Re-run under Debian's python3 when this one lacks matplotlib (e.g.
-    a pyenv python3 ahead of /usr/bin in PATH)."""
-    try:
-        import matplotlib  # noqa: F401
-        return
-    except ImportError:
-        pass
-    syspy = "/usr/bin/python3"
-    if os.path.exists(syspy) and os.path.realpath(sys.executable) != \
-            os.path.realpath(syspy) and not os.environ.get("PMTX_EVAL_REEXEC"):
-        os.environ["PMTX_EVAL_REEXEC"] = "1"
-        os.execv(syspy, [syspy] + sys.argv)
-
-
 def on_sigterm(_signum, _frame):
     """SIGTERM ends a run as Ctrl-C does: kill the step, clean up, report."""
     raise KeyboardInterrupt
@@ -1279,7 +1267,7 @@ def main(argv=None):
     signal.signal(signal.SIGTERM, on_sigterm)
     args = parse_args(argv)
     if not args.no_report and not args.dry_run:
-        ensure_matplotlib()
+        report.ensure_matplotlib()
     notes = set()
     steps = build_steps(args, notes)
     if not steps:
@@ -1316,8 +1304,6 @@ def main(argv=None):
         sys.stderr.write(f"eval: FAILED: {s.label()} (exit {s.rc}; "
                          f"see bench.log)\n")
     if not args.no_report:
-        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-        import report
         path = report.make_report(out_dir)
         sys.stderr.write(f"eval: report: {path}\n")
     sys.stderr.write(f"eval: done in {fmt_time(time.monotonic() - t0)}\n")

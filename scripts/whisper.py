@@ -55,7 +55,7 @@ Output: one JSON line per (system, workload) on stdout:
 and one {"bench": "whisper-costs", ...} line per `pmtx-bench costs` line.
 With --out DIR the same lines go to DIR/whisper.jsonl (and the costs to
 DIR/costs.jsonl), and, unless --no-report, DIR/report.md and the plots
-(scripts/report_whisper.py). Progress goes to stderr.
+(scripts/report/whisper.py). Progress goes to stderr.
 
 Exit status: 0; 1 if a target failed (its line says why; the others
 still run); 2 on bad arguments or a missing binary.
@@ -579,9 +579,7 @@ def run_targets(tlist, ctx, costs, have_hops, out):
 
 
 def write_report(out_dir, mode):
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    import report_whisper
-    return report_whisper.write_report(out_dir, mode)
+    return R.whisper.write_report(out_dir, mode)
 
 
 def main(argv=None):

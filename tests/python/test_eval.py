@@ -309,7 +309,7 @@ def test_report_finds_the_undo_redo_crossover(synthetic_report):
 
 def test_report_runs_as_a_script(tmp_path):
     write_jsonl(tmp_path / "results.jsonl", synthetic_rows()[:40])
-    r = subprocess.run([sys.executable, os.path.join(SCRIPTS, "report.py"),
+    r = subprocess.run([sys.executable, os.path.join(SCRIPTS, "report"),
                         str(tmp_path)], capture_output=True, text=True,
                        timeout=60)
     assert r.returncode == 0, r.stderr

@@ -1,4 +1,4 @@
-"""The pmkv section of the report (scripts/report_pmkv.py) on synthetic
+"""The pmkv section of the report (scripts/report/pmkv.py) on synthetic
 kvbench.py lines: medians over rounds, goal verdicts that follow the
 data, failed runs left out, and the plots."""
 import json

@@ -1,4 +1,4 @@
-"""The SQLite section of the report (scripts/report_sqlite.py) on
+"""The SQLite section of the report (scripts/report/sqlite.py) on
 synthetic sqlbench.py lines: medians, shares of :memory:, and goal
 verdicts that follow the data."""
 import json

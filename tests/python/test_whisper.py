@@ -1,4 +1,4 @@
-"""WHISPER's analysis of pmtx (scripts/whisper.py, report_whisper.py):
+"""WHISPER's analysis of pmtx (scripts/whisper.py, report/whisper.py):
 the section from fixed JSON lines (Table 1's numbers, write amplification
 by kind, Figure 10 from hops, a missing hops result shown as missing and
 not as zero, observations computed from the data, the seed's numbers
@@ -17,7 +17,7 @@ SCRIPTS = os.path.join(ROOT, "scripts")
 sys.path.insert(0, SCRIPTS)
 
 import eval as harness  # noqa: E402
-import report_whisper as W  # noqa: E402
+from report import whisper as W  # noqa: E402
 import whisper  # noqa: E402
 
 BUILD = os.environ.get("PMTX_BUILD") or os.path.join(ROOT, "build")

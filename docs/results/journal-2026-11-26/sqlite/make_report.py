@@ -1,12 +1,12 @@
 #!/usr/bin/python3
 """report.md of this directory, from sqlite.jsonl (the measurement),
 tpcc-rerun.jsonl (the same comparison again, 5 rounds) and inserts.jsonl
-(one-row transactions), through scripts/report_sqlite.py.
+(one-row transactions), through scripts/report/sqlite.py.
 
     /usr/bin/python3 docs/results/journal-2026-11-26/sqlite/make_report.py
 
 This run measured the disk only, so the goals are limited to the disk
-ones of scripts/report_sqlite.py.
+ones of scripts/report/sqlite.py.
 """
 import json
 import os
@@ -18,7 +18,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", "..", "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 import report as R  # noqa: E402
-import report_sqlite as S  # noqa: E402
+from report import sqlite as S  # noqa: E402
 
 S.GOALS = [g for g in S.GOALS if g[2] == "wal-full-disk"]
 

@@ -1,4 +1,4 @@
-"""The WHISPER section of the report (seed 002, sections 5-6), from the
+"""The "WHISPER" section of the report (seed 002, sections 5-6), from the
 lines of scripts/whisper.py: "whisper", one per traced (system,
 workload) with `pmtx trace analyze --json` ("analyze") and `pmtx trace
 hops --json` ("hops") of its trace; "whisper-costs", this machine's
@@ -16,10 +16,13 @@ as "missing", never as 0.
 """
 import os
 import statistics
-import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import report as R  # noqa: E402
+from .common import (figure_lines, fmt_ns, load_jsonl, md_table, opening,
+                     pyplot, save_figure)
+
+JSONL = "whisper.jsonl"
+LINK = ("WHISPER's analysis of pmtx's persistence traces, and the HOPS "
+        "model: [its section](#whisper-pmtxs-persistence-behaviour).")
 
 MISSING = "missing"
 MODELS = ["x86_nvm", "x86_pwq", "hops_nvm", "hops_pwq", "ideal", "x86_here",
@@ -178,7 +181,7 @@ def table_epochs(ws):
             num(an(r, "flushes_per_epoch")),
             MISSING if red is None or flushed is None else
             f"{red} ({100 * red / flushed:.1f} %)" if flushed else "0"])
-    return R.md_table(
+    return md_table(
         ["workload", "runtime", "tx", "epochs/tx median", "p95",
          "epochs/s", "lines/epoch mean", "p95", "singletons",
          "small (< 10 B) of them", "self-dep", "cross-dep", "NT bytes",
@@ -235,7 +238,7 @@ def table_writes(ws):
             continue
         out.append([r["workload"], short(r["system"])] + kind_cells(r) +
                    barrier_cells(r))
-    return R.md_table(
+    return md_table(
         ["workload", "runtime", "data bytes", "write ampl."] +
         [f"{k} / data" for k in KINDS] +
         ["ORDER barriers", "DURABLE", "unknown", "all", "per tx"], out)
@@ -253,7 +256,7 @@ def table_hops(ws):
             continue
         out.append([r["workload"], short(r["system"])] +
                    [num(hops_norm(r, m)) for m in MODELS] + [""])
-    return R.md_table(["workload", "runtime"] + MODELS + ["note"], out)
+    return md_table(["workload", "runtime"] + MODELS + ["note"], out)
 
 
 def mean_or_missing(vals):
@@ -274,12 +277,12 @@ def table_hops_means(ws):
         out.append([short(s), f"{len(have)} of {len(rs)}"] + [
             mean_or_missing([hops_norm(r, m) for r in have])
             for m in MODELS])
-    return R.md_table(["runtime", "traces"] + MODELS, out)
+    return md_table(["runtime", "traces"] + MODELS, out)
 
 
 def table_seed():
-    return R.md_table(["what", "the seed's published number", "where"],
-                      [list(x) for x in SEED])
+    return md_table(["what", "the seed's published number", "where"],
+                    [list(x) for x in SEED])
 
 
 def table_costs(rows):
@@ -300,10 +303,10 @@ def table_costs(rows):
             k = r.get("pages")
             out.append([f"msync, {k} page{'' if k == 1 else 's'} "
                         f"({r.get('fs')})",
-                        R.fmt_ns(r.get("ns"))])
+                        fmt_ns(r.get("ns"))])
         elif r.get("ns") is not None:
             out.append([what, f"{r['ns']:.1f} ns"])
-    return R.md_table(["measurement (median)", "cost"], out)
+    return md_table(["measurement (median)", "cost"], out)
 
 
 # ---- observations, computed ----
@@ -564,18 +567,36 @@ def setup_lines(ws, eval_mode):
     return out
 
 
+INTRO = ("The seed's (002, WHISPER) trace analysis applied to pmtx: each "
+         "runtime on the evaluation's workloads and each application, "
+         "traced (PMTX_TRACE), then `pmtx trace analyze` (Table 1, "
+         "Figures 3-5) and `pmtx trace hops` (Figure 10). Lines in "
+         "whisper.jsonl (scripts/whisper.py).")
+
+
 def section(rows, plots, eval_mode=None):
     ws = whisper_rows(rows)
-    doc = ["## WHISPER: pmtx's persistence behaviour", "",
-           "The seed's (002, WHISPER) trace analysis applied to pmtx: each "
-           "runtime on the evaluation's workloads and each application, "
-           "traced (PMTX_TRACE), then `pmtx trace analyze` (Table 1, "
-           "Figures 3-5) and `pmtx trace hops` (Figure 10). Lines in "
-           "whisper.jsonl (scripts/whisper.py).", ""]
-    doc += setup_lines(ws, eval_mode) + [""]
+    doc = opening("WHISPER: pmtx's persistence behaviour", INTRO,
+                  setup_lines(ws, eval_mode))
     if not ws:
         return doc + ["(no traces)", ""]
-    doc += ["### Table 1: epochs", "",
+    doc += trace_tables(ws)
+    costs = table_costs(rows)
+    if costs:
+        doc += ["### This machine's costs (pmtx-bench costs)", "", costs,
+                ""]
+    doc += ["### The seed's published numbers (the paper's, not pmtx's)",
+            "", table_seed(), "",
+            "### Observations (computed from the traces)", ""]
+    doc += [f"- {o}" for o in observations(ws)] + [""]
+    doc += figure_lines("WHISPER", plots)
+    return doc
+
+
+def trace_tables(ws):
+    """Table 1 (epochs; write amplification and barriers) and Figure 10
+    as tables."""
+    return ["### Table 1: epochs", "",
             "An epoch: a thread's stores up to its next barrier or the end "
             "of its transaction; sizes in 64-byte lines; dependencies "
             "within 50 us.", "", table_epochs(ws), "",
@@ -589,16 +610,6 @@ def section(rows, plots, eval_mode=None):
             "", table_hops(ws), "",
             "Per runtime, the mean over its traces:", "",
             table_hops_means(ws), ""]
-    costs = table_costs(rows)
-    if costs:
-        doc += ["### This machine's costs (pmtx-bench costs)", "", costs,
-                ""]
-    doc += ["### The seed's published numbers (the paper's, not pmtx's)",
-            "", table_seed(), "",
-            "### Observations (computed from the traces)", ""]
-    doc += [f"- {o}" for o in observations(ws)] + [""]
-    doc += [f"![WHISPER {caption}]({name})\n" for name, caption in plots]
-    return doc
 
 
 # ---- plots ----
@@ -633,9 +644,7 @@ def draw_stacked(plt, ws, key, path, title, xlabel):
     ax.set_xlabel(xlabel, fontsize=8)
     ax.set_title(title, fontsize=9)
     ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    save_figure(plt, fig, path, tight=True)
 
 
 def draw_deps(plt, ws, path):
@@ -654,9 +663,7 @@ def draw_deps(plt, ws, path):
                   fontsize=8)
     ax.set_title("Figure 5 for pmtx: epoch dependencies", fontsize=9)
     ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    save_figure(plt, fig, path, tight=True)
 
 
 def draw_hops(plt, ws, path):
@@ -676,13 +683,11 @@ def draw_hops(plt, ws, path):
     ax.set_xlabel("run time / x86 (NVM), modelled", fontsize=8)
     ax.set_title("Figure 10 for pmtx: normalized run times", fontsize=9)
     ax.legend(fontsize=7, ncol=3)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    save_figure(plt, fig, path, tight=True)
 
 
 def make_plots(rows, run_dir):
-    plt = R.pyplot()
+    plt = pyplot()
     ws = whisper_rows(rows)
     if not any(r.get("analyze") for r in ws):
         return []
@@ -702,9 +707,6 @@ def make_plots(rows, run_dir):
     draw_hops(plt, ws, os.path.join(run_dir, "whisper-fig10.png"))
     out.append(("whisper-fig10.png", "Figure 10: normalized run times"))
     return out
-
-
-load_jsonl = R.load_jsonl
 
 
 def write_report(run_dir, mode=None):

@@ -1,8 +1,11 @@
-"""The pmkv section of report.md, from <run>/pmkv.jsonl (the lines of
-apps/pmkv/bench/kvbench.py: "pmkv-fig7", one per pmkv-load run against a
-server; "pmkv-store", one per point of pmkv-storebench, the same workload
-on the store in one process; and "pmkv-vs-redis", one per redis-benchmark
-run).
+"""The "pmkv" section: pmkv (apps/pmkv) beside Redis, from
+<run>/pmkv.jsonl (the lines of apps/pmkv/bench/kvbench.py: "pmkv-fig7",
+one per pmkv-load run against a server; "pmkv-store", one per point of
+pmkv-storebench, the same workload on the store in one process; and
+"pmkv-vs-redis", one per redis-benchmark run): the goals against Redis,
+SET and GET requests/s per configuration, the seed's Figure 7 as tables
+(server and store), opt over wrapped, and the figures pmkv-fig7.png,
+pmkv-store.png and pmkv-redis.png.
 
     section(rows, plots, eval_mode) -> the section's markdown lines
     make_plots(rows, run_dir)       -> [(file name, caption)]
@@ -14,9 +17,13 @@ import os
 import statistics
 from collections import defaultdict
 
-import report as R
+from .common import (figure_lines, fmt_rate, goal_cells, highest, md_table,
+                     opening, pyplot, save_figure)
 
-# The issue's goals: pmkv-opt on /dev/shm (PDOM-1 hardware) against Redis
+JSONL = "pmkv.jsonl"
+LINK = "pmkv beside Redis: [its section](#pmkv)."
+
+# The goals: pmkv-opt on /dev/shm (PDOM-1 hardware) against Redis
 # with persistence off, SET and GET; pmkv on ext4 (file backend, and the
 # journal backend) against Redis with AOF appendfsync always on ext4, SET.
 # The pmkv side is the better of the configurations listed (a thread per
@@ -28,8 +35,8 @@ GOALS = [(("pmkv-shm", "pmkv-shm-io1"), "redis-off", "set_rps", 1.0),
          (("pmkv-journal-ext4", "pmkv-journal-ext4-io1"),
           "redis-always-ext4", "set_rps", 2.0)]
 ORDER = ["pmkv-shm", "pmkv-shm-io1", "pmkv-file-ext4", "pmkv-file-ext4-io1",
-         "pmkv-journal-ext4", "pmkv-journal-ext4-io1", "redis-off", "redis-everysec-ext4", "redis-always-ext4",
-         "redis-always-shm"]
+         "pmkv-journal-ext4", "pmkv-journal-ext4-io1", "redis-off",
+         "redis-everysec-ext4", "redis-always-ext4", "redis-always-shm"]
 WHAT = {"pmkv-shm": "pmkv (opt, redo), /dev/shm, PDOM-1 hardware",
         "pmkv-shm-io1": "the same, one event loop (--io-threads 1)",
         "pmkv-file-ext4": "pmkv (opt, redo), ext4, file backend",
@@ -77,12 +84,9 @@ def fig7_runs(rows, bench="pmkv-fig7"):
 def best_of(runs, cfgs, pipeline, key):
     """(config, median) of the fastest of cfgs; (cfgs[0], None) if none
     was measured."""
-    best = (cfgs[0], None)
-    for c in cfgs:
-        m = med([r.get(key) for r in runs.get((c, pipeline), [])])
-        if m is not None and (best[1] is None or m > best[1]):
-            best = (c, m)
-    return best
+    medians = [(c, med([r.get(key) for r in runs.get((c, pipeline), [])]))
+               for c in cfgs]
+    return highest(medians, cfgs[0])
 
 
 def table_goals(runs):
@@ -92,16 +96,9 @@ def table_goals(runs):
             cfg, a = best_of(runs, cfgs, pipeline, key)
             b = med([r.get(key) for r in runs.get((base, pipeline), [])])
             what = f"{cfg} / {base}, {key[:3].upper()}, -P {pipeline}"
-            if a is None or b is None:
-                out.append([what, "-", "-", f">= {goal:g}x",
-                            "not measured"])
-                continue
-            ratio = a / b
-            out.append([what, R.fmt_rate(a), R.fmt_rate(b), f">= {goal:g}x",
-                        f"{ratio:.2f}x: " +
-                        ("**met**" if ratio >= goal else "**MISSED**")])
-    return R.md_table(["comparison", "pmkv req/s", "Redis req/s", "goal",
-                       "measured"], out)
+            out.append([what] + goal_cells(a, b, goal))
+    return md_table(["comparison", "pmkv req/s", "Redis req/s", "goal",
+                     "measured"], out)
 
 
 def table_redis(runs):
@@ -112,12 +109,12 @@ def table_redis(runs):
             if not rs:
                 continue
             out.append([cfg, WHAT.get(cfg, cfg), pipeline, len(rs),
-                        R.fmt_rate(med([r["set_rps"] for r in rs])),
-                        R.fmt_rate(med([r["get_rps"] for r in rs])),
+                        fmt_rate(med([r["set_rps"] for r in rs])),
+                        fmt_rate(med([r["get_rps"] for r in rs])),
                         rs[0].get("requests")])
-    return R.md_table(["configuration", "what", "-P", "rounds",
-                       "SET req/s (median)", "GET req/s (median)",
-                       "requests per test"], out)
+    return md_table(["configuration", "what", "-P", "rounds",
+                     "SET req/s (median)", "GET req/s (median)",
+                     "requests per test"], out)
 
 
 def table_fig7(f7, unit="cl"):
@@ -130,8 +127,8 @@ def table_fig7(f7, unit="cl"):
             key=lambda kv: (kv[0][0] != "-", kv[0][0], kv[0][1] == "opt",
                             kv[0][2])):
         out.append([domain, version, runtime] + [
-            R.fmt_rate(med(v[p])) if v.get(p) else "-" for p in points])
-    return R.md_table(head, out)
+            fmt_rate(med(v[p])) if v.get(p) else "-" for p in points])
+    return md_table(head, out)
 
 
 def table_opt_over_wrapped(f7, unit="cl"):
@@ -151,7 +148,7 @@ def table_opt_over_wrapped(f7, unit="cl"):
         out.append([domain, runtime] + cells)
     if not out:
         return None
-    return R.md_table(["domain", "runtime"] + [
+    return md_table(["domain", "runtime"] + [
         f"{c} {unit}, {r} % rd" for c, r in points], out)
 
 
@@ -191,13 +188,14 @@ def setup_lines(rows, eval_mode):
     return out
 
 
+INTRO = ("pmkv (apps/pmkv: a Redis-protocol server whose every write is "
+         "one pmtx transaction, acknowledged after its commit) by "
+         "apps/pmkv/bench/kvbench.py (lines in pmkv.jsonl).")
+
+
 def section(rows, plots, eval_mode=None):
     runs, f7 = redis_runs(rows), fig7_runs(rows)
-    doc = ["## pmkv", "",
-           "pmkv (apps/pmkv: a Redis-protocol server whose every write is "
-           "one pmtx transaction, acknowledged after its commit) by "
-           "apps/pmkv/bench/kvbench.py (lines in pmkv.jsonl).", ""]
-    doc += setup_lines(rows, eval_mode) + [""]
+    doc = opening("pmkv", INTRO, setup_lines(rows, eval_mode))
     if runs:
         doc += ["### Goals (median requests per second)", "",
                 table_goals(runs), "",
@@ -216,7 +214,7 @@ def section(rows, plots, eval_mode=None):
         if t:
             doc += [f"### opt over wrapped, {name}", "", t, "",
                     SEED_OPT + ".", ""]
-    doc += [f"![pmkv {caption}]({name})\n" for name, caption in plots]
+    doc += figure_lines("pmkv", plots)
     return doc
 
 
@@ -249,9 +247,7 @@ def draw_fig7(plt, f7, path, title, xlabel="clients"):
         row[0].set_ylabel("operations per second", fontsize=8)
     axes[0][-1].legend(fontsize=7)
     fig.suptitle(title, fontsize=10)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    save_figure(plt, fig, path, tight=True)
 
 
 def draw_redis(plt, runs, path):
@@ -272,13 +268,11 @@ def draw_redis(plt, runs, path):
         ax.grid(True, axis="y", alpha=0.35)
         ax.legend(fontsize=7)
     axes[0][0].set_ylabel("requests per second (median)", fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    save_figure(plt, fig, path, tight=True)
 
 
 def make_plots(rows, run_dir):
-    plt = R.pyplot()
+    plt = pyplot()
     out = []
     runs, f7 = redis_runs(rows), fig7_runs(rows)
     if f7:

@@ -1,6 +1,10 @@
-"""The SQLite section of report.md: pmtx-sqlite beside stock SQLite, from
-<run>/sqlite.jsonl (apps/sqlite/bench/sqlbench.py's lines: one per TPC-C
-run, "sqlite-tpcc", and per speedtest1 run, "sqlite-speedtest1").
+"""The "SQLite" section: pmtx-sqlite (apps/sqlite) beside :memory: and
+stock SQLite, from <run>/sqlite.jsonl (apps/sqlite/bench/sqlbench.py's
+lines: one per TPC-C run, "sqlite-tpcc", and per speedtest1 run,
+"sqlite-speedtest1"): the goals on TPC-C, per warehouse count each
+configuration's medians, rounds' range, latencies and share of
+:memory:, speedtest1's total times, and the figures sqlite-tpcc.png and
+sqlite-speedtest1.png.
 
     section(rows, plots, eval_mode) -> the section's markdown lines
     make_plots(rows, run_dir)       -> [(file name, caption)]
@@ -12,9 +16,14 @@ import os
 import statistics
 from collections import OrderedDict, defaultdict
 
-import report as R
+from .common import (bar_groups, figure_lines, fmt_eng, fmt_rate, fmt_us,
+                     goal_cells, highest, md_table, opening, pyplot,
+                     save_figure)
 
-# The issue's goals, on TPC-C: the best pmtx runtime on PDOM-1 hardware
+JSONL = "sqlite.jsonl"
+LINK = "SQLite on pmtx beside stock SQLite: [its section](#sqlite)."
+
+# The goals, on TPC-C: the best pmtx runtime on PDOM-1 hardware
 # against :memory: (at least 90 %) and against stock WAL with
 # synchronous=FULL on the same /dev/shm (at least 2x); the best pmtx
 # runtime on a disk backend (file, journal) against WAL FULL on the disk
@@ -80,15 +89,9 @@ def med(runs, key):
 
 def best_pmtx(runs, w, domains):
     """(config, median tps) of the fastest pmtx runtime in domains."""
-    best = (None, None)
-    for (ww, cfg), rs in runs.items():
-        if ww != w or not cfg.startswith("pmtx-") or \
-                cfg.rsplit("-", 1)[1] not in domains:
-            continue
-        t = med(rs, "tps")
-        if t is not None and (best[1] is None or t > best[1]):
-            best = (cfg, t)
-    return best
+    return highest((cfg, med(rs, "tps")) for (ww, cfg), rs in runs.items()
+                   if ww == w and cfg.startswith("pmtx-") and
+                   cfg.rsplit("-", 1)[1] in domains)
 
 
 def table_goals(runs):
@@ -97,16 +100,9 @@ def table_goals(runs):
         for what, domains, base, goal in GOALS:
             cfg, t = best_pmtx(runs, w, domains)
             b = med(runs.get((w, base), []), "tps")
-            if cfg is None or b is None:
-                rows.append([w, what, cfg or "-", "-", "-",
-                             f">= {goal:g}x", "not measured"])
-                continue
-            ratio = t / b
-            rows.append([w, what, cfg, R.fmt_rate(t), R.fmt_rate(b),
-                         f">= {goal:g}x", f"{ratio:.2f}x: " +
-                         ("**met**" if ratio >= goal else "**MISSED**")])
-    return R.md_table(["warehouses", "goal", "best pmtx", "its tx/s",
-                       "baseline tx/s", "goal", "measured"], rows)
+            rows.append([w, what, cfg or "-"] + goal_cells(t, b, goal))
+    return md_table(["warehouses", "goal", "best pmtx", "its tx/s",
+                     "baseline tx/s", "goal", "measured"], rows)
 
 
 def table_tpcc(runs, order, w):
@@ -119,16 +115,16 @@ def table_tpcc(runs, order, w):
         t = med(rs, "tps")
         tps = [r["tps"] for r in rs]
         errors = sum(r.get("errors") or 0 for r in rs)
-        rows.append([cfg, rs[0].get("fs", "-"), len(rs), R.fmt_rate(t),
-                     f"{R.fmt_rate(min(tps))}-{R.fmt_rate(max(tps))}",
+        rows.append([cfg, rs[0].get("fs", "-"), len(rs), fmt_rate(t),
+                     f"{fmt_rate(min(tps))}-{fmt_rate(max(tps))}",
                      f"{med(rs, 'tpmC') or 0:,.0f}",
-                     R.fmt_us(med(rs, "p50_us")),
-                     R.fmt_us(med(rs, "p99_us")),
+                     fmt_us(med(rs, "p50_us")),
+                     fmt_us(med(rs, "p99_us")),
                      f"{t / mem * 100:.1f} %" if mem and t else "-",
                      errors])
-    return R.md_table(["configuration", "file system", "rounds",
-                       "median tx/s", "rounds' range", "tpmC (median)",
-                       "p50", "p99", "of :memory:", "errors"], rows)
+    return md_table(["configuration", "file system", "rounds",
+                     "median tx/s", "rounds' range", "tpmC (median)",
+                     "p50", "p99", "of :memory:", "errors"], rows)
 
 
 def table_st1(st1, order):
@@ -143,9 +139,9 @@ def table_st1(st1, order):
         rows.append([cfg, rs[0].get("fs", "-"), len(rs), f"{t:.3f} s",
                      f"{min(ts):.3f}-{max(ts):.3f} s",
                      f"{t / mem:.2f}x" if mem else "-"])
-    return R.md_table(["configuration", "file system", "rounds",
-                       "median total", "rounds' range",
-                       "time / :memory:'s"], rows)
+    return md_table(["configuration", "file system", "rounds",
+                     "median total", "rounds' range",
+                     "time / :memory:'s"], rows)
 
 
 def setup_lines(rows, eval_mode):
@@ -157,12 +153,15 @@ def setup_lines(rows, eval_mode):
         scale = sorted({r.get("scale") for r in tp}, key=str)
         secs = sorted({r.get("seconds_requested", r.get("seconds"))
                        for r in tp}, key=str)
+        whs = sorted({r.get("warehouses") for r in tp})
+        lengths = [f"{s:.1f}" if isinstance(s, float) else str(s)
+                   for s in secs]
         out.append(f"- TPC-C (apps/sqlite/bench/psq-tpcc): warehouses "
-                   f"{', '.join(str(w) for w in sorted({r.get('warehouses') for r in tp}))}; "
+                   f"{', '.join(str(w) for w in whs)}; "
                    f"scale {', '.join(map(str, scale))} (1.0: the "
                    "specification's table sizes); the standard mix, no "
                    "think time, one connection; runs of about "
-                   f"{', '.join(f'{s:.1f}' if isinstance(s, float) else str(s) for s in secs)} s.")
+                   f"{', '.join(lengths)} s.")
     for r in loads:
         secs = r.get("load_s", r.get("seconds"))
         size = r.get("db_bytes")
@@ -188,22 +187,23 @@ def setup_lines(rows, eval_mode):
     return out
 
 
+INTRO = ("pmtx-sqlite (apps/sqlite: a VFS whose every commit is one pmtx "
+         "transaction, journals in DRAM) beside :memory: and stock SQLite "
+         "3.40.1 (the default VFS: DELETE journal or WAL, synchronous "
+         "FULL or NORMAL), by apps/sqlite/bench/sqlbench.py (lines in "
+         "sqlite.jsonl). pmtx-R-pdom1 is PDOM-1 on real clwb + sfence, "
+         "pmtx-R-pdom2 PDOM-2 (fences only), pmtx-R-file the file "
+         "backend (the pages written, written back and flushed at "
+         "each barrier: every commit durable), pmtx-R-journal the "
+         "journal backend (each commit's lines appended to the "
+         "region's journal and one fdatasync: every commit durable). "
+         "Each round ran every configuration in turn.")
+
+
 def section(rows, plots, eval_mode=None):
     runs, st1 = tpcc_runs(rows), st1_runs(rows)
     order = config_order(rows)
-    doc = ["## SQLite", "",
-           "pmtx-sqlite (apps/sqlite: a VFS whose every commit is one pmtx "
-           "transaction, journals in DRAM) beside :memory: and stock SQLite "
-           "3.40.1 (the default VFS: DELETE journal or WAL, synchronous "
-           "FULL or NORMAL), by apps/sqlite/bench/sqlbench.py (lines in "
-           "sqlite.jsonl). pmtx-R-pdom1 is PDOM-1 on real clwb + sfence, "
-           "pmtx-R-pdom2 PDOM-2 (fences only), pmtx-R-file the file "
-           "backend (the pages written, written back and flushed at "
-           "each barrier: every commit durable), pmtx-R-journal the "
-           "journal backend (each commit's lines appended to the "
-           "region's journal and one fdatasync: every commit durable). "
-           "Each round ran every configuration in turn.", ""]
-    doc += setup_lines(rows, eval_mode) + [""]
+    doc = opening("SQLite", INTRO, setup_lines(rows, eval_mode))
     if runs:
         doc += ["### Goals (TPC-C, median transactions per second)", "",
                 table_goals(runs), ""]
@@ -219,7 +219,7 @@ def section(rows, plots, eval_mode=None):
         doc += ["### Runs with errors", ""] + [
             f"- {r['config']} round {r.get('round')}: {r['errors']} errors"
             for r in fails] + [""]
-    doc += [f"![SQLite {caption}]({name})\n" for name, caption in plots]
+    doc += figure_lines("SQLite", plots)
     return doc
 
 
@@ -228,19 +228,17 @@ def draw_tpcc(plt, runs, order, path):
     ws = sorted({w for w, _ in runs})
     cfgs = [c for c in order if any((w, c) in runs for w in ws)]
     fig, ax = plt.subplots(figsize=(11, 4.6))
-    R.pmc_bar_groups(ax, ws, cfgs,
-                     lambda w, c: med(runs.get((w, c), []), "tps"), colour)
+    bar_groups(ax, ws, cfgs,
+               lambda w, c: med(runs.get((w, c), []), "tps"), colour)
     ax.set_xticklabels([f"{w} warehouse(s)" for w in ws], fontsize=9)
     ax.set_yscale("log")
-    ax.yaxis.set_major_formatter(FuncFormatter(R.fmt_eng))
+    ax.yaxis.set_major_formatter(FuncFormatter(fmt_eng))
     ax.set_ylabel("TPC-C transactions per second (median)", fontsize=8)
     ax.set_title("TPC-C on SQLite: pmtx VFS, :memory: and stock journals",
                  fontsize=10)
     ax.legend(fontsize=7, ncol=5, loc="upper center",
               bbox_to_anchor=(0.5, -0.08))
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    save_figure(plt, fig, path, tight=True)
 
 
 def draw_st1(plt, st1, order, path):
@@ -255,13 +253,11 @@ def draw_st1(plt, st1, order, path):
                   fontsize=8)
     ax.grid(True, axis="y", alpha=0.35)
     ax.set_title("SQLite speedtest1", fontsize=10)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    save_figure(plt, fig, path, tight=True)
 
 
 def make_plots(rows, run_dir):
-    plt = R.pyplot()
+    plt = pyplot()
     out = []
     runs, st1, order = tpcc_runs(rows), st1_runs(rows), config_order(rows)
     if runs:
