@@ -20,7 +20,7 @@ pmtx_runtime cont_runtime(const pmtx_cont_options *o)
 static void cx_bind(struct cx *c, pmtx_region *r, pmtx_tx *tx)
 {
 	c->r = r;
-	c->base = (char *)pmtx_ptr(r, 0);
+	c->base = r->base; /* not pmtx_ptr(r, 0): NULL for offset 0 */
 	c->tx = tx;
 	c->wrote = 0;
 	c->in_place = !tx || tx->kind == PMTX_RT_UNDO ||
