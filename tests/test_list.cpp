@@ -1,0 +1,886 @@
+/*
+ * test_list.cpp - the list (pmtx_containers.h, src/containers/list.c)
+ * against std::deque<std::string>, under every runtime: random
+ * operation sequences, standalone and inside the caller's transactions
+ * (some aborted, the model rolled back with them); the lines a push
+ * writes back; atomicity across two lists and a string, and after a
+ * reopen; bad input, handles that name no list, copy-on-write, and
+ * corrupt lists, which read as PMTX_E_CORRUPT and never crash.
+ */
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <deque>
+#include <string>
+#include <vector>
+
+#include "conttest.hpp"
+
+extern "C" {
+#include "containers/list.h"
+}
+
+namespace {
+
+using conttest::rng;
+using conttest::str;
+typedef std::deque<std::string> model;
+
+struct root {
+	pmtx_off list[2];
+	uint64_t word[8];
+	pmtx_str s;
+};
+
+struct fixture {
+	const char *path;
+	pmtx_region *r;
+	pmtx_runtime rt;
+	root *rp;
+	pmtx_list *l[2];
+};
+
+void open_lists(fixture &f)
+{
+	f.rp = static_cast<root *>(pmtx_root(f.r, nullptr));
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(pmtx_list_open(f.r, f.rp->list[i], nullptr,
+		                                &f.l[i]), 0);
+}
+
+fixture make(pmtx_runtime rt, size_t size = 64 << 20)
+{
+	fixture f;
+	f.rt = rt;
+	f.r = conttest::region_for(rt, size, sizeof(root), &f.path);
+	f.rp = static_cast<root *>(pmtx_root(f.r, nullptr));
+	pmtx_tx *tx;
+	assert_int_equal(pmtx_begin(f.r, PMTX_RT_DEFAULT, &tx), 0);
+	for (int i = 0; i < 2; i++) {
+		pmtx_off off;
+		assert_int_equal(pmtx_list_create(tx, &off), 0);
+		assert_int_equal(pmtx_write(tx, &f.rp->list[i], &off,
+		                            sizeof(off)), 0);
+	}
+	assert_int_equal(pmtx_commit(tx), 0);
+	open_lists(f);
+	return f;
+}
+
+void close_lists(fixture &f)
+{
+	for (int i = 0; i < 2; i++)
+		pmtx_list_close(f.l[i]);
+}
+
+void reopen(fixture &f)
+{
+	close_lists(f);
+	assert_int_equal(pmtx_close(f.r), 0);
+	f.r = tu_open(f.path);
+	open_lists(f);
+}
+
+void drop(fixture &f)
+{
+	close_lists(f);
+	assert_int_equal(pmtx_close(f.r), 0);
+	unlink(f.path);
+}
+
+/* ---- reading the list whole ---- */
+
+int collect(const pmtx_bytes *v, void *arg)
+{
+	static_cast<std::vector<std::string> *>(arg)->push_back(str(*v));
+	return 0;
+}
+
+std::vector<std::string> range(pmtx_tx *tx, pmtx_list *l, int64_t a,
+                               int64_t b)
+{
+	std::vector<std::string> out;
+	assert_int_equal(pmtx_list_range(tx, l, a, b, collect, &out), 0);
+	return out;
+}
+
+/* LRANGE on the model, from Redis's documentation: negative indexes
+ * count from the end; out-of-range indexes are clamped; start past the
+ * end or past stop gives nothing. */
+std::vector<std::string> model_range(const model &m, int64_t a, int64_t b)
+{
+	int64_t n = (int64_t)m.size();
+	int64_t from = a < 0 ? std::max<int64_t>(n + a, 0) : a;
+	int64_t to = b < 0 ? n + b : std::min<int64_t>(b, n - 1);
+	std::vector<std::string> out;
+	for (int64_t i = from; i <= to && i < n; i++)
+		out.push_back(m[(size_t)i]);
+	return out;
+}
+
+void check_same(pmtx_tx *tx, pmtx_list *l, const model &m)
+{
+	char msg[256];
+	assert_int_equal(list_check(l, msg, sizeof(msg)), 0);
+	uint64_t n;
+	assert_int_equal(pmtx_list_len(tx, l, &n), 0);
+	assert_int_equal(n, m.size());
+	std::vector<std::string> all = range(tx, l, 0, -1);
+	assert_true(all == std::vector<std::string>(m.begin(), m.end()));
+}
+
+/* ---- random operations ---- */
+
+std::string element(rng &g)
+{
+	uint64_t k = g.below(1000);
+	if (k < 650)
+		return g.bytes(6); /* short, often equal */
+	if (k < 900)
+		return g.bytes(40, false);
+	if (k < 975)
+		return g.bytes(600, false);
+	if (k < 999)
+		return g.bytes(5000, false); /* several chunks */
+	return std::string(40000 + g.below(1000), (char)('a' + g.below(4)));
+}
+
+/* An element of the list (or, one time in five, any string). */
+std::string pick(rng &g, const model &m)
+{
+	if (m.empty() || g.below(5) == 0)
+		return g.bytes(6);
+	return m[(size_t)g.below(m.size())];
+}
+
+int64_t any_index(rng &g, const model &m)
+{
+	int64_t n = (int64_t)m.size();
+	return (int64_t)g.below((uint64_t)(2 * n + 6)) - n - 3;
+}
+
+struct driver {
+	rng &g;
+	pmtx_list *l;
+	model &m;
+	pmtx_tx *tx;
+	size_t target; /* the size the list hovers around */
+
+	void push()
+	{
+		std::string v = element(g);
+		int end = (int)g.below(2);
+		assert_int_equal(pmtx_list_push(tx, l, end, v.data(), v.size()),
+		                 0);
+		if (end == PMTX_LIST_HEAD)
+			m.push_front(v);
+		else
+			m.push_back(v);
+	}
+
+	void pop()
+	{
+		int end = (int)g.below(2);
+		size_t cap = g.below(3) == 0 ? g.below(8) : 1 << 16;
+		std::vector<char> buf(std::max<size_t>(cap, 1));
+		size_t n = 12345;
+		int rc = pmtx_list_pop(tx, l, end, cap ? buf.data() : nullptr,
+		                       cap, &n);
+		if (m.empty()) {
+			assert_int_equal(rc, PMTX_E_NOT_FOUND);
+			return;
+		}
+		assert_int_equal(rc, 0);
+		std::string want = end == PMTX_LIST_HEAD ? m.front() : m.back();
+		assert_int_equal(n, want.size());
+		size_t k = std::min(cap, n);
+		assert_true(std::string(buf.data(), k) == want.substr(0, k));
+		if (end == PMTX_LIST_HEAD)
+			m.pop_front();
+		else
+			m.pop_back();
+	}
+
+	void index()
+	{
+		int64_t i = any_index(g, m);
+		pmtx_bytes v;
+		int rc = pmtx_list_index(tx, l, i, &v);
+		int64_t n = (int64_t)m.size(), j = i < 0 ? n + i : i;
+		if (j < 0 || j >= n) {
+			assert_int_equal(rc, PMTX_E_NOT_FOUND);
+			return;
+		}
+		assert_int_equal(rc, 0);
+		std::string want = m[(size_t)j];
+		assert_true(str(v) == want);
+		/* The view outlives reads of the list (pmtx_containers.h). */
+		range(tx, l, 0, -1);
+		assert_true(str(v) == want);
+	}
+
+	void set()
+	{
+		int64_t i = any_index(g, m);
+		std::string v = element(g);
+		int rc = pmtx_list_set(tx, l, i, v.data(), v.size());
+		int64_t n = (int64_t)m.size(), j = i < 0 ? n + i : i;
+		if (j < 0 || j >= n) {
+			assert_int_equal(rc, PMTX_E_NOT_FOUND);
+			return;
+		}
+		assert_int_equal(rc, 0);
+		m[(size_t)j] = v;
+	}
+
+	void insert()
+	{
+		std::string p = pick(g, m), v = element(g);
+		int after = (int)g.below(2);
+		int rc = pmtx_list_insert(tx, l, p.data(), p.size(), after,
+		                          v.data(), v.size());
+		auto it = std::find(m.begin(), m.end(), p);
+		if (it == m.end()) {
+			assert_int_equal(rc, PMTX_E_NOT_FOUND);
+			return;
+		}
+		assert_int_equal(rc, 0);
+		m.insert(after ? it + 1 : it, v);
+	}
+
+	void remove()
+	{
+		std::string v = pick(g, m);
+		int64_t count = (int64_t)g.below(7) - 3;
+		uint64_t removed = 999;
+		assert_int_equal(pmtx_list_remove(tx, l, v.data(), v.size(),
+		                                  count, &removed), 0);
+		uint64_t want = 0;
+		uint64_t limit = count == 0 ? UINT64_MAX
+		               : (uint64_t)(count < 0 ? -count : count);
+		if (count >= 0) {
+			for (auto it = m.begin(); it != m.end() && want < limit;)
+				if (*it == v)
+					it = m.erase(it), want++;
+				else
+					++it;
+		} else {
+			for (size_t i = m.size(); i-- > 0 && want < limit;)
+				if (m[i] == v)
+					m.erase(m.begin() + (ptrdiff_t)i), want++;
+		}
+		assert_int_equal(removed, want);
+	}
+
+	/* LTRIM's edge cases: negative, past either end, start > stop. */
+	void trim()
+	{
+		int64_t n = (int64_t)m.size(), a, b;
+		switch (g.below(6)) {
+		case 0:
+			a = any_index(g, m);
+			b = any_index(g, m);
+			break;
+		case 1:
+			a = (int64_t)g.below(4);
+			b = n + (int64_t)g.below(4);
+			break;
+		case 2:
+			a = -(int64_t)g.below(4) - n;
+			b = -1 - (int64_t)g.below(3);
+			break;
+		default:
+			a = (int64_t)g.below(3);
+			b = -1 - (int64_t)g.below(3);
+			break;
+		}
+		std::vector<std::string> keep = model_range(m, a, b);
+		assert_int_equal(pmtx_list_trim(tx, l, a, b), 0);
+		m.assign(keep.begin(), keep.end());
+	}
+
+	void lrange()
+	{
+		int64_t a = any_index(g, m), b = any_index(g, m);
+		if (g.below(4) == 0)
+			b = INT64_MAX - (int64_t)g.below(2);
+		if (g.below(8) == 0)
+			a = INT64_MIN + (int64_t)g.below(2);
+		assert_true(range(tx, l, a, b) == model_range(m, a, b));
+	}
+
+	void len()
+	{
+		uint64_t n;
+		assert_int_equal(pmtx_list_len(tx, l, &n), 0);
+		assert_int_equal(n, m.size());
+	}
+
+	void step()
+	{
+		uint64_t k = g.below(100);
+		if (m.size() < target / 2 && k >= 50)
+			k = 0; /* grow back */
+		if (k < 30)
+			push();
+		else if (k < 45 || (m.size() > 2 * target && k < 60))
+			pop();
+		else if (k < 53)
+			index();
+		else if (k < 61)
+			set();
+		else if (k < 69)
+			insert();
+		else if (k < 77)
+			remove();
+		else if (k < 79)
+			trim();
+		else if (k < 90)
+			lrange();
+		else
+			len();
+	}
+};
+
+/* Batches of 1-8 operations, each batch standalone (tx NULL) or in one
+ * transaction of the caller's, a quarter of those aborted; both lists
+ * checked after every batch. */
+void random_ops(pmtx_runtime rt, uint64_t seed, size_t ops)
+{
+	fixture f = make(rt);
+	rng g(seed);
+	model m[2];
+	size_t done = 0;
+	while (done < ops) {
+		int w = (int)g.below(2);
+		size_t k = 1 + g.below(8);
+		if (g.below(2)) {
+			driver d{g, f.l[w], m[w], nullptr, 300};
+			for (size_t i = 0; i < k; i++)
+				d.step();
+		} else {
+			model saved[2] = {m[0], m[1]};
+			pmtx_tx *tx;
+			assert_int_equal(pmtx_begin(f.r, PMTX_RT_DEFAULT, &tx), 0);
+			for (size_t i = 0; i < k; i++) {
+				int x = (int)g.below(2);
+				driver d{g, f.l[x], m[x], tx, 300};
+				d.step();
+			}
+			check_same(tx, f.l[0], m[0]);
+			if (g.below(4) == 0) {
+				assert_int_equal(pmtx_abort(tx), 0);
+				m[0] = saved[0];
+				m[1] = saved[1];
+			} else {
+				assert_int_equal(pmtx_commit(tx), 0);
+			}
+		}
+		done += k;
+		check_same(nullptr, f.l[0], m[0]);
+		check_same(nullptr, f.l[1], m[1]);
+	}
+	reopen(f);
+	check_same(nullptr, f.l[0], m[0]);
+	check_same(nullptr, f.l[1], m[1]);
+	drop(f);
+}
+
+void list_matches_deque_on_random_ops(void **state)
+{
+	(void)state;
+	size_t ops = tu_long_mode() ? 1000000 : 20000;
+	for (size_t i = 0; i < conttest::nruntimes; i++)
+		random_ops(conttest::runtimes[i], 0x1157 + i, ops);
+}
+
+/* ---- lines written back ---- */
+
+/* Cache lines written back (and barriers) by a push of a 1-byte element
+ * into a chunk with room, and by a pop, beyond those of a transaction
+ * that writes one word of the root (the commit's own, and one line of
+ * data). A push writes three lines (the element's, the chunk header's,
+ * the list header's), a pop two (no data); undo adds a log record for
+ * each, redo packs them into its log. Exact: the element does not cross
+ * a line. */
+struct line_costs {
+	pmtx_runtime rt;
+	uint64_t push_lines, push_barriers, pop_lines, pop_barriers;
+};
+
+void push_writes_back_three_lines_pop_two(void **state)
+{
+	(void)state;
+	static const line_costs want[] = {
+		{PMTX_RT_UNDO, 4, 2, 2, 1},
+		{PMTX_RT_REDO, 3, 0, 2, 0},
+		{PMTX_RT_REDO_ASYNC, 3, 0, 2, 0},
+		{PMTX_RT_TWIN, 2, 0, 1, 0},
+	};
+	for (const line_costs &w : want) {
+		fixture f = make(w.rt);
+		pmtx_counters base, push, pop;
+		assert_int_equal(pmtx_list_push(nullptr, f.l[0], PMTX_LIST_TAIL,
+		                                "a", 1), 0);
+		for (int rep = 0; rep < 3; rep++) { /* steady state */
+			uint64_t v = (uint64_t)rep + 1;
+			pmtx_tx *tx;
+			tu_count_start();
+			assert_int_equal(pmtx_begin(f.r, PMTX_RT_DEFAULT, &tx), 0);
+			assert_int_equal(pmtx_write(tx, &f.rp->word[0], &v,
+			                            sizeof(v)), 0);
+			assert_int_equal(pmtx_commit(tx), 0);
+			base = tu_count();
+			tu_count_start();
+			assert_int_equal(pmtx_list_push(nullptr, f.l[0],
+			                                PMTX_LIST_TAIL, "b", 1), 0);
+			push = tu_count();
+			tu_count_start();
+			assert_int_equal(pmtx_list_pop(nullptr, f.l[0],
+			                               PMTX_LIST_TAIL, nullptr, 0,
+			                               nullptr), 0);
+			pop = tu_count();
+		}
+		print_message("%-10s one word: %llu lines %llu barriers; push: "
+		              "%llu lines %llu barriers; pop: %llu lines %llu "
+		              "barriers\n", pmtx_runtime_name(w.rt),
+		              (unsigned long long)base.flushes,
+		              (unsigned long long)base.barriers,
+		              (unsigned long long)push.flushes,
+		              (unsigned long long)push.barriers,
+		              (unsigned long long)pop.flushes,
+		              (unsigned long long)pop.barriers);
+		assert_int_equal(push.flushes, base.flushes + w.push_lines);
+		assert_int_equal(push.barriers, base.barriers + w.push_barriers);
+		assert_int_equal(pop.flushes, base.flushes + w.pop_lines);
+		assert_int_equal(pop.barriers, base.barriers + w.pop_barriers);
+		drop(f);
+	}
+}
+
+/* ---- atomicity across containers ---- */
+
+void three_ops(fixture &f, pmtx_tx *tx)
+{
+	char buf[16];
+	size_t n;
+	assert_int_equal(pmtx_list_pop(tx, f.l[0], PMTX_LIST_HEAD, buf,
+	                               sizeof(buf), &n), 0);
+	assert_int_equal(pmtx_list_push(tx, f.l[1], PMTX_LIST_TAIL, buf, n),
+	                 0);
+	std::string s(100, 'z');
+	assert_int_equal(pmtx_str_set(f.r, tx, &f.rp->s, s.data(), s.size()),
+	                 0);
+}
+
+void check_state(fixture &f, const model &a, const model &b,
+                 const std::string &s)
+{
+	check_same(nullptr, f.l[0], a);
+	check_same(nullptr, f.l[1], b);
+	pmtx_bytes v;
+	assert_int_equal(pmtx_str_get(f.r, nullptr, &f.rp->s, &v), 0);
+	assert_true(str(v) == s);
+}
+
+void one_transaction_moves_an_element_and_sets_a_string(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < conttest::nruntimes; i++) {
+		fixture f = make(conttest::runtimes[i]);
+		model a, b;
+		for (int k = 0; k < 100; k++) {
+			std::string v = "e" + std::to_string(k);
+			assert_int_equal(pmtx_list_push(nullptr, f.l[0],
+			                                PMTX_LIST_TAIL, v.data(),
+			                                v.size()), 0);
+			a.push_back(v);
+		}
+		assert_int_equal(pmtx_str_set(f.r, nullptr, &f.rp->s, "old", 3),
+		                 0);
+		pmtx_tx *tx;
+		assert_int_equal(pmtx_begin(f.r, PMTX_RT_DEFAULT, &tx), 0);
+		three_ops(f, tx);
+		assert_int_equal(pmtx_abort(tx), 0);
+		check_state(f, a, b, "old");
+		assert_int_equal(pmtx_begin(f.r, PMTX_RT_DEFAULT, &tx), 0);
+		three_ops(f, tx);
+		assert_int_equal(pmtx_commit(tx), 0);
+		b.push_back(a.front());
+		a.pop_front();
+		check_state(f, a, b, std::string(100, 'z'));
+		reopen(f);
+		check_state(f, a, b, std::string(100, 'z'));
+		drop(f);
+	}
+}
+
+/* ---- bad input ---- */
+
+int never(const pmtx_bytes *, void *)
+{
+	fail_msg("called");
+	return 1;
+}
+
+void bad_calls(fixture &f, pmtx_tx *tx)
+{
+	pmtx_list *l = f.l[0];
+	pmtx_bytes v;
+	uint64_t removed = 7;
+	const size_t big = PMTX_CONT_BYTES_MAX + 1;
+	assert_int_equal(pmtx_list_push(tx, l, 2, "x", 1), PMTX_E_INVAL);
+	assert_int_equal(pmtx_list_push(tx, l, -1, "x", 1), PMTX_E_INVAL);
+	assert_int_equal(pmtx_list_push(tx, l, 0, "x", big), PMTX_E_TOO_BIG);
+	assert_int_equal(pmtx_list_push(tx, nullptr, 0, "x", 1), PMTX_E_INVAL);
+	assert_int_equal(pmtx_list_pop(tx, l, 7, nullptr, 0, nullptr),
+	                 PMTX_E_INVAL);
+	assert_int_equal(pmtx_list_pop(tx, f.l[1], PMTX_LIST_HEAD, nullptr, 0,
+	                               nullptr), PMTX_E_NOT_FOUND);
+	assert_int_equal(pmtx_list_index(tx, l, 11, &v), PMTX_E_NOT_FOUND);
+	assert_int_equal(pmtx_list_index(tx, l, -12, &v), PMTX_E_NOT_FOUND);
+	assert_int_equal(pmtx_list_index(tx, l, INT64_MIN, &v),
+	                 PMTX_E_NOT_FOUND);
+	assert_int_equal(pmtx_list_set(tx, l, 11, "y", 1), PMTX_E_NOT_FOUND);
+	assert_int_equal(pmtx_list_set(tx, l, 0, "y", big), PMTX_E_TOO_BIG);
+	assert_int_equal(pmtx_list_insert(tx, l, "nope", 4, 0, "y", 1),
+	                 PMTX_E_NOT_FOUND);
+	assert_int_equal(pmtx_list_insert(tx, l, "e1", 2, 0, "y", big),
+	                 PMTX_E_TOO_BIG);
+	assert_int_equal(pmtx_list_remove(tx, l, "nope", 4, 0, &removed), 0);
+	assert_int_equal(removed, 0);
+	assert_int_equal(pmtx_list_trim(tx, l, 0, -1), 0);
+	assert_int_equal(pmtx_list_trim(tx, l, -100, 100), 0);
+	assert_int_equal(pmtx_list_range(tx, l, 0, -1, nullptr, nullptr),
+	                 PMTX_E_INVAL);
+	assert_int_equal(pmtx_list_range(tx, l, 5, 4, never, nullptr), 0);
+	assert_int_equal(pmtx_list_range(tx, l, 11, 20, never, nullptr), 0);
+	assert_int_equal(pmtx_list_range(tx, f.l[1], 0, -1, never, nullptr),
+	                 0);
+}
+
+void bad_input_changes_nothing(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < conttest::nruntimes; i++) {
+		fixture f = make(conttest::runtimes[i]);
+		model m;
+		for (int k = 0; k < 10; k++) {
+			std::string v = "e" + std::to_string(k);
+			assert_int_equal(pmtx_list_push(nullptr, f.l[0],
+			                                PMTX_LIST_TAIL, v.data(),
+			                                v.size()), 0);
+			m.push_back(v);
+		}
+		/* redo-async retires earlier commits in the background */
+		assert_int_equal(pmtx_drain(f.r), 0);
+		uint64_t h = tu_file_hash(f.path);
+		tu_count_start();
+		bad_calls(f, nullptr);
+		pmtx_counters c = tu_count();
+		assert_int_equal(c.flushes, 0);
+		assert_int_equal(c.barriers, 0);
+		assert_int_equal(tu_file_hash(f.path), h);
+		check_same(nullptr, f.l[0], m);
+		/* In a transaction: it goes on, and its writes commit. */
+		pmtx_tx *tx;
+		assert_int_equal(pmtx_begin(f.r, PMTX_RT_DEFAULT, &tx), 0);
+		assert_int_equal(pmtx_list_push(tx, f.l[0], PMTX_LIST_HEAD, "h",
+		                                1), 0);
+		m.push_front("h");
+		bad_calls(f, tx);
+		check_same(tx, f.l[0], m);
+		assert_int_equal(pmtx_commit(tx), 0);
+		check_same(nullptr, f.l[0], m);
+		drop(f);
+	}
+}
+
+void an_offset_that_names_no_list_is_refused(void **state)
+{
+	(void)state;
+	fixture f = make(PMTX_RT_UNDO);
+	pmtx_list *l;
+	pmtx_off bad[5];
+	pmtx_tx *tx;
+	assert_int_equal(pmtx_begin(f.r, PMTX_RT_DEFAULT, &tx), 0);
+	void *p;
+	assert_int_equal(pmtx_zalloc(tx, 64, &bad[0]), 0); /* zeros */
+	assert_int_equal(pmtx_alloc(tx, 64, &bad[1]), 0);
+	p = pmtx_ptr(f.r, bad[1]);
+	memset(p, 0x5a, 64);
+	pmtx_flush(f.r, p, 64);
+	assert_int_equal(pmtx_commit(tx), 0);
+	bad[2] = f.rp->list[0] + 16;      /* inside a list's header */
+	bad[3] = 0;
+	bad[4] = pmtx_region_size(f.r) + 4096;
+	for (pmtx_off off : bad) {
+		assert_int_equal(pmtx_list_open(f.r, off, nullptr, &l),
+		                 PMTX_E_NOT_CONTAINER);
+		assert_int_equal(pmtx_begin(f.r, PMTX_RT_DEFAULT, &tx), 0);
+		assert_int_equal(pmtx_list_destroy(tx, off),
+		                 PMTX_E_NOT_CONTAINER);
+		assert_int_equal(pmtx_commit(tx), 0);
+	}
+	/* destroy frees every block of the list, and only those */
+	pmtx_heap_stats st0, st1;
+	assert_int_equal(pmtx_heap_check(f.r, &st0), 0);
+	for (int k = 0; k < 500; k++)
+		assert_int_equal(pmtx_list_push(nullptr, f.l[1], k & 1,
+		                                "0123456789abcdef", 16), 0);
+	pmtx_list_close(f.l[1]);
+	assert_int_equal(pmtx_begin(f.r, PMTX_RT_DEFAULT, &tx), 0);
+	assert_int_equal(pmtx_list_destroy(tx, f.rp->list[1]), 0);
+	pmtx_off zero = 0;
+	assert_int_equal(pmtx_write(tx, &f.rp->list[1], &zero, sizeof(zero)),
+	                 0);
+	assert_int_equal(pmtx_commit(tx), 0);
+	assert_int_equal(pmtx_heap_check(f.r, &st1), 0);
+	assert_int_equal(st1.allocated_blocks + 1, st0.allocated_blocks);
+	assert_int_equal(pmtx_list_create(nullptr, &zero), PMTX_E_NO_TX);
+	pmtx_list_close(f.l[0]);
+	assert_int_equal(pmtx_close(f.r), 0);
+	unlink(f.path);
+}
+
+void copy_on_write_is_refused(void **state)
+{
+	(void)state;
+	fixture f = make(PMTX_RT_UNDO);
+	pmtx_list *l;
+	pmtx_cont_options o;
+	pmtx_cont_options_init(&o);
+	o.runtime = PMTX_RT_COW;
+	assert_int_equal(pmtx_list_open(f.r, f.rp->list[0], &o, &l),
+	                 PMTX_E_UNSUPPORTED);
+	assert_int_equal(pmtx_list_push(nullptr, f.l[0], 0, "a", 1), 0);
+	pmtx_tx *tx;
+	pmtx_bytes v;
+	uint64_t n;
+	assert_int_equal(pmtx_begin(f.r, PMTX_RT_COW, &tx), 0);
+	assert_int_equal(pmtx_list_push(tx, f.l[0], 0, "b", 1),
+	                 PMTX_E_UNSUPPORTED);
+	assert_int_equal(pmtx_list_push(nullptr, f.l[0], 0, "b", 1),
+	                 PMTX_E_UNSUPPORTED);
+	assert_int_equal(pmtx_list_pop(tx, f.l[0], 0, nullptr, 0, nullptr),
+	                 PMTX_E_UNSUPPORTED);
+	assert_int_equal(pmtx_list_index(tx, f.l[0], 0, &v),
+	                 PMTX_E_UNSUPPORTED);
+	assert_int_equal(pmtx_list_len(nullptr, f.l[0], &n),
+	                 PMTX_E_UNSUPPORTED);
+	assert_int_equal(pmtx_list_range(tx, f.l[0], 0, -1, never, nullptr),
+	                 PMTX_E_UNSUPPORTED);
+	assert_int_equal(pmtx_list_trim(tx, f.l[0], 1, 0), PMTX_E_UNSUPPORTED);
+	assert_int_equal(pmtx_commit(tx), 0);
+	check_same(nullptr, f.l[0], model{"a"});
+	drop(f);
+}
+
+/* ---- corrupt lists ---- */
+
+/* Offsets of the format (src/containers/list_layout.h), spelled out
+ * here so that the test does not read the format through the code it
+ * tests. */
+enum { H_HEAD = 16, H_TAIL = 24, H_NCHUNKS = 32, H_COUNT = 40 };
+enum { C_MAGIC = 0, C_CAP = 4, C_COUNT = 8, C_LO = 12, C_HI = 16,
+       C_NEXT = 32, C_DATA = 40 };
+
+/* The region's first byte (pmtx_ptr refuses offset 0). */
+char *base(fixture &f)
+{
+	return (char *)f.rp - pmtx_off_of(f.r, f.rp);
+}
+
+uint64_t word_at(fixture &f, pmtx_off off)
+{
+	uint64_t v;
+	memcpy(&v, base(f) + off, sizeof(v));
+	return v;
+}
+
+/* Store n bytes at off in a transaction of its own. */
+void poke(fixture &f, pmtx_off off, const void *p, size_t n)
+{
+	pmtx_tx *tx;
+	assert_int_equal(pmtx_begin(f.r, PMTX_RT_DEFAULT, &tx), 0);
+	assert_int_equal(pmtx_write(tx, base(f) + off, p, n), 0);
+	assert_int_equal(pmtx_commit(tx), 0);
+}
+
+int count_calls(const pmtx_bytes *, void *arg)
+{
+	++*static_cast<int *>(arg);
+	return 0;
+}
+
+/* The checker finds the damage; range meets it (or, for a cycle past
+ * the tail, which it never follows, reads the 200 elements right). */
+void expect_corrupt(fixture &f, bool range_meets_it)
+{
+	char msg[256];
+	pmtx_bytes v;
+	int calls = 0;
+	assert_int_equal(list_check(f.l[0], msg, sizeof(msg)), PMTX_E_CORRUPT);
+	assert_true(msg[0] != 0);
+	int rc = pmtx_list_range(nullptr, f.l[0], 0, -1, count_calls, &calls);
+	if (range_meets_it) {
+		assert_int_equal(rc, PMTX_E_CORRUPT);
+	} else {
+		assert_int_equal(rc, 0);
+		assert_int_equal(calls, 200);
+	}
+	/* every operation answers, none crashes (most say CORRUPT) */
+	for (int64_t i : {0, 1, 5, 40, -1, -2})
+		(void)pmtx_list_index(nullptr, f.l[0], i, &v);
+	for (int end : {0, 1}) {
+		char buf[64];
+		size_t n;
+		(void)pmtx_list_push(nullptr, f.l[0], end, "zz", 2);
+		(void)pmtx_list_pop(nullptr, f.l[0], end, buf, sizeof(buf), &n);
+	}
+	uint64_t removed;
+	(void)pmtx_list_insert(nullptr, f.l[0], "nope", 4, 1, "q", 1);
+	(void)pmtx_list_remove(nullptr, f.l[0], "nope", 4, 0, &removed);
+	(void)pmtx_list_set(nullptr, f.l[0], 30, "q", 1);
+	(void)pmtx_list_trim(nullptr, f.l[0], 1, -2);
+}
+
+void a_corrupt_list_reads_as_corrupt(void **state)
+{
+	(void)state;
+	for (int which = 0; which < 10; which++) {
+		fixture f = make(PMTX_RT_UNDO);
+		for (int k = 0; k < 200; k++) {
+			std::string v = "element-" + std::to_string(k);
+			assert_int_equal(pmtx_list_push(nullptr, f.l[0],
+			                                PMTX_LIST_TAIL, v.data(),
+			                                v.size()), 0);
+		}
+		char msg[256];
+		assert_int_equal(list_check(f.l[0], msg, sizeof(msg)), 0);
+		pmtx_off h = f.rp->list[0], head = word_at(f, h + H_HEAD);
+		pmtx_off second = word_at(f, head + C_NEXT);
+		uint64_t v;
+		uint32_t w;
+		switch (which) {
+		case 0: /* a chunk's magic */
+			w = 0x12345678;
+			poke(f, second + C_MAGIC, &w, 4);
+			break;
+		case 1: /* hi past the data area */
+			w = 5000;
+			poke(f, second + C_HI, &w, 4);
+			break;
+		case 2: /* the header counts one element too many */
+			v = word_at(f, h + H_COUNT) + 1;
+			poke(f, h + H_COUNT, &v, 8);
+			break;
+		case 3: /* a link out of the region */
+			v = pmtx_region_size(f.r) + 64;
+			poke(f, head + C_NEXT, &v, 8);
+			break;
+		case 4: /* a length that is not the shortest form */
+			poke(f, second + C_DATA + (uint32_t)word_at(f, second + C_LO),
+			     "\x80\x00", 2);
+			break;
+		case 5: /* a cycle: the tail links back to the head */
+			poke(f, word_at(f, h + H_TAIL) + C_NEXT, &head, 8);
+			break;
+		case 6: { /* a free block that looks like a chunk */
+			pmtx_tx *tx;
+			pmtx_off fb;
+			assert_int_equal(pmtx_begin(f.r, PMTX_RT_DEFAULT, &tx), 0);
+			assert_int_equal(pmtx_alloc(tx, 1008, &fb), 0);
+			char *p = (char *)pmtx_ptr(f.r, fb);
+			memcpy(p, pmtx_ptr(f.r, second), 1008);
+			pmtx_flush(f.r, p, 1008);
+			assert_int_equal(pmtx_commit(tx), 0);
+			assert_int_equal(pmtx_begin(f.r, PMTX_RT_DEFAULT, &tx), 0);
+			assert_int_equal(pmtx_free(tx, fb), 0);
+			assert_int_equal(pmtx_commit(tx), 0);
+			poke(f, head + C_NEXT, &fb, 8);
+			break;
+		}
+		case 7: /* count larger than the bytes can hold */
+			w = 4000;
+			poke(f, second + C_COUNT, &w, 4);
+			break;
+		case 8: /* cap larger than the block */
+			w = 2000;
+			poke(f, second + C_CAP, &w, 4);
+			break;
+		case 9: /* the header counts a chunk too few */
+			v = word_at(f, h + H_NCHUNKS) - 1;
+			poke(f, h + H_NCHUNKS, &v, 8);
+			break;
+		}
+		expect_corrupt(f, which != 5);
+		drop(f);
+	}
+}
+
+/* ---- space ---- */
+
+int add_block(pmtx_off, size_t usable, void *arg)
+{
+	*static_cast<uint64_t *>(arg) += usable + 16; /* + block header */
+	return 0;
+}
+
+/* Bytes of the blocks the application holds (pmtx's logs left out). */
+uint64_t user_bytes(pmtx_region *r)
+{
+	uint64_t n = 0;
+	assert_int_equal(pmtx_heap_walk(r, add_block, &n), 0);
+	return n;
+}
+
+/* A short element costs its bytes, its length's byte and its share of
+ * the chunk's header and block. */
+void short_elements_cost_little_more_than_their_bytes(void **state)
+{
+	(void)state;
+	const size_t n = tu_long_mode() ? 1000000 : 200000, batch = 1000;
+	fixture f = make(PMTX_RT_REDO, 256 << 20);
+	uint64_t b0 = user_bytes(f.r);
+	char v[16];
+	for (size_t i = 0; i < n; i += batch) {
+		pmtx_tx *tx;
+		assert_int_equal(pmtx_begin(f.r, PMTX_RT_DEFAULT, &tx), 0);
+		for (size_t k = 0; k < batch; k++) {
+			snprintf(v, sizeof(v), "%015zu", i + k);
+			assert_int_equal(pmtx_list_push(tx, f.l[0],
+			                                PMTX_LIST_TAIL, v, 16), 0);
+		}
+		assert_int_equal(pmtx_commit(tx), 0);
+	}
+	double per = (double)(user_bytes(f.r) - b0) / (double)n;
+	print_message("%zu elements of 16 bytes: %.2f bytes each (heap "
+	              "blocks, headers included)\n", n, per);
+	assert_true(per < 18.5);
+	pmtx_bytes b;
+	assert_int_equal(pmtx_list_index(nullptr, f.l[0], (int64_t)n / 2, &b),
+	                 0);
+	snprintf(v, sizeof(v), "%015zu", n / 2);
+	assert_true(str(b) == std::string(v, 16));
+	drop(f);
+}
+
+} // namespace
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(list_matches_deque_on_random_ops),
+		cmocka_unit_test(push_writes_back_three_lines_pop_two),
+		cmocka_unit_test(one_transaction_moves_an_element_and_sets_a_string),
+		cmocka_unit_test(bad_input_changes_nothing),
+		cmocka_unit_test(an_offset_that_names_no_list_is_refused),
+		cmocka_unit_test(copy_on_write_is_refused),
+		cmocka_unit_test(a_corrupt_list_reads_as_corrupt),
+		cmocka_unit_test(short_elements_cost_little_more_than_their_bytes),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
