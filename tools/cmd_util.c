@@ -158,7 +158,8 @@ const char *cmd_status_name(int status)
 		"PMTX_E_CORRUPT", "PMTX_E_NOMEM", "PMTX_E_NO_TX",
 		"PMTX_E_ABORTED", "PMTX_E_TX_STATE", "PMTX_E_BUSY",
 		"PMTX_E_RANGE", "PMTX_E_UNSUPPORTED", "PMTX_E_IO",
-		"PMTX_E_TRUNCATED",
+		"PMTX_E_TRUNCATED", "PMTX_E_NOT_FOUND", "PMTX_E_EXISTS",
+		"PMTX_E_TOO_BIG", "PMTX_E_NOT_CONTAINER",
 	};
 	_Static_assert(sizeof(names) / sizeof(names[0]) ==
 	               PMTX_E_LAST - PMTX_E_FIRST, "a name for every status");
