@@ -78,6 +78,7 @@
  * under undo the bytes under it have changed, under redo the image
  * misses the write.
  */
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -44,6 +44,7 @@
  * is valid until then, not until the string is next written: there is
  * no handle to keep the copy in.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
