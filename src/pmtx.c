@@ -96,25 +96,42 @@ static int reopen(pmtx_region *r, const char *path, const pmtx_options *o,
 	return rc ? rc : pmtx_open(path, o, out);
 }
 
+/* The options a create or an open goes by: o, else the defaults, made
+ * in *def. NULL if path or out is missing. */
+static const pmtx_options *entry_options(const char *path, void *out,
+                                         const pmtx_options *o,
+                                         pmtx_options *def)
+{
+	if (!path || !out)
+		return NULL;
+	pmtx__clear_errmsg();
+	if (!o) {
+		pmtx_options_init(def);
+		o = def;
+	}
+	return o;
+}
+
+/* What a region takes from the options once it is mapped. */
+static void take_options(pmtx_region *r, const pmtx_options *o)
+{
+	trace_region(r->base, r->map_len, r->hdr->uuid);
+	r->trunc_lazy = o->truncation == PMTX_TRUNC_LAZY;
+	r->auto_rotate = (o->flags & PMTX_OPEN_AUTO_ROTATE) != 0;
+}
+
 int pmtx_create(const char *path, size_t size, const pmtx_options *o,
                 pmtx_region **out)
 {
 	pmtx_options def;
-	if (!path || !out)
+	if (!(o = entry_options(path, out, o, &def)))
 		return PMTX_E_INVAL;
-	pmtx__clear_errmsg();
-	if (!o) {
-		pmtx_options_init(&def);
-		o = &def;
-	}
 	pmtx_region *r;
 	int rc = region_create(path, size, o, &r);
 	if (rc)
 		return rc;
 	journal_forget(path); /* a journal left by a region since removed */
-	trace_region(r->base, r->map_len, r->hdr->uuid);
-	r->trunc_lazy = o->truncation == PMTX_TRUNC_LAZY;
-	r->auto_rotate = (o->flags & PMTX_OPEN_AUTO_ROTATE) != 0;
+	take_options(r, o);
 	format_descriptors(r);
 	heap_format(r);
 	rc = region_seal_header(r);
@@ -134,20 +151,13 @@ int pmtx_create(const char *path, size_t size, const pmtx_options *o,
 int pmtx_open(const char *path, const pmtx_options *o, pmtx_region **out)
 {
 	pmtx_options def;
-	if (!path || !out)
+	if (!(o = entry_options(path, out, o, &def)))
 		return PMTX_E_INVAL;
-	pmtx__clear_errmsg();
-	if (!o) {
-		pmtx_options_init(&def);
-		o = &def;
-	}
 	pmtx_region *r;
 	int rc = region_open(path, o, &r);
 	if (rc)
 		return rc;
-	trace_region(r->base, r->map_len, r->hdr->uuid);
-	r->trunc_lazy = o->truncation == PMTX_TRUNC_LAZY;
-	r->auto_rotate = (o->flags & PMTX_OPEN_AUTO_ROTATE) != 0;
+	take_options(r, o);
 	if ((rc = finish_open(r))) {
 		if (!r->recovery_wrote) /* else its stores may be pending */
 			region_mark_restore(r);

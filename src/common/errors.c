@@ -9,36 +9,32 @@
 #include "pmtx.h"
 #include "util.h"
 
+/* The message of status PMTX_E_e. */
+#define MSG(e, text) [PMTX_E_##e - PMTX_E_FIRST] = text
+
 static const char *const messages[] = {
-	[PMTX_E_INVAL - PMTX_E_FIRST] = "invalid argument",
-	[PMTX_E_TOO_SMALL - PMTX_E_FIRST] = "file or size too small for a region",
-	[PMTX_E_BAD_MAGIC - PMTX_E_FIRST] = "not a pmtx region (bad magic)",
-	[PMTX_E_BAD_VERSION - PMTX_E_FIRST] =
-		"unsupported region format version or features",
-	[PMTX_E_BAD_LAYOUT - PMTX_E_FIRST] = "region layout name does not match",
-	[PMTX_E_BAD_CHECKSUM - PMTX_E_FIRST] = "region header checksum mismatch",
-	[PMTX_E_LOCKED - PMTX_E_FIRST] =
-		"region is already open in another process",
-	[PMTX_E_NO_SPACE - PMTX_E_FIRST] =
-		"not enough free space on the file system",
-	[PMTX_E_CORRUPT - PMTX_E_FIRST] = "region metadata is corrupt",
-	[PMTX_E_NOMEM - PMTX_E_FIRST] = "region heap is out of memory",
-	[PMTX_E_NO_TX - PMTX_E_FIRST] = "no transaction is running",
-	[PMTX_E_ABORTED - PMTX_E_FIRST] = "transaction was aborted",
-	[PMTX_E_TX_STATE - PMTX_E_FIRST] =
-		"operation not allowed in the transaction's state",
-	[PMTX_E_BUSY - PMTX_E_FIRST] = "all transaction descriptors are in use",
-	[PMTX_E_RANGE - PMTX_E_FIRST] = "address is outside the region",
-	[PMTX_E_UNSUPPORTED - PMTX_E_FIRST] =
-		"not supported by this runtime or backend",
-	[PMTX_E_IO - PMTX_E_FIRST] = "persist barrier failed (I/O error)",
-	[PMTX_E_TRUNCATED - PMTX_E_FIRST] =
-		"region file is shorter than its header records",
-	[PMTX_E_NOT_FOUND - PMTX_E_FIRST] = "no such key or element",
-	[PMTX_E_EXISTS - PMTX_E_FIRST] = "the key already exists",
-	[PMTX_E_TOO_BIG - PMTX_E_FIRST] = "length over the documented limit",
-	[PMTX_E_NOT_CONTAINER - PMTX_E_FIRST] =
-		"offset names no container of this kind",
+	MSG(INVAL, "invalid argument"),
+	MSG(TOO_SMALL, "file or size too small for a region"),
+	MSG(BAD_MAGIC, "not a pmtx region (bad magic)"),
+	MSG(BAD_VERSION, "unsupported region format version or features"),
+	MSG(BAD_LAYOUT, "region layout name does not match"),
+	MSG(BAD_CHECKSUM, "region header checksum mismatch"),
+	MSG(LOCKED, "region is already open in another process"),
+	MSG(NO_SPACE, "not enough free space on the file system"),
+	MSG(CORRUPT, "region metadata is corrupt"),
+	MSG(NOMEM, "region heap is out of memory"),
+	MSG(NO_TX, "no transaction is running"),
+	MSG(ABORTED, "transaction was aborted"),
+	MSG(TX_STATE, "operation not allowed in the transaction's state"),
+	MSG(BUSY, "all transaction descriptors are in use"),
+	MSG(RANGE, "address is outside the region"),
+	MSG(UNSUPPORTED, "not supported by this runtime or backend"),
+	MSG(IO, "persist barrier failed (I/O error)"),
+	MSG(TRUNCATED, "region file is shorter than its header records"),
+	MSG(NOT_FOUND, "no such key or element"),
+	MSG(EXISTS, "the key already exists"),
+	MSG(TOO_BIG, "length over the documented limit"),
+	MSG(NOT_CONTAINER, "offset names no container of this kind"),
 };
 _Static_assert(ARRAY_SIZE(messages) == PMTX_E_LAST - PMTX_E_FIRST,
                "a message for every status");
@@ -92,56 +88,31 @@ static const char *const runtime_names[] = {"default", "undo", "redo",
                                             "redo-async", "cow",
                                             "auto", "twin"};
 
-const char *pmtx_domain_name(pmtx_domain d)
+/* The index of s in names[0, n), or -1. */
+static int index_of(const char *s, const char *const *names, size_t n)
 {
-	return (unsigned)d < ARRAY_SIZE(domain_names) ? domain_names[d] : "?";
+	for (size_t i = 0; s && i < n; i++)
+		if (strcmp(s, names[i]) == 0)
+			return (int)i;
+	return -1;
 }
 
-const char *pmtx_backend_name(pmtx_backend b)
-{
-	return (unsigned)b < ARRAY_SIZE(backend_names) ? backend_names[b] : "?";
-}
+/* pmtx_T_name and pmtx_T_parse (pmtx.h), over the table T_names. */
+#define NAMED_ENUM(T)                                                         \
+	const char *pmtx_##T##_name(pmtx_##T v)                               \
+	{                                                                     \
+		return (unsigned)v < ARRAY_SIZE(T##_names) ? T##_names[v]     \
+		                                           : "?";             \
+	}                                                                     \
+	int pmtx_##T##_parse(const char *s, pmtx_##T *out)                    \
+	{                                                                     \
+		int i = index_of(s, T##_names, ARRAY_SIZE(T##_names));        \
+		if (i < 0)                                                    \
+			return PMTX_E_INVAL;                                  \
+		*out = (pmtx_##T)i;                                           \
+		return 0;                                                     \
+	}
 
-const char *pmtx_runtime_name(pmtx_runtime rt)
-{
-	return (unsigned)rt < ARRAY_SIZE(runtime_names) ? runtime_names[rt]
-	                                                : "?";
-}
-
-static int parse(const char *s, const char *const *names, unsigned n,
-                 unsigned *out)
-{
-	for (unsigned i = 0; s && i < n; i++)
-		if (strcmp(s, names[i]) == 0) {
-			*out = i;
-			return 0;
-		}
-	return PMTX_E_INVAL;
-}
-
-int pmtx_domain_parse(const char *s, pmtx_domain *out)
-{
-	unsigned v;
-	int rc = parse(s, domain_names, ARRAY_SIZE(domain_names), &v);
-	if (!rc)
-		*out = (pmtx_domain)v;
-	return rc;
-}
-
-int pmtx_backend_parse(const char *s, pmtx_backend *out)
-{
-	unsigned v;
-	int rc = parse(s, backend_names, ARRAY_SIZE(backend_names), &v);
-	if (!rc)
-		*out = (pmtx_backend)v;
-	return rc;
-}
-
-int pmtx_runtime_parse(const char *s, pmtx_runtime *out)
-{
-	unsigned v;
-	int rc = parse(s, runtime_names, ARRAY_SIZE(runtime_names), &v);
-	if (!rc)
-		*out = (pmtx_runtime)v;
-	return rc;
-}
+NAMED_ENUM(domain)
+NAMED_ENUM(backend)
+NAMED_ENUM(runtime)

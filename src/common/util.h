@@ -4,8 +4,10 @@
 #ifndef PMTX_UTIL_H
 #define PMTX_UTIL_H
 
+#include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #define likely(x) __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
@@ -44,6 +46,28 @@ static inline void pmtx_copy(void *d, const void *s, size_t n)
 	} else {
 		__builtin_memcpy(d, s, n);
 	}
+}
+
+/* Room for extra more elements of elem bytes after the n in use in the
+ * DRAM array whose pointer is at arrp (a T ** passed as void *), of *cap
+ * elements: if they do not fit, the room doubles (from first, for an
+ * empty array) until they do. 0, or ENOMEM with array and *cap as they
+ * were. */
+static inline int pmtx_reserve(void *arrp, size_t n, size_t extra,
+                               size_t *cap, size_t elem, size_t first)
+{
+	if (*cap - n >= extra)
+		return 0;
+	size_t c = *cap ? *cap * 2 : first;
+	while (c - n < extra)
+		c *= 2;
+	void *p;
+	__builtin_memcpy(&p, arrp, sizeof(p));
+	if (!(p = realloc(p, c * elem)))
+		return ENOMEM;
+	__builtin_memcpy(arrp, &p, sizeof(p));
+	*cap = c;
+	return 0;
 }
 
 /* Number of cache lines touched by [p, p+n). */

@@ -58,15 +58,9 @@ void explore_scratch_free(struct explore_scratch *s)
 static int collect(pmtx_off off, void *arg)
 {
 	struct explore_offsets *s = arg;
-	if (s->n == s->cap) {
-		size_t cap = s->cap ? 2 * s->cap : 1024;
-		pmtx_off *v = realloc(s->v, cap * sizeof(*v));
-		if (!v) {
-			s->failed = 1;
-			return 1;
-		}
-		s->v = v;
-		s->cap = cap;
+	if (pmtx_reserve(&s->v, s->n, 1, &s->cap, sizeof(*s->v), 1024)) {
+		s->failed = 1;
+		return 1;
 	}
 	s->v[s->n++] = off;
 	return 0;

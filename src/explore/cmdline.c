@@ -24,6 +24,7 @@
  *  M3. Every option is checked before anything runs: a bad one is a
  *      usage error, never a partial exploration.
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,32 +102,37 @@ static int parse_u64(const char *v, uint64_t *out)
 	return 0;
 }
 
+/* The options whose number is stored as it is. */
+static const struct {
+	const char *name;
+	size_t off; /* of a uint64_t in pmtx_explore_config */
+} u64_opts[] = {
+	{"--images", offsetof(pmtx_explore_config, images)},
+	{"--seed", offsetof(pmtx_explore_config, seed)},
+	{"--d2images", offsetof(pmtx_explore_config, d2images)},
+	{"--point", offsetof(pmtx_explore_config, replay_point)},
+	{"--image", offsetof(pmtx_explore_config, replay_image)},
+	{"--rpoint", offsetof(pmtx_explore_config, replay_rpoint)},
+	{"--rimage", offsetof(pmtx_explore_config, replay_rimage)},
+};
+
 /* An option whose value is a number; -1 for a bad one. */
 static int parse_num(pmtx_explore_config *c, struct args *a, const char *o,
                      uint64_t n)
 {
-	if (!strcmp(o, "--images"))
-		c->images = n;
-	else if (!strcmp(o, "--seed"))
-		c->seed = n;
-	else if (!strcmp(o, "--ntx"))
+	for (size_t i = 0; i < ARRAY_SIZE(u64_opts); i++)
+		if (!strcmp(o, u64_opts[i].name)) {
+			memcpy((char *)c + u64_opts[i].off, &n, sizeof(n));
+			return 0;
+		}
+	if (!strcmp(o, "--ntx"))
 		c->ntx = n > 1000000 ? 0 : (unsigned)n;
 	else if (!strcmp(o, "--depth2"))
 		c->depth2 = (unsigned)MIN(n, 1000000);
-	else if (!strcmp(o, "--d2images"))
-		c->d2images = n;
 	else if (!strcmp(o, "--min-images"))
 		a->min_images = n;
 	else if (!strcmp(o, "--stop-after"))
 		c->stop_after = (long)MIN(n, 1000000000);
-	else if (!strcmp(o, "--point"))
-		c->replay_point = n;
-	else if (!strcmp(o, "--image"))
-		c->replay_image = n;
-	else if (!strcmp(o, "--rpoint"))
-		c->replay_rpoint = n;
-	else if (!strcmp(o, "--rimage"))
-		c->replay_rimage = n;
 	else
 		return -1;
 	return 0;
@@ -156,28 +162,33 @@ static int parse_opt(struct args *a, const char *o, const char *v)
 	return 0;
 }
 
-/* A flag (an option without a value): 1 if o is one, else 0. */
+/* The flags (options without a value): the int of struct args each sets,
+ * and its value. */
+static const struct {
+	const char *name;
+	size_t off;
+	int v;
+} flags[] = {
+	{"--json", offsetof(struct args, json), 1},
+	{"--checks", offsetof(struct args, c.checks), 1},
+	{"--no-progress", offsetof(struct args, c.progress), 0},
+	{"--progress", offsetof(struct args, c.progress), 1},
+	{"--quiet", offsetof(struct args, c.quiet), 1},
+	{"--process-crash", offsetof(struct args, c.process_crash), 1},
+	{"--reopen", offsetof(struct args, c.reopen), 1},
+	{"--help", offsetof(struct args, help), 1},
+	{"-h", offsetof(struct args, help), 1},
+};
+
+/* 1 if o is a flag (then set), else 0. */
 static int parse_flag(struct args *a, const char *o)
 {
-	if (!strcmp(o, "--json"))
-		a->json = 1;
-	else if (!strcmp(o, "--checks"))
-		a->c.checks = 1;
-	else if (!strcmp(o, "--no-progress"))
-		a->c.progress = 0;
-	else if (!strcmp(o, "--progress"))
-		a->c.progress = 1;
-	else if (!strcmp(o, "--quiet"))
-		a->c.quiet = 1;
-	else if (!strcmp(o, "--process-crash"))
-		a->c.process_crash = 1;
-	else if (!strcmp(o, "--reopen"))
-		a->c.reopen = 1;
-	else if (!strcmp(o, "--help") || !strcmp(o, "-h"))
-		a->help = 1;
-	else
-		return 0;
-	return 1;
+	for (size_t i = 0; i < ARRAY_SIZE(flags); i++)
+		if (!strcmp(o, flags[i].name)) {
+			memcpy((char *)a + flags[i].off, &flags[i].v, sizeof(int));
+			return 1;
+		}
+	return 0;
 }
 
 static const pmtx_explore_workload *find(const struct args *a,

@@ -319,18 +319,25 @@ static void image_build(struct image *im, const struct sim_snap *snap,
 	sim_image(snap, durable, id, sample, seed, im->map);
 }
 
+/* The options of the region the workload runs in, at its creation and
+ * in every child. */
+static void run_options(const struct explorer *x, pmtx_options *o)
+{
+	explore_region_options(x->env.workload, x->c->runtime, o);
+	o->domain = x->c->domain;
+	o->backend = PMTX_BACKEND_EMULATED;
+	o->barrier_ns = 0;
+	o->truncation = PMTX_TRUNC_LAZY; /* E5: deterministic crash points */
+	if (x->c->runtime == PMTX_RT_AUTO) /* E5 too */
+		o->flags |= PMTX_OPEN_AUTO_ROTATE;
+}
+
 /* A fresh region with the workload's initial data, closed again. */
 static int make_region(struct explorer *x)
 {
 	pmtx_options o;
 	pmtx_region *r;
-	explore_region_options(x->env.workload, x->c->runtime, &o);
-	o.domain = x->c->domain;
-	o.backend = PMTX_BACKEND_EMULATED;
-	o.barrier_ns = 0;
-	o.truncation = PMTX_TRUNC_LAZY; /* E5: deterministic crash points */
-	if (x->c->runtime == PMTX_RT_AUTO) /* E5 too */
-		o.flags |= PMTX_OPEN_AUTO_ROTATE;
+	run_options(x, &o);
 	unlink(x->region);
 	int rc = pmtx_create(x->region, x->size, &o, &r);
 	if (rc)
@@ -425,13 +432,7 @@ static pmtx_region *child_open(const struct explorer *x, struct chan *ch,
 {
 	pmtx_options o;
 	pmtx_region *r;
-	explore_region_options(x->env.workload, x->c->runtime, &o);
-	o.domain = x->c->domain;
-	o.backend = PMTX_BACKEND_EMULATED;
-	o.barrier_ns = 0;
-	o.truncation = PMTX_TRUNC_LAZY;
-	if (x->c->runtime == PMTX_RT_AUTO)
-		o.flags |= PMTX_OPEN_AUTO_ROTATE;
+	run_options(x, &o);
 	int rc = pmtx_open(path, &o, &r);
 	if (rc) {
 		ch->h->status = rc;

@@ -36,15 +36,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Magics, and checksum seeds: one per kind of structure, as in layout.h. */
 #define PMTXJ_MAGIC 0x4c4e524a58544d50ull     /* "PMTXJRNL" */
 #define PMTXJ_REC_MAGIC 0x434552584a544d50ull /* "PMTJXREC" */
+#define PMTXJ_CSUM_SEED_HDR 0x6864725f6a78746dull
+#define PMTXJ_CSUM_SEED_REC 0x6365725f6a78746dull
+
 #define PMTXJ_VERSION 1u
 #define PMTXJ_SLOT_SIZE 512u
 #define PMTXJ_REC_OFF 4096u
 #define PMTXJ_LINE 64u
 #define PMTXJ_MIN_CAP (64u * 1024u)
-#define PMTXJ_CSUM_SEED_HDR 0x6864725f6a78746dull
-#define PMTXJ_CSUM_SEED_REC 0x6365725f6a78746dull
 
 struct pmtxj_hdr {
 	uint64_t magic;       /* PMTXJ_MAGIC */

@@ -162,19 +162,28 @@ const char *journal_site_name(enum journal_site s)
 	return (unsigned)s < JS_NSITES ? site_names[s] : "?";
 }
 
+/* After a pread or pwrite of a loop that has moved *done bytes returned
+ * w: 0 to go on (*done advanced), else the loop's status (at_end: what a
+ * call that moved nothing means). */
+static int io_step(ssize_t w, size_t *done, int at_end)
+{
+	if (w < 0 && errno == EINTR)
+		return 0;
+	if (w <= 0)
+		return w < 0 ? errno : at_end;
+	*done += (size_t)w;
+	return 0;
+}
+
 static int write_all(int fd, const void *b, size_t n, uint64_t off,
                      enum journal_site s)
 {
-	const char *p = b;
-	while (n) {
-		ssize_t w = jio->pwrite(fd, p, n, (off_t)off, s);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return w < 0 ? errno : EIO;
-		p += w, n -= (size_t)w, off += (uint64_t)w;
-	}
-	return 0;
+	int rc = 0;
+	for (size_t d = 0; d < n && !rc;)
+		rc = io_step(jio->pwrite(fd, (const char *)b + d, n - d,
+		                         (off_t)(off + d), s),
+		             &d, EIO);
+	return rc;
 }
 
 static int sync_fd(int fd, enum journal_site s)
@@ -185,16 +194,11 @@ static int sync_fd(int fd, enum journal_site s)
 
 static int read_all(int fd, void *b, size_t n, uint64_t off)
 {
-	char *p = b;
-	while (n) {
-		ssize_t r = pread(fd, p, n, (off_t)off);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return r < 0 ? errno : PMTX_E_TRUNCATED;
-		p += r, n -= (size_t)r, off += (uint64_t)r;
-	}
-	return 0;
+	int rc = 0;
+	for (size_t d = 0; d < n && !rc;)
+		rc = io_step(pread(fd, (char *)b + d, n - d, (off_t)(off + d)),
+		             &d, PMTX_E_TRUNCATED);
+	return rc;
 }
 
 /* ---- the region's mark (invariant 9) ---- */
@@ -649,13 +653,9 @@ static int page_add(struct journal *j, uint64_t pg)
 {
 	if (j->pgbit[pg / 8] & (1u << (pg % 8)))
 		return 0;
-	if (j->npages == j->cap_pages) {
-		size_t cap = j->cap_pages ? j->cap_pages * 2 : 1024;
-		uint64_t *np = realloc(j->pages, cap * sizeof(*np));
-		if (!np)
-			return ENOMEM;
-		j->pages = np, j->cap_pages = cap;
-	}
+	if (pmtx_reserve(&j->pages, j->npages, 1, &j->cap_pages,
+	                 sizeof(*j->pages), 1024))
+		return ENOMEM;
 	j->pgbit[pg / 8] |= (uint8_t)(1u << (pg % 8));
 	j->pages[j->npages++] = pg;
 	return 0;
@@ -817,15 +817,11 @@ static void line_add(uintptr_t a)
 {
 	if (tls.n && tls.a[tls.n - 1] == a)
 		return;
-	if (tls.n == tls.cap) {
-		size_t cap = tls.cap ? tls.cap * 2 : 256;
+	if (tls.n == tls.cap)
 		tls_register();
-		uintptr_t *na = realloc(tls.a, cap * sizeof(*na));
-		if (!na) {
-			atomic_fetch_add(&lines_lost, 1);
-			return;
-		}
-		tls.a = na, tls.cap = cap;
+	if (pmtx_reserve(&tls.a, tls.n, 1, &tls.cap, sizeof(*tls.a), 256)) {
+		atomic_fetch_add(&lines_lost, 1);
+		return;
 	}
 	tls.a[tls.n++] = a;
 }

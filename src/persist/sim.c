@@ -106,9 +106,9 @@ struct sim {
 	int preset; /* sim_preset_durable */
 	struct sim_line *lines;
 	uint32_t *dirty; /* lines that may have pending stores */
-	size_t ndirty, capdirty;
+	uint32_t ndirty, capdirty;
 	struct sim_gstore *g; /* PDOM-2: word stores since the last barrier */
-	size_t ng, capg;
+	uint32_t ng, capg;
 	uint64_t barriers;
 	sim_point_fn point_fn;
 	void *point_arg;
@@ -245,9 +245,7 @@ static void gpush(struct sim *s, size_t l, uint8_t mask)
 		if (!(mask >> i & 1))
 			continue;
 		if (s->ng == s->capg) {
-			uint32_t c = (uint32_t)s->capg;
-			s->g = grow(s->g, &c, sizeof(*s->g), &s->oom);
-			s->capg = c;
+			s->g = grow(s->g, &s->capg, sizeof(*s->g), &s->oom);
 			if (s->ng == s->capg)
 				return;
 		}
@@ -278,9 +276,8 @@ static void push(struct sim *s, size_t l, uint8_t mask, int naked)
 	st->naked = (uint8_t)naked;
 	if (!ln->listed) {
 		if (s->ndirty == s->capdirty) {
-			uint32_t c = (uint32_t)s->capdirty;
-			s->dirty = grow(s->dirty, &c, sizeof(*s->dirty), &s->oom);
-			s->capdirty = c;
+			s->dirty = grow(s->dirty, &s->capdirty, sizeof(*s->dirty),
+			                &s->oom);
 			if (s->ndirty == s->capdirty)
 				return;
 		}

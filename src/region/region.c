@@ -77,6 +77,13 @@
 #define MAX_REGION (1ull << 44)           /* 16 TiB of address space */
 #define GROW_STEP_MAX (16384ull)          /* superblocks: 1 GiB per step */
 
+/* The header fields the geometry decides (invariant 4): create copies
+ * them from it, open requires them to equal it. */
+#define GEOMETRY_FIELDS(X)                                                    \
+	X(size) X(max_size) X(max_nsb) X(nsb) X(rstate_off) X(desc_off)       \
+	X(log0_off) X(log0_size) X(alog0_size) X(root_off) X(meta_off)        \
+	X(heap_off) X(twin_off) X(seal_off)
+
 /* The largest heap (superblocks) that fits in size bytes once the areas
  * before meta_off are placed, and, in a twin region, the back copy of
  * everything from root_off to the heap's end after it (then the seal, in
@@ -218,12 +225,9 @@ static void fill_header(struct pmtx_hdr *h, const pmtx_options *o,
 	if (o->layout)
 		strncpy(h->layout, o->layout, PMTX_LAYOUT_LEN - 1);
 	fill_uuid(h->uuid);
-	h->size = g->size;
-	h->max_size = g->max_size;
-	h->max_nsb = g->max_nsb;
-	h->rstate_off = g->rstate_off;
-	h->twin_off = g->twin_off;
-	h->seal_off = g->seal_off;
+#define FROM_GEOMETRY(f) h->f = g->f;
+	GEOMETRY_FIELDS(FROM_GEOMETRY)
+#undef FROM_GEOMETRY
 	if (g->twin_off)
 		h->feat_incompat |= PMTX_FEAT_INCOMPAT_TWIN;
 	if (g->seal_off)
@@ -232,17 +236,9 @@ static void fill_header(struct pmtx_hdr *h, const pmtx_options *o,
 		h->feat_incompat |= PMTX_FEAT_INCOMPAT_TWIN_RESEAL;
 	h->feat_incompat |= PMTX_FEAT_INCOMPAT_JOURNAL_MARK;
 	h->create_time = (uint64_t)time(NULL);
-	h->desc_off = g->desc_off;
 	h->ndesc = o->ndesc;
 	h->desc_size = sizeof(struct pmtx_desc);
-	h->log0_off = g->log0_off;
-	h->log0_size = g->log0_size;
-	h->alog0_size = g->alog0_size;
-	h->root_off = g->root_off;
 	h->root_size = o->root_size;
-	h->meta_off = g->meta_off;
-	h->heap_off = g->heap_off;
-	h->nsb = g->nsb;
 	h->sb_size = PMTX_SB_SIZE;
 	h->default_runtime = o->runtime == PMTX_RT_DEFAULT ? PMTX_RT_UNDO
 	                                                   : o->runtime;
@@ -510,13 +506,9 @@ static int geometry_differs(const struct pmtx_hdr *h)
 	for (size_t i = 0; i < ARRAY_SIZE(h->reserved); i++)
 		if (h->reserved[i] != 0)
 			return 1;
-	return g.size != h->size || g.max_size != h->max_size ||
-	       g.rstate_off != h->rstate_off || g.desc_off != h->desc_off ||
-	       g.log0_off != h->log0_off || g.log0_size != h->log0_size ||
-	       g.alog0_size != h->alog0_size || g.root_off != h->root_off ||
-	       g.meta_off != h->meta_off || g.heap_off != h->heap_off ||
-	       g.nsb != h->nsb || g.max_nsb != h->max_nsb ||
-	       g.twin_off != h->twin_off || g.seal_off != h->seal_off;
+#define DIFFERS(f) g.f != h->f ||
+	return GEOMETRY_FIELDS(DIFFERS) 0;
+#undef DIFFERS
 }
 
 static int check_geometry(const struct pmtx_hdr *h, uint64_t file_size)

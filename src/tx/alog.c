@@ -44,13 +44,8 @@ void alog_reset(struct pmtx_tx *tx)
 int alog_append(struct pmtx_tx *tx, const struct pmtx_alog_entry *e)
 {
 	struct alog *a = &tx->alog;
-	if (a->n == a->cap) {
-		size_t cap = a->cap ? a->cap * 2 : 64;
-		struct pmtx_alog_entry *ne = realloc(a->e, cap * sizeof(*ne));
-		if (!ne)
-			return ENOMEM;
-		a->e = ne, a->cap = cap;
-	}
+	if (pmtx_reserve(&a->e, a->n, 1, &a->cap, sizeof(*a->e), 64))
+		return ENOMEM;
 	if (tx->kind == PMTX_RT_TWIN) { /* DRAM only (twin.c TW6) */
 		a->e[a->n++] = *e;
 		return 0;

@@ -78,13 +78,8 @@ static struct pmtx_cow_wrapper *wrapper_at(pmtx_region *r, pmtx_off w)
 
 static int ws_push(struct pmtx_tx *tx, struct cow_ent e)
 {
-	if (tx->nws == tx->capws) {
-		size_t cap = tx->capws ? tx->capws * 2 : 16;
-		struct cow_ent *n = realloc(tx->ws, cap * sizeof(*n));
-		if (!n)
-			return ENOMEM;
-		tx->ws = n, tx->capws = cap;
-	}
+	if (pmtx_reserve(&tx->ws, tx->nws, 1, &tx->capws, sizeof(*tx->ws), 16))
+		return ENOMEM;
 	tx->ws[tx->nws++] = e;
 	return 0;
 }
@@ -188,15 +183,17 @@ static int cow_begin(struct pmtx_tx *tx)
 	return 0;
 }
 
-static int cow_raw(struct pmtx_tx *tx, void *a, const void *b, size_t n)
+/* Raw ranges: not supported (see the limits above). */
+static int cow_write(struct pmtx_tx *tx, void *dst, const void *src,
+                     size_t n)
 {
-	(void)tx, (void)a, (void)b, (void)n;
+	(void)tx, (void)dst, (void)src, (void)n;
 	return PMTX_E_UNSUPPORTED;
 }
 
 static int cow_add_range(struct pmtx_tx *tx, void *p, size_t n)
 {
-	return cow_raw(tx, p, NULL, n);
+	return cow_write(tx, p, NULL, n);
 }
 
 /* Step 1's writes: persist copies and wrappers, log the write set and the
@@ -333,16 +330,7 @@ static int cow_recover(pmtx_region *r, unsigned i, const struct pmtx_rec **recs,
 
 static int cow_read(struct pmtx_tx *tx, void *dst, const void *src, size_t n)
 {
-	return cow_raw(tx, dst, src, n);
+	return cow_write(tx, dst, src, n);
 }
 
-const struct tx_runtime cow_runtime = {
-	.kind = PMTX_RT_COW,
-	.begin = cow_begin,
-	.add_range = cow_add_range,
-	.write = cow_raw,
-	.read = cow_read,
-	.commit = cow_commit,
-	.abort = cow_abort,
-	.recover = cow_recover,
-};
+const struct tx_runtime cow_runtime = TX_RUNTIME(PMTX_RT_COW, cow, cow_read);

@@ -106,13 +106,8 @@ static int collect(pmtx_region *r, uint64_t head, struct found *f)
 		const struct pmtx_rec *h;
 		if ((rc = logr_next(&rd, &h)) || !h)
 			break;
-		if (f->n == f->cap) {
-			size_t cap = f->cap ? f->cap * 2 : 64;
-			const struct pmtx_rec **nv = realloc(f->v, cap * sizeof(*nv));
-			if (!nv)
-				return ENOMEM;
-			f->v = nv, f->cap = cap;
-		}
+		if (pmtx_reserve(&f->v, f->n, 1, &f->cap, sizeof(*f->v), 64))
+			return ENOMEM;
 		f->v[f->n++] = h;
 	}
 	return rc;
@@ -368,7 +363,7 @@ int tx_recover_all(pmtx_region *r)
 	if (!rc && r->twin) { /* twin.c TW8; its descriptors are IDLE */
 		r->recovery_wrote = PMTX_TW_STATE(region_rstate(r)->twin) !=
 		                    PMTX_TW_IDLE;
-		rc = twin_recover(r);
+		rc = twin_recover_copies(r);
 	}
 	for (unsigned i = 0; i < nd && !rc; i++) {
 		if (!desc_ok(r, i)) {

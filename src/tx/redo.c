@@ -171,13 +171,8 @@ static struct wline *wline_get(struct pmtx_tx *tx, uint64_t line)
 	const uint64_t *hit = u64map_find(&tx->wmap, line);
 	if (hit)
 		return &tx->wl[*hit];
-	if (tx->nwl == tx->capwl) {
-		size_t cap = tx->capwl ? tx->capwl * 2 : 64;
-		struct wline *n = realloc(tx->wl, cap * sizeof(*n));
-		if (!n)
-			return NULL;
-		tx->wl = n, tx->capwl = cap;
-	}
+	if (pmtx_reserve(&tx->wl, tx->nwl, 1, &tx->capwl, sizeof(*tx->wl), 64))
+		return NULL;
 	int fresh;
 	uint64_t *v = u64map_insert(&tx->wmap, line, &fresh);
 	if (!v)
@@ -758,12 +753,7 @@ static int redo_recover(pmtx_region *r, unsigned i,
 }
 
 /* The two modes share every function; commit reads tx->kind. */
-#define REDO_TABLE(k)                                                         \
-	{                                                                     \
-		.kind = (k), .begin = redo_begin, .add_range = redo_add_range, \
-		.write = redo_write, .read = redo_read, .commit = redo_commit, \
-		.abort = redo_abort, .recover = redo_recover,                  \
-	}
-
-const struct tx_runtime redo_runtime = REDO_TABLE(PMTX_RT_REDO);
-const struct tx_runtime redo_async_runtime = REDO_TABLE(PMTX_RT_REDO_ASYNC);
+const struct tx_runtime redo_runtime =
+	TX_RUNTIME(PMTX_RT_REDO, redo, redo_read);
+const struct tx_runtime redo_async_runtime =
+	TX_RUNTIME(PMTX_RT_REDO_ASYNC, redo, redo_read);

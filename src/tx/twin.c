@@ -375,15 +375,9 @@ static void forget_lines(struct pmtx_tx *tx)
  * ENOMEM, with nothing lost. */
 static int make_room(struct pmtx_tx *tx, size_t extra, size_t nrng)
 {
-	if (tx->captrng - tx->ntrng < nrng) {
-		size_t cap = tx->captrng ? 2 * tx->captrng : 256;
-		while (cap - tx->ntrng < nrng)
-			cap *= 2;
-		struct trange *t = realloc(tx->trng, cap * sizeof(*t));
-		if (!t)
-			return ENOMEM;
-		tx->trng = t, tx->captrng = cap;
-	}
+	if (pmtx_reserve(&tx->trng, tx->ntrng, nrng, &tx->captrng,
+	                 sizeof(*tx->trng), 256))
+		return ENOMEM;
 	return tx_recs_reserve(tx, extra) ? ENOMEM : 0;
 }
 
@@ -432,29 +426,7 @@ static int twin_add_range(struct pmtx_tx *tx, void *p, size_t n)
 static int twin_write(struct pmtx_tx *tx, void *dst, const void *src,
                       size_t n)
 {
-	int rc = twin_note(tx, dst, n);
-	if (rc)
-		return rc;
-	if (n == 8) {
-		uint64_t v;
-		memcpy(&v, src, 8);
-		memcpy(dst, &v, 8);
-	} else {
-		memmove(dst, src, n);
-	}
-	TRACE_STORE(&tx->r->persist, dst, n, DATA);
-	return 0;
-}
-
-static int twin_read(struct pmtx_tx *tx, void *dst, const void *src,
-                     size_t n)
-{
-	(void)tx;
-	if (n == 8)
-		memcpy(dst, src, 8);
-	else
-		memcpy(dst, src, n);
-	return 0;
+	return tx_write_in_place(tx, dst, src, n, twin_add_range);
 }
 
 /* ---- commit: allocations, back copy, abort ---- */
@@ -842,7 +814,7 @@ static void copy_sealed(pmtx_region *r)
 	}
 }
 
-int twin_recover(pmtx_region *r)
+int twin_recover_copies(pmtx_region *r)
 {
 	const struct pmtx_hdr *h = r->hdr;
 	struct pmtx_rstate *rs = region_rstate(r);
@@ -873,22 +845,14 @@ int twin_recover(pmtx_region *r)
 	return 0;
 }
 
-static int twin_recover_desc(pmtx_region *r, unsigned i,
-                             const struct pmtx_rec **recs, size_t n,
-                             int committed, int *wrote)
+static int twin_recover(pmtx_region *r, unsigned i,
+                        const struct pmtx_rec **recs, size_t n,
+                        int committed, int *wrote)
 {
 	/* Twin transactions leave their descriptors IDLE: never called. */
 	(void)r, (void)i, (void)recs, (void)n, (void)committed, (void)wrote;
 	return PMTX_E_CORRUPT;
 }
 
-const struct tx_runtime twin_runtime = {
-	.kind = PMTX_RT_TWIN,
-	.begin = twin_begin,
-	.add_range = twin_add_range,
-	.write = twin_write,
-	.read = twin_read,
-	.commit = twin_commit,
-	.abort = twin_abort,
-	.recover = twin_recover_desc,
-};
+const struct tx_runtime twin_runtime =
+	TX_RUNTIME(PMTX_RT_TWIN, twin, tx_read_in_place);

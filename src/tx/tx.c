@@ -550,16 +550,8 @@ void tx_mark_running(struct pmtx_tx *tx)
 
 int tx_recs_reserve(struct pmtx_tx *tx, size_t extra)
 {
-	if (tx->caprecs - tx->nrecs >= extra)
-		return 0;
-	size_t cap = tx->caprecs ? tx->caprecs : 64;
-	while (cap - tx->nrecs < extra)
-		cap *= 2;
-	uint64_t *n = realloc(tx->recs, cap * sizeof(*n));
-	if (!n)
-		return ENOMEM;
-	tx->recs = n, tx->caprecs = cap;
-	return 0;
+	return pmtx_reserve(&tx->recs, tx->nrecs, extra, &tx->caprecs,
+	                    sizeof(*tx->recs), 64);
 }
 
 int tx_recs_push(struct pmtx_tx *tx, uint64_t rec)
@@ -756,6 +748,13 @@ static int check_range(pmtx_tx *tx, const void *p, size_t n)
 	return tx_data_range_ok(tx->r, p, n) ? 0 : PMTX_E_RANGE;
 }
 
+/* check_range of the region's side p of a copy, and the other side q. */
+static int check_copy(pmtx_tx *tx, const void *p, const void *q, size_t n)
+{
+	int rc = check_range(tx, p, n);
+	return rc ? rc : n && !q ? PMTX_E_INVAL : 0;
+}
+
 /* A write to a checked range: conflicts first (D4b), then the runtime. */
 static int write_checked(pmtx_tx *tx, void *dst, const void *src, size_t n)
 {
@@ -765,11 +764,9 @@ static int write_checked(pmtx_tx *tx, void *dst, const void *src, size_t n)
 
 int pmtx_write(pmtx_tx *tx, void *dst, const void *src, size_t n)
 {
-	int rc = check_range(tx, dst, n);
+	int rc = check_copy(tx, dst, src, n);
 	if (rc || n == 0)
 		return rc;
-	if (!src)
-		return PMTX_E_INVAL;
 	if (tx->kind == PMTX_RT_TWIN) /* no conflicts to resolve, no AUTO */
 		return twin_runtime.write(tx, dst, src, n);
 	return write_checked(tx, dst, src, n);
@@ -816,12 +813,18 @@ int pmtx_add_range(pmtx_tx *tx, void *p, size_t n)
 
 int pmtx_read(pmtx_tx *tx, void *dst, const void *src, size_t n)
 {
-	int rc = check_range(tx, src, n);
+	int rc = check_copy(tx, src, dst, n);
 	if (rc || n == 0)
 		return rc;
-	if (!dst)
-		return PMTX_E_INVAL;
 	return tx->rt->read(tx, dst, src, n);
+}
+
+int tx_read_in_place(struct pmtx_tx *tx, void *dst, const void *src,
+                     size_t n)
+{
+	(void)tx;
+	pmtx_copy(dst, src, n);
+	return 0;
 }
 
 int pmtx_memset(pmtx_tx *tx, void *dst, int c, size_t n)
@@ -934,13 +937,9 @@ int pmtx_defer(pmtx_tx *tx, void (*fn)(void *), void *arg)
 		return rc;
 	if (!fn)
 		return PMTX_E_INVAL;
-	if (tx->ndefer == tx->capdefer) {
-		size_t cap = tx->capdefer ? tx->capdefer * 2 : 8;
-		struct deferred *nd = realloc(tx->defer, cap * sizeof(*nd));
-		if (!nd)
-			return ENOMEM;
-		tx->defer = nd, tx->capdefer = cap;
-	}
+	if (pmtx_reserve(&tx->defer, tx->ndefer, 1, &tx->capdefer,
+	                 sizeof(*tx->defer), 8))
+		return ENOMEM;
 	tx->defer[tx->ndefer++] = (struct deferred){fn, arg};
 	return 0;
 }

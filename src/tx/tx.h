@@ -187,6 +187,38 @@ struct tx_runtime {
 	               size_t n, int committed, int *wrote);
 };
 
+/* The table of runtime p: its hooks are p_begin, p_add_range, p_write,
+ * p_commit, p_abort and p_recover; read is named, as the runtimes that
+ * store in place share one (tx_read_in_place). */
+#define TX_RUNTIME(k, p, rd)                                                  \
+	{                                                                     \
+		.kind = (k), .begin = p##_begin, .add_range = p##_add_range,  \
+		.write = p##_write, .read = (rd), .commit = p##_commit,       \
+		.abort = p##_abort, .recover = p##_recover,                   \
+	}
+
+/* The write of a runtime that stores in place (undo, twin): note, its
+ * add_range, keeps what [dst, dst+n) held, then the store. */
+static inline int tx_write_in_place(struct pmtx_tx *tx, void *dst,
+                                    const void *src, size_t n,
+                                    int (*note)(struct pmtx_tx *, void *,
+                                                size_t))
+{
+	int rc = note(tx, dst, n);
+	if (rc)
+		return rc;
+	if (n == 8)
+		pmtx_copy(dst, src, 8);
+	else
+		__builtin_memmove(dst, src, n); /* the two may overlap */
+	TRACE_STORE(&tx->r->persist, dst, n, DATA);
+	return 0;
+}
+
+/* Their read: the region holds what the transaction wrote. */
+int tx_read_in_place(struct pmtx_tx *tx, void *dst, const void *src,
+                     size_t n);
+
 extern const struct tx_runtime undo_runtime;
 extern const struct tx_runtime redo_runtime;
 extern const struct tx_runtime redo_async_runtime;
@@ -278,7 +310,7 @@ int tx_roll_back(struct pmtx_tx *tx);
 /* Close: make IDLE durable (TW4). 0 or a barrier's status. */
 int twin_close(pmtx_region *r);
 /* Open: bring the two copies together (TW8). */
-int twin_recover(pmtx_region *r);
+int twin_recover_copies(pmtx_region *r);
 /* Open after a process crash (recovery.c R4): flush the seal and both
  * copies of every line it lists (flush site fsite). */
 void twin_sweep_seal(pmtx_region *r, unsigned fsite);

@@ -137,20 +137,7 @@ static int undo_add_range(struct pmtx_tx *tx, void *p, size_t n)
 static int undo_write(struct pmtx_tx *tx, void *dst, const void *src,
                       size_t n)
 {
-	int rc = undo_add_range(tx, dst, n);
-	if (rc)
-		return rc;
-	memmove(dst, src, n);
-	TRACE_STORE(&tx->r->persist, dst, n, DATA);
-	return 0;
-}
-
-static int undo_read(struct pmtx_tx *tx, void *dst, const void *src,
-                     size_t n)
-{
-	(void)tx;
-	memcpy(dst, src, n);
-	return 0;
+	return tx_write_in_place(tx, dst, src, n, undo_add_range);
 }
 
 static void flush_written(struct pmtx_tx *tx)
@@ -240,13 +227,5 @@ static int undo_recover(pmtx_region *r, unsigned i,
 	return 0;
 }
 
-const struct tx_runtime undo_runtime = {
-	.kind = PMTX_RT_UNDO,
-	.begin = undo_begin,
-	.add_range = undo_add_range,
-	.write = undo_write,
-	.read = undo_read,
-	.commit = undo_commit,
-	.abort = undo_abort,
-	.recover = undo_recover,
-};
+const struct tx_runtime undo_runtime =
+	TX_RUNTIME(PMTX_RT_UNDO, undo, tx_read_in_place);
