@@ -4,6 +4,7 @@
  */
 #define _GNU_SOURCE
 #include <libpmemobj.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +19,22 @@ uint64_t bench_now_ns(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+int bench_bind(struct runner *r, int rc, void *ctx,
+               int (*run)(void *, uint64_t), int (*check)(void *),
+               void (*corrupt)(void *), void (*destroy)(void *))
+{
+	if (rc) {
+		destroy(ctx);
+		return rc;
+	}
+	r->ctx = ctx;
+	r->run = run;
+	r->check = check;
+	r->corrupt = corrupt;
+	r->destroy = destroy;
+	return 0;
 }
 
 /* Run r for about ns nanoseconds, in batches, and account for it. */
@@ -131,6 +148,20 @@ void bench_emit_raw(const char *workload, const char *system,
 	fflush(stdout);
 }
 
+/* The end of runner r, once measured (if rc is 0): corrupt it (under
+ * --inject-fault) and check it, unless rc is set; destroy it. */
+static int finish_one(struct runner *r, int rc, const struct bench_opts *o,
+                      const char *workload)
+{
+	if (!rc && o->inject_fault && r->corrupt)
+		r->corrupt(r->ctx);
+	if (!rc && r->check && (rc = r->check(r->ctx)))
+		fprintf(stderr, "%s: %s: validation failed\n", workload,
+		        r->system);
+	r->destroy(r->ctx);
+	return rc;
+}
+
 int bench_point(struct runner *rs, int n, int rc, const struct bench_opts *o,
                 const char *workload, const char *params,
                 void (*extra_fn)(const struct runner *r, char *buf,
@@ -144,38 +175,102 @@ int bench_point(struct runner *rs, int n, int rc, const struct bench_opts *o,
 			extra_fn(&rs[i], extra, sizeof(extra));
 		if (!rc)
 			bench_emit_ex(&rs[i], workload, params, extra);
-		if (!rc && o->inject_fault && rs[i].corrupt)
-			rs[i].corrupt(rs[i].ctx);
-		if (!rc && rs[i].check && (rc = rs[i].check(rs[i].ctx)))
-			fprintf(stderr, "%s: %s: validation failed\n",
-			        workload, rs[i].system);
-		rs[i].destroy(rs[i].ctx);
+		rc = finish_one(&rs[i], rc, o, workload);
 	}
 	return rc;
+}
+
+int bench_finish(struct runner *rs, int n, int rc, const struct bench_opts *o,
+                 const char *workload)
+{
+	for (int i = 0; i < n; i++)
+		rc = finish_one(&rs[i], rc, o, workload);
+	return rc;
+}
+
+/* One transaction of runtime rt in r running body(ctx, tx): a body
+ * failure aborts it and is returned. */
+static int one_tx(pmtx_region *r, pmtx_runtime rt,
+                  int (*body)(void *ctx, pmtx_tx *tx), void *ctx)
+{
+	pmtx_tx *tx;
+	int rc = pmtx_begin(r, rt, &tx);
+	if (rc)
+		return rc;
+	if ((rc = body(ctx, tx))) {
+		pmtx_abort(tx);
+		return rc;
+	}
+	return pmtx_commit(tx);
 }
 
 int bench_txs(pmtx_region *r, pmtx_runtime rt, uint64_t n,
               int (*body)(void *ctx, pmtx_tx *tx), void *ctx)
 {
-	for (uint64_t t = 0; t < n; t++) {
-		pmtx_tx *tx;
-		int rc = pmtx_begin(r, rt, &tx);
-		if (rc)
-			return rc;
-		if ((rc = body(ctx, tx))) {
-			pmtx_abort(tx);
-			return rc;
-		}
-		if ((rc = pmtx_commit(tx)))
-			return rc;
+	int rc = 0;
+	for (uint64_t t = 0; !rc && t < n; t++)
+		rc = one_tx(r, rt, body, ctx);
+	return rc;
+}
+
+/* The steps [from, to) of a bench_setup_txs, as one transaction's body. */
+struct setup_batch {
+	int (*one)(void *ctx, pmtx_tx *tx, uint64_t i);
+	void *ctx;
+	uint64_t from, to;
+};
+
+static int setup_batch(void *vb, pmtx_tx *tx)
+{
+	const struct setup_batch *b = vb;
+	int rc = 0;
+	for (uint64_t i = b->from; !rc && i < b->to; i++)
+		rc = b->one(b->ctx, tx, i);
+	return rc;
+}
+
+int bench_setup_txs(pmtx_region *r, pmtx_runtime rt, uint64_t n,
+                    uint64_t batch,
+                    int (*one)(void *ctx, pmtx_tx *tx, uint64_t i),
+                    void *ctx)
+{
+	struct setup_batch b = {one, ctx, 0, 0};
+	int rc = 0;
+	for (; !rc && b.from < n; b.from = b.to) {
+		b.to = n - b.from < batch ? n : b.from + batch;
+		rc = one_tx(r, rt, setup_batch, &b);
 	}
-	return 0;
+	return rc;
+}
+
+static int obj64_new(void *objs, pmtx_tx *tx, uint64_t i)
+{
+	pm_obj64 obj;
+	int rc = pm_obj64_new(tx, &obj);
+	return rc ? rc : PMTX_SET(tx, ((pm_obj64 *)objs)[i], obj);
+}
+
+int bench_obj64_setup(pmtx_region *r, pm_obj64 *objs, uint64_t n,
+                      uint64_t batch)
+{
+	return bench_setup_txs(r, PMTX_RT_UNDO, n, batch, obj64_new, objs);
 }
 
 int bench_repeat(uint64_t n, int (*one)(void *ctx), void *ctx)
 {
 	for (uint64_t t = 0; t < n; t++) {
 		int rc = one(ctx);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+int bench_pmdk_txs(struct pmemobjpool *pop, uint64_t n,
+                   void (*body)(void *ctx), void *ctx)
+{
+	for (uint64_t t = 0; t < n; t++) {
+		int rc = bench_pmdk_tx(pop, body, ctx);
 		if (rc)
 			return rc;
 	}
@@ -227,6 +322,24 @@ int bench_param(const struct bench_opts *o, const char *name,
 		vals[n++] = v;
 		p = *end == ',' ? end + 1 : NULL;
 	}
+	return n;
+}
+
+int bench_param_in(const struct bench_opts *o, const char *workload,
+                   const char *name, const char *defaults, long lo, long hi,
+                   long *vals, int max)
+{
+	int n = bench_param(o, name, defaults, vals, max);
+	for (int i = 0; i < n; i++)
+		if (vals[i] < lo || vals[i] > hi) {
+			if (hi < LONG_MAX)
+				fprintf(stderr, "%s: %s must be in %ld..%ld\n",
+				        workload, name, lo, hi);
+			else
+				fprintf(stderr, "%s: %s must be at least %ld\n",
+				        workload, name, lo);
+			return -1;
+		}
 	return n;
 }
 
@@ -338,6 +451,46 @@ int bench_want_plain(const struct bench_opts *o)
 	       (!o->backend || !strcmp(o->backend, "hardware"));
 }
 
+const pmtx_runtime bench_runtimes[6] = {
+	PMTX_RT_UNDO, PMTX_RT_REDO, PMTX_RT_REDO_ASYNC, PMTX_RT_COW,
+	PMTX_RT_AUTO, PMTX_RT_TWIN,
+};
+const pmtx_runtime bench_obj_runtimes[5] = {
+	PMTX_RT_UNDO, PMTX_RT_REDO, PMTX_RT_REDO_ASYNC, PMTX_RT_COW,
+	PMTX_RT_TWIN,
+};
+
+/* A runner made by a maker: counted, with the time since t0 (ns) it took. */
+static int made(struct runner *rs, int *n, uint64_t t0, int rc)
+{
+	if (!rc)
+		rs[(*n)++].setup_s = (double)(bench_now_ns() - t0) / 1e9;
+	return rc;
+}
+
+int bench_runners(struct runner *rs, int *n, const struct bench_opts *o,
+                  const struct bench_makers *m, void *arg)
+{
+	struct bench_cfg cfgs[8];
+	int ncfg = bench_configs(o, cfgs, 8), rc = 0;
+	for (size_t k = 0; k < m->nrts; k++) {
+		pmtx_runtime rt = m->rts[k];
+		if (!bench_want(o, m->name ? m->name(rt) : bench_system_name(rt)))
+			continue;
+		for (int i = 0; !rc && i < ncfg; i++) {
+			uint64_t t0 = bench_now_ns();
+			rc = made(rs, n, t0, m->pmtx(&rs[*n], o, rt, cfgs[i], arg));
+		}
+	}
+	uint64_t t0 = bench_now_ns();
+	if (!rc && m->pmdk && bench_want_pmdk(o))
+		rc = made(rs, n, t0, m->pmdk(&rs[*n], o, arg));
+	t0 = bench_now_ns();
+	if (!rc && m->plain && bench_want_plain(o))
+		rc = made(rs, n, t0, m->plain(&rs[*n], o, arg));
+	return rc;
+}
+
 const char *bench_system_name(pmtx_runtime rt)
 {
 	switch ((int)rt) {
@@ -352,32 +505,45 @@ const char *bench_system_name(pmtx_runtime rt)
 	}
 }
 
+static void runner_names(struct runner *r, int has_counters,
+                         const char *system, const char *domain,
+                         const char *backend)
+{
+	*r = (struct runner){.has_counters = has_counters};
+	snprintf(r->system, sizeof(r->system), "%s", system);
+	snprintf(r->domain, sizeof(r->domain), "%s", domain);
+	snprintf(r->backend, sizeof(r->backend), "%s", backend);
+}
+
+int bench_region_opt(struct runner *r, const struct bench_opts *o,
+                     pmtx_runtime rt, struct bench_cfg cfg, pmtx_options *opt,
+                     size_t region_size, pmtx_region **out, char *path)
+{
+	opt->domain = cfg.domain;
+	opt->backend = cfg.backend;
+	opt->runtime = rt == BENCH_RT_CLTX ? PMTX_RT_UNDO : rt;
+	snprintf(path, 256, "%s", bench_path(o, "pmtx"));
+	int rc = pmtx_create(path, region_size, opt, out);
+	if (rc) {
+		fprintf(stderr, "pmtx_create %s: %s (%s)\n", path,
+		        pmtx_strerror(rc), pmtx_errmsg());
+		return rc;
+	}
+	runner_names(r, 1, bench_system_name(rt), pmtx_domain_name(cfg.domain),
+	             pmtx_backend_name(cfg.backend));
+	return 0;
+}
+
 int bench_region(struct runner *r, const struct bench_opts *o,
                  pmtx_runtime rt, struct bench_cfg cfg, size_t root_size,
                  size_t region_size, pmtx_region **out, char *path)
 {
 	pmtx_options opt;
 	pmtx_options_init(&opt);
-	opt.domain = cfg.domain;
-	opt.backend = cfg.backend;
 	opt.root_size = root_size;
-	opt.runtime = rt == BENCH_RT_CLTX ? PMTX_RT_UNDO : rt;
 	if (rt == PMTX_RT_TWIN) /* the same heap, and its back copy */
 		region_size = 2 * region_size + (1u << 20);
-	snprintf(path, 256, "%s", bench_path(o, "pmtx"));
-	int rc = pmtx_create(path, region_size, &opt, out);
-	if (rc) {
-		fprintf(stderr, "pmtx_create %s: %s (%s)\n", path,
-		        pmtx_strerror(rc), pmtx_errmsg());
-		return rc;
-	}
-	*r = (struct runner){.has_counters = 1};
-	snprintf(r->system, sizeof(r->system), "%s", bench_system_name(rt));
-	snprintf(r->domain, sizeof(r->domain), "%s",
-	         pmtx_domain_name(cfg.domain));
-	snprintf(r->backend, sizeof(r->backend), "%s",
-	         pmtx_backend_name(cfg.backend));
-	return 0;
+	return bench_region_opt(r, o, rt, cfg, &opt, region_size, out, path);
 }
 
 void bench_region_destroy(pmtx_region *rg, const char *path)
@@ -408,10 +574,7 @@ int bench_pmdk_pool(struct runner *r, const struct bench_opts *o,
 	}
 	*out = pop;
 	/* creating the pool persisted: counted if the calls were seen */
-	*r = (struct runner){.has_counters = bench_pmdk_counting()};
-	snprintf(r->system, sizeof(r->system), "pmdk");
-	snprintf(r->domain, sizeof(r->domain), "pdom1");
-	snprintf(r->backend, sizeof(r->backend), "hardware");
+	runner_names(r, bench_pmdk_counting(), "pmdk", "pdom1", "hardware");
 	return 0;
 }
 
@@ -421,10 +584,27 @@ void bench_pmdk_destroy(struct pmemobjpool *pop, const char *path)
 	unlink(path);
 }
 
+void bench_close(pmtx_region *rg, struct pmemobjpool *pop, const char *path)
+{
+	if (rg)
+		bench_region_destroy(rg, path);
+	if (pop)
+		bench_pmdk_destroy(pop, path);
+}
+
 void bench_plain_names(struct runner *r)
 {
-	*r = (struct runner){.has_counters = 1};
-	snprintf(r->system, sizeof(r->system), "plain");
-	snprintf(r->domain, sizeof(r->domain), "pdom1");
-	snprintf(r->backend, sizeof(r->backend), "hardware");
+	runner_names(r, 1, "plain", "pdom1", "hardware");
+}
+
+int bench_plain_region(struct runner *r, const struct bench_opts *o,
+                       size_t root_size, size_t region_size,
+                       pmtx_region **out, char *path)
+{
+	struct bench_cfg cfg = {PMTX_PDOM1, PMTX_BACKEND_HARDWARE};
+	int rc = bench_region(r, o, PMTX_RT_UNDO, cfg, root_size, region_size,
+	                      out, path);
+	if (!rc)
+		bench_plain_names(r);
+	return rc;
 }

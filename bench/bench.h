@@ -54,11 +54,19 @@ struct runner {
 	void (*corrupt)(void *ctx);
 	void (*destroy)(void *ctx);
 	int has_counters;
+	double setup_s; /* how long making it took (bench_runners) */
 	/* accumulated over rounds */
 	uint64_t ops, ns, barriers, flushes;
 	int nrounds;
 	double round_ns[BENCH_MAX_ROUNDS]; /* ns per op of each round */
 };
+
+/* The end of making a runner: if rc (the making's status) is 0, bind
+ * runner r to its context and hooks (see struct runner), else destroy
+ * ctx. Returns rc. */
+int bench_bind(struct runner *r, int rc, void *ctx,
+               int (*run)(void *, uint64_t), int (*check)(void *),
+               void (*corrupt)(void *), void (*destroy)(void *));
 
 uint64_t bench_now_ns(void);
 /* Measure the runners interleaved: a warm-up of each, then `rounds`
@@ -82,11 +90,33 @@ int bench_point(struct runner *rs, int n, int rc, const struct bench_opts *o,
                 void (*extra_fn)(const struct runner *r, char *buf,
                                  size_t len));
 
+/* bench_point's ending alone: for each runner corrupt (under
+ * --inject-fault, if rc is 0), check (if rc is still 0) and destroy.
+ * Returns the first failure. */
+int bench_finish(struct runner *rs, int n, int rc, const struct bench_opts *o,
+                 const char *workload);
+
 /* n transactions of runtime rt in r, each running body(ctx, tx): a body
  * failure aborts its transaction and is returned. The run() of a pmtx
  * runner is usually just this. */
 int bench_txs(pmtx_region *r, pmtx_runtime rt, uint64_t n,
               int (*body)(void *ctx, pmtx_tx *tx), void *ctx);
+/* Untimed setup: one(ctx, tx, i) for each i in [0, n), batch of them per
+ * transaction of runtime rt in r. Returns the first failure (its
+ * transaction aborted). */
+int bench_setup_txs(pmtx_region *r, pmtx_runtime rt, uint64_t n,
+                    uint64_t batch,
+                    int (*one)(void *ctx, pmtx_tx *tx, uint64_t i),
+                    void *ctx);
+/* A copy-on-write object of one cache line (sps, txn). */
+struct obj64 {
+	uint64_t v[8];
+};
+PMTX_DEFINE_PM_TYPE(obj64)
+/* n empty obj64 objects in r, their wrappers stored in objs[0, n) (in r),
+ * made batch per untimed undo transaction. */
+int bench_obj64_setup(pmtx_region *r, pm_obj64 *objs, uint64_t n,
+                      uint64_t batch);
 /* Call one(ctx) n times; stop at, and return, the first failure. */
 int bench_repeat(uint64_t n, int (*one)(void *ctx), void *ctx);
 
@@ -98,6 +128,11 @@ const char *bench_path(const struct bench_opts *o, const char *tag);
  * from defaults ("1,2,4"). Returns how many (at most max). */
 int bench_param(const struct bench_opts *o, const char *name,
                 const char *defaults, long *vals, int max);
+/* bench_param, every value of which must lie in [lo, hi] (LONG_MAX: no
+ * bound): else -1, with a message on stderr. */
+int bench_param_in(const struct bench_opts *o, const char *workload,
+                   const char *name, const char *defaults, long lo, long hi,
+                   long *vals, int max);
 /* One value: the first of bench_param. */
 long bench_param1(const struct bench_opts *o, const char *name, long def);
 /* 1 if system is selected by --system (or no --system was given). */
@@ -123,6 +158,38 @@ int bench_want_pmdk(const struct bench_opts *o);
  * filters admit PDOM-1 hardware (it is reported there). */
 int bench_want_plain(const struct bench_opts *o);
 
+/* How a workload makes the runners of one parameter point. arg is the
+ * workload's own (its parameters); a maker fills *r, or returns a
+ * failure. */
+struct bench_makers {
+	const pmtx_runtime *rts; /* the pmtx systems, in order */
+	size_t nrts;
+	/* a system's name, for --system (NULL: bench_system_name) */
+	const char *(*name)(pmtx_runtime rt);
+	int (*pmtx)(struct runner *r, const struct bench_opts *o,
+	            pmtx_runtime rt, struct bench_cfg cfg, void *arg);
+	int (*pmdk)(struct runner *r, const struct bench_opts *o, void *arg);
+	int (*plain)(struct runner *r, const struct bench_opts *o, void *arg);
+};
+/* The makers of a workload whose pmtx systems are the runtimes in the
+ * array rts_, named by bench_system_name. */
+#define BENCH_MAKERS(rts_, pmtx_, pmdk_, plain_)                              \
+	{                                                                     \
+		.rts = (rts_), .nrts = sizeof(rts_) / sizeof(*(rts_)),        \
+		.pmtx = (pmtx_), .pmdk = (pmdk_), .plain = (plain_),          \
+	}
+/* The runners --system, --domain and --backend select, made in rs[*n..]
+ * and counted in *n: each pmtx system under each configuration of
+ * bench_configs(), then PMDK, then plain. Returns the first failure. */
+int bench_runners(struct runner *rs, int *n, const struct bench_opts *o,
+                  const struct bench_makers *m, void *arg);
+
+/* The runtimes the array workloads (array, array-raw, sps) compare: every
+ * one; and those the object workloads (single-obj, multi-obj, hashmap)
+ * compare: all but AUTO. */
+extern const pmtx_runtime bench_runtimes[6];
+extern const pmtx_runtime bench_obj_runtimes[5];
+
 /* Cache-line transactions are an object kind, not a pmtx_runtime. */
 #define BENCH_RT_CLTX ((pmtx_runtime)100)
 /* "pmtx-undo", ..., "pmtx-cltx". */
@@ -134,6 +201,12 @@ const char *bench_system_name(pmtx_runtime rt);
 int bench_region(struct runner *r, const struct bench_opts *o,
                  pmtx_runtime rt, struct bench_cfg cfg, size_t root_size,
                  size_t region_size, pmtx_region **out, char *path);
+/* bench_region with more options: opt (from pmtx_options_init, with the
+ * caller's fields set) takes cfg's domain and backend and rt's runtime,
+ * and the region is region_size bytes even when rt is PMTX_RT_TWIN. */
+int bench_region_opt(struct runner *r, const struct bench_opts *o,
+                     pmtx_runtime rt, struct bench_cfg cfg, pmtx_options *opt,
+                     size_t region_size, pmtx_region **out, char *path);
 /* Close and remove. */
 void bench_region_destroy(pmtx_region *rg, const char *path);
 /* The runtime of the untimed setup transactions of a runner whose
@@ -151,17 +224,40 @@ int bench_pmdk_pool(struct runner *r, const struct bench_opts *o,
                     size_t root_size, size_t pool_size,
                     struct pmemobjpool **out, char *path);
 void bench_pmdk_destroy(struct pmemobjpool *pop, const char *path);
+/* A runner's region rg or pool pop (either NULL), closed and removed. */
+void bench_close(pmtx_region *rg, struct pmemobjpool *pop, const char *path);
 /* Run body in one PMDK transaction (TX_BEGIN .. TX_END): 0, or
  * PMTX_E_ABORTED (reported with pmemobj_errormsg) if it aborted. The one
  * place PMDK's setjmp-based macros are used. */
 int bench_pmdk_tx(struct pmemobjpool *pop, void (*body)(void *ctx),
                   void *ctx);
+/* n of them: stop at, and return, the first failure (the run() of a PMDK
+ * runner is usually just this). */
+int bench_pmdk_txs(struct pmemobjpool *pop, uint64_t n,
+                   void (*body)(void *ctx), void *ctx);
 /* PMDK's persistence work so far, counted at its libpmem calls
  * (pmdk_count.c); and whether those calls are being counted. */
 void bench_pmdk_counters(uint64_t *flushes, uint64_t *barriers);
 int bench_pmdk_counting(void);
 /* Fill r's names for the plain floor (system "plain", pdom1, hardware). */
 void bench_plain_names(struct runner *r);
+/* A region for the plain floor to store in (undo, PDOM-1 hardware), with
+ * r's names filled for it: bench_region's arguments otherwise. */
+int bench_plain_region(struct runner *r, const struct bench_opts *o,
+                       size_t root_size, size_t region_size,
+                       pmtx_region **out, char *path);
+
+/* Heap bytes that a pmtx block of n user bytes takes, at most: the size
+ * classes are quarter steps (plus a 16-byte header), packed into 64 KiB
+ * superblocks; larger blocks are runs of superblocks. */
+static inline size_t bench_heap_block(size_t n)
+{
+	size_t need = n + 16;
+	if (need > 32768)
+		return (need + 65535) & ~(size_t)65535;
+	size_t cls = need < 128 ? (need + 15) & ~(size_t)15 : need * 5 / 4 + 16;
+	return 65536 / (65536 / cls);
+}
 
 /* A small, fast PRNG (xorshift64*), deterministic from its seed. */
 static inline uint64_t bench_rand(uint64_t *s)
@@ -174,17 +270,10 @@ static inline uint64_t bench_rand(uint64_t *s)
 	return x * 0x2545F4914F6CDD1Dull;
 }
 
-int wl_txn(const struct bench_opts *o);
-int wl_checksum(const struct bench_opts *o);
-int wl_array(const struct bench_opts *o);
-int wl_array_raw(const struct bench_opts *o);
-int wl_alloc(const struct bench_opts *o);
-int wl_sps(const struct bench_opts *o);
-int wl_single_obj(const struct bench_opts *o);
-int wl_multi_obj(const struct bench_opts *o);
-int wl_hashmap(const struct bench_opts *o);
-int wl_bbuf(const struct bench_opts *o);
-int wl_open(const struct bench_opts *o);
-int wl_costs(const struct bench_opts *o);
+/* A workload (main.c's table): its sweep under the options, 0 or a
+ * status. */
+typedef int bench_workload(const struct bench_opts *o);
+bench_workload wl_txn, wl_checksum, wl_array, wl_array_raw, wl_alloc, wl_sps,
+	wl_single_obj, wl_multi_obj, wl_hashmap, wl_bbuf, wl_open, wl_costs;
 
 #endif

@@ -14,7 +14,7 @@
 
 static const struct workload {
 	const char *name;
-	int (*run)(const struct bench_opts *o);
+	bench_workload *run;
 	const char *help;
 } workloads[] = {
 	{"txn", wl_txn,

@@ -49,6 +49,7 @@
  * the count, or the non-NULL test) no longer matches the ring.
  */
 #include <libpmemobj.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -146,14 +147,9 @@ static void pmdk_body(void *vctx)
 	}
 }
 
-static int pmdk_one(void *vctx)
-{
-	return bench_pmdk_tx(((struct alloc_ctx *)vctx)->pop, pmdk_body, vctx);
-}
-
 static int pmdk_run(void *vctx, uint64_t n)
 {
-	return bench_repeat(n, pmdk_one, vctx);
+	return bench_pmdk_txs(((struct alloc_ctx *)vctx)->pop, n, pmdk_body, vctx);
 }
 
 static int plain_run(void *vctx, uint64_t n)
@@ -287,10 +283,7 @@ static void alloc_corrupt(void *vctx)
 static void alloc_destroy(void *vctx)
 {
 	struct alloc_ctx *c = vctx;
-	if (c->r)
-		bench_region_destroy(c->r, c->path);
-	if (c->pop)
-		bench_pmdk_destroy(c->pop, c->path);
+	bench_close(c->r, c->pop, c->path);
 	for (long i = 0; c->ptrs && i < c->p.ring; i++)
 		free(c->ptrs[i]);
 	free(c->lost);
@@ -310,15 +303,15 @@ static void alloc_extra(const struct runner *r, char *buf, size_t len)
 
 /* ---- setup ---- */
 
-static struct alloc_ctx *ctx_new(struct alloc_params p, enum alloc_kind kind,
-                                 pmtx_runtime rt)
+static struct alloc_ctx *ctx_new(const struct alloc_params *p,
+                                 enum alloc_kind kind, pmtx_runtime rt)
 {
 	struct alloc_ctx *c = calloc(1, sizeof(*c));
 	if (!c)
 		return NULL;
-	*c = (struct alloc_ctx){.p = p, .kind = kind, .rt = rt,
-	                        .rng = rng_seed(p.seed)};
-	size_t n = (size_t)p.ring;
+	*c = (struct alloc_ctx){.p = *p, .kind = kind, .rt = rt,
+	                        .rng = rng_seed(p->seed)};
+	size_t n = (size_t)p->ring;
 	c->size = calloc(n, sizeof(*c->size));
 	if (kind == AK_PMTX || kind == AK_EAGER)
 		c->offs = calloc(n, sizeof(*c->offs));
@@ -338,105 +331,83 @@ static size_t heap_bytes(struct alloc_params p)
 	return (size_t)p.ring * 2 * (MAX_SIZE + 64) + SLACK;
 }
 
-/* Bind the runner and fill the ring (untimed), so that every measured
- * allocation also frees. */
-static int runner_start(struct runner *r, struct alloc_ctx *c,
+/* The end of a maker: fill the ring (untimed), so that every measured
+ * allocation also frees, and bind the runner (or destroy c if rc, or the
+ * filling, failed). */
+static int runner_start(struct runner *r, struct alloc_ctx *c, int rc,
                         int (*run)(void *, uint64_t), int (*check)(void *))
 {
-	r->ctx = c;
-	r->run = run;
-	r->check = check;
-	r->corrupt = alloc_corrupt;
-	r->destroy = alloc_destroy;
-	int rc = run(c, (uint64_t)((c->p.ring + c->p.x - 1) / c->p.x));
-	if (rc)
-		alloc_destroy(c);
-	return rc;
+	if (!rc)
+		rc = run(c, (uint64_t)((c->p.ring + c->p.x - 1) / c->p.x));
+	return bench_bind(r, rc, c, run, check, alloc_corrupt, alloc_destroy);
+}
+
+/* pmtx-undo-eager's pseudo-runtime: undo, and a persist after every
+ * allocator call. */
+#define RT_UNDO_EAGER ((pmtx_runtime)101)
+
+static const char *system_name(pmtx_runtime rt)
+{
+	return rt == RT_UNDO_EAGER ? "pmtx-undo-eager" : bench_system_name(rt);
 }
 
 static int pmtx_runner(struct runner *r, const struct bench_opts *o,
-                       pmtx_runtime rt, int eager_persist,
-                       struct bench_cfg cfg, struct alloc_params p)
+                       pmtx_runtime rt, struct bench_cfg cfg, void *arg)
 {
-	struct alloc_ctx *c = ctx_new(p, eager_persist ? AK_EAGER : AK_PMTX, rt);
+	int eager_persist = rt == RT_UNDO_EAGER;
+	struct alloc_ctx *c = ctx_new(arg, eager_persist ? AK_EAGER : AK_PMTX,
+	                              eager_persist ? PMTX_RT_UNDO : rt);
 	if (!c)
 		return PMTX_E_NOMEM;
-	int rc = bench_region(r, o, rt, cfg, 64, heap_bytes(p), &c->r, c->path);
-	if (rc) {
-		alloc_destroy(c);
-		return rc;
-	}
-	if (eager_persist)
-		snprintf(r->system, sizeof(r->system), "pmtx-undo-eager");
-	return runner_start(r, c, pmtx_run, pmtx_check);
+	int rc = bench_region(r, o, c->rt, cfg, 64, heap_bytes(c->p), &c->r,
+	                      c->path);
+	if (!rc && eager_persist)
+		snprintf(r->system, sizeof(r->system), "%s", system_name(rt));
+	return runner_start(r, c, rc, pmtx_run, pmtx_check);
 }
 
 static int pmdk_runner(struct runner *r, const struct bench_opts *o,
-                       struct alloc_params p)
+                       void *arg)
 {
-	struct alloc_ctx *c = ctx_new(p, AK_PMDK, PMTX_RT_DEFAULT);
+	struct alloc_ctx *c = ctx_new(arg, AK_PMDK, PMTX_RT_DEFAULT);
 	if (!c)
 		return PMTX_E_NOMEM;
-	int rc = bench_pmdk_pool(r, o, 0, heap_bytes(p), &c->pop, c->path);
-	if (rc) {
-		alloc_destroy(c);
-		return rc;
-	}
-	return runner_start(r, c, pmdk_run, pmdk_check);
+	int rc = bench_pmdk_pool(r, o, 0, heap_bytes(c->p), &c->pop, c->path);
+	return runner_start(r, c, rc, pmdk_run, pmdk_check);
 }
 
-static int plain_runner(struct runner *r, struct alloc_params p)
+static int plain_runner(struct runner *r, const struct bench_opts *o,
+                        void *arg)
 {
-	struct alloc_ctx *c = ctx_new(p, AK_PLAIN, PMTX_RT_DEFAULT);
+	struct alloc_ctx *c = ctx_new(arg, AK_PLAIN, PMTX_RT_DEFAULT);
+	(void)o;
 	if (!c)
 		return PMTX_E_NOMEM;
 	bench_plain_names(r);
-	return runner_start(r, c, plain_run, plain_check);
+	return runner_start(r, c, 0, plain_run, plain_check);
 }
 
 /* ---- the sweep ---- */
 
-static const struct {
-	const char *name;
-	pmtx_runtime rt;
-	int eager;
-} pmtx_systems[] = {
-	{"pmtx-undo", PMTX_RT_UNDO, 0},
-	{"pmtx-undo-eager", PMTX_RT_UNDO, 1},
-	{"pmtx-redo", PMTX_RT_REDO, 0},
-	{"pmtx-redo-async", PMTX_RT_REDO_ASYNC, 0},
-	{"pmtx-cow", PMTX_RT_COW, 0},
-	{"pmtx-twin", PMTX_RT_TWIN, 0},
+static const pmtx_runtime runtimes[] = {
+	PMTX_RT_UNDO, RT_UNDO_EAGER, PMTX_RT_REDO, PMTX_RT_REDO_ASYNC,
+	PMTX_RT_COW, PMTX_RT_TWIN,
 };
-#define NSYSTEMS (sizeof(pmtx_systems) / sizeof(*pmtx_systems))
 
-static int pmtx_runners(struct runner *rs, int *n, const struct bench_opts *o,
-                        struct alloc_params p)
-{
-	struct bench_cfg cfgs[8];
-	int ncfg = bench_configs(o, cfgs, 8);
-	for (int i = 0; i < ncfg; i++)
-		for (size_t k = 0; k < NSYSTEMS; k++) {
-			if (!bench_want(o, pmtx_systems[k].name))
-				continue;
-			int rc = pmtx_runner(&rs[*n], o, pmtx_systems[k].rt,
-			                     pmtx_systems[k].eager, cfgs[i], p);
-			if (rc)
-				return rc;
-			(*n)++;
-		}
-	return 0;
-}
+static const struct bench_makers makers = {
+	.rts = runtimes,
+	.nrts = sizeof(runtimes) / sizeof(*runtimes),
+	.name = system_name,
+	.pmtx = pmtx_runner,
+	.pmdk = pmdk_runner,
+	.plain = plain_runner,
+};
 
 static int alloc_point(const struct bench_opts *o, struct alloc_params p)
 {
 	struct runner rs[BENCH_MAX_RUNNERS];
 	int n = 0;
-	int rc = pmtx_runners(rs, &n, o, p);
-	if (!rc && bench_want_pmdk(o) && !(rc = pmdk_runner(&rs[n], o, p)))
-		n++;
-	if (!rc && bench_want_plain(o) && !(rc = plain_runner(&rs[n], p)))
-		n++;
+	int rc = bench_runners(rs, &n, o, &makers, &p);
 	char params[128];
 	snprintf(params, sizeof(params),
 	         "\"x\":%ld,\"ring\":%ld,\"max_size\":%u,\"seed\":%llu", p.x,
@@ -452,22 +423,18 @@ int wl_alloc(const struct bench_opts *o)
 	if (bench_check_systems(o, "alloc", systems))
 		return PMTX_E_INVAL;
 	long xs[32];
-	int nx = bench_param(o, "x", "1,2,4,8,16,32", xs, 32);
+	int nx = bench_param_in(o, "alloc", "x", "1,2,4,8,16,32", 1, LONG_MAX,
+	                        xs, 32);
 	struct alloc_params p = {.ring = bench_param1(o, "ring", 4096),
 	                         .seed = (uint64_t)bench_param1(o, "seed", 1)};
 	if (p.ring < 1) {
 		fprintf(stderr, "alloc: ring must be at least 1\n");
 		return PMTX_E_INVAL;
 	}
-	for (int i = 0; i < nx; i++) {
-		if (xs[i] < 1) {
-			fprintf(stderr, "alloc: x must be at least 1\n");
-			return PMTX_E_INVAL;
-		}
+	int rc = nx < 0 ? PMTX_E_INVAL : 0;
+	for (int i = 0; !rc && i < nx; i++) {
 		p.x = xs[i];
-		int rc = alloc_point(o, p);
-		if (rc)
-			return rc;
+		rc = alloc_point(o, p);
 	}
-	return 0;
+	return rc;
 }

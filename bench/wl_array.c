@@ -109,7 +109,6 @@ struct arr_ctx {
 	uint64_t nslots;   /* p.slots, or p.cow_slots for cow */
 	uint64_t rng;
 	uint64_t sink;     /* sum of what reads read */
-	double setup_s;    /* region creation and initialisation */
 	uint32_t *count;   /* shadow: writes applied to each slot */
 	uint64_t *data;    /* nslots * slot integers (all kinds but cow) */
 	pmtx_off *wrap;    /* cow: nslots wrappers, in the root */
@@ -292,14 +291,9 @@ static void pmdk_body(void *vctx)
 		pmdk_access(c, s, coin(c, s));
 }
 
-static int pmdk_one(void *vctx)
-{
-	return bench_pmdk_tx(((struct arr_ctx *)vctx)->pop, pmdk_body, vctx);
-}
-
 static int pmdk_run(void *vctx, uint64_t n)
 {
-	return bench_repeat(n, pmdk_one, vctx);
+	return bench_pmdk_txs(((struct arr_ctx *)vctx)->pop, n, pmdk_body, vctx);
 }
 
 static int plain_run(void *vctx, uint64_t n)
@@ -349,10 +343,7 @@ static void arr_corrupt(void *vctx)
 static void arr_destroy(void *vctx)
 {
 	struct arr_ctx *c = vctx;
-	if (c->r)
-		bench_region_destroy(c->r, c->path);
-	if (c->pop)
-		bench_pmdk_destroy(c->pop, c->path);
+	bench_close(c->r, c->pop, c->path);
 	free(c->count);
 	free(c);
 }
@@ -369,43 +360,36 @@ static void fill(struct arr_ctx *c)
 }
 
 /* Create the COW objects (zeroed), then fill them with naked stores. */
+static int cow_new_slot(void *vctx, pmtx_tx *tx, uint64_t s)
+{
+	struct arr_ctx *c = vctx;
+	pmtx_off w;
+	int rc = pmtx_cow_new(tx, slot_bytes(c), &w);
+	return rc ? rc : PMTX_SET(tx, c->wrap[s], w);
+}
+
 static int cow_setup(struct arr_ctx *c)
 {
-	for (uint64_t b = 0; b < c->nslots; b += SETUP_BATCH) {
-		pmtx_tx *tx;
-		int rc = pmtx_begin(c->r, PMTX_RT_UNDO, &tx);
-		if (rc)
-			return rc;
-		uint64_t end = b + SETUP_BATCH < c->nslots ? b + SETUP_BATCH
-		                                           : c->nslots;
-		for (uint64_t s = b; !rc && s < end; s++) {
-			pmtx_off w;
-			if (!(rc = pmtx_cow_new(tx, slot_bytes(c), &w)))
-				rc = PMTX_SET(tx, c->wrap[s], w);
-		}
-		if (rc) {
-			pmtx_abort(tx);
-			return rc;
-		}
-		if ((rc = pmtx_commit(tx)))
-			return rc;
-	}
+	int rc = bench_setup_txs(c->r, PMTX_RT_UNDO, c->nslots, SETUP_BATCH,
+	                         cow_new_slot, c);
+	if (rc)
+		return rc;
 	fill(c);
 	for (uint64_t s = 0; s < c->nslots; s++)
 		pmtx_flush(c->r, slot_at(c, s), slot_bytes(c));
 	return pmtx_barrier(c->r);
 }
 
-static struct arr_ctx *ctx_new(struct arr_params p, enum arr_kind kind,
-                               pmtx_runtime rt)
+static struct arr_ctx *ctx_new(const struct arr_params *p,
+                               enum arr_kind kind, pmtx_runtime rt)
 {
 	struct arr_ctx *c = calloc(1, sizeof(*c));
 	if (!c)
 		return NULL;
-	*c = (struct arr_ctx){.p = p, .kind = kind, .rt = rt,
-	                      .inplace = p.inplace && rt == PMTX_RT_TWIN,
-	                      .nslots = kind == AR_COW ? p.cow_slots : p.slots,
-	                      .rng = rng_seed(p.seed)};
+	*c = (struct arr_ctx){.p = *p, .kind = kind, .rt = rt,
+	                      .inplace = p->inplace && rt == PMTX_RT_TWIN,
+	                      .nslots = kind == AR_COW ? p->cow_slots : p->slots,
+	                      .rng = rng_seed(p->seed)};
 	if (!(c->count = calloc(c->nslots, sizeof(*c->count)))) {
 		free(c);
 		return NULL;
@@ -413,14 +397,10 @@ static struct arr_ctx *ctx_new(struct arr_params p, enum arr_kind kind,
 	return c;
 }
 
-static void runner_bind(struct runner *r, struct arr_ctx *c,
-                        int (*run)(void *, uint64_t))
+static int runner_bind(struct runner *r, struct arr_ctx *c, int rc,
+                       int (*run)(void *, uint64_t))
 {
-	r->ctx = c;
-	r->run = run;
-	r->check = arr_check;
-	r->corrupt = arr_corrupt;
-	r->destroy = arr_destroy;
+	return bench_bind(r, rc, c, run, arr_check, arr_corrupt, arr_destroy);
 }
 
 static size_t data_bytes(struct arr_params p)
@@ -437,122 +417,69 @@ static size_t cow_heap_bytes(struct arr_params p)
 	return p.cow_slots * (payload + 64);
 }
 
+/* The slots of a pmtx runner, in its root: their initial values,
+ * durable. */
+static int pmtx_fill(struct arr_ctx *c)
+{
+	if (c->kind == AR_COW) {
+		c->wrap = pmtx_root(c->r, NULL);
+		return cow_setup(c);
+	}
+	c->data = pmtx_root(c->r, NULL);
+	fill(c);
+	return pmtx_persist(c->r, c->data, data_bytes(c->p));
+}
+
 static int pmtx_runner(struct runner *r, const struct bench_opts *o,
-                       pmtx_runtime rt, struct bench_cfg cfg,
-                       struct arr_params p)
+                       pmtx_runtime rt, struct bench_cfg cfg, void *arg)
 {
 	int cow = rt == PMTX_RT_COW;
-	struct arr_ctx *c = ctx_new(p, cow ? AR_COW : AR_PMTX, rt);
+	struct arr_ctx *c = ctx_new(arg, cow ? AR_COW : AR_PMTX, rt);
 	if (!c)
 		return PMTX_E_NOMEM;
+	struct arr_params p = c->p;
 	size_t root = cow ? p.cow_slots * sizeof(pmtx_off) : data_bytes(p);
 	size_t heap = cow ? cow_heap_bytes(p) : 0;
 	int rc = bench_region(r, o, rt, cfg, root, root + heap + SLACK, &c->r,
 	                      c->path);
-	if (rc) {
-		arr_destroy(c);
-		return rc;
-	}
-	runner_bind(r, c, pmtx_run);
-	if (cow) {
-		c->wrap = pmtx_root(c->r, NULL);
-		rc = cow_setup(c);
-	} else {
-		c->data = pmtx_root(c->r, NULL);
-		fill(c);
-		rc = pmtx_persist(c->r, c->data, data_bytes(p));
-	}
-	if (rc)
-		arr_destroy(c);
-	return rc;
+	return runner_bind(r, c, rc ? rc : pmtx_fill(c), pmtx_run);
 }
 
 static int pmdk_runner(struct runner *r, const struct bench_opts *o,
-                       struct arr_params p)
+                       void *arg)
 {
-	struct arr_ctx *c = ctx_new(p, AR_PMDK, PMTX_RT_DEFAULT);
+	struct arr_ctx *c = ctx_new(arg, AR_PMDK, PMTX_RT_DEFAULT);
 	if (!c)
 		return PMTX_E_NOMEM;
-	size_t root = data_bytes(p);
+	size_t root = data_bytes(c->p);
 	int rc = bench_pmdk_pool(r, o, root, root + root / 8 + SLACK, &c->pop,
 	                         c->path);
-	if (rc) {
-		arr_destroy(c);
-		return rc;
+	if (!rc) {
+		c->root = pmemobj_root(c->pop, root);
+		c->data = pmemobj_direct(c->root);
+		fill(c);
+		pmemobj_persist(c->pop, c->data, root);
 	}
-	runner_bind(r, c, pmdk_run);
-	c->root = pmemobj_root(c->pop, root);
-	c->data = pmemobj_direct(c->root);
-	fill(c);
-	pmemobj_persist(c->pop, c->data, root);
-	return 0;
+	return runner_bind(r, c, rc, pmdk_run);
 }
 
 static int plain_runner(struct runner *r, const struct bench_opts *o,
-                        struct arr_params p)
+                        void *arg)
 {
-	struct arr_ctx *c = ctx_new(p, AR_PLAIN, PMTX_RT_DEFAULT);
+	struct arr_ctx *c = ctx_new(arg, AR_PLAIN, PMTX_RT_DEFAULT);
 	if (!c)
 		return PMTX_E_NOMEM;
-	struct bench_cfg cfg = {PMTX_PDOM1, PMTX_BACKEND_HARDWARE};
-	size_t root = data_bytes(p);
-	int rc = bench_region(r, o, PMTX_RT_UNDO, cfg, root, root + SLACK,
-	                      &c->r, c->path);
-	if (rc) {
-		arr_destroy(c);
-		return rc;
+	size_t root = data_bytes(c->p);
+	int rc = bench_plain_region(r, o, root, root + SLACK, &c->r, c->path);
+	if (!rc) {
+		c->data = pmtx_root(c->r, NULL);
+		fill(c);
 	}
-	bench_plain_names(r);
-	runner_bind(r, c, plain_run);
-	c->data = pmtx_root(c->r, NULL);
-	fill(c);
-	return 0;
+	return runner_bind(r, c, rc, plain_run);
 }
 
-static const pmtx_runtime runtimes[] = {PMTX_RT_UNDO, PMTX_RT_REDO,
-                                        PMTX_RT_REDO_ASYNC, PMTX_RT_COW,
-                                        PMTX_RT_AUTO, PMTX_RT_TWIN};
-#define NRUNTIMES (sizeof(runtimes) / sizeof(*runtimes))
-
-/* A runner was built: record how long its setup took, count it. */
-static void built(struct runner *rs, int *n, uint64_t t0)
-{
-	struct arr_ctx *c = rs[*n].ctx;
-	c->setup_s = (double)(bench_now_ns() - t0) / 1e9;
-	(*n)++;
-}
-
-static int build_pmtx(struct runner *rs, int *n, const struct bench_opts *o,
-                      struct arr_params p)
-{
-	struct bench_cfg cfgs[8];
-	int ncfg = bench_configs(o, cfgs, 8);
-	for (int i = 0; i < ncfg; i++)
-		for (size_t k = 0; k < NRUNTIMES; k++) {
-			if (!bench_want(o, bench_system_name(runtimes[k])))
-				continue;
-			uint64_t t0 = bench_now_ns();
-			int rc = pmtx_runner(&rs[*n], o, runtimes[k], cfgs[i], p);
-			if (rc)
-				return rc;
-			built(rs, n, t0);
-		}
-	return 0;
-}
-
-/* Every runner of one slot size; on failure, *n runners were built. */
-static int build_runners(struct runner *rs, int *n, const struct bench_opts *o,
-                         struct arr_params p)
-{
-	int rc = build_pmtx(rs, n, o, p);
-	uint64_t t0 = bench_now_ns();
-	if (!rc && bench_want_pmdk(o) && !(rc = pmdk_runner(&rs[*n], o, p)))
-		built(rs, n, t0);
-	t0 = bench_now_ns();
-	if (!rc && bench_want_plain(o) && !(rc = plain_runner(&rs[*n], o, p)))
-		built(rs, n, t0);
-	return rc;
-}
+static const struct bench_makers makers =
+	BENCH_MAKERS(bench_runtimes, pmtx_runner, pmdk_runner, plain_runner);
 
 /* ---- the sweep ---- */
 
@@ -570,23 +497,8 @@ static int measure_point(struct runner *rs, int n, const struct bench_opts *o,
 	for (int i = 0; !rc && i < n; i++) {
 		char extra[48];
 		snprintf(extra, sizeof(extra), "\"setup_s\":%.3f",
-		         ((const struct arr_ctx *)rs[i].ctx)->setup_s);
+		         rs[i].setup_s);
 		bench_emit_ex(&rs[i], workload, params, extra);
-	}
-	return rc;
-}
-
-/* The end of a sweep: corrupt (--inject-fault), check, destroy. */
-static int finish(struct runner *rs, int n, int rc, const struct bench_opts *o,
-                  const char *workload)
-{
-	for (int i = 0; i < n; i++) {
-		if (!rc && o->inject_fault)
-			rs[i].corrupt(rs[i].ctx);
-		if (!rc && (rc = rs[i].check(rs[i].ctx)))
-			fprintf(stderr, "%s: %s: validation failed\n", workload,
-			        rs[i].system);
-		rs[i].destroy(rs[i].ctx);
 	}
 	return rc;
 }
@@ -603,7 +515,7 @@ static int slot_sweep(const struct bench_opts *o, struct arr_params p,
 {
 	struct runner rs[BENCH_MAX_RUNNERS];
 	int n = 0;
-	int rc = build_runners(rs, &n, o, p);
+	int rc = bench_runners(rs, &n, o, &makers, &p);
 	for (int k = 0; !rc && k < npct; k++) {
 		char params[192];
 		snprintf(params, sizeof(params),
@@ -615,7 +527,7 @@ static int slot_sweep(const struct bench_opts *o, struct arr_params p,
 		set_write_pct(rs, n, pcts[k]);
 		rc = measure_point(rs, n, o, workload, params);
 	}
-	return finish(rs, n, rc, o, workload);
+	return bench_finish(rs, n, rc, o, workload);
 }
 
 static int params_ok(const struct arr_params *p, const long *slot, int nslot,

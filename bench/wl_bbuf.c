@@ -399,22 +399,25 @@ static void bb_corrupt(void *vctx)
 static void bb_destroy(void *vctx)
 {
 	struct bb_ctx *c = vctx;
-	if (c->r)
-		bench_region_destroy(c->r, c->path);
-	if (c->pop)
-		bench_pmdk_destroy(c->pop, c->path);
+	bench_close(c->r, c->pop, c->path);
 	if (c->kind == BB_PLAIN)
 		free(c->b);
 	free(c);
 }
 
-static void bb_hooks(struct runner *r, struct bb_ctx *c)
+static struct bb_ctx *bb_ctx_new(enum bb_kind kind, int scenario)
 {
-	r->ctx = c;
-	r->run = bb_run;
-	r->check = bb_check;
-	r->corrupt = bb_corrupt;
-	r->destroy = bb_destroy;
+	struct bb_ctx *c = calloc(1, sizeof(*c));
+	if (c) {
+		c->kind = kind;
+		c->scenario = scenario;
+	}
+	return c;
+}
+
+static int bb_bind(struct runner *r, struct bb_ctx *c, int rc)
+{
+	return bench_bind(r, rc, c, bb_run, bb_check, bb_corrupt, bb_destroy);
 }
 
 /* pmtx-cow: the root holds the wrapper of the buffer object. */
@@ -436,65 +439,52 @@ static int bb_cow_setup(struct bb_ctx *c)
 }
 
 static int bb_pmtx_runner(struct runner *r, const struct bench_opts *o,
-                          pmtx_runtime rt, struct bench_cfg cfg,
-                          int scenario)
+                          pmtx_runtime rt, struct bench_cfg cfg, void *arg)
 {
-	struct bb_ctx *c = calloc(1, sizeof(*c));
+	struct bb_ctx *c = bb_ctx_new(rt == BENCH_RT_CLTX ? BB_CLTX
+	                              : rt == PMTX_RT_COW ? BB_COW
+	                                                  : BB_LOG,
+	                              *(int *)arg);
+	if (!c)
+		return ENOMEM;
 	size_t root = rt == BENCH_RT_CLTX ? PMTX_CLTX_ROOM(1)
 	              : rt == PMTX_RT_COW ? sizeof(pmtx_off)
 	                                  : sizeof(struct bbuf);
-	int rc = c ? bench_region(r, o, rt, cfg, root, BB_REGION_SIZE, &c->r,
-	                          c->path)
-	           : ENOMEM;
-	if (rc) {
-		free(c);
-		return rc;
-	}
-	c->scenario = scenario;
 	c->rt = rt;
-	c->kind = rt == BENCH_RT_CLTX ? BB_CLTX
-	          : rt == PMTX_RT_COW ? BB_COW
-	                              : BB_LOG;
-	c->line = bbuf_of_root(c->r); /* a zero line is an empty buffer */
-	c->b = pmtx_root(c->r, NULL);
-	bb_hooks(r, c);
-	if (c->kind == BB_COW && (rc = bb_cow_setup(c)))
-		bb_destroy(c);
-	return rc;
+	int rc = bench_region(r, o, rt, cfg, root, BB_REGION_SIZE, &c->r,
+	                      c->path);
+	if (!rc) {
+		c->line = bbuf_of_root(c->r); /* a zero line: an empty buffer */
+		c->b = pmtx_root(c->r, NULL);
+		if (c->kind == BB_COW)
+			rc = bb_cow_setup(c);
+	}
+	return bb_bind(r, c, rc);
 }
 
 static int bb_pmdk_runner(struct runner *r, const struct bench_opts *o,
-                          int scenario)
+                          void *arg)
 {
-	struct bb_ctx *c = calloc(1, sizeof(*c));
-	int rc = c ? bench_pmdk_pool(r, o, sizeof(struct bbuf),
-	                             PMEMOBJ_MIN_POOL, &c->pop, c->path)
-	           : ENOMEM;
-	if (rc) {
-		free(c);
-		return rc;
-	}
-	c->kind = BB_PMDK;
-	c->scenario = scenario;
-	c->b = pmemobj_direct(pmemobj_root(c->pop, sizeof(struct bbuf)));
-	bb_hooks(r, c);
-	return 0;
+	struct bb_ctx *c = bb_ctx_new(BB_PMDK, *(int *)arg);
+	if (!c)
+		return ENOMEM;
+	int rc = bench_pmdk_pool(r, o, sizeof(struct bbuf), PMEMOBJ_MIN_POOL,
+	                         &c->pop, c->path);
+	if (!rc)
+		c->b = pmemobj_direct(pmemobj_root(c->pop, sizeof(struct bbuf)));
+	return bb_bind(r, c, rc);
 }
 
-static int bb_plain_runner(struct runner *r, int scenario)
+static int bb_plain_runner(struct runner *r, const struct bench_opts *o,
+                           void *arg)
 {
-	struct bb_ctx *c = calloc(1, sizeof(*c));
-	if (c)
-		c->b = calloc(1, sizeof(struct bbuf));
-	if (!c || !c->b) {
-		free(c);
+	struct bb_ctx *c = bb_ctx_new(BB_PLAIN, *(int *)arg);
+	(void)o;
+	if (!c)
 		return ENOMEM;
-	}
 	bench_plain_names(r);
-	c->kind = BB_PLAIN;
-	c->scenario = scenario;
-	bb_hooks(r, c);
-	return 0;
+	c->b = calloc(1, sizeof(struct bbuf));
+	return bb_bind(r, c, c->b ? 0 : ENOMEM);
 }
 
 static void bb_extra(const struct runner *r, char *buf, size_t len)
@@ -510,27 +500,13 @@ static const pmtx_runtime bb_runtimes[] = {
 	PMTX_RT_COW, PMTX_RT_TWIN,
 };
 
+static const struct bench_makers bb_makers = BENCH_MAKERS(
+	bb_runtimes, bb_pmtx_runner, bb_pmdk_runner, bb_plain_runner);
+
 static int bb_point(const struct bench_opts *o, int scenario)
 {
 	struct runner rs[BENCH_MAX_RUNNERS];
-	struct bench_cfg cfgs[8];
-	int ncfg = bench_configs(o, cfgs, 8), n = 0, rc = 0;
-	for (size_t k = 0; k < sizeof(bb_runtimes) / sizeof(*bb_runtimes); k++)
-		for (int i = 0; !rc && i < ncfg; i++) {
-			if (!bench_want(o, bench_system_name(bb_runtimes[k])))
-				break;
-			rc = bb_pmtx_runner(&rs[n], o, bb_runtimes[k], cfgs[i],
-			                    scenario);
-			n += rc == 0;
-		}
-	if (!rc && bench_want_pmdk(o)) {
-		rc = bb_pmdk_runner(&rs[n], o, scenario);
-		n += rc == 0;
-	}
-	if (!rc && bench_want_plain(o)) {
-		rc = bb_plain_runner(&rs[n], scenario);
-		n += rc == 0;
-	}
+	int n = 0, rc = bench_runners(rs, &n, o, &bb_makers, &scenario);
 	char params[32];
 	snprintf(params, sizeof(params), "\"scenario\":%d", scenario);
 	return bench_point(rs, n, rc, o, "bbuf", params, bb_extra);
@@ -544,16 +520,9 @@ int wl_bbuf(const struct bench_opts *o)
 	long sc[8];
 	if (bench_check_systems(o, "bbuf", systems))
 		return PMTX_E_INVAL;
-	int nsc = bench_param(o, "scenario", "1,2,3", sc, 8);
-	for (int i = 0; i < nsc; i++)
-		if (sc[i] < 1 || sc[i] > 3) {
-			fprintf(stderr, "bbuf: scenario must be 1, 2 or 3\n");
-			return PMTX_E_INVAL;
-		}
-	for (int i = 0; i < nsc; i++) {
-		int rc = bb_point(o, (int)sc[i]);
-		if (rc)
-			return rc;
-	}
-	return 0;
+	int nsc = bench_param_in(o, "bbuf", "scenario", "1,2,3", 1, 3, sc, 8);
+	int rc = nsc < 0 ? PMTX_E_INVAL : 0;
+	for (int i = 0; !rc && i < nsc; i++)
+		rc = bb_point(o, (int)sc[i]);
+	return rc;
 }

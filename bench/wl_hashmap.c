@@ -68,6 +68,7 @@
  * first non-empty bucket with a naked store.
  */
 #include <libpmemobj.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,6 +83,7 @@
 /* One parameter point, shared (read-only) by all its runners. */
 struct hm_plan {
 	long entry, nbuckets, cap;
+	uint64_t seed;       /* of the key sequence */
 	unsigned char *tmpl; /* the value pattern, entry bytes */
 };
 
@@ -785,10 +787,7 @@ static void hm_corrupt(void *vctx)
 static void hm_destroy(void *vctx)
 {
 	struct hm_ctx *c = vctx;
-	if (c->r)
-		bench_region_destroy(c->r, c->path);
-	if (c->pop)
-		bench_pmdk_destroy(c->pop, c->path);
+	bench_close(c->r, c->pop, c->path);
 	for (long b = 0; c->lheads && b < c->pl->nbuckets; b++)
 		for (struct pl_ent *e = c->lheads[b], *n; e; e = n) {
 			n = e->next;
@@ -800,15 +799,14 @@ static void hm_destroy(void *vctx)
 	free(c);
 }
 
-static struct hm_ctx *hm_ctx_new(const struct hm_plan *pl, enum hm_kind kind,
-                                 uint64_t seed)
+static struct hm_ctx *hm_ctx_new(const struct hm_plan *pl, enum hm_kind kind)
 {
 	struct hm_ctx *c = calloc(1, sizeof(*c));
 	if (!c)
 		return NULL;
 	c->pl = pl;
 	c->kind = kind;
-	c->rng = seed ? seed : 1;
+	c->rng = pl->seed ? pl->seed : 1;
 	c->vlen = (size_t)pl->entry - (kind == HM_PMDK ? sizeof(struct pd_ent)
 	                                               : sizeof(struct hm_ent));
 	if (!(c->ring = malloc((size_t)pl->cap * sizeof(uint64_t)))) {
@@ -818,13 +816,13 @@ static struct hm_ctx *hm_ctx_new(const struct hm_plan *pl, enum hm_kind kind,
 	return c;
 }
 
-static void hm_hooks(struct runner *r, struct hm_ctx *c)
+/* The end of a maker: prefill the map, then bind r to it (or destroy c
+ * if rc, or the prefill, failed). */
+static int hm_ready(struct runner *r, struct hm_ctx *c, int rc)
 {
-	r->ctx = c;
-	r->run = hm_run;
-	r->check = hm_check;
-	r->corrupt = hm_corrupt;
-	r->destroy = hm_destroy;
+	if (!rc)
+		rc = hm_prefill(c);
+	return bench_bind(r, rc, c, hm_run, hm_check, hm_corrupt, hm_destroy);
 }
 
 /* The map's empty structure, in one setup transaction (undo; twin in a
@@ -876,18 +874,6 @@ static int hm_pmtx_setup(struct hm_ctx *c)
 	return 0;
 }
 
-/* Heap bytes that a block of n user bytes takes, at most (pmtx: quarter
- * step size classes with a 16-byte header, in 64 KiB superblocks; larger
- * blocks are runs of superblocks). */
-static size_t hm_block(size_t n)
-{
-	size_t need = n + 16;
-	if (need > 32768)
-		return (need + 65535) & ~(size_t)65535;
-	size_t cls = need < 128 ? (need + 15) & ~(size_t)15 : need * 5 / 4 + 16;
-	return 65536 / (65536 / cls);
-}
-
 /* Live entries, plus one in flight and the frees that redo-async releases
  * only when their truncation retires (one per descriptor); 16 MB for the
  * region's own metadata and for logs that outgrow their first chunk (a
@@ -896,36 +882,25 @@ static size_t hm_region_size(const struct hm_plan *pl, pmtx_runtime rt)
 {
 	size_t live = (size_t)pl->cap + 1 + 64;
 	size_t ngroups = (size_t)(pl->nbuckets + HM_GROUP - 1) / HM_GROUP;
-	size_t sz = (16u << 20) + hm_block((size_t)pl->nbuckets * 8) +
-	            live * hm_block((size_t)pl->entry);
+	size_t sz = (16u << 20) + bench_heap_block((size_t)pl->nbuckets * 8) +
+	            live * bench_heap_block((size_t)pl->entry);
 	if (rt == PMTX_RT_COW)
-		sz += live * hm_block(32) + 2 * hm_block((size_t)pl->entry) +
-		      ngroups * (hm_block(32) + 2 * hm_block(HM_GROUP * 8));
+		sz += live * bench_heap_block(32) + 2 * bench_heap_block((size_t)pl->entry) +
+		      ngroups * (bench_heap_block(32) + 2 * bench_heap_block(HM_GROUP * 8));
 	return sz;
 }
 
 static int hm_pmtx_runner(struct runner *r, const struct bench_opts *o,
-                          const struct hm_plan *pl, pmtx_runtime rt,
-                          struct bench_cfg cfg, uint64_t seed)
+                          pmtx_runtime rt, struct bench_cfg cfg, void *arg)
 {
-	struct hm_ctx *c = hm_ctx_new(pl, rt == PMTX_RT_COW ? HM_COW : HM_LOG,
-	                              seed);
+	const struct hm_plan *pl = arg;
+	struct hm_ctx *c = hm_ctx_new(pl, rt == PMTX_RT_COW ? HM_COW : HM_LOG);
 	if (!c)
 		return ENOMEM;
 	c->rt = rt;
 	int rc = bench_region(r, o, rt, cfg, sizeof(struct hm_root),
 	                      hm_region_size(pl, rt), &c->r, c->path);
-	if (rc) {
-		free(c->ring);
-		free(c);
-		return rc;
-	}
-	if ((rc = hm_pmtx_setup(c)) || (rc = hm_prefill(c))) {
-		hm_destroy(c);
-		return rc;
-	}
-	hm_hooks(r, c);
-	return 0;
+	return hm_ready(r, c, rc ? rc : hm_pmtx_setup(c));
 }
 
 static int pd_setup(struct hm_ctx *c)
@@ -943,9 +918,10 @@ static int pd_setup(struct hm_ctx *c)
 }
 
 static int hm_pmdk_runner(struct runner *r, const struct bench_opts *o,
-                          const struct hm_plan *pl, uint64_t seed)
+                          void *arg)
 {
-	struct hm_ctx *c = hm_ctx_new(pl, HM_PMDK, seed);
+	const struct hm_plan *pl = arg;
+	struct hm_ctx *c = hm_ctx_new(pl, HM_PMDK);
 	if (!c)
 		return ENOMEM;
 	size_t per = ((size_t)pl->entry + 64) * 3 / 2;
@@ -953,79 +929,37 @@ static int hm_pmdk_runner(struct runner *r, const struct bench_opts *o,
 	              (size_t)pl->nbuckets * sizeof(PMEMoid) + (32u << 20);
 	int rc = bench_pmdk_pool(r, o, sizeof(struct pd_root), pool, &c->pop,
 	                         c->path);
-	if (rc) {
-		free(c->ring);
-		free(c);
-		return rc;
-	}
-	if ((rc = pd_setup(c)) || (rc = hm_prefill(c))) {
-		hm_destroy(c);
-		return rc;
-	}
-	hm_hooks(r, c);
-	return 0;
+	return hm_ready(r, c, rc ? rc : pd_setup(c));
 }
 
-static int hm_plain_runner(struct runner *r, const struct hm_plan *pl,
-                           uint64_t seed)
+static int hm_plain_runner(struct runner *r, const struct bench_opts *o,
+                           void *arg)
 {
-	struct hm_ctx *c = hm_ctx_new(pl, HM_PLAIN, seed);
+	const struct hm_plan *pl = arg;
+	struct hm_ctx *c = hm_ctx_new(pl, HM_PLAIN);
+	(void)o;
 	if (!c)
 		return ENOMEM;
-	int rc = (c->lheads = calloc((size_t)pl->nbuckets, sizeof(*c->lheads)))
-	                 ? hm_prefill(c)
-	                 : ENOMEM;
-	if (rc) {
-		hm_destroy(c);
-		return rc;
-	}
 	bench_plain_names(r);
-	hm_hooks(r, c);
-	return 0;
+	c->lheads = calloc((size_t)pl->nbuckets, sizeof(*c->lheads));
+	return hm_ready(r, c, c->lheads ? 0 : ENOMEM);
 }
 
 /* ---- the sweep ---- */
 
-static const pmtx_runtime hm_runtimes[] = {
-	PMTX_RT_UNDO, PMTX_RT_REDO, PMTX_RT_REDO_ASYNC, PMTX_RT_COW,
-	PMTX_RT_TWIN,
-};
-#define HM_NRUNTIMES (sizeof(hm_runtimes) / sizeof(*hm_runtimes))
+static const struct bench_makers hm_makers = BENCH_MAKERS(
+	bench_obj_runtimes, hm_pmtx_runner, hm_pmdk_runner, hm_plain_runner);
 
-static int hm_runners(struct runner *rs, int *n, const struct bench_opts *o,
-                      const struct hm_plan *pl, uint64_t seed)
+static int hm_point(const struct bench_opts *o, struct hm_plan *pl)
 {
-	struct bench_cfg cfgs[8];
-	int ncfg = bench_configs(o, cfgs, 8), rc = 0;
-	for (size_t k = 0; k < HM_NRUNTIMES; k++) {
-		pmtx_runtime rt = hm_runtimes[k];
-		if (!bench_want(o, bench_system_name(rt)))
-			continue;
-		for (int i = 0; !rc && i < ncfg; i++)
-			if (!(rc = hm_pmtx_runner(&rs[*n], o, pl, rt, cfgs[i],
-			                          seed)))
-				(*n)++;
-	}
-	if (!rc && bench_want_pmdk(o) &&
-	    !(rc = hm_pmdk_runner(&rs[*n], o, pl, seed)))
-		(*n)++;
-	if (!rc && bench_want_plain(o) &&
-	    !(rc = hm_plain_runner(&rs[*n], pl, seed)))
-		(*n)++;
-	return rc;
-}
-
-static int hm_point(const struct bench_opts *o, struct hm_plan *pl,
-                    uint64_t seed)
-{
-	uint64_t s = seed ^ 0x9e3779b97f4a7c15ull;
+	uint64_t s = pl->seed ^ 0x9e3779b97f4a7c15ull;
 	pl->tmpl = malloc((size_t)pl->entry);
 	if (!pl->tmpl)
 		return ENOMEM;
 	for (long i = 0; i < pl->entry; i++)
 		pl->tmpl[i] = (unsigned char)bench_rand(&s);
 	struct runner rs[BENCH_MAX_RUNNERS];
-	int n = 0, rc = hm_runners(rs, &n, o, pl, seed);
+	int n = 0, rc = bench_runners(rs, &n, o, &hm_makers, pl);
 	char params[96];
 	snprintf(params, sizeof(params), "\"entry\":%ld,\"buckets\":%ld,"
 	         "\"cap\":%ld", pl->entry, pl->nbuckets, pl->cap);
@@ -1042,8 +976,9 @@ int wl_hashmap(const struct bench_opts *o)
 	long entries[32];
 	if (bench_check_systems(o, "hashmap", systems))
 		return PMTX_E_INVAL;
-	int ne = bench_param(o, "entry", "128,256,512,1024,2048,4096,8192",
-	                     entries, 32);
+	int ne = bench_param_in(o, "hashmap", "entry",
+	                        "128,256,512,1024,2048,4096,8192", 32, LONG_MAX,
+	                        entries, 32);
 	long nb = bench_param1(o, "buckets", 65536);
 	long cap = bench_param1(o, "cap", 20000);
 	uint64_t seed = (uint64_t)bench_param1(o, "seed", 1);
@@ -1051,17 +986,11 @@ int wl_hashmap(const struct bench_opts *o)
 		fprintf(stderr, "hashmap: buckets and cap must be >= 1\n");
 		return PMTX_E_INVAL;
 	}
-	for (int i = 0; i < ne; i++)
-		if (entries[i] < 32) {
-			fprintf(stderr, "hashmap: entry must be >= 32\n");
-			return PMTX_E_INVAL;
-		}
-	for (int i = 0; i < ne; i++) {
+	int rc = ne < 0 ? PMTX_E_INVAL : 0;
+	for (int i = 0; !rc && i < ne; i++) {
 		struct hm_plan pl = {.entry = entries[i], .nbuckets = nb,
-		                     .cap = cap};
-		int rc = hm_point(o, &pl, seed);
-		if (rc)
-			return rc;
+		                     .cap = cap, .seed = seed};
+		rc = hm_point(o, &pl);
 	}
-	return 0;
+	return rc;
 }

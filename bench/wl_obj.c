@@ -115,7 +115,7 @@ struct obj_ctx {
 	void **obj;      /* the objects (log runtimes, pmdk, plain) */
 	pmtx_off *w;     /* pmtx-cow: their wrappers */
 	uint64_t *val;   /* the value the next write stores */
-	uint64_t *rbuf;  /* reads land here */
+	uint64_t *rbuf;  /* reads land here (in val's block, after it) */
 	uint64_t *last;  /* per object: its last stamp, 0 = initial */
 	size_t vpos;     /* the word of val that holds a stamp */
 	uint64_t stamp, txno, bad_reads;
@@ -330,16 +330,12 @@ static void obj_corrupt(void *vctx)
 static void obj_destroy(void *vctx)
 {
 	struct obj_ctx *c = vctx;
-	if (c->r)
-		bench_region_destroy(c->r, c->path);
-	if (c->pop)
-		bench_pmdk_destroy(c->pop, c->path);
+	bench_close(c->r, c->pop, c->path);
 	for (long i = 0; c->kind == OBJ_PLAIN && c->obj && i < c->pl->nobj; i++)
 		free(c->obj[i]);
 	free(c->obj);
 	free(c->w);
 	free(c->val);
-	free(c->rbuf);
 	free(c->last);
 	free(c);
 }
@@ -354,10 +350,10 @@ static struct obj_ctx *obj_ctx_new(const struct obj_plan *pl,
 	c->kind = kind;
 	c->obj = calloc((size_t)pl->nobj, sizeof(*c->obj));
 	c->w = calloc((size_t)pl->nobj, sizeof(*c->w));
-	c->val = malloc((size_t)pl->size);
-	c->rbuf = malloc((size_t)pl->size);
+	c->val = malloc(2 * (size_t)pl->size);
+	c->rbuf = c->val ? c->val + pl->words : NULL;
 	c->last = calloc((size_t)pl->nobj, sizeof(*c->last));
-	if (!c->obj || !c->w || !c->val || !c->rbuf || !c->last) {
+	if (!c->obj || !c->w || !c->val || !c->last) {
 		obj_destroy(c);
 		return NULL;
 	}
@@ -365,25 +361,10 @@ static struct obj_ctx *obj_ctx_new(const struct obj_plan *pl,
 	return c;
 }
 
-static void obj_hooks(struct runner *r, struct obj_ctx *c)
+static int obj_bind(struct runner *r, struct obj_ctx *c, int rc)
 {
-	r->ctx = c;
-	r->run = obj_run;
-	r->check = obj_check;
-	r->corrupt = obj_corrupt;
-	r->destroy = obj_destroy;
-}
-
-/* Heap bytes that a block of n user bytes takes, at most: pmtx's size
- * classes are quarter steps (plus a 16-byte header), packed into 64 KiB
- * superblocks; larger blocks are runs of superblocks. */
-static size_t obj_block(size_t n)
-{
-	size_t need = n + 16;
-	if (need > 32768)
-		return (need + 65535) & ~(size_t)65535;
-	size_t cls = need < 128 ? (need + 15) & ~(size_t)15 : need * 5 / 4 + 16;
-	return 65536 / (65536 / cls);
+	return bench_bind(r, rc, c, obj_run, obj_check, obj_corrupt,
+	                  obj_destroy);
 }
 
 /* Writes a transaction of runtime rt logs (undo logs an object once). */
@@ -400,7 +381,7 @@ static long obj_logged_writes(const struct obj_plan *pl, pmtx_runtime rt)
  * descriptors (see the design comment). */
 static size_t obj_region_size(const struct obj_plan *pl, pmtx_runtime rt)
 {
-	size_t S = (size_t)pl->size, blk = obj_block(S);
+	size_t S = (size_t)pl->size, blk = bench_heap_block(S);
 	size_t rec = S + 128 * (S / 4096 + 2);
 	size_t distinct = pl->multi ? (size_t)pl->nwrites : pl->nwrites > 0;
 	size_t log = (size_t)obj_logged_writes(pl, rt) * rec;
@@ -421,64 +402,35 @@ static int obj_region(struct runner *r, const struct bench_opts *o,
 {
 	pmtx_options opt;
 	pmtx_options_init(&opt);
-	opt.domain = cfg.domain;
-	opt.backend = cfg.backend;
-	opt.runtime = rt;
 	opt.root_size = 64;
 	opt.ndesc = OBJ_NDESC;
-	snprintf(c->path, sizeof(c->path), "%s", bench_path(o, "pmtx"));
-	int rc = pmtx_create(c->path, obj_region_size(c->pl, rt), &opt, &c->r);
-	if (rc) {
-		fprintf(stderr, "pmtx_create %s: %s (%s)\n", c->path,
-		        pmtx_strerror(rc), pmtx_errmsg());
-		return rc;
-	}
-	*r = (struct runner){.has_counters = 1};
-	snprintf(r->system, sizeof(r->system), "%s", bench_system_name(rt));
-	snprintf(r->domain, sizeof(r->domain), "%s",
-	         pmtx_domain_name(cfg.domain));
-	snprintf(r->backend, sizeof(r->backend), "%s",
-	         pmtx_backend_name(cfg.backend));
-	return 0;
+	return bench_region_opt(r, o, rt, cfg, &opt,
+	                        obj_region_size(c->pl, rt), &c->r, c->path);
 }
 
-/* Allocate objects [from, to) in tx, each holding the initial contents. */
-static int obj_alloc_batch(struct obj_ctx *c, pmtx_tx *tx, long from, long to)
+/* Allocate object i in tx, holding the initial contents. */
+static int obj_alloc_one(void *vctx, pmtx_tx *tx, uint64_t i)
 {
+	struct obj_ctx *c = vctx;
 	size_t S = (size_t)c->pl->size;
-	for (long i = from; i < to; i++) {
-		pmtx_off off;
-		int rc = c->kind == OBJ_COW ? pmtx_cow_new(tx, S, &c->w[i])
-		                            : pmtx_alloc(tx, S, &off);
-		if (rc)
-			return rc;
-		if (c->kind != OBJ_COW)
-			c->obj[i] = pmtx_ptr(c->r, off);
-		void *p = obj_view(c, i); /* fresh: naked stores + flush */
-		memcpy(p, c->pl->base, S);
-		pmtx_flush(c->r, p, S);
-	}
+	pmtx_off off;
+	int rc = c->kind == OBJ_COW ? pmtx_cow_new(tx, S, &c->w[i])
+	                            : pmtx_alloc(tx, S, &off);
+	if (rc)
+		return rc;
+	if (c->kind != OBJ_COW)
+		c->obj[i] = pmtx_ptr(c->r, off);
+	void *p = obj_view(c, (long)i); /* fresh: naked stores + flush */
+	memcpy(p, c->pl->base, S);
+	pmtx_flush(c->r, p, S);
 	return 0;
 }
 
 static int obj_pmtx_setup(struct obj_ctx *c)
 {
-	for (long i = 0; i < c->pl->nobj; i += OBJ_SETUP_BATCH) {
-		long to = i + OBJ_SETUP_BATCH;
-		if (to > c->pl->nobj)
-			to = c->pl->nobj;
-		pmtx_tx *tx;
-		int rc = pmtx_begin(c->r, bench_setup_rt(c->rt), &tx);
-		if (rc)
-			return rc;
-		if ((rc = obj_alloc_batch(c, tx, i, to))) {
-			pmtx_abort(tx);
-			return rc;
-		}
-		if ((rc = pmtx_commit(tx)))
-			return rc;
-	}
-	return 0;
+	return bench_setup_txs(c->r, bench_setup_rt(c->rt),
+	                       (uint64_t)c->pl->nobj, OBJ_SETUP_BATCH,
+	                       obj_alloc_one, c);
 }
 
 struct obj_warm {
@@ -527,9 +479,9 @@ static int obj_warm_logs(struct obj_ctx *c)
 }
 
 static int obj_pmtx_runner(struct runner *r, const struct bench_opts *o,
-                           const struct obj_plan *pl, pmtx_runtime rt,
-                           struct bench_cfg cfg)
+                           pmtx_runtime rt, struct bench_cfg cfg, void *arg)
 {
+	const struct obj_plan *pl = arg;
 	struct obj_ctx *c = obj_ctx_new(pl, rt == PMTX_RT_COW ? OBJ_COW
 	                                                      : OBJ_LOG);
 	if (!c)
@@ -540,12 +492,7 @@ static int obj_pmtx_runner(struct runner *r, const struct bench_opts *o,
 		rc = obj_pmtx_setup(c);
 	if (!rc && c->kind == OBJ_LOG && rt != PMTX_RT_TWIN)
 		rc = obj_warm_logs(c);
-	if (rc) {
-		obj_destroy(c);
-		return rc;
-	}
-	obj_hooks(r, c);
-	return 0;
+	return obj_bind(r, c, rc);
 }
 
 static int obj_pmdk_setup(struct obj_ctx *c)
@@ -565,8 +512,9 @@ static int obj_pmdk_setup(struct obj_ctx *c)
 }
 
 static int obj_pmdk_runner(struct runner *r, const struct bench_opts *o,
-                           const struct obj_plan *pl)
+                           void *arg)
 {
+	const struct obj_plan *pl = arg;
 	struct obj_ctx *c = obj_ctx_new(pl, OBJ_PMDK);
 	if (!c)
 		return ENOMEM;
@@ -574,31 +522,26 @@ static int obj_pmdk_runner(struct runner *r, const struct bench_opts *o,
 	size_t snap = pl->multi ? (size_t)pl->nwrites : 1;
 	size_t pool = (size_t)pl->nobj * S * 5 / 4 + 2 * snap * S + (16u << 20);
 	int rc = bench_pmdk_pool(r, o, 0, pool, &c->pop, c->path);
-	if (!rc)
-		rc = obj_pmdk_setup(c);
-	if (rc) {
-		obj_destroy(c);
-		return rc;
-	}
-	obj_hooks(r, c);
-	return 0;
+	return obj_bind(r, c, rc ? rc : obj_pmdk_setup(c));
 }
 
-static int obj_plain_runner(struct runner *r, const struct obj_plan *pl)
+static int obj_plain_runner(struct runner *r, const struct bench_opts *o,
+                            void *arg)
 {
+	const struct obj_plan *pl = arg;
+	(void)o;
 	struct obj_ctx *c = obj_ctx_new(pl, OBJ_PLAIN);
 	if (!c)
 		return ENOMEM;
-	for (long i = 0; i < pl->nobj; i++) {
-		if (!(c->obj[i] = malloc((size_t)pl->size))) {
-			obj_destroy(c);
-			return ENOMEM;
-		}
-		memcpy(c->obj[i], pl->base, (size_t)pl->size);
-	}
 	bench_plain_names(r);
-	obj_hooks(r, c);
-	return 0;
+	int rc = 0;
+	for (long i = 0; !rc && i < pl->nobj; i++) {
+		if (!(c->obj[i] = malloc((size_t)pl->size)))
+			rc = ENOMEM;
+		else
+			memcpy(c->obj[i], pl->base, (size_t)pl->size);
+	}
+	return obj_bind(r, c, rc);
 }
 
 /* ---- the sweep ---- */
@@ -635,34 +578,8 @@ static int obj_plan_init(struct obj_plan *pl, uint64_t seed)
 	return 0;
 }
 
-static const pmtx_runtime obj_runtimes[] = {
-	PMTX_RT_UNDO, PMTX_RT_REDO, PMTX_RT_REDO_ASYNC, PMTX_RT_COW,
-	PMTX_RT_TWIN,
-};
-#define OBJ_NRUNTIMES (sizeof(obj_runtimes) / sizeof(*obj_runtimes))
-
-static int obj_runners(struct runner *rs, int *n, const struct bench_opts *o,
-                       const struct obj_plan *pl)
-{
-	struct bench_cfg cfgs[8];
-	int ncfg = bench_configs(o, cfgs, 8), rc = 0;
-	for (size_t k = 0; k < OBJ_NRUNTIMES; k++) {
-		pmtx_runtime rt = obj_runtimes[k];
-		if (!bench_want(o, bench_system_name(rt)))
-			continue;
-		for (int i = 0; !rc && i < ncfg; i++)
-			if (!(rc = obj_pmtx_runner(&rs[*n], o, pl, rt,
-			                           cfgs[i])))
-				(*n)++;
-	}
-	if (!rc && bench_want_pmdk(o) &&
-	    !(rc = obj_pmdk_runner(&rs[*n], o, pl)))
-		(*n)++;
-	if (!rc && bench_want_plain(o) &&
-	    !(rc = obj_plain_runner(&rs[*n], pl)))
-		(*n)++;
-	return rc;
-}
+static const struct bench_makers obj_makers = BENCH_MAKERS(
+	bench_obj_runtimes, obj_pmtx_runner, obj_pmdk_runner, obj_plain_runner);
 
 static void obj_extra(const struct runner *r, char *buf, size_t len)
 {
@@ -685,7 +602,7 @@ static int obj_point(const struct bench_opts *o, struct obj_plan *pl,
 	         pl->read_pct, pl->multi ? "objects" : "ops",
 	         pl->multi ? pl->nobj : pl->ops);
 	struct runner rs[BENCH_MAX_RUNNERS];
-	rc = obj_runners(rs, &n, o, pl);
+	rc = bench_runners(rs, &n, o, &obj_makers, pl);
 	rc = bench_point(rs, n, rc, o, name, params, obj_extra);
 	obj_plan_free(pl);
 	return rc;
@@ -708,7 +625,8 @@ static int obj_sweep(const struct bench_opts *o, int multi)
 		return PMTX_E_INVAL;
 	int ns = bench_param(o, "size", "128,256,512,1024,2048,4096,8192,16384",
 	                     sizes, 32);
-	int np = bench_param(o, "read_pct", "0,10,30,50", pcts, 32);
+	int np = bench_param_in(o, name, "read_pct", "0,10,30,50", 0, 100, pcts,
+	                        32);
 	long count = multi ? bench_param1(o, "objects", 1000)
 	                   : bench_param1(o, "ops", 1000);
 	uint64_t seed = (uint64_t)bench_param1(o, "seed", 1);
@@ -719,9 +637,8 @@ static int obj_sweep(const struct bench_opts *o, int multi)
 		if (sizes[i] < 8 || sizes[i] % 8)
 			return obj_bad_param(name, "size must be a positive "
 			                           "multiple of 8");
-	for (int j = 0; j < np; j++)
-		if (pcts[j] < 0 || pcts[j] > 100)
-			return obj_bad_param(name, "read_pct must be 0..100");
+	if (np < 0)
+		return PMTX_E_INVAL;
 	for (int i = 0; i < ns; i++)
 		for (int j = 0; j < np; j++) {
 			struct obj_plan pl = {.multi = multi, .size = sizes[i],

@@ -50,6 +50,7 @@
  * n(n-1)/2. corrupt (--inject-fault) adds 1 to a[0], which breaks both.
  */
 #include <libpmemobj.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,10 +61,6 @@
 #define SETUP_BATCH 256u    /* COW objects created per setup transaction */
 #define SLACK (64ull << 20) /* region bytes beyond the data, for logs */
 
-struct obj64 {
-	uint64_t v[OBJ_WORDS];
-};
-PMTX_DEFINE_PM_TYPE(obj64)
 
 enum sps_kind { SPS_PMTX, SPS_COW, SPS_PMDK, SPS_PLAIN };
 
@@ -188,14 +185,9 @@ static void pmdk_body(void *vctx)
 	}
 }
 
-static int pmdk_one(void *vctx)
-{
-	return bench_pmdk_tx(((struct sps_ctx *)vctx)->pop, pmdk_body, vctx);
-}
-
 static int pmdk_run(void *vctx, uint64_t n)
 {
-	return bench_repeat(n, pmdk_one, vctx);
+	return bench_pmdk_txs(((struct sps_ctx *)vctx)->pop, n, pmdk_body, vctx);
 }
 
 static int plain_run(void *vctx, uint64_t n)
@@ -247,10 +239,7 @@ static void sps_corrupt(void *vctx)
 static void sps_destroy(void *vctx)
 {
 	struct sps_ctx *c = vctx;
-	if (c->r)
-		bench_region_destroy(c->r, c->path);
-	if (c->pop)
-		bench_pmdk_destroy(c->pop, c->path);
+	bench_close(c->r, c->pop, c->path);
 	free(c);
 }
 
@@ -273,23 +262,9 @@ static void fill_identity(uint64_t *a, uint64_t n)
 static int cow_setup(struct sps_ctx *c)
 {
 	uint64_t m = nobjs(c->p.n);
-	for (uint64_t b = 0; b < m; b += SETUP_BATCH) {
-		pmtx_tx *tx;
-		int rc = pmtx_begin(c->r, PMTX_RT_UNDO, &tx);
-		if (rc)
-			return rc;
-		for (uint64_t i = b; !rc && i < b + SETUP_BATCH && i < m; i++) {
-			pm_obj64 obj;
-			if (!(rc = pm_obj64_new(tx, &obj)))
-				rc = PMTX_SET(tx, c->objs[i], obj);
-		}
-		if (rc) {
-			pmtx_abort(tx);
-			return rc;
-		}
-		if ((rc = pmtx_commit(tx)))
-			return rc;
-	}
+	int rc = bench_obj64_setup(c->r, c->objs, m, SETUP_BATCH);
+	if (rc)
+		return rc;
 	for (uint64_t i = 0; i < c->p.n; i++)
 		*elem(c, i) = i;
 	for (uint64_t o = 0; o < m; o++)
@@ -298,130 +273,93 @@ static int cow_setup(struct sps_ctx *c)
 	return pmtx_barrier(c->r);
 }
 
-static struct sps_ctx *ctx_new(struct sps_params p, enum sps_kind kind,
-                               pmtx_runtime rt)
+static struct sps_ctx *ctx_new(const struct sps_params *p,
+                               enum sps_kind kind, pmtx_runtime rt)
 {
 	struct sps_ctx *c = calloc(1, sizeof(*c));
 	if (c)
-		*c = (struct sps_ctx){.p = p, .kind = kind, .rt = rt,
-		                      .inplace = p.inplace &&
+		*c = (struct sps_ctx){.p = *p, .kind = kind, .rt = rt,
+		                      .inplace = p->inplace &&
 		                                 rt == PMTX_RT_TWIN,
-		                      .rng = rng_seed(p.seed)};
+		                      .rng = rng_seed(p->seed)};
 	return c;
 }
 
-static void runner_bind(struct runner *r, struct sps_ctx *c,
-                        int (*run)(void *, uint64_t))
+static int runner_bind(struct runner *r, struct sps_ctx *c, int rc,
+                       int (*run)(void *, uint64_t))
 {
-	r->ctx = c;
-	r->run = run;
-	r->check = sps_check;
-	r->corrupt = sps_corrupt;
-	r->destroy = sps_destroy;
+	return bench_bind(r, rc, c, run, sps_check, sps_corrupt, sps_destroy);
+}
+
+/* The array of a pmtx runner, in its root: the identity, durable. */
+static int pmtx_fill(struct sps_ctx *c)
+{
+	if (c->kind == SPS_COW) {
+		c->objs = pmtx_root(c->r, NULL);
+		return cow_setup(c);
+	}
+	c->a = pmtx_root(c->r, NULL);
+	fill_identity(c->a, c->p.n);
+	return pmtx_persist(c->r, c->a, c->p.n * 8);
 }
 
 static int pmtx_runner(struct runner *r, const struct bench_opts *o,
-                       pmtx_runtime rt, struct bench_cfg cfg,
-                       struct sps_params p)
+                       pmtx_runtime rt, struct bench_cfg cfg, void *arg)
 {
 	int cow = rt == PMTX_RT_COW;
-	struct sps_ctx *c = ctx_new(p, cow ? SPS_COW : SPS_PMTX, rt);
+	struct sps_ctx *c = ctx_new(arg, cow ? SPS_COW : SPS_PMTX, rt);
 	if (!c)
 		return PMTX_E_NOMEM;
-	size_t root = cow ? nobjs(p.n) * sizeof(pm_obj64) : p.n * 8;
-	size_t data = cow ? nobjs(p.n) * 2 * 256 : p.n * 8 * 2;
+	uint64_t n = c->p.n;
+	size_t root = cow ? nobjs(n) * sizeof(pm_obj64) : n * 8;
+	size_t data = cow ? nobjs(n) * 2 * 256 : n * 8 * 2;
 	int rc = bench_region(r, o, rt, cfg, root, data + SLACK, &c->r, c->path);
-	if (rc) {
-		free(c);
-		return rc;
-	}
-	runner_bind(r, c, pmtx_run);
-	if (cow) {
-		c->objs = pmtx_root(c->r, NULL);
-		rc = cow_setup(c);
-	} else {
-		c->a = pmtx_root(c->r, NULL);
-		fill_identity(c->a, p.n);
-		rc = pmtx_persist(c->r, c->a, p.n * 8);
-	}
-	if (rc)
-		sps_destroy(c);
-	return rc;
+	return runner_bind(r, c, rc ? rc : pmtx_fill(c), pmtx_run);
 }
 
 static int pmdk_runner(struct runner *r, const struct bench_opts *o,
-                       struct sps_params p)
+                       void *arg)
 {
-	struct sps_ctx *c = ctx_new(p, SPS_PMDK, PMTX_RT_DEFAULT);
+	struct sps_ctx *c = ctx_new(arg, SPS_PMDK, PMTX_RT_DEFAULT);
 	if (!c)
 		return PMTX_E_NOMEM;
-	int rc = bench_pmdk_pool(r, o, p.n * 8, p.n * 8 * 2 + SLACK, &c->pop,
+	uint64_t n = c->p.n;
+	int rc = bench_pmdk_pool(r, o, n * 8, n * 8 * 2 + SLACK, &c->pop,
 	                         c->path);
-	if (rc) {
-		free(c);
-		return rc;
+	if (!rc) {
+		c->root = pmemobj_root(c->pop, n * 8);
+		c->a = pmemobj_direct(c->root);
+		fill_identity(c->a, n);
+		pmemobj_persist(c->pop, c->a, n * 8);
 	}
-	runner_bind(r, c, pmdk_run);
-	c->root = pmemobj_root(c->pop, p.n * 8);
-	c->a = pmemobj_direct(c->root);
-	fill_identity(c->a, p.n);
-	pmemobj_persist(c->pop, c->a, p.n * 8);
-	return 0;
+	return runner_bind(r, c, rc, pmdk_run);
 }
 
 static int plain_runner(struct runner *r, const struct bench_opts *o,
-                        struct sps_params p)
+                        void *arg)
 {
-	struct sps_ctx *c = ctx_new(p, SPS_PLAIN, PMTX_RT_DEFAULT);
+	struct sps_ctx *c = ctx_new(arg, SPS_PLAIN, PMTX_RT_DEFAULT);
 	if (!c)
 		return PMTX_E_NOMEM;
-	struct bench_cfg cfg = {PMTX_PDOM1, PMTX_BACKEND_HARDWARE};
-	int rc = bench_region(r, o, PMTX_RT_UNDO, cfg, p.n * 8, p.n * 8 + SLACK,
-	                      &c->r, c->path);
-	if (rc) {
-		free(c);
-		return rc;
+	uint64_t n = c->p.n;
+	int rc = bench_plain_region(r, o, n * 8, n * 8 + SLACK, &c->r, c->path);
+	if (!rc) {
+		c->a = pmtx_root(c->r, NULL);
+		fill_identity(c->a, n);
 	}
-	bench_plain_names(r);
-	runner_bind(r, c, plain_run);
-	c->a = pmtx_root(c->r, NULL);
-	fill_identity(c->a, p.n);
-	return 0;
+	return runner_bind(r, c, rc, plain_run);
 }
 
 /* ---- the sweep ---- */
 
-static const pmtx_runtime runtimes[] = {PMTX_RT_UNDO, PMTX_RT_REDO,
-                                        PMTX_RT_REDO_ASYNC, PMTX_RT_COW,
-                                        PMTX_RT_AUTO, PMTX_RT_TWIN};
-#define NRUNTIMES (sizeof(runtimes) / sizeof(*runtimes))
-
-static int pmtx_runners(struct runner *rs, int *n, const struct bench_opts *o,
-                        struct sps_params p)
-{
-	struct bench_cfg cfgs[8];
-	int ncfg = bench_configs(o, cfgs, 8);
-	for (int i = 0; i < ncfg; i++)
-		for (size_t k = 0; k < NRUNTIMES; k++) {
-			if (!bench_want(o, bench_system_name(runtimes[k])))
-				continue;
-			int rc = pmtx_runner(&rs[*n], o, runtimes[k], cfgs[i], p);
-			if (rc)
-				return rc;
-			(*n)++;
-		}
-	return 0;
-}
+static const struct bench_makers makers =
+	BENCH_MAKERS(bench_runtimes, pmtx_runner, pmdk_runner, plain_runner);
 
 static int sps_point(const struct bench_opts *o, struct sps_params p)
 {
 	struct runner rs[BENCH_MAX_RUNNERS];
 	int n = 0;
-	int rc = pmtx_runners(rs, &n, o, p);
-	if (!rc && bench_want_pmdk(o) && !(rc = pmdk_runner(&rs[n], o, p)))
-		n++;
-	if (!rc && bench_want_plain(o) && !(rc = plain_runner(&rs[n], o, p)))
-		n++;
+	int rc = bench_runners(rs, &n, o, &makers, &p);
 	char params[128];
 	snprintf(params, sizeof(params), "\"n\":%llu,\"k\":%ld,\"seed\":%llu",
 	         (unsigned long long)p.n, p.k, (unsigned long long)p.seed);
@@ -437,7 +375,8 @@ int wl_sps(const struct bench_opts *o)
 	if (bench_check_systems(o, "sps", systems))
 		return PMTX_E_INVAL;
 	long ks[32];
-	int nk = bench_param(o, "k", "1,2,4,8,16,32,64,128,256,512,1024", ks, 32);
+	int nk = bench_param_in(o, "sps", "k", "1,2,4,8,16,32,64,128,256,512,1024",
+	                        1, LONG_MAX, ks, 32);
 	long n = bench_param1(o, "n", 1000000);
 	if (n < 2) {
 		fprintf(stderr, "sps: n must be at least 2\n");
@@ -446,15 +385,10 @@ int wl_sps(const struct bench_opts *o)
 	struct sps_params p = {.n = (uint64_t)n,
 	                       .seed = (uint64_t)bench_param1(o, "seed", 1),
 	                       .inplace = bench_param1(o, "inplace", 1) != 0};
-	for (int i = 0; i < nk; i++) {
-		if (ks[i] < 1) {
-			fprintf(stderr, "sps: k must be at least 1\n");
-			return PMTX_E_INVAL;
-		}
+	int rc = nk < 0 ? PMTX_E_INVAL : 0;
+	for (int i = 0; !rc && i < nk; i++) {
 		p.k = ks[i];
-		int rc = sps_point(o, p);
-		if (rc)
-			return rc;
+		rc = sps_point(o, p);
 	}
-	return 0;
+	return rc;
 }

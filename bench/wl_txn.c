@@ -69,10 +69,6 @@ static inline unsigned line_of(uint64_t iter, long w)
 	return (unsigned)((iter * 7 + (uint64_t)w * 61) % LINES);
 }
 
-struct obj64 {
-	uint64_t v[8];
-};
-PMTX_DEFINE_PM_TYPE(obj64)
 
 struct fields {
 	uint64_t f[3];
@@ -82,24 +78,7 @@ PMTX_CLTX_DECLARE(line3, struct fields)
 /* For pmtx-cow: the root holds LINES wrapper offsets instead of data. */
 static int cow_setup(pmtx_region *r)
 {
-	pm_obj64 *objs = pmtx_root(r, NULL);
-	for (unsigned i = 0; i < LINES; i += 256) {
-		pmtx_tx *tx;
-		int rc = pmtx_begin(r, PMTX_RT_UNDO, &tx);
-		for (unsigned k = i; !rc && k < i + 256; k++) {
-			pm_obj64 o;
-			rc = pm_obj64_new(tx, &o);
-			if (!rc)
-				rc = PMTX_SET(tx, objs[k], o);
-		}
-		if (rc) {
-			pmtx_abort(tx);
-			return rc;
-		}
-		if ((rc = pmtx_commit(tx)))
-			return rc;
-	}
-	return 0;
+	return bench_obj64_setup(r, pmtx_root(r, NULL), LINES, 256);
 }
 
 static int cow_writes(pmtx_tx *tx, pm_obj64 *objs, uint64_t iter, long n)
@@ -287,14 +266,10 @@ static int pmtx_runner(struct runner *r, const struct bench_opts *o,
 	c->lines = pmtx_root(c->r, NULL);
 	c->p = p;
 	c->rt = rt;
-	r->ctx = c;
-	r->run = rt == RT_CLTX ? cltx_run : pmtx_run;
-	r->check = pmtx_check;
-	r->corrupt = pmtx_corrupt;
-	r->destroy = pmtx_destroy;
-	if (rt == PMTX_RT_COW && (rc = cow_setup(c->r)))
-		pmtx_destroy(c);
-	return rc;
+	if (rt == PMTX_RT_COW)
+		rc = cow_setup(c->r);
+	return bench_bind(r, rc, c, rt == RT_CLTX ? cltx_run : pmtx_run,
+	                  pmtx_check, pmtx_corrupt, pmtx_destroy);
 }
 
 /* pmtx-cltx: one cache-line transaction per operation on a line in the
@@ -409,12 +384,8 @@ static int pmdk_runner(struct runner *r, const struct bench_opts *o,
 	c->root = pmemobj_root(c->pop, LINES * 64);
 	c->lines = pmemobj_direct(c->root);
 	c->p = p;
-	r->ctx = c;
-	r->run = pmdk_run;
-	r->check = pmdk_check;
-	r->corrupt = pmdk_corrupt;
-	r->destroy = pmdk_destroy;
-	return 0;
+	return bench_bind(r, 0, c, pmdk_run, pmdk_check, pmdk_corrupt,
+	                  pmdk_destroy);
 }
 
 /* ---- the sweep ---- */
