@@ -28,12 +28,9 @@
 static pmtx_region *make(const char **path, pmtx_backend b, int64_t bns,
                          pmtx_runtime def, unsigned flags)
 {
-	pmtx_options o;
-	pmtx_options_init(&o);
-	o.root_size = ROOT;
+	pmtx_options o = tu_options(ROOT, def);
 	o.backend = b;
 	o.barrier_ns = bns;
-	o.runtime = def;
 	o.flags = flags;
 	return tu_create_with(path, 32 << 20, &o);
 }
@@ -55,7 +52,6 @@ __attribute__((noinline)) static pmtx_tx *begin_here(pmtx_region *r)
 
 static void rotation_takes_every_runtime_in_turn(void **s)
 {
-	(void)s;
 	const char *path;
 	pmtx_region *r = make(&path, PMTX_BACKEND_HARDWARE, -1, PMTX_RT_UNDO,
 	                      PMTX_OPEN_AUTO_ROTATE);
@@ -77,8 +73,7 @@ static void rotation_takes_every_runtime_in_turn(void **s)
 	v = pmtx_root(r, NULL);
 	for (unsigned i = 0; i < 9; i++)
 		assert_int_equal(v[i], i + 1);
-	assert_int_equal(pmtx_close(r), 0);
-	unlink(path);
+	tu_close_and_remove(r, path);
 }
 
 /* A redo transaction of AUTO that calls pmtx_add_range becomes undo: its
@@ -86,7 +81,6 @@ static void rotation_takes_every_runtime_in_turn(void **s)
  * and the call site runs undo from then on. */
 static void add_range_turns_redo_into_undo_and_pins_the_site(void **s)
 {
-	(void)s;
 	for (int commit = 0; commit < 2; commit++) {
 		const char *path;
 		pmtx_region *r = make(&path, PMTX_BACKEND_HARDWARE, -1,
@@ -124,8 +118,7 @@ static void add_range_turns_redo_into_undo_and_pins_the_site(void **s)
 		assert_int_equal(v[1], commit ? 9 : 0);
 		for (unsigned i = 0; i < 100; i++)
 			assert_int_equal(v[i * 8], commit ? 7 : 0);
-		assert_int_equal(pmtx_close(r), 0);
-		unlink(path);
+		tu_close_and_remove(r, path);
 	}
 }
 
@@ -134,7 +127,6 @@ static void add_range_turns_redo_into_undo_and_pins_the_site(void **s)
  * writes made under redo, each of which returned 0, is kept. */
 static void a_switch_that_fails_aborts_the_whole_transaction(void **s)
 {
-	(void)s;
 	const char *path;
 	pmtx_region *r = make(&path, PMTX_BACKEND_HARDWARE, -1, PMTX_RT_UNDO,
 	                      PMTX_OPEN_AUTO_ROTATE);
@@ -169,15 +161,13 @@ static void a_switch_that_fails_aborts_the_whole_transaction(void **s)
 	if (rc)
 		for (unsigned i = 0; i < ROOT / 8; i += 8)
 			assert_int_equal(v[i], 0);
-	assert_int_equal(pmtx_close(r), 0);
-	unlink(path);
+	tu_close_and_remove(r, path);
 }
 
 /* pmtx_memset under undo stores in place too, but through the library:
  * it does not pin the site. */
 static void memset_does_not_pin_a_site(void **s)
 {
-	(void)s;
 	const char *path;
 	pmtx_region *r = make(&path, PMTX_BACKEND_HARDWARE, -1, PMTX_RT_UNDO,
 	                      0);
@@ -192,8 +182,7 @@ static void memset_does_not_pin_a_site(void **s)
 	assert_true(st.redo + st.redo_async > 0); /* pinned: none at all */
 	for (unsigned i = 0; i < 64; i++)
 		assert_int_equal(p[i * 64], (char)(i < 16 ? 384 + i : 320 + i));
-	assert_int_equal(pmtx_close(r), 0);
-	unlink(path);
+	tu_close_and_remove(r, path);
 }
 
 /* A block freed under redo-async and still owned by a pending redo-async
@@ -203,7 +192,6 @@ static void memset_does_not_pin_a_site(void **s)
  * free had committed, and leak the block. */
 static void a_switch_resolves_the_frees_made_before_it(void **s)
 {
-	(void)s;
 	const char *path = tu_path();
 	pid_t pid = fork();
 	assert_true(pid >= 0);
@@ -245,13 +233,11 @@ static void a_switch_resolves_the_frees_made_before_it(void **s)
 	assert_int_equal(pmtx_heap_check(r, &hs), 0);
 	assert_int_equal(hs.allocated_blocks, 0);
 	assert_int_equal(((uint64_t *)pmtx_root(r, NULL))[1], 2);
-	assert_int_equal(pmtx_close(r), 0);
-	unlink(path);
+	tu_close_and_remove(r, path);
 }
 
 static void auto_is_a_default_runtime_kept_in_the_region(void **s)
 {
-	(void)s;
 	const char *path;
 	pmtx_region *r = make(&path, PMTX_BACKEND_HARDWARE, -1, PMTX_RT_AUTO,
 	                      0);
@@ -269,8 +255,7 @@ static void auto_is_a_default_runtime_kept_in_the_region(void **s)
 	pmtx_runtime p;
 	assert_int_equal(pmtx_runtime_parse("auto", &p), 0);
 	assert_int_equal(p, PMTX_RT_AUTO);
-	assert_int_equal(pmtx_close(r), 0);
-	unlink(path);
+	tu_close_and_remove(r, path);
 }
 
 /* Site "many lines": 48 writes to distinct lines, barriers of 20 us.
@@ -301,7 +286,6 @@ static void read_back(pmtx_region *r, unsigned t)
 
 static void chooses_the_cheaper_runtime_for_each_site(void **s)
 {
-	(void)s;
 	const char *pa, *pb;
 	/* emulated: a barrier spins barrier_ns, a flush is free */
 	pmtx_region *a = make(&pa, PMTX_BACKEND_EMULATED, 20000, PMTX_RT_UNDO,
@@ -324,8 +308,7 @@ static void chooses_the_cheaper_runtime_for_each_site(void **s)
 	assert_true(sa.redo + sa.redo_async >= 1500 - 224);
 	assert_true(sb.undo >= 1500 - 256 - 224);
 	assert_int_equal(pmtx_close(a), 0);
-	assert_int_equal(pmtx_close(b), 0);
-	unlink(pa);
+	tu_close_and_remove(b, pa);
 	unlink(pb);
 }
 
@@ -334,7 +317,6 @@ static void chooses_the_cheaper_runtime_for_each_site(void **s)
  * (windows at 256, 1,504 and 3,776, each of 224, won by undo). */
 static void a_site_whose_transactions_change_is_measured_again(void **s)
 {
-	(void)s;
 	/* The test needs the site's median to move by more than A5's 1.5x
 	 * when its transactions change. Under ASan an undo transaction of
 	 * "many lines" takes 0.72 times as long as one of "read back" (95
@@ -366,8 +348,7 @@ static void a_site_whose_transactions_change_is_measured_again(void **s)
 	 * the change within 8 x 64 tickets; a window of 224 then picks
 	 * redo. */
 	assert_true(moved >= 700);
-	assert_int_equal(pmtx_close(r), 0);
-	unlink(path);
+	tu_close_and_remove(r, path);
 }
 
 int main(void)

@@ -63,8 +63,7 @@ static void reopen(struct fixture *f)
 
 static void drop(struct fixture *f)
 {
-	assert_int_equal(pmtx_close(f->r), 0);
-	unlink(f->path);
+	tu_close_and_remove(f->r, f->path);
 }
 
 static int trio_eq(const struct trio *x, uint64_t a, uint64_t b, uint64_t c)
@@ -76,7 +75,6 @@ static int trio_eq(const struct trio *x, uint64_t a, uint64_t b, uint64_t c)
 
 static void layout_is_two_halves_and_an_index_in_one_line(void **state)
 {
-	(void)state;
 	assert_int_equal(sizeof(struct trio_line), 64);
 	assert_int_equal(_Alignof(struct bbuf_line), 64);
 	assert_int_equal(offsetof(struct trio_line, pmtx_half1), 32);
@@ -96,7 +94,6 @@ static void layout_is_two_halves_and_an_index_in_one_line(void **state)
 /* C5: a zero line (fresh root) is valid and holds zeros. */
 static void zero_line_is_valid_and_zero(void **state)
 {
-	(void)state;
 	struct fixture f = make(PMTX_PDOM1, PMTX_BACKEND_HARDWARE);
 	assert_true(trio_eq(trio_line_valid(f.t), 0, 0, 0));
 	const struct bbuf *b = bbuf_line_valid(f.bb);
@@ -131,7 +128,6 @@ static void check_commit_cost(pmtx_domain d, pmtx_backend b)
 
 static void commit_costs_one_barrier_and_one_line(void **state)
 {
-	(void)state;
 	check_commit_cost(PMTX_PDOM1, PMTX_BACKEND_HARDWARE);
 	check_commit_cost(PMTX_PDOM0, PMTX_BACKEND_HARDWARE);
 	check_commit_cost(PMTX_PDOM2, PMTX_BACKEND_HARDWARE);
@@ -141,7 +137,6 @@ static void commit_costs_one_barrier_and_one_line(void **state)
 
 static void abort_costs_nothing_and_keeps_the_valid_half(void **state)
 {
-	(void)state;
 	struct fixture f = make(PMTX_PDOM1, PMTX_BACKEND_HARDWARE);
 	struct trio *w = trio_line_begin(f.t);
 	w->a = 1, w->b = 2, w->c = 3;
@@ -175,7 +170,6 @@ static void abort_costs_nothing_and_keeps_the_valid_half(void **state)
 
 static void begin_copies_the_valid_half_to_the_other_half(void **state)
 {
-	(void)state;
 	struct fixture f = make(PMTX_PDOM1, PMTX_BACKEND_HARDWARE);
 	for (uint64_t i = 1; i <= 6; i++) {
 		const struct trio *v = trio_line_valid(f.t);
@@ -199,7 +193,6 @@ static void begin_copies_the_valid_half_to_the_other_half(void **state)
 
 static void commit_flips_and_the_new_value_survives_reopen(void **state)
 {
-	(void)state;
 	const pmtx_backend backends[] = {PMTX_BACKEND_HARDWARE,
 	                                 PMTX_BACKEND_FILE};
 	for (size_t k = 0; k < 2; k++) {
@@ -225,7 +218,6 @@ static void commit_flips_and_the_new_value_survives_reopen(void **state)
 
 static void init_is_durable_outside_and_at_commit_inside_a_tx(void **state)
 {
-	(void)state;
 	struct fixture f = make(PMTX_PDOM1, PMTX_BACKEND_HARDWARE);
 	const struct trio init = {4, 5, 6};
 	/* outside a transaction: flush + barrier */
@@ -266,7 +258,6 @@ static void init_is_durable_outside_and_at_commit_inside_a_tx(void **state)
 
 static void bbuf_holds_29_bytes_then_refuses(void **state)
 {
-	(void)state;
 	struct fixture f = make(PMTX_PDOM1, PMTX_BACKEND_HARDWARE);
 	for (int i = 0; i < BBUF_SIZE; i++)
 		assert_int_equal(bbuf_add(f.r, f.bb, (uint8_t)(100 + i)), 0);
@@ -291,7 +282,6 @@ static void bbuf_holds_29_bytes_then_refuses(void **state)
  * both positions; one barrier per successful operation. */
 static void bbuf_matches_a_fifo_through_wraparound(void **state)
 {
-	(void)state;
 	struct fixture f = make(PMTX_PDOM1, PMTX_BACKEND_HARDWARE);
 	uint8_t model[BBUF_SIZE];
 	unsigned head = 0, n = 0, ok_ops = 0;
@@ -458,7 +448,6 @@ static void build_stream(struct stream *s, pmtx_region *r,
 
 static void every_store_prefix_leaves_the_valid_half_whole(void **state)
 {
-	(void)state;
 	struct fixture f = make(PMTX_PDOM2, PMTX_BACKEND_HARDWARE);
 	const struct trio init = {0x1111, 0x2222, 0x3333};
 	assert_int_equal(trio_line_init(f.r, f.t, &init), 0);
@@ -475,7 +464,6 @@ static void every_store_prefix_leaves_the_valid_half_whole(void **state)
  * and (b) a begin that writes into the valid half. */
 static void prefix_checker_catches_broken_commits(void **state)
 {
-	(void)state;
 	struct fixture f = make(PMTX_PDOM2, PMTX_BACKEND_HARDWARE);
 	static struct stream s, m;
 	build_stream(&s, f.r, f.t);
@@ -603,7 +591,6 @@ static void sleep_us(long us)
 
 static void sigkill_at_any_point_leaves_the_buffer_whole(void **state)
 {
-	(void)state;
 	const char *path;
 	pmtx_region *r = tu_create(&path, 8 << 20, PMTX_CLTX_ROOM(1),
 	                           PMTX_PDOM1, PMTX_BACKEND_HARDWARE,

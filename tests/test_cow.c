@@ -74,7 +74,6 @@ static void assert_no_leak(pmtx_region *r)
 
 static void write_opens_a_copy_and_commit_swaps_it_in(void **s)
 {
-	(void)s;
 	const char *path;
 	pmtx_region *r = make(&path);
 	struct root *root = pmtx_root(r, NULL);
@@ -108,7 +107,6 @@ static void write_opens_a_copy_and_commit_swaps_it_in(void **s)
 
 static void abort_costs_no_barrier_and_keeps_the_old_payload(void **s)
 {
-	(void)s;
 	const char *path;
 	pmtx_region *r = make(&path);
 	struct root *root = pmtx_root(r, NULL);
@@ -140,7 +138,6 @@ static void abort_costs_no_barrier_and_keeps_the_old_payload(void **s)
 
 static void raw_ranges_are_refused_under_cow(void **s)
 {
-	(void)s;
 	const char *path;
 	pmtx_region *r = make(&path);
 	struct root *root = pmtx_root(r, NULL);
@@ -187,7 +184,6 @@ static void *second_writer(void *arg)
 
 static void an_object_has_at_most_one_writer(void **s)
 {
-	(void)s;
 	const char *path;
 	pmtx_region *r = shared_r = make(&path);
 	struct root *root = pmtx_root(r, NULL);
@@ -251,7 +247,6 @@ static void transfer(pmtx_region *r, int from, int to, uint64_t amount)
 
 static void a_crash_at_any_commit_step_is_atomic_and_leaks_nothing(void **s)
 {
-	(void)s;
 	real_ops = persist_default_ops(PMTX_PDOM1, PMTX_BACKEND_HARDWARE);
 	crash_ops = (persist_ops){"crash", crash_flush, crash_barrier, crash_copy,
 	                          NULL, NULL, NULL, NULL};

@@ -504,34 +504,6 @@ static void child_main(const char *path, const pmtx_options *o,
 
 /* ---- verification (parent) ---- */
 
-struct offs {
-	pmtx_off *v;
-	size_t n, cap;
-};
-
-static void offs_push(struct offs *a, pmtx_off off)
-{
-	if (a->n == a->cap) {
-		a->cap = a->cap ? a->cap * 2 : 64;
-		a->v = realloc(a->v, a->cap * sizeof(*a->v));
-		assert_non_null(a->v);
-	}
-	a->v[a->n++] = off;
-}
-
-static int walk_cb(pmtx_off off, size_t usable, void *arg)
-{
-	(void)usable;
-	offs_push(arg, off);
-	return 0;
-}
-
-static int cmp_off(const void *a, const void *b)
-{
-	pmtx_off x = *(const pmtx_off *)a, y = *(const pmtx_off *)b;
-	return x < y ? -1 : x > y;
-}
-
 struct ctx {
 	const char *what; /* for messages */
 	uint64_t seed;
@@ -542,7 +514,8 @@ struct ctx {
 /* The heap blocks of the object h: its block (raw), or its wrapper and
  * its payload (cow). */
 static void push_blocks(pmtx_region *r, int cow, pmtx_off h, const void *obj,
-                        size_t size, const struct ctx *c, struct offs *used)
+                        size_t size, const struct ctx *c,
+                        struct tu_offs *used)
 {
 	pmtx_off b = cow ? pmtx_off_of(r, obj) : h;
 	if (pmtx_usable_size(r, b) < size)
@@ -550,14 +523,14 @@ static void push_blocks(pmtx_region *r, int cow, pmtx_off h, const void *obj,
 		         "allocated block of %zu bytes (lost allocation)",
 		         c->what, (unsigned long long)c->seed, c->kill,
 		         (unsigned long long)b, size);
-	offs_push(used, b);
+	tu_offs_push(used, b);
 	if (cow)
-		offs_push(used, h);
+		tu_offs_push(used, h);
 }
 
 static void check_list(pmtx_region *r, const struct cstate *st,
                        const struct model *m, const struct ctx *c,
-                       struct offs *nodes)
+                       struct tu_offs *nodes)
 {
 	size_t i = 0;
 	for (pmtx_off o = st->head; o; i++) {
@@ -588,22 +561,13 @@ static void check_list(pmtx_region *r, const struct cstate *st,
 }
 
 /* The user blocks of the heap are exactly the reachable objects'. */
-static void check_no_leak(pmtx_region *r, struct offs *nodes,
+static void check_no_leak(pmtx_region *r, struct tu_offs *nodes,
                           const struct ctx *c)
 {
-	struct offs walked = {0};
-	assert_int_equal(pmtx_heap_walk(r, walk_cb, &walked), 0);
-	qsort(walked.v, walked.n, sizeof(pmtx_off), cmp_off);
-	qsort(nodes->v, nodes->n, sizeof(pmtx_off), cmp_off);
-	int same = walked.n == nodes->n;
-	for (size_t i = 0; same && i < walked.n; i++)
-		same = walked.v[i] == nodes->v[i];
-	if (!same)
-		fail_msg("%s seed %#llx kill %u: heap has %zu user blocks, %zu "
-		         "reachable (leak or lost allocation)", c->what,
-		         (unsigned long long)c->seed, c->kill, walked.n,
-		         nodes->n);
-	free(walked.v);
+	char ctx[160];
+	snprintf(ctx, sizeof(ctx), "%s seed %#llx kill %u", c->what,
+	         (unsigned long long)c->seed, c->kill);
+	tu_assert_heap_blocks(r, nodes, ctx);
 }
 
 static void verify(pmtx_region *r, struct model *m, uint64_t last_acked,
@@ -639,7 +603,7 @@ static void verify(pmtx_region *r, struct model *m, uint64_t last_acked,
 	}
 	assert_int_equal(sum, NACC * INIT_BAL);
 	assert_int_equal(st->nnodes, m->n);
-	struct offs nodes = {0};
+	struct tu_offs nodes = {0};
 	if (c->cow)
 		push_blocks(r, 1, ((const struct croot *)pmtx_root(r, NULL))
 		                           ->state_w,
@@ -766,7 +730,6 @@ static char cur_path[96];
 
 static int unlink_region(void **state)
 {
-	(void)state;
 	if (cur_path[0])
 		unlink(cur_path);
 	cur_path[0] = 0;
@@ -817,7 +780,6 @@ static void kill_loop(const char *path, pmtx_backend backend,
 static void sigkill_at_random_points_recovers_a_committed_prefix_without_leaks(
 	void **state)
 {
-	(void)state;
 	unsigned nkills = tu_long_mode() ? 5000 : 500;
 	for (size_t i = 0; i < sizeof(runtimes) / sizeof(runtimes[0]); i++)
 		kill_loop(tu_path(), PMTX_BACKEND_HARDWARE, runtimes[i], nkills,
@@ -827,10 +789,7 @@ static void sigkill_at_random_points_recovers_a_committed_prefix_without_leaks(
 static void sigkill_on_file_backend_recovers_a_committed_prefix_without_leaks(
 	void **state)
 {
-	(void)state;
-	char path[96];
-	snprintf(path, sizeof(path), "/var/tmp/pmtx-crash-%d.pmtx",
-	         (int)getpid());
+	const char *path = tu_path_in("/var/tmp", "crash.pmtx");
 	unsigned nkills = tu_long_mode() ? 200 : 20;
 	for (size_t i = 0; i < sizeof(runtimes) / sizeof(runtimes[0]); i++)
 		kill_loop(path, PMTX_BACKEND_FILE, runtimes[i], nkills,

@@ -149,7 +149,6 @@ static void correct_workload_has_no_violation_in_any_runtime_or_domain(
 	                                   PMTX_RT_REDO_ASYNC};
 	pmtx_explore_config c;
 	pmtx_explore_result res;
-	(void)s;
 	for (int d = PMTX_PDOM0; d <= PMTX_PDOM2; d++)
 		for (size_t i = 0; i < sizeof(rts) / sizeof(*rts); i++) {
 			config(&c, &correct, rts[i]);
@@ -165,7 +164,6 @@ static void correct_workload_has_no_violation_in_any_runtime_or_domain(
 
 static void lying_model_is_reported_with_a_reproducer(void **s)
 {
-	(void)s;
 	pmtx_explore_result res = explore(&lying, PMTX_RT_UNDO);
 	assert_true(res.violations > 0);
 	assert_non_null(strstr(res.first, "not atomic"));
@@ -175,14 +173,12 @@ static void lying_model_is_reported_with_a_reproducer(void **s)
 
 static void update_outside_the_transaction_is_reported(void **s)
 {
-	(void)s;
 	assert_true(explore(&naked, PMTX_RT_UNDO).violations > 0);
 	assert_true(explore(&naked, PMTX_RT_REDO).violations > 0);
 }
 
 static void unreachable_block_is_reported_as_a_leak(void **s)
 {
-	(void)s;
 	pmtx_explore_result res = explore(&leak, PMTX_RT_REDO);
 	assert_true(res.violations > 0);
 	assert_non_null(strstr(res.first, "leak: block"));
@@ -190,7 +186,6 @@ static void unreachable_block_is_reported_as_a_leak(void **s)
 
 static void empty_observation_is_a_violation(void **s)
 {
-	(void)s;
 	pmtx_explore_result res = explore(&empty, PMTX_RT_UNDO);
 	assert_true(res.violations > 0);
 	assert_non_null(strstr(res.first, "does not fit"));
@@ -200,7 +195,6 @@ static void failing_workload_is_an_explorer_failure(void **s)
 {
 	pmtx_explore_config c;
 	pmtx_explore_result res;
-	(void)s;
 	config(&c, &failing, PMTX_RT_UNDO);
 	assert_int_equal(pmtx_explore_run(&c, &res), PMTX_E_IO);
 }
@@ -211,7 +205,6 @@ static void replay_checks_one_image_and_fails_again(void **s)
 {
 	pmtx_explore_config c;
 	pmtx_explore_result res;
-	(void)s;
 	config(&c, &lying, PMTX_RT_REDO);
 	c.stop_after = 1;
 	assert_int_equal(pmtx_explore_run(&c, &res), 0);
@@ -235,7 +228,6 @@ static void threads_sizes_and_layout_are_the_workloads(void **s)
 	static const pmtx_explore_workload w = PAIR(
 		CORRECT, .nthreads = 3, .region_size = 4u << 20,
 		.layout = "pair-test", .runtimes = PMTX_EXPLORE_UNDO);
-	(void)s;
 	pmtx_explore_result res = explore(&w, PMTX_RT_UNDO);
 	assert_int_equal(res.violations, 0);
 	assert_true(res.points > 3 * 4);
@@ -254,7 +246,6 @@ static void malformed_workloads_are_refused(void **s)
 	                                      NULL};
 	pmtx_explore_config c;
 	pmtx_explore_result res;
-	(void)s;
 	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
 		config(&c, bad[i], PMTX_RT_UNDO);
 		assert_int_equal(pmtx_explore_run(&c, &res), PMTX_E_INVAL);
@@ -271,7 +262,6 @@ static void runtime_outside_the_mask_is_unsupported(void **s)
 {
 	pmtx_explore_config c;
 	pmtx_explore_result res;
-	(void)s;
 	assert_true(pmtx_explore_applies(&correct, PMTX_RT_REDO_ASYNC));
 	assert_false(pmtx_explore_applies(&correct, PMTX_RT_COW));
 	assert_false(pmtx_explore_applies(&correct, PMTX_EXPLORE_RT_CLTX));
@@ -326,7 +316,6 @@ static void twin_runs_in_a_twin_region_of_twice_the_size(void **s)
 		.walk = twin_walk};
 	pmtx_explore_config c;
 	pmtx_explore_result res;
-	(void)s;
 	assert_true(pmtx_explore_applies(&w, PMTX_RT_TWIN));
 	assert_false(pmtx_explore_applies(&w, PMTX_RT_UNDO));
 	assert_false(pmtx_explore_applies(&correct, PMTX_RT_TWIN));
@@ -351,7 +340,6 @@ static void twin_region_cannot_grow(void **s)
 		.max_size = 4u << 20);
 	pmtx_explore_config c;
 	pmtx_explore_result res;
-	(void)s;
 	config(&c, &w, PMTX_RT_TWIN);
 	assert_int_equal(pmtx_explore_run(&c, &res), PMTX_E_INVAL);
 	assert_non_null(strstr(pmtx_errmsg(), "twin"));
@@ -365,7 +353,6 @@ static void runtime_names_round_trip(void **s)
 	static const char *const names[] = {"undo", "redo", "redo-async",
 	                                    "cow", "cltx", "auto", "twin"};
 	pmtx_runtime rt;
-	(void)s;
 	for (size_t i = 0; i < sizeof(names) / sizeof(*names); i++) {
 		assert_int_equal(pmtx_explore_runtime_parse(names[i], &rt), 0);
 		assert_string_equal(pmtx_explore_runtime_name(rt), names[i]);

@@ -3,19 +3,14 @@
  * (src/explore/check.c K5): a lock that another process releases soon is
  * waited for, and one held past the wait is reported as a failed open.
  */
-#include <stdarg.h>
-#include <stddef.h>
-#include <setjmp.h> /* cmocka needs it; pmtx itself never uses setjmp */
-#include <stdint.h>
 #include <stdio.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/file.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include <cmocka.h>
 
-#include <pmtx.h>
+#include "testutil.h"
 
 #include "explore/explore.h"
 
@@ -30,13 +25,10 @@ static void options(pmtx_options *o)
 
 static int setup(void **state)
 {
-	(void)state;
 	pmtx_options o;
 	pmtx_region *r;
 	options(&o);
-	snprintf(path, sizeof(path), "/dev/shm/pmtx-explore-open-%d",
-	         (int)getpid());
-	unlink(path);
+	snprintf(path, sizeof(path), "%s", tu_path());
 	assert_int_equal(pmtx_create(path, 8u << 20, &o, &r), 0);
 	assert_int_equal(pmtx_close(r), 0);
 	return 0;
@@ -44,7 +36,6 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-	(void)state;
 	unlink(path);
 	return 0;
 }
@@ -73,7 +64,6 @@ static pid_t hold_lock(int ms)
 
 static void a_lock_released_soon_is_waited_for(void **state)
 {
-	(void)state;
 	pmtx_options o;
 	pmtx_region *r;
 	options(&o);
@@ -89,7 +79,6 @@ static void a_lock_released_soon_is_waited_for(void **state)
 
 static void a_lock_held_past_the_wait_is_a_failed_open(void **state)
 {
-	(void)state;
 	pmtx_options o;
 	pmtx_region *r = NULL;
 	options(&o);

@@ -137,38 +137,32 @@ static void check_one(pmtx_runtime rt)
 	assert_int_equal(needs_recovery(path, &h), 0);
 	assert_int_equal(pmtx_open(path, &o, &r), 0);
 	expect_contents(r, rt);
-	assert_int_equal(pmtx_close(r), 0);
-	unlink(path);
+	tu_close_and_remove(r, path);
 }
 
 static void golden_undo_recovers_to_the_committed_state(void **s)
 {
-	(void)s;
 	check_one(PMTX_RT_UNDO);
 }
 
 static void golden_redo_recovers_to_the_committed_state(void **s)
 {
-	(void)s;
 	check_one(PMTX_RT_REDO);
 }
 
 static void golden_redo_async_recovers_to_the_committed_state(void **s)
 {
-	(void)s;
 	check_one(PMTX_RT_REDO_ASYNC);
 }
 
 static void golden_cow_recovers_to_the_committed_state(void **s)
 {
-	(void)s;
 	check_one(PMTX_RT_COW);
 }
 
 /* The same bytes under another format version are refused, not read. */
 static void other_format_versions_are_refused(void **s)
 {
-	(void)s;
 	static const uint16_t majors[] = {1, PMTX_FORMAT_MAJOR + 1};
 	for (size_t i = 0; i < sizeof(majors) / sizeof(majors[0]); i++) {
 		const char *path = working_copy(PMTX_RT_REDO);

@@ -54,20 +54,11 @@ static pmtx_region *create_growing_on(const char *path, size_t size,
                                       size_t max, pmtx_runtime rt,
                                       pmtx_backend b)
 {
-	pmtx_options o;
-	pmtx_options_init(&o);
-	o.root_size = sizeof(struct root);
+	pmtx_options o = tu_options(sizeof(struct root), rt);
 	o.max_size = max;
-	o.runtime = rt;
 	o.ndesc = 4;
 	o.backend = b;
-	pmtx_region *r = NULL;
-	int rc = pmtx_create(path, size, &o, &r);
-	if (rc)
-		fprintf(stderr, "create: %s %s\n", pmtx_strerror(rc),
-		        pmtx_errmsg());
-	assert_int_equal(rc, 0);
-	return r;
+	return tu_create_at(path, size, &o);
 }
 
 static pmtx_region *create_growing(const char *path, size_t size,
@@ -179,32 +170,27 @@ static void grows_under(pmtx_runtime rt)
 	assert_int_equal(((struct root *)pmtx_root(r, NULL))->n, n);
 	check_blocks(r, BLOCK);
 	assert_int_equal(add_block(r, BLOCK), 0); /* and grows on */
-	assert_int_equal(pmtx_close(r), 0);
-	unlink(path);
+	tu_close_and_remove(r, path);
 }
 
 static void heap_grows_and_reopens_under_undo(void **state)
 {
-	(void)state;
 	grows_under(PMTX_RT_UNDO);
 }
 
 static void heap_grows_and_reopens_under_redo(void **state)
 {
-	(void)state;
 	grows_under(PMTX_RT_REDO);
 }
 
 static void heap_grows_and_reopens_under_redo_async(void **state)
 {
-	(void)state;
 	grows_under(PMTX_RT_REDO_ASYNC);
 }
 
 /* A block larger than the heap gets a run of new superblocks at once. */
 static void a_large_block_grows_the_heap_by_enough(void **state)
 {
-	(void)state;
 	const char *path = tu_path();
 	pmtx_region *r = create_growing(path, 1, MAX_SIZE, PMTX_RT_UNDO);
 	assert_int_equal(add_block(r, 5u << 20), 0);
@@ -213,8 +199,7 @@ static void a_large_block_grows_the_heap_by_enough(void **state)
 	assert_int_equal(pmtx_close(r), 0);
 	r = tu_open(path);
 	check_blocks(r, 5u << 20);
-	assert_int_equal(pmtx_close(r), 0);
-	unlink(path);
+	tu_close_and_remove(r, path);
 }
 
 /* Fill until the allocation fails; it must fail with NOMEM, a message
@@ -243,7 +228,6 @@ static void reopen_and_check(const char *path, uint64_t n)
 
 static void the_maximum_fails_with_nomem_and_keeps_committed(void **state)
 {
-	(void)state;
 	const char *path = tu_path();
 	pmtx_region *r = create_growing(path, 1, 4u << 20, PMTX_RT_UNDO);
 	uint64_t n = fill_until_nomem(r, "maximum size reached");
@@ -257,7 +241,6 @@ static void the_maximum_fails_with_nomem_and_keeps_committed(void **state)
 /* A fixed-size region says so when it is full. */
 static void a_fixed_region_says_it_cannot_grow(void **state)
 {
-	(void)state;
 	const char *path = tu_path();
 	pmtx_region *r = create_growing(path, 4u << 20, 0, PMTX_RT_REDO);
 	assert_int_equal(pmtx_region_max_size(r), pmtx_region_size(r));
@@ -271,7 +254,6 @@ static void a_fixed_region_says_it_cannot_grow(void **state)
  * in a child so that the limit does not outlive the test. */
 static void the_file_size_limit_fails_with_nomem_not_a_signal(void **state)
 {
-	(void)state;
 	const char *path = tu_path();
 	pmtx_region *r = create_growing(path, 1, MAX_SIZE, PMTX_RT_UNDO);
 	assert_int_equal(add_block(r, BLOCK), 0);
@@ -310,7 +292,6 @@ static char g_mounted[64]; /* a tmpfs the teardown unmounts */
 
 static int unmount_tmpfs(void **state)
 {
-	(void)state;
 	if (g_mounted[0]) {
 		umount2(g_mounted, MNT_DETACH);
 		rmdir(g_mounted);
@@ -323,9 +304,8 @@ static int unmount_tmpfs(void **state)
  * a mount namespace); skipped without it. */
 static void a_full_file_system_fails_with_nomem(void **state)
 {
-	(void)state;
-	char dir[] = "/tmp/pmtx-grow-XXXXXX";
-	assert_non_null(mkdtemp(dir));
+	const char *dir = tu_path_in("/tmp", "grow");
+	assert_int_equal(mkdir(dir, 0700), 0);
 	if (mount("pmtx-test", dir, "tmpfs", 0, "size=3m") != 0) {
 		rmdir(dir);
 		skip();
@@ -354,7 +334,6 @@ static void a_full_file_system_fails_with_nomem(void **state)
  * leaves a file longer than its heap: it opens, and is grown into. */
 static void a_file_longer_than_its_heap_opens_and_grows_into_it(void **state)
 {
-	(void)state;
 	const char *path = tu_path();
 	pmtx_region *r = create_growing(path, 1, MAX_SIZE, PMTX_RT_UNDO);
 	assert_int_equal(add_block(r, BLOCK), 0);
@@ -366,13 +345,11 @@ static void a_file_longer_than_its_heap_opens_and_grows_into_it(void **state)
 	while (pmtx_region_size(r) <= size)
 		assert_int_equal(add_block(r, BLOCK), 0);
 	check_blocks(r, BLOCK);
-	assert_int_equal(pmtx_close(r), 0);
-	unlink(path);
+	tu_close_and_remove(r, path);
 }
 
 static void a_grown_file_cut_short_is_refused(void **state)
 {
-	(void)state;
 	const char *path = tu_path();
 	pmtx_region *r = create_growing(path, 1, MAX_SIZE, PMTX_RT_UNDO);
 	size_t first = pmtx_region_size(r);
@@ -399,7 +376,6 @@ static void poke_nsb(const char *path, uint64_t v)
 
 static void a_region_state_out_of_range_is_refused(void **state)
 {
-	(void)state;
 	const char *path = tu_path();
 	pmtx_region *r = create_growing(path, 1, MAX_SIZE, PMTX_RT_UNDO);
 	assert_int_equal(pmtx_close(r), 0);
@@ -411,8 +387,7 @@ static void a_region_state_out_of_range_is_refused(void **state)
 	}
 	poke_nsb(path, 1);
 	r = tu_open(path);
-	assert_int_equal(pmtx_close(r), 0);
-	unlink(path);
+	tu_close_and_remove(r, path);
 }
 
 /* A child adds blocks (growing its region) until it is killed at a random
@@ -420,7 +395,6 @@ static void a_region_state_out_of_range_is_refused(void **state)
  * root counts. */
 static void killed_while_growing_recovers_every_block(void **state)
 {
-	(void)state;
 	unsigned kills = tu_long_mode() ? 200 : 24;
 	uint64_t seed = 42;
 	for (unsigned k = 0; k < kills; k++) {
@@ -447,8 +421,7 @@ static void killed_while_growing_recovers_every_block(void **state)
 		assert_false(WIFEXITED(status) && WEXITSTATUS(status) != 0);
 		r = tu_open(path);
 		check_blocks(r, BLOCK);
-		assert_int_equal(pmtx_close(r), 0);
-		unlink(path);
+		tu_close_and_remove(r, path);
 	}
 }
 
@@ -459,7 +432,6 @@ static void killed_while_growing_recovers_every_block(void **state)
  * journal first. */
 static void heap_grows_and_reopens_under_the_journal(void **state)
 {
-	(void)state;
 	const char *path = tu_path();
 	pmtx_region *r = create_growing_on(path, 1, MAX_SIZE, PMTX_RT_REDO,
 	                                   PMTX_BACKEND_JOURNAL);
@@ -490,7 +462,6 @@ static void heap_grows_and_reopens_under_the_journal(void **state)
 static void killed_while_growing_on_the_journal_recovers_every_block(
 	void **state)
 {
-	(void)state;
 	unsigned kills = tu_long_mode() ? 100 : 12, mid = 0;
 	uint64_t seed = 7;
 	for (unsigned k = 0; k < kills; k++) {
@@ -567,7 +538,6 @@ static void leave_uncommitted(const char *path)
 
 static void a_private_view_recovers_without_writing(void **state)
 {
-	(void)state;
 	const char *path = tu_path();
 	pmtx_region *r = create_growing(path, 1, MAX_SIZE, PMTX_RT_UNDO);
 	assert_int_equal(add_block(r, BLOCK), 0);
@@ -590,8 +560,7 @@ static void a_private_view_recovers_without_writing(void **state)
 	r = tu_open(path);
 	pmtx_region *v;
 	assert_int_equal(pmtx_open(path, &o, &v), PMTX_E_LOCKED);
-	assert_int_equal(pmtx_close(r), 0);
-	unlink(path);
+	tu_close_and_remove(r, path);
 }
 
 int main(void)

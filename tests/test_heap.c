@@ -207,15 +207,13 @@ static pmtx_region *reopen(pmtx_region *r, const char *path)
 
 static void done(pmtx_region *r, const char *path)
 {
-	assert_int_equal(pmtx_close(r), 0);
-	unlink(path);
+	tu_close_and_remove(r, path);
 	cur_r = NULL;
 	cur_path = NULL;
 }
 
 static int cleanup(void **state)
 {
-	(void)state;
 	for (pmtx_tx *tx; (tx = pmtx_tx_current()) != NULL;)
 		pmtx_abort(tx);
 	if (cur_r)
@@ -286,7 +284,6 @@ static int allocatable(pmtx_region *r, size_t n, pmtx_off want)
 
 static void alloc_and_free_issue_no_persist_barriers(void **state)
 {
-	(void)state;
 	const char *path;
 	pmtx_region *r = mk(&path, 64 * MiB);
 	static const size_t sizes[] = {1, 16, 100, 1000, 4000, 32752, 32753,
@@ -337,7 +334,6 @@ static void alloc_and_free_issue_no_persist_barriers(void **state)
 static void zalloc_returns_zeroed_memory_even_over_old_contents(
 	void **state)
 {
-	(void)state;
 	const char *path;
 	pmtx_region *r = mk(&path, 16 * MiB);
 	/* Dirty a run of blocks of one class, then free them all. */
@@ -387,7 +383,6 @@ static size_t test_size(size_t i, size_t *count)
 static void blocks_are_aligned_disjoint_in_heap_and_large_enough(
 	void **state)
 {
-	(void)state;
 	const char *path;
 	pmtx_region *r = mk(&path, 128 * MiB);
 	struct bset live = {0};
@@ -422,7 +417,6 @@ static void blocks_are_aligned_disjoint_in_heap_and_large_enough(
 static void allocations_in_every_size_class_get_exactly_that_class(
 	void **state)
 {
-	(void)state;
 	const char *path;
 	pmtx_region *r = mk(&path, 64 * MiB);
 	struct bset live = {0};
@@ -454,7 +448,6 @@ static void allocations_in_every_size_class_get_exactly_that_class(
 static void committed_blocks_and_contents_survive_close_and_reopen(
 	void **state)
 {
-	(void)state;
 	const char *path;
 	pmtx_region *r = mk(&path, 64 * MiB);
 	struct bset live = {0};
@@ -509,7 +502,6 @@ static void committed_blocks_and_contents_survive_close_and_reopen(
 static void heap_check_passes_after_random_alloc_free_mix_and_reopen(
 	void **state)
 {
-	(void)state;
 	const char *path;
 	pmtx_region *r = mk(&path, 64 * MiB);
 	struct bset live = {0};
@@ -577,7 +569,6 @@ static void heap_check_passes_after_random_alloc_free_mix_and_reopen(
 static void allocation_of_aborted_transaction_is_returned_to_the_heap(
 	void **state)
 {
-	(void)state;
 	const char *path;
 	pmtx_region *r = mk(&path, 16 * MiB);
 	pmtx_off keep = alloc1(r, 100); /* something live beside it */
@@ -614,7 +605,6 @@ static void allocation_of_aborted_transaction_is_returned_to_the_heap(
 static void heap_check_passes_after_aborted_allocation_in_fresh_superblock(
 	void **state)
 {
-	(void)state;
 	const char *path;
 	pmtx_region *r = mk(&path, 16 * MiB);
 	struct bset none = {0};
@@ -632,7 +622,6 @@ static void heap_check_passes_after_aborted_allocation_in_fresh_superblock(
 static void free_in_aborted_transaction_is_cancelled_also_after_reopen(
 	void **state)
 {
-	(void)state;
 	const char *path;
 	pmtx_region *r = mk(&path, 16 * MiB);
 	pmtx_off b = alloc1(r, 100), big = alloc1(r, 200 * 1024);
@@ -682,7 +671,6 @@ static void free_in_aborted_transaction_is_cancelled_also_after_reopen(
 static void freed_block_is_not_reused_before_the_freeing_tx_commits(
 	void **state)
 {
-	(void)state;
 	const char *path;
 	pmtx_region *r = mk(&path, 4 * MiB);
 	static const size_t sizes[] = {100, 5000, 200 * 1024};
@@ -728,7 +716,6 @@ static void freed_block_is_not_reused_before_the_freeing_tx_commits(
 static void alloc_and_free_outside_a_transaction_fail_with_no_tx(
 	void **state)
 {
-	(void)state;
 	const char *path;
 	pmtx_region *r = mk(&path, 16 * MiB);
 	pmtx_off b = alloc1(r, 64);
@@ -759,7 +746,6 @@ static void alloc_and_free_outside_a_transaction_fail_with_no_tx(
 static void free_of_offset_that_is_not_a_block_fails_with_inval(
 	void **state)
 {
-	(void)state;
 	const char *path;
 	pmtx_region *r = mk(&path, 16 * MiB);
 	pmtx_off b = alloc1(r, 100), big = alloc1(r, 200 * 1024);
@@ -792,7 +778,6 @@ static void free_of_offset_that_is_not_a_block_fails_with_inval(
 
 static void free_of_block_never_allocated_fails_with_inval(void **state)
 {
-	(void)state;
 	const char *path;
 	pmtx_region *r = mk(&path, 16 * MiB);
 	/* b's neighbour in the same superblock is a valid block start, but
@@ -808,7 +793,6 @@ static void free_of_block_never_allocated_fails_with_inval(void **state)
 
 static void double_free_in_one_transaction_fails_with_inval(void **state)
 {
-	(void)state;
 	const char *path;
 	pmtx_region *r = mk(&path, 16 * MiB);
 	pmtx_off b = alloc1(r, 100), big = alloc1(r, 100 * 1024);
@@ -835,7 +819,6 @@ static void double_free_in_one_transaction_fails_with_inval(void **state)
 static void free_of_block_freed_by_earlier_transaction_fails_with_inval(
 	void **state)
 {
-	(void)state;
 	const char *path;
 	pmtx_region *r = mk(&path, 16 * MiB);
 	pmtx_off keep = alloc1(r, 100); /* keeps b's superblock in use */
@@ -862,7 +845,6 @@ static void free_of_block_freed_by_earlier_transaction_fails_with_inval(
 
 static void alloc_of_zero_bytes_fails_with_inval(void **state)
 {
-	(void)state;
 	const char *path;
 	pmtx_region *r = mk(&path, 16 * MiB);
 	pmtx_tx *tx = begin(r);
@@ -898,7 +880,6 @@ static void fill_with_16k(pmtx_region *r, struct bset *live)
 static void exhausting_small_region_gives_nomem_and_freeing_recovers(
 	void **state)
 {
-	(void)state;
 	const char *path;
 	pmtx_region *r = mk(&path, 4 * MiB);
 	uint64_t nsb = r->hdr->nsb;
@@ -968,7 +949,6 @@ static void exhausting_small_region_gives_nomem_and_freeing_recovers(
 static void full_heap_takes_back_blocks_of_queued_redo_async_frees(
 	void **state)
 {
-	(void)state;
 	const char *path;
 	pmtx_region *r = mk(&path, 4 * MiB);
 	struct bset live = {0};
@@ -1003,7 +983,6 @@ static void full_heap_takes_back_blocks_of_queued_redo_async_frees(
 
 static void alloc_larger_than_the_heap_fails_with_nomem(void **state)
 {
-	(void)state;
 	const char *path;
 	pmtx_region *r = mk(&path, 16 * MiB);
 	uint64_t heap = r->hdr->nsb * (uint64_t)PMTX_SB_SIZE;
@@ -1098,7 +1077,6 @@ static void *mt_worker(void *p)
 static void concurrent_alloc_free_leaves_heap_consistent_and_disjoint(
 	void **state)
 {
-	(void)state;
 	const char *path;
 	pmtx_region *r = mk(&path, 128 * MiB);
 	struct mt_arg args[NTHREADS];
@@ -1173,7 +1151,6 @@ static void *churn_worker(void *p)
 static void concurrent_superblock_churn_never_hands_out_a_block_twice(
 	void **state)
 {
-	(void)state;
 	const char *path;
 	pmtx_region *r = mk(&path, 64 * MiB);
 	struct mt_arg args[NTHREADS];
@@ -1205,7 +1182,6 @@ static void concurrent_superblock_churn_never_hands_out_a_block_twice(
 
 static void usable_size_of_non_block_is_zero(void **state)
 {
-	(void)state;
 	const char *path;
 	pmtx_region *r = mk(&path, 16 * MiB);
 	pmtx_off b = alloc1(r, 100), big = alloc1(r, 70000);

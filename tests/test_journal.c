@@ -492,22 +492,20 @@ static void pf_disarm(void)
 	pf.np = 0;
 }
 
-static char img_buf[128];
 static const char *img_path(void)
 {
-	snprintf(img_buf, sizeof(img_buf), "/dev/shm/pmtx-jimg-%d.pmtx",
-	         (int)getpid());
-	return img_buf;
+	static char buf[160];
+	if (!buf[0]) /* one image path for the whole run */
+		snprintf(buf, sizeof(buf), "%s", tu_path_in("/dev/shm",
+		                                             "image.pmtx"));
+	return buf;
 }
 
 static pmtx_region *create_journal_region(const char **path,
                                           pmtx_runtime rt)
 {
-	pmtx_options o;
-	pmtx_options_init(&o);
-	o.root_size = sizeof(struct root);
+	pmtx_options o = tu_options(sizeof(struct root), rt);
 	o.backend = PMTX_BACKEND_JOURNAL;
-	o.runtime = rt;
 	o.ndesc = 4;
 	o.truncation = PMTX_TRUNC_LAZY;
 	return tu_create_with(path, REGION_SIZE, &o);
@@ -563,7 +561,6 @@ static unsigned workload(pmtx_runtime rt, int skip)
 
 static void every_runtime_survives_power_failure_at_every_write(void **s)
 {
-	(void)s;
 	const pmtx_runtime rts[] = {PMTX_RT_UNDO, PMTX_RT_REDO,
 	                            PMTX_RT_REDO_ASYNC, PMTX_RT_TWIN};
 	for (size_t i = 0; i < ARRAY_SIZE(rts); i++)
@@ -682,7 +679,6 @@ static unsigned threads_workload(pmtx_runtime rt0, pmtx_runtime rt1,
 
 static void two_threads_survive_power_failure_at_every_write(void **s)
 {
-	(void)s;
 	assert_int_equal(threads_workload(PMTX_RT_REDO, PMTX_RT_REDO, -1), 0);
 	assert_int_equal(threads_workload(PMTX_RT_UNDO, PMTX_RT_REDO, -1), 0);
 	assert_true(threads_workload(PMTX_RT_REDO, PMTX_RT_REDO, JS_S_COMMIT) >
@@ -695,7 +691,6 @@ static void two_threads_survive_power_failure_at_every_write(void **s)
  * kept without its first sector. */
 static void each_needed_sync_is_caught_when_left_out(void **s)
 {
-	(void)s;
 	assert_true(workload(PMTX_RT_REDO, JS_S_COMMIT) > 0);
 	assert_true(workload(PMTX_RT_UNDO, JS_S_CKPT_JOURNAL) > 0);
 	assert_true(workload(PMTX_RT_REDO, JS_S_CKPT_REGION) > 0);
@@ -772,7 +767,6 @@ static unsigned replay_workload(pmtx_backend reopen_with, int skip)
 
 static void replay_survives_power_failure_and_needs_its_sync(void **s)
 {
-	(void)s;
 	assert_int_equal(replay_workload(PMTX_BACKEND_JOURNAL, -1), 0);
 	assert_int_equal(replay_workload(PMTX_BACKEND_HARDWARE, -1), 0);
 	assert_true(replay_workload(PMTX_BACKEND_JOURNAL,
@@ -819,7 +813,6 @@ static void patch(const char *path, uint64_t off, const void *b, size_t n)
 
 static void commits_in_the_journal_survive_a_kill(void **s)
 {
-	(void)s;
 	const char *path = crashed_region(25);
 	assert_int_equal(seq_after_open(path, PMTX_BACKEND_JOURNAL), 25);
 	rm_region(path);
@@ -845,7 +838,6 @@ static uint64_t mark_of(const char *path)
  * close and a replay by another backend clear the mark. */
 static void a_region_whose_journal_is_missing_is_refused(void **s)
 {
-	(void)s;
 	const char *path = crashed_region(3);
 	assert_int_equal(mark_of(path), 1);
 	char *jp = strdup(jpath(path)), *moved;
@@ -916,7 +908,6 @@ static void a_region_whose_journal_is_missing_is_refused(void **s)
 
 static void a_private_view_refuses_a_journal_with_commits(void **s)
 {
-	(void)s;
 	const char *path = crashed_region(3);
 	uint64_t h = tu_file_hash(path);
 	assert_int_equal(open_rc(path, PMTX_BACKEND_HARDWARE,
@@ -933,7 +924,6 @@ static void a_private_view_refuses_a_journal_with_commits(void **s)
 
 static void a_damaged_or_foreign_journal_is_refused_untouched(void **s)
 {
-	(void)s;
 	const char *path = crashed_region(3);
 	char *saved = strdup(jpath(path));
 	uint64_t h = tu_file_hash(path);
@@ -1004,7 +994,6 @@ static uint64_t last_record(int fd, uint64_t *end)
  * record: the records before it are not applied either). */
 static void an_offset_outside_the_region_is_refused(void **s)
 {
-	(void)s;
 	const char *path = crashed_region(3);
 	const char *jp = jpath(path);
 	struct pmtxj_rec rec;
@@ -1034,7 +1023,6 @@ static void an_offset_outside_the_region_is_refused(void **s)
 /* J2: a torn last record ends the journal; those before it apply. */
 static void a_torn_last_record_ends_the_journal(void **s)
 {
-	(void)s;
 	const char *path = crashed_region(5);
 	int fd = open(jpath(path), O_RDWR);
 	uint64_t end;
@@ -1054,7 +1042,6 @@ static void a_torn_last_record_ends_the_journal(void **s)
 
 static void a_clean_close_keeps_even_unflushed_stores(void **s)
 {
-	(void)s;
 	const char *path;
 	pmtx_region *r = create_journal_region(&path, PMTX_RT_REDO);
 	struct root *root = pmtx_root(r, NULL);
@@ -1073,7 +1060,6 @@ static void a_clean_close_keeps_even_unflushed_stores(void **s)
  * the counters). */
 static void a_commit_costs_one_sync_and_an_order_barrier_none(void **s)
 {
-	(void)s;
 	const char *path;
 	pmtx_region *r = create_journal_region(&path, PMTX_RT_REDO);
 	struct root *root = pmtx_root(r, NULL);
@@ -1106,7 +1092,6 @@ static void a_commit_costs_one_sync_and_an_order_barrier_none(void **s)
  * survives the process's death right after its commit. */
 static void a_transaction_bigger_than_the_journal_commits(void **s)
 {
-	(void)s;
 	setenv("PMTX_JOURNAL_SIZE", "64k", 1);
 	const char *path;
 	pmtx_region *r = create_journal_region(&path, PMTX_RT_UNDO);
@@ -1152,7 +1137,6 @@ static void a_transaction_bigger_than_the_journal_commits(void **s)
 
 static void the_journal_backend_refuses_pdom2(void **s)
 {
-	(void)s;
 	pmtx_options o;
 	pmtx_options_init(&o);
 	o.backend = PMTX_BACKEND_JOURNAL;
@@ -1176,7 +1160,6 @@ static int fail_syncs; /* the next n commit syncs fail */
 static ssize_t plain_pwrite(int fd, const void *b, size_t n, off_t off,
                             enum journal_site s)
 {
-	(void)s;
 	return pwrite(fd, b, n, off);
 }
 
@@ -1194,7 +1177,6 @@ static const struct journal_io failing_io = {plain_pwrite, failing_sync};
 
 static void a_failed_sync_fails_every_later_barrier(void **s)
 {
-	(void)s;
 	const char *path;
 	pmtx_region *r = create_journal_region(&path, PMTX_RT_REDO);
 	uint64_t seed = 9;
@@ -1224,7 +1206,6 @@ static void a_failed_sync_fails_every_later_barrier(void **s)
 /* An open that refuses the region makes no journal beside it. */
 static void a_refused_open_makes_no_journal(void **s)
 {
-	(void)s;
 	const char *path;
 	pmtx_region *r = create_journal_region(&path, PMTX_RT_REDO);
 	assert_int_equal(pmtx_close(r), 0);
@@ -1244,7 +1225,6 @@ static void a_refused_open_makes_no_journal(void **s)
 
 static void create_forgets_a_stale_journal(void **s)
 {
-	(void)s;
 	const char *path = crashed_region(2);
 	char *keep = strdup(path);
 	unlink(keep); /* the region goes, its journal stays */

@@ -110,7 +110,6 @@ static int count(pmtx_off off, size_t n, void *arg)
 
 static void recovery_handles_every_runtime_in_flight_at_once(void **s)
 {
-	(void)s;
 	for (int round = 0; round < 5; round++) {
 		const char *path;
 		pmtx_region *r = tu_create(&path, 16 << 20, sizeof(struct root),
@@ -157,7 +156,6 @@ static void recovery_handles_every_runtime_in_flight_at_once(void **s)
  * read back right by every other. */
 static void runtimes_take_turns_on_the_same_data(void **s)
 {
-	(void)s;
 	static const pmtx_runtime rts[] = {PMTX_RT_UNDO, PMTX_RT_REDO,
 	                                   PMTX_RT_REDO_ASYNC};
 	const char *path;
@@ -231,7 +229,6 @@ static int tear_barrier(struct persist *p)
 
 static void a_torn_redo_record_voids_the_commit(void **s)
 {
-	(void)s;
 	static const int bytes[] = {-1, 0, 20, 40, 44};
 	for (unsigned k = 0; k < sizeof(bytes) / sizeof(*bytes); k++) {
 		const char *path;
@@ -288,7 +285,6 @@ static int count_then_die(struct persist *p)
 static void redo_async_crash_between_commit_and_truncation_loses_nothing(
 	void **s)
 {
-	(void)s;
 	for (int round = 0; round < 3; round++) {
 		pmtx_options o;
 		pmtx_options_init(&o);
@@ -338,7 +334,6 @@ static void redo_async_crash_between_commit_and_truncation_loses_nothing(
  * wait for it forever (objbits.h W2). */
 static void a_stale_busy_marker_does_not_block_writers(void **s)
 {
-	(void)s;
 	const char *path;
 	pmtx_region *r = tu_create(&path, 8 << 20, 4096, PMTX_PDOM1,
 	                           PMTX_BACKEND_HARDWARE, PMTX_RT_REDO);

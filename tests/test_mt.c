@@ -204,7 +204,6 @@ static unsigned nmade;
 
 static int unlink_made(void **state)
 {
-	(void)state;
 	for (unsigned i = 0; i < nmade; i++)
 		unlink(made[i]);
 	nmade = 0;
@@ -217,18 +216,12 @@ static int unlink_made(void **state)
 static pmtx_region *create_region(const char **path, unsigned ndesc,
                                   pmtx_runtime rt)
 {
-	pmtx_options o;
-	pmtx_options_init(&o);
-	o.root_size = sizeof(struct mroot);
+	pmtx_options o = tu_options(sizeof(struct mroot), rt);
 	o.ndesc = ndesc;
-	o.runtime = rt;
 	*path = tu_path();
 	if (nmade < sizeof(made) / sizeof(made[0]))
 		snprintf(made[nmade++], sizeof(made[0]), "%s", *path);
-	pmtx_region *r = NULL;
-	int rc = pmtx_create(*path, REGION_SIZE, &o, &r);
-	if (rc)
-		fail_msg("pmtx_create: %s %s", pmtx_strerror(rc), pmtx_errmsg());
+	pmtx_region *r = tu_create_at(*path, REGION_SIZE, &o);
 	if (!is_cow(rt))
 		return r;
 	pmtx_off w[NTHREADS + 2];
@@ -427,36 +420,13 @@ static void run_workers(struct worker *w, unsigned n)
 
 /* ---- checks ---- */
 
-struct offs {
-	pmtx_off v[4 * NTHREADS + 16];
-	size_t n;
-};
-
-static int walk_cb(pmtx_off off, size_t usable, void *arg)
-{
-	struct offs *o = arg;
-	(void)usable;
-	if (o->n == sizeof(o->v) / sizeof(o->v[0]))
-		return 1;
-	o->v[o->n++] = off;
-	return 0;
-}
-
-static int walked_has(const struct offs *o, pmtx_off off)
-{
-	for (size_t i = 0; i < o->n; i++)
-		if (o->v[i] == off)
-			return 1;
-	return 0;
-}
-
 /* The heap blocks an object uses: its block, or its wrapper and payload. */
 static void expect_blocks(pmtx_region *r, int cow, pmtx_off h,
-                          struct offs *used)
+                          struct tu_offs *used)
 {
-	used->v[used->n++] = h;
+	tu_offs_push(used, h);
 	if (cow)
-		used->v[used->n++] = pmtx_off_of(r, pmtx_cow_peek(r, h));
+		tu_offs_push(used, pmtx_off_of(r, pmtx_cow_peek(r, h)));
 }
 
 static void check_obj(pmtx_region *r, int cow, pmtx_off h, uint64_t len,
@@ -471,28 +441,13 @@ static void check_obj(pmtx_region *r, int cow, pmtx_off h, uint64_t len,
 			         (unsigned long long)i);
 }
 
-/* The heap's user blocks are exactly the objects'. */
-static void check_no_leak(pmtx_region *r, const struct offs *used,
-                          const char *when)
-{
-	struct offs walked = {.n = 0};
-	assert_int_equal(pmtx_heap_walk(r, walk_cb, &walked), 0);
-	for (size_t i = 0; i < used->n; i++)
-		if (!walked_has(&walked, used->v[i]))
-			fail_msg("%s: object block %#llx is not allocated", when,
-			         (unsigned long long)used->v[i]);
-	if (walked.n != used->n)
-		fail_msg("%s: %zu user blocks in the heap, %zu in use (leak)",
-		         when, walked.n, used->n);
-}
-
 /* Slices, counter, objects, no leak. The heap check's status is returned,
  * not asserted, so that a failure there does not hide the others. */
 static int check_state(pmtx_region *r, pmtx_runtime rt,
                        const struct worker *w, unsigned n, const char *when)
 {
 	int cow = is_cow(rt);
-	struct offs used = {.n = 0};
+	struct tu_offs used = {0};
 	uint64_t total = 0;
 	for (unsigned t = 0; t < n; t++) {
 		struct ref sl = ref_slice(r, rt, t);
@@ -531,7 +486,8 @@ static int check_state(pmtx_region *r, pmtx_runtime rt,
 			expect_blocks(r, 1, ref_slice(r, rt, t).w, &used);
 		expect_blocks(r, 1, ref_data(r, rt).w, &used);
 	}
-	check_no_leak(r, &used, when);
+	tu_assert_heap_blocks(r, &used, when);
+	free(used.v);
 	pmtx_heap_stats st;
 	int rc = pmtx_heap_check(r, &st);
 	if (rc)
@@ -550,8 +506,7 @@ static void check_live_and_reopened(pmtx_region *r, const char *path,
 	r = tu_open(path);
 	snprintf(when, sizeof(when), "%s, after reopen", pmtx_runtime_name(rt));
 	int hc_reopen = check_state(r, rt, w, NTHREADS, when);
-	assert_int_equal(pmtx_close(r), 0);
-	unlink(path);
+	tu_close_and_remove(r, path);
 	assert_int_equal(hc_reopen, 0);
 	assert_int_equal(hc_live, 0);
 }
@@ -559,7 +514,6 @@ static void check_live_and_reopened(pmtx_region *r, const char *path,
 static void threads_on_disjoint_data_with_shared_counter_stay_consistent(
 	void **state)
 {
-	(void)state;
 	unsigned iters = tu_long_mode() ? 200000 : 20000;
 	for (size_t ri = 0; ri < NRUNTIMES; ri++) {
 		const char *path;
@@ -620,224 +574,226 @@ static void dr_reset(pmtx_region *r, pmtx_runtime rt)
 	pmtx_counters_reset();
 }
 
+/* body in a fresh region (64 descriptors) of each runtime, with the
+ * deferred operations' record and the counters reset; the region body
+ * returns (it may reopen it) is closed and removed. */
+static void in_each_runtime(pmtx_region *(*body)(pmtx_region *r,
+                                                 pmtx_runtime rt,
+                                                 const char *path))
+{
+	for (size_t ri = 0; ri < NRUNTIMES; ri++) {
+		const char *path;
+		pmtx_region *r = create_region(&path, 64, runtimes[ri]);
+		dr_reset(r, runtimes[ri]);
+		tu_close_and_remove(body(r, runtimes[ri], path), path);
+	}
+}
+
 /* Deferred operations run after the whole commit (every barrier of it),
  * in registration order, with no transaction current; a deferred unlock
  * keeps the mutex held until then. */
-static void deferred_ops_run_after_commit_in_registration_order(void **state)
+static pmtx_region *commit_then_deferred_ops(pmtx_region *r, pmtx_runtime rt,
+                                             const char *path)
 {
-	(void)state;
-	for (size_t ri = 0; ri < NRUNTIMES; ri++) {
-		pmtx_runtime rt = runtimes[ri];
-		const char *path;
-		pmtx_region *r = create_region(&path, 64, rt);
-		struct ref data = ref_data(r, rt);
-		pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
-		for (int with_alloc = 0; with_alloc < 2; with_alloc++) {
-			pmtx_tx *tx;
-			pmtx_off off = 0;
-			dr_reset(r, rt);
-			assert_int_equal(pmtx_begin(r, rt, &tx), 0);
-			pthread_mutex_lock(&m);
-			assert_int_equal(pmtx_defer(tx, d0, NULL), 0);
-			assert_int_equal(pmtx_defer_unlock(tx, &m), 0);
-			assert_int_equal(pmtx_defer(tx, d1, NULL), 0);
-			assert_int_equal(pmtx_defer(tx, d2, NULL), 0);
-			for (unsigned i = 0; i < 4; i++)
-				assert_int_equal(ref_set(tx, data, F_W(i * 8),
-				                         100 + i +
-				                                 (uint64_t)with_alloc),
-				                 0);
-			if (with_alloc)
-				assert_int_equal(heap_obj_new(r, tx, is_cow(rt), 64,
-				                              1, &off),
-				                 0);
-			assert_int_equal(dr.n, 0);
-			assert_int_equal(pthread_mutex_trylock(&m), EBUSY);
-			pmtx_counters c;
-			pmtx_counters_get(&c);
-			uint64_t before_commit = c.barriers;
-			assert_int_equal(pmtx_commit(tx), 0);
-			pmtx_counters_get(&c);
-			assert_int_equal(dr.n, 3);
-			for (int i = 0; i < 3; i++) {
-				assert_int_equal(dr.order[i], i);
-				assert_null(dr.cur[i]);
-				/* every barrier of the commit came first */
-				assert_int_equal(dr.barriers[i], c.barriers);
-				assert_int_equal(dr.seen[i],
-				                 100 + (uint64_t)with_alloc);
-			}
-			assert_true(c.barriers > before_commit);
-			assert_int_equal(pthread_mutex_trylock(&m), 0);
-			pthread_mutex_unlock(&m);
-			if (off) {
-				assert_int_equal(pmtx_begin(r, rt, &tx), 0);
-				assert_int_equal(heap_obj_free(tx, is_cow(rt), off),
-				                 0);
-				assert_int_equal(pmtx_commit(tx), 0);
-			}
+	struct ref data = ref_data(r, rt);
+	pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+	for (int with_alloc = 0; with_alloc < 2; with_alloc++) {
+		pmtx_tx *tx;
+		pmtx_off off = 0;
+		dr_reset(r, rt);
+		assert_int_equal(pmtx_begin(r, rt, &tx), 0);
+		pthread_mutex_lock(&m);
+		assert_int_equal(pmtx_defer(tx, d0, NULL), 0);
+		assert_int_equal(pmtx_defer_unlock(tx, &m), 0);
+		assert_int_equal(pmtx_defer(tx, d1, NULL), 0);
+		assert_int_equal(pmtx_defer(tx, d2, NULL), 0);
+		for (unsigned i = 0; i < 4; i++)
+			assert_int_equal(ref_set(tx, data, F_W(i * 8),
+			                         100 + i +
+			                                 (uint64_t)with_alloc),
+			                 0);
+		if (with_alloc)
+			assert_int_equal(heap_obj_new(r, tx, is_cow(rt), 64,
+			                              1, &off),
+			                 0);
+		assert_int_equal(dr.n, 0);
+		assert_int_equal(pthread_mutex_trylock(&m), EBUSY);
+		pmtx_counters c;
+		pmtx_counters_get(&c);
+		uint64_t before_commit = c.barriers;
+		assert_int_equal(pmtx_commit(tx), 0);
+		pmtx_counters_get(&c);
+		assert_int_equal(dr.n, 3);
+		for (int i = 0; i < 3; i++) {
+			assert_int_equal(dr.order[i], i);
+			assert_null(dr.cur[i]);
+			/* every barrier of the commit came first */
+			assert_int_equal(dr.barriers[i], c.barriers);
+			assert_int_equal(dr.seen[i],
+			                 100 + (uint64_t)with_alloc);
 		}
-		assert_int_equal(pmtx_close(r), 0);
-		unlink(path);
+		assert_true(c.barriers > before_commit);
+		assert_int_equal(pthread_mutex_trylock(&m), 0);
+		pthread_mutex_unlock(&m);
+		if (off) {
+			assert_int_equal(pmtx_begin(r, rt, &tx), 0);
+			assert_int_equal(heap_obj_free(tx, is_cow(rt), off),
+			                 0);
+			assert_int_equal(pmtx_commit(tx), 0);
+		}
 	}
+	return r;
 }
 
 /* After an abort, deferred operations see the rolled-back data: a
  * deferred unlock never exposes a value that was being rolled back. */
-static void deferred_ops_after_abort_see_rolled_back_data(void **state)
+static pmtx_region *abort_then_deferred_ops(pmtx_region *r, pmtx_runtime rt,
+                                            const char *path)
 {
-	(void)state;
-	for (size_t ri = 0; ri < NRUNTIMES; ri++) {
-		pmtx_runtime rt = runtimes[ri];
-		const char *path;
-		pmtx_region *r = create_region(&path, 64, rt);
-		struct ref data = ref_data(r, rt);
-		pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
-		pmtx_tx *tx;
-		uint64_t seen = 0;
-		dr_reset(r, rt);
-		assert_int_equal(pmtx_begin(r, rt, &tx), 0);
-		pthread_mutex_lock(&m);
-		assert_int_equal(pmtx_defer_unlock(tx, &m), 0);
-		assert_int_equal(pmtx_defer(tx, d0, NULL), 0);
-		assert_int_equal(ref_set(tx, data, F_W(0), 7), 0);
-		assert_int_equal(ref_get(tx, data, F_W(0), &seen), 0);
-		assert_int_equal(seen, 7);
-		assert_int_equal(pmtx_abort(tx), 0);
-		pmtx_counters c;
-		pmtx_counters_get(&c);
-		assert_int_equal(dr.n, 1);
-		assert_null(dr.cur[0]);
-		assert_int_equal(dr.seen[0], 0);
-		assert_int_equal(dr.barriers[0], c.barriers);
-		assert_null(pmtx_tx_current());
-		assert_int_equal(pthread_mutex_trylock(&m), 0);
-		pthread_mutex_unlock(&m);
-		assert_int_equal(pmtx_close(r), 0);
-		unlink(path);
-	}
+	struct ref data = ref_data(r, rt);
+	pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+	pmtx_tx *tx;
+	uint64_t seen = 0;
+	assert_int_equal(pmtx_begin(r, rt, &tx), 0);
+	pthread_mutex_lock(&m);
+	assert_int_equal(pmtx_defer_unlock(tx, &m), 0);
+	assert_int_equal(pmtx_defer(tx, d0, NULL), 0);
+	assert_int_equal(ref_set(tx, data, F_W(0), 7), 0);
+	assert_int_equal(ref_get(tx, data, F_W(0), &seen), 0);
+	assert_int_equal(seen, 7);
+	assert_int_equal(pmtx_abort(tx), 0);
+	pmtx_counters c;
+	pmtx_counters_get(&c);
+	assert_int_equal(dr.n, 1);
+	assert_null(dr.cur[0]);
+	assert_int_equal(dr.seen[0], 0);
+	assert_int_equal(dr.barriers[0], c.barriers);
+	assert_null(pmtx_tx_current());
+	assert_int_equal(pthread_mutex_trylock(&m), 0);
+	pthread_mutex_unlock(&m);
+	return r;
 }
 
 /* Nested begin/commit is flat: the inner begin returns the running
  * transaction, inner commits commit nothing and run no deferred op; the
  * outermost commit does both. */
-static void nested_commit_is_flat_and_defers_to_the_outermost_end(
-	void **state)
+static pmtx_region *nested_commits(pmtx_region *r, pmtx_runtime rt,
+                                   const char *path)
 {
-	(void)state;
-	for (size_t ri = 0; ri < NRUNTIMES; ri++) {
-		pmtx_runtime rt = runtimes[ri];
-		const char *path;
-		pmtx_region *r = create_region(&path, 64, rt);
-		struct ref data = ref_data(r, rt);
-		pmtx_tx *t1, *t2, *t3;
-		dr_reset(r, rt);
-		assert_int_equal(pmtx_begin(r, rt, &t1), 0);
-		assert_int_equal(ref_set(t1, data, F_W(8), 11), 0);
-		assert_int_equal(pmtx_begin(r, rt, &t2), 0);
-		assert_ptr_equal(t2, t1);
-		assert_int_equal(pmtx_defer(t2, d0, NULL), 0);
-		assert_int_equal(pmtx_begin(r, rt, &t3), 0);
-		assert_ptr_equal(t3, t1);
-		assert_int_equal(ref_set(t3, data, F_W(0), 12), 0);
-		assert_int_equal(pmtx_defer(t3, d1, NULL), 0);
-		pmtx_counters c0, c1;
-		pmtx_counters_get(&c0);
-		assert_int_equal(pmtx_commit(t3), 0);
-		assert_int_equal(pmtx_commit(t2), 0);
-		pmtx_counters_get(&c1);
-		/* nothing committed, nothing run yet */
-		assert_int_equal(c1.barriers, c0.barriers);
-		assert_int_equal(dr.n, 0);
-		assert_ptr_equal(pmtx_tx_current(), t1);
-		assert_int_equal(pmtx_defer(t1, d2, NULL), 0);
-		assert_int_equal(pmtx_commit(t1), 0);
-		assert_null(pmtx_tx_current());
-		assert_int_equal(dr.n, 3);
-		for (int i = 0; i < 3; i++) {
-			assert_int_equal(dr.order[i], i);
-			assert_null(dr.cur[i]);
-			assert_int_equal(dr.seen[i], 12);
-		}
-		pmtx_counters_get(&c1);
-		assert_true(c1.barriers > c0.barriers);
-		if (rt == PMTX_RT_UNDO) /* (i) and the COMMIT record */
-			assert_int_equal(c1.barriers, c0.barriers + 2);
-		/* A commit of an ended transaction is refused. */
-		assert_int_equal(pmtx_commit(t1), PMTX_E_NO_TX);
-		assert_int_equal(pmtx_close(r), 0);
-		r = tu_open(path);
-		data = ref_data(r, rt);
-		assert_int_equal(peek_word(r, data, F_W(8)), 11);
-		assert_int_equal(peek_word(r, data, F_W(0)), 12);
-		assert_int_equal(pmtx_close(r), 0);
-		unlink(path);
+	struct ref data = ref_data(r, rt);
+	pmtx_tx *t1, *t2, *t3;
+	assert_int_equal(pmtx_begin(r, rt, &t1), 0);
+	assert_int_equal(ref_set(t1, data, F_W(8), 11), 0);
+	assert_int_equal(pmtx_begin(r, rt, &t2), 0);
+	assert_ptr_equal(t2, t1);
+	assert_int_equal(pmtx_defer(t2, d0, NULL), 0);
+	assert_int_equal(pmtx_begin(r, rt, &t3), 0);
+	assert_ptr_equal(t3, t1);
+	assert_int_equal(ref_set(t3, data, F_W(0), 12), 0);
+	assert_int_equal(pmtx_defer(t3, d1, NULL), 0);
+	pmtx_counters c0, c1;
+	pmtx_counters_get(&c0);
+	assert_int_equal(pmtx_commit(t3), 0);
+	assert_int_equal(pmtx_commit(t2), 0);
+	pmtx_counters_get(&c1);
+	/* nothing committed, nothing run yet */
+	assert_int_equal(c1.barriers, c0.barriers);
+	assert_int_equal(dr.n, 0);
+	assert_ptr_equal(pmtx_tx_current(), t1);
+	assert_int_equal(pmtx_defer(t1, d2, NULL), 0);
+	assert_int_equal(pmtx_commit(t1), 0);
+	assert_null(pmtx_tx_current());
+	assert_int_equal(dr.n, 3);
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(dr.order[i], i);
+		assert_null(dr.cur[i]);
+		assert_int_equal(dr.seen[i], 12);
 	}
+	pmtx_counters_get(&c1);
+	assert_true(c1.barriers > c0.barriers);
+	if (rt == PMTX_RT_UNDO) /* (i) and the COMMIT record */
+		assert_int_equal(c1.barriers, c0.barriers + 2);
+	/* A commit of an ended transaction is refused. */
+	assert_int_equal(pmtx_commit(t1), PMTX_E_NO_TX);
+	assert_int_equal(pmtx_close(r), 0);
+	r = tu_open(path);
+	data = ref_data(r, rt);
+	assert_int_equal(peek_word(r, data, F_W(8)), 11);
+	assert_int_equal(peek_word(r, data, F_W(0)), 12);
+	return r;
 }
 
 /* An inner abort aborts the whole flat transaction (writes and
  * allocations), but deferred ops wait for the outermost end, whose commit
  * reports PMTX_E_ABORTED. */
-static void nested_abort_aborts_all_and_defers_to_the_outermost_end(
-	void **state)
+static pmtx_region *nested_abort(pmtx_region *r, pmtx_runtime rt,
+                                 const char *path)
 {
-	(void)state;
-	for (size_t ri = 0; ri < NRUNTIMES; ri++) {
-		pmtx_runtime rt = runtimes[ri];
-		const char *path;
-		pmtx_region *r = create_region(&path, 64, rt);
-		struct ref data = ref_data(r, rt);
-		pmtx_tx *t1, *t2;
-		pmtx_off off;
-		dr_reset(r, rt);
-		assert_int_equal(pmtx_begin(r, rt, &t1), 0);
-		assert_int_equal(ref_set(t1, data, F_W(0), 21), 0);
-		assert_int_equal(pmtx_defer(t1, d0, NULL), 0);
-		assert_int_equal(pmtx_begin(r, rt, &t2), 0);
-		assert_int_equal(ref_set(t2, data, F_W(1), 22), 0);
-		assert_int_equal(heap_obj_new(r, t2, is_cow(rt), 100, 1, &off), 0);
-		assert_int_equal(pmtx_abort(t2), 0);
-		/* rolled back at once, but still current; no deferred op yet */
-		assert_int_equal(peek_word(r, data, F_W(0)), 0);
-		assert_int_equal(peek_word(r, data, F_W(1)), 0);
-		assert_int_equal(dr.n, 0);
-		assert_ptr_equal(pmtx_tx_current(), t1);
-		assert_int_equal(ref_set(t1, data, F_W(2), 23), PMTX_E_ABORTED);
-		assert_int_equal(pmtx_alloc(t1, 100, &off), PMTX_E_ABORTED);
-		assert_int_equal(pmtx_defer(t1, d1, NULL), 0);
-		assert_int_equal(pmtx_commit(t1), PMTX_E_ABORTED);
-		assert_null(pmtx_tx_current());
-		assert_int_equal(dr.n, 2);
-		assert_int_equal(dr.order[0], 0);
-		assert_int_equal(dr.order[1], 1);
-		assert_null(dr.cur[0]);
-		assert_null(dr.cur[1]);
-		assert_int_equal(peek_word(r, data, F_W(2)), 0);
-		pmtx_heap_stats st;
-		int hc = pmtx_heap_check(r, &st);
-		if (hc)
-			print_error("heap check after nested abort: %s\n",
-			            st.first_error);
-		struct offs used = {.n = 0};
-		if (is_cow(rt)) {
-			expect_blocks(r, 1, ref_shared(r, rt).w, &used);
-			for (unsigned t = 0; t < NTHREADS; t++)
-				expect_blocks(r, 1, ref_slice(r, rt, t).w, &used);
-			expect_blocks(r, 1, data.w, &used);
-		}
-		check_no_leak(r, &used, "after nested abort");
-		assert_int_equal(pmtx_close(r), 0);
-		r = tu_open(path);
-		data = ref_data(r, rt);
-		assert_int_equal(peek_word(r, data, F_W(0)), 0);
-		assert_int_equal(peek_word(r, data, F_W(1)), 0);
-		check_no_leak(r, &used, "after nested abort and reopen");
-		assert_int_equal(pmtx_heap_check(r, &st), 0);
-		assert_int_equal(pmtx_close(r), 0);
-		unlink(path);
-		assert_int_equal(hc, 0);
+	struct ref data = ref_data(r, rt);
+	pmtx_tx *t1, *t2;
+	pmtx_off off;
+	assert_int_equal(pmtx_begin(r, rt, &t1), 0);
+	assert_int_equal(ref_set(t1, data, F_W(0), 21), 0);
+	assert_int_equal(pmtx_defer(t1, d0, NULL), 0);
+	assert_int_equal(pmtx_begin(r, rt, &t2), 0);
+	assert_int_equal(ref_set(t2, data, F_W(1), 22), 0);
+	assert_int_equal(heap_obj_new(r, t2, is_cow(rt), 100, 1, &off), 0);
+	assert_int_equal(pmtx_abort(t2), 0);
+	/* rolled back at once, but still current; no deferred op yet */
+	assert_int_equal(peek_word(r, data, F_W(0)), 0);
+	assert_int_equal(peek_word(r, data, F_W(1)), 0);
+	assert_int_equal(dr.n, 0);
+	assert_ptr_equal(pmtx_tx_current(), t1);
+	assert_int_equal(ref_set(t1, data, F_W(2), 23), PMTX_E_ABORTED);
+	assert_int_equal(pmtx_alloc(t1, 100, &off), PMTX_E_ABORTED);
+	assert_int_equal(pmtx_defer(t1, d1, NULL), 0);
+	assert_int_equal(pmtx_commit(t1), PMTX_E_ABORTED);
+	assert_null(pmtx_tx_current());
+	assert_int_equal(dr.n, 2);
+	assert_int_equal(dr.order[0], 0);
+	assert_int_equal(dr.order[1], 1);
+	assert_null(dr.cur[0]);
+	assert_null(dr.cur[1]);
+	assert_int_equal(peek_word(r, data, F_W(2)), 0);
+	pmtx_heap_stats st;
+	int hc = pmtx_heap_check(r, &st);
+	if (hc)
+		print_error("heap check after nested abort: %s\n",
+		            st.first_error);
+	struct tu_offs used = {0};
+	if (is_cow(rt)) {
+		expect_blocks(r, 1, ref_shared(r, rt).w, &used);
+		for (unsigned t = 0; t < NTHREADS; t++)
+			expect_blocks(r, 1, ref_slice(r, rt, t).w, &used);
+		expect_blocks(r, 1, data.w, &used);
 	}
+	tu_assert_heap_blocks(r, &used, "after nested abort");
+	assert_int_equal(pmtx_close(r), 0);
+	r = tu_open(path);
+	data = ref_data(r, rt);
+	assert_int_equal(peek_word(r, data, F_W(0)), 0);
+	assert_int_equal(peek_word(r, data, F_W(1)), 0);
+	tu_assert_heap_blocks(r, &used, "after nested abort and reopen");
+	free(used.v);
+	assert_int_equal(pmtx_heap_check(r, &st), 0);
+	assert_int_equal(hc, 0);
+	return r;
 }
+
+/* The tests of the four scenarios above, each in every runtime. */
+#define EACH_RUNTIME(test, body)                                             \
+	static void test(void **state)                                        \
+	{                                                                    \
+		in_each_runtime(body);                                       \
+	}
+EACH_RUNTIME(deferred_ops_run_after_commit_in_registration_order,
+             commit_then_deferred_ops)
+EACH_RUNTIME(deferred_ops_after_abort_see_rolled_back_data,
+             abort_then_deferred_ops)
+EACH_RUNTIME(nested_commit_is_flat_and_defers_to_the_outermost_end,
+             nested_commits)
+EACH_RUNTIME(nested_abort_aborts_all_and_defers_to_the_outermost_end,
+             nested_abort)
 
 /* Deferred operations of concurrent transactions: each runs exactly once,
  * in the thread whose transaction registered it, after that transaction
@@ -854,6 +810,8 @@ static void count_deferred(void *arg)
 	if (!pthread_equal(c->owner, pthread_self()) || pmtx_tx_current())
 		__atomic_add_fetch(&c->foreign, 1, __ATOMIC_RELAXED);
 }
+
+static unsigned dworker_iters; /* transactions of each thread */
 
 struct dworker {
 	pmtx_region *r;
@@ -894,41 +852,42 @@ static void *dworker_main(void *arg)
 	return NULL;
 }
 
+/* NTHREADS threads, each with its own deferred operations. */
+static pmtx_region *concurrent_deferred_ops(pmtx_region *r, pmtx_runtime rt,
+                                            const char *path)
+{
+	struct dworker w[NTHREADS];
+	pthread_t th[NTHREADS];
+	for (unsigned t = 0; t < NTHREADS; t++) {
+		w[t] = (struct dworker){.r = r, .rt = rt, .t = t,
+		                        .iters = dworker_iters};
+		assert_int_equal(pthread_create(&th[t], NULL, dworker_main,
+		                                &w[t]), 0);
+	}
+	for (unsigned t = 0; t < NTHREADS; t++)
+		assert_int_equal(pthread_join(th[t], NULL), 0);
+	for (unsigned t = 0; t < NTHREADS; t++) {
+		if (w[t].err)
+			fail_msg("%s thread %u: %s",
+			         pmtx_runtime_name(rt), t,
+			         pmtx_strerror(w[t].err));
+		if (w[t].c.ran != w[t].registered || w[t].c.foreign)
+			fail_msg("%s thread %u: %llu deferred ops "
+			         "registered, %llu run, %llu of them by "
+			         "another thread or inside a transaction",
+			         pmtx_runtime_name(rt), t,
+			         (unsigned long long)w[t].registered,
+			         (unsigned long long)w[t].c.ran,
+			         (unsigned long long)w[t].c.foreign);
+	}
+	return r;
+}
+
 static void deferred_ops_of_concurrent_txs_run_once_in_their_own_thread(
 	void **state)
 {
-	(void)state;
-	unsigned iters = tu_long_mode() ? 2000000 : 200000;
-	for (size_t ri = 0; ri < NRUNTIMES; ri++) {
-		const char *path;
-		pmtx_region *r = create_region(&path, 64, runtimes[ri]);
-		struct dworker w[NTHREADS];
-		pthread_t th[NTHREADS];
-		for (unsigned t = 0; t < NTHREADS; t++) {
-			w[t] = (struct dworker){.r = r, .rt = runtimes[ri], .t = t,
-			                        .iters = iters};
-			assert_int_equal(pthread_create(&th[t], NULL, dworker_main,
-			                                &w[t]), 0);
-		}
-		for (unsigned t = 0; t < NTHREADS; t++)
-			assert_int_equal(pthread_join(th[t], NULL), 0);
-		for (unsigned t = 0; t < NTHREADS; t++) {
-			if (w[t].err)
-				fail_msg("%s thread %u: %s",
-				         pmtx_runtime_name(runtimes[ri]), t,
-				         pmtx_strerror(w[t].err));
-			if (w[t].c.ran != w[t].registered || w[t].c.foreign)
-				fail_msg("%s thread %u: %llu deferred ops "
-				         "registered, %llu run, %llu of them by "
-				         "another thread or inside a transaction",
-				         pmtx_runtime_name(runtimes[ri]), t,
-				         (unsigned long long)w[t].registered,
-				         (unsigned long long)w[t].c.ran,
-				         (unsigned long long)w[t].c.foreign);
-		}
-		assert_int_equal(pmtx_close(r), 0);
-		unlink(path);
-	}
+	dworker_iters = tu_long_mode() ? 2000000 : 200000;
+	in_each_runtime(concurrent_deferred_ops);
 }
 
 /* ---- more threads than descriptors ---- */
@@ -989,7 +948,6 @@ static void *busy_main(void *arg)
  * retries, and every committed increment counts. */
 static void more_threads_than_descriptors_get_busy_then_retry(void **state)
 {
-	(void)state;
 	unsigned iters = tu_long_mode() ? 20000 : 2000;
 	for (size_t ri = 0; ri < NRUNTIMES; ri++) {
 		pmtx_runtime rt = runtimes[ri];

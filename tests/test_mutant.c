@@ -108,8 +108,7 @@ static struct {
 static void drop(pmtx_region *r, const char *path)
 {
 	memset(&twatch, 0, sizeof(twatch)); /* before the mapping goes */
-	assert_int_equal(pmtx_close(r), 0);
-	unlink(path);
+	tu_close_and_remove(r, path);
 }
 
 static pmtx_tx *begin(pmtx_region *r, pmtx_runtime rt)
@@ -188,25 +187,6 @@ static void probe(pmtx_region *r, struct obs *o)
 	               PMTX_TW_STATE(region_rstate(r)->twin) << 8;
 }
 
-static int copy_file(const char *src, const char *dst)
-{
-	static char buf[1 << 16];
-	int in = open(src, O_RDONLY), out, rc = 0;
-	unlink(dst);
-	out = open(dst, O_WRONLY | O_CREAT | O_EXCL, 0600);
-	if (in < 0 || out < 0)
-		rc = -1;
-	ssize_t k;
-	while (rc == 0 && (k = read(in, buf, sizeof(buf))) != 0)
-		if (k < 0 || write(out, buf, (size_t)k) != k)
-			rc = -1;
-	if (in >= 0)
-		close(in);
-	if (out >= 0)
-		close(out);
-	return rc;
-}
-
 /* ---- crash images: copy the region file at the at-th barrier ---- */
 
 static struct snap {
@@ -224,8 +204,10 @@ static void snap_flush(struct persist *p, const void *a, size_t n)
  * none of the ones after (a crash right before the barrier). */
 static int snap_barrier(struct persist *p)
 {
-	if (snap.armed && ++snap.count == snap.at)
-		snap.taken = copy_file(snap.src, snap.dst) == 0;
+	if (snap.armed && ++snap.count == snap.at) {
+		tu_copy_file(snap.src, snap.dst);
+		snap.taken = 1;
+	}
 	return persist_default_ops(p->domain, p->backend)->barrier(p);
 }
 
@@ -299,28 +281,54 @@ static void recover_image(const char *image, struct obs *o)
 
 /* ---- workloads ---- */
 
-/* A transaction of runtime rt, in a region made by mk, writes two lines,
- * then commits or aborts. */
-static void two_lines(struct obs *o, pmtx_region *(*mk)(const char **),
-                      pmtx_runtime rt, int abort)
+/* Run body on a region made by mk, measured with this run's site
+ * disabled, and probe the region after it. */
+static void measure(struct obs *o, pmtx_region *(*mk)(const char **),
+                    void (*body)(pmtx_region *r))
 {
 	const char *path;
 	arm();
 	pmtx_region *r = mk(&path);
-	pmtx_tx *tx = begin(r, rt);
-	put(tx, r, 0);
-	put(tx, r, 64);
-	assert_int_equal(abort ? pmtx_abort(tx) : pmtx_commit(tx), 0);
+	body(r);
 	probe(r, o);
 	drop(r, path);
 	disarm(o);
 }
 
+/* MEASURED(wl_x, mk) { body }: the workload wl_x, whose body (on r, a
+ * region made by mk) measure() runs. */
+#define MEASURED(name, mk)                                                 \
+	static void name##_body(pmtx_region *r);                             \
+	static void name(struct obs *o)                                      \
+	{                                                                    \
+		measure(o, mk, name##_body);                                 \
+	}                                                                    \
+	static void name##_body(pmtx_region *r)
+
+/* A transaction of runtime rt writes two lines. */
+static pmtx_tx *two_lines(pmtx_region *r, pmtx_runtime rt)
+{
+	pmtx_tx *tx = begin(r, rt);
+	put(tx, r, 0);
+	put(tx, r, 64);
+	return tx;
+}
+
+/* One transaction of n bytes from the root (n > a line). */
+static void write_bytes(pmtx_region *r, size_t n)
+{
+	static char big[20000];
+	pmtx_tx *tx = begin(r, PMTX_RT_UNDO);
+	assert_true(n <= sizeof(big));
+	assert_int_equal(pmtx_write(tx, pmtx_root(r, NULL), big, n), 0);
+	assert_int_equal(pmtx_commit(tx), 0);
+}
+
 /* An undo transaction writes two lines and commits: 2 records, commit
  * (i) and (ii), no allocation (the descriptor stays RUNNING). */
-static void wl_undo_commit(struct obs *o)
+MEASURED(wl_undo_commit, make)
 {
-	two_lines(o, make, PMTX_RT_UNDO, 0);
+	assert_int_equal(pmtx_commit(two_lines(r, PMTX_RT_UNDO)), 0);
 }
 
 /* An undo transaction seen after its first record, then aborted. */
@@ -340,11 +348,8 @@ static void wl_undo_running(struct obs *o)
 /* Undo transactions that allocate (a 100-byte block, a large block and a
  * zeroed 64-byte block: three superblocks) and then free two of them:
  * two commits through the allocation log, (iii) and (iv) each. */
-static void wl_undo_alloc_free(struct obs *o)
+MEASURED(wl_undo_alloc_free, make)
 {
-	const char *path;
-	arm();
-	pmtx_region *r = make(&path);
 	pmtx_tx *tx = begin(r, PMTX_RT_UNDO);
 	pmtx_off small = alloc(tx, 100), large = alloc(tx, 40000), z;
 	assert_int_equal(pmtx_zalloc(tx, 64, &z), 0);
@@ -354,80 +359,55 @@ static void wl_undo_alloc_free(struct obs *o)
 	assert_int_equal(pmtx_free(tx, small), 0);
 	assert_int_equal(pmtx_free(tx, large), 0);
 	assert_int_equal(pmtx_commit(tx), 0);
-	probe(r, o);
-	drop(r, path);
-	disarm(o);
 }
 
 /* An undo record above the checksum threshold (4 KiB under PDOM-1) is
  * marked: body, barrier, mark, barrier. */
-static void wl_undo_marked(struct obs *o)
+MEASURED(wl_undo_marked, make)
 {
-	static char big[5000];
-	const char *path;
-	arm();
-	pmtx_region *r = make(&path);
-	pmtx_tx *tx = begin(r, PMTX_RT_UNDO);
-	assert_int_equal(pmtx_write(tx, pmtx_root(r, NULL), big, sizeof(big)),
-	                 0);
-	assert_int_equal(pmtx_commit(tx), 0);
-	probe(r, o);
-	drop(r, path);
-	disarm(o);
+	write_bytes(r, 5000);
 }
 
 /* An undo transaction writes two lines and aborts. */
-static void wl_undo_abort(struct obs *o)
+MEASURED(wl_undo_abort, make)
 {
-	two_lines(o, make, PMTX_RT_UNDO, 1);
+	assert_int_equal(pmtx_abort(two_lines(r, PMTX_RT_UNDO)), 0);
 }
 
 /* A record larger than the first log chunk (16 KiB) grows the log. */
-static void wl_log_grow(struct obs *o)
+MEASURED(wl_log_grow, make)
 {
-	static char big[20000];
-	const char *path;
-	arm();
-	pmtx_region *r = make(&path);
-	pmtx_tx *tx = begin(r, PMTX_RT_UNDO);
-	assert_int_equal(pmtx_write(tx, pmtx_root(r, NULL), big, sizeof(big)),
-	                 0);
-	assert_int_equal(pmtx_commit(tx), 0);
-	probe(r, o);
-	drop(r, path);
-	disarm(o);
+	write_bytes(r, 20000);
 }
 
-/* A region of one superblock's heap grows: a transaction allocates a
- * 100 KiB block (a run of two superblocks) that only growth can give. */
-static void wl_region_grow(struct obs *o)
+/* A region of one superblock's heap: a transaction allocates a 100 KiB
+ * block (a run of two superblocks) that only growth can give. */
+static pmtx_region *make_one_superblock(const char **path)
 {
-	const char *path = tu_path();
 	pmtx_options opt;
 	pmtx_options_init(&opt);
 	opt.root_size = 64;
 	opt.max_size = 64u << 20;
-	arm();
 	pmtx_region *r = NULL;
-	assert_int_equal(pmtx_create(path, 1, &opt, &r), 0);
+	*path = tu_path();
+	assert_int_equal(pmtx_create(*path, 1, &opt, &r), 0);
+	return r;
+}
+
+MEASURED(wl_region_grow, make_one_superblock)
+{
 	size_t before = pmtx_region_size(r);
 	pmtx_tx *tx = begin(r, PMTX_RT_UNDO);
 	alloc(tx, 100u << 10);
 	assert_int_equal(pmtx_commit(tx), 0);
 	assert_true(pmtx_region_size(r) > before);
-	probe(r, o);
-	drop(r, path);
-	disarm(o);
 }
 
 /* One transaction per runtime that only flushes a line (naked). */
-static void wl_naked(struct obs *o)
+MEASURED(wl_naked, make)
 {
 	static const pmtx_runtime rts[] = {PMTX_RT_UNDO, PMTX_RT_REDO,
 	                                   PMTX_RT_COW};
-	const char *path;
-	arm();
-	pmtx_region *r = make(&path);
 	for (size_t k = 0; k < ARRAY_SIZE(rts); k++) {
 		pmtx_tx *tx = begin(r, rts[k]);
 		pmtx_flush(r, pmtx_root(r, NULL), 8);
@@ -439,76 +419,61 @@ static void wl_naked(struct obs *o)
 	pmtx_flush(r, root + 1, 8);
 	assert_int_equal(PMTX_SET(tx, *root, 7), 0);
 	assert_int_equal(pmtx_commit(tx), 0);
-	probe(r, o);
-	drop(r, path);
-	disarm(o);
+}
+
+/* A naked store of 1 at p, flushed and fenced. */
+static void naked_store(pmtx_region *r, char *p)
+{
+	*p = 1;
+	pmtx_flush(r, p, 8);
+	assert_int_equal(pmtx_barrier(r), 0);
 }
 
 /* The naked-persistence API outside a transaction. */
-static void wl_api(struct obs *o)
+MEASURED(wl_api, make)
 {
 	static const char bytes[64] = "non-temporal";
-	const char *path;
-	arm();
-	pmtx_region *r = make(&path);
 	char *root = pmtx_root(r, NULL);
-	root[0] = 1;
-	pmtx_flush(r, root, 8);
-	assert_int_equal(pmtx_barrier(r), 0);
+	naked_store(r, root);
 	root[64] = 1;
 	assert_int_equal(pmtx_persist(r, root + 64, 8), 0);
 	pmtx_memcpy_nt(r, root + 128, bytes, sizeof(bytes));
 	assert_memory_equal(root + 128, bytes, sizeof(bytes));
-	probe(r, o);
-	drop(r, path);
-	disarm(o);
 }
 
 /* A redo transaction's writes: two lines and a 100-byte block. */
-static pmtx_off redo_writes(pmtx_tx *tx, pmtx_region *r)
+static pmtx_tx *redo_writes(pmtx_region *r, pmtx_runtime rt, pmtx_off *b)
 {
-	put(tx, r, 0);
-	put(tx, r, 64);
-	return alloc(tx, 100);
+	pmtx_tx *tx = two_lines(r, rt);
+	*b = alloc(tx, 100);
+	return tx;
 }
 
 /* A redo transaction writes and allocates; a second one frees the block
  * (no write: its commit applies only the allocation log). */
-static void wl_redo(struct obs *o)
+MEASURED(wl_redo, make)
 {
-	const char *path;
-	arm();
-	pmtx_region *r = make(&path);
-	pmtx_tx *tx = begin(r, PMTX_RT_REDO);
-	pmtx_off b = redo_writes(tx, r);
+	pmtx_off b;
+	pmtx_tx *tx = redo_writes(r, PMTX_RT_REDO, &b);
 	put(tx, r, 64); /* the newest range again: rewritten (D11) */
 	assert_int_equal(pmtx_commit(tx), 0);
 	tx = begin(r, PMTX_RT_REDO);
 	assert_int_equal(pmtx_free(tx, b), 0);
 	assert_int_equal(pmtx_commit(tx), 0);
-	probe(r, o);
-	drop(r, path);
-	disarm(o);
 }
 
 /* redo-async. Its truncation normally runs in the region's truncation
  * thread, whose counters this thread cannot read: with the thread marked
  * as stopping before it ever starts, async_enqueue truncates inline, in
  * the committing thread (what pmtx_close does with a stopped thread). */
-static void wl_redo_async(struct obs *o)
+MEASURED(wl_redo_async, make)
 {
-	const char *path;
-	arm();
-	pmtx_region *r = make(&path);
+	pmtx_off b;
 	pthread_mutex_lock(&r->txm->q_lock);
 	r->txm->thr_stop = 1;
 	pthread_mutex_unlock(&r->txm->q_lock);
-	pmtx_tx *tx = begin(r, PMTX_RT_REDO_ASYNC);
-	(void)redo_writes(tx, r);
-	assert_int_equal(pmtx_commit(tx), 0);
-	probe(r, o);
-	drop(r, path);
-	disarm(o);
+	assert_int_equal(pmtx_commit(redo_writes(r, PMTX_RT_REDO_ASYNC, &b)),
+	                 0);
 }
 
 /* Runtimes mixed (redo.c D13): a redo-async log still queued when a redo
@@ -537,54 +502,36 @@ static void wl_mix_queue(struct obs *o)
 	drop(r, path);
 }
 
-/* Copy-on-write: a new object committed, then opened for writing,
- * changed and committed (which frees its old payload). */
-static pmtx_off cow_new_object(pmtx_region *r)
+/* Copy-on-write: a new object committed, then opened for writing and
+ * changed (its commit frees the old payload). */
+static pmtx_tx *cow_new_then_change(pmtx_region *r)
 {
 	pmtx_off w;
+	uint64_t *p;
 	pmtx_tx *tx = begin(r, PMTX_RT_COW);
 	assert_int_equal(pmtx_cow_new(tx, 64, &w), 0);
 	assert_int_equal(pmtx_commit(tx), 0);
-	return w;
-}
-
-static pmtx_tx *cow_change(pmtx_region *r, pmtx_off w)
-{
-	uint64_t *p;
-	pmtx_tx *tx = begin(r, PMTX_RT_COW);
+	tx = begin(r, PMTX_RT_COW);
 	assert_int_equal(pmtx_cow_open(tx, w, PMTX_COW_WRITE, NULL,
 	                               (void **)&p), 0);
 	p[0] = 42;
 	return tx;
 }
 
-static void wl_cow(struct obs *o)
+MEASURED(wl_cow, make)
 {
-	const char *path;
-	arm();
-	pmtx_region *r = make(&path);
-	pmtx_off w = cow_new_object(r);
-	assert_int_equal(pmtx_commit(cow_change(r, w)), 0);
-	probe(r, o);
-	drop(r, path);
-	disarm(o);
+	assert_int_equal(pmtx_commit(cow_new_then_change(r)), 0);
 }
 
 /* Retire cover: another thread's redo log is retired (IDLE stored and
  * flushed, no barrier) while this thread's undo transaction runs; this
  * thread's commit flushes that descriptor's line before its barrier. */
-static void wl_cover(struct obs *o)
+MEASURED(wl_cover, make)
 {
-	const char *path;
-	arm();
-	pmtx_region *r = make(&path);
 	pmtx_tx *tx = begin(r, PMTX_RT_UNDO); /* holds its descriptor */
 	commit_elsewhere(r, PMTX_RT_REDO, 128);
 	put(tx, r, 0);
 	assert_int_equal(pmtx_commit(tx), 0);
-	probe(r, o);
-	drop(r, path);
-	disarm(o);
 }
 
 /* Recovery of a transaction of runtime rt, in a region made by mk,
@@ -596,15 +543,14 @@ static void recover_two_lines(struct obs *o,
 {
 	const char *path, *image = tu_path();
 	pmtx_region *r = mk(&path);
-	pmtx_tx *tx = begin(r, rt);
 	if (after) {
+		pmtx_tx *tx = begin(r, rt);
 		put(tx, r, 256);
 		assert_int_equal(pmtx_commit(tx), 0);
-		tx = begin(r, rt);
 	}
-	put(tx, r, 0);
-	put(tx, r, 64);
-	snap.taken = copy_file(path, image) == 0;
+	pmtx_tx *tx = two_lines(r, rt);
+	tu_copy_file(path, image);
+	snap.taken = 1;
 	assert_int_equal(pmtx_abort(tx), 0);
 	drop(r, path);
 	recover_image(image, o);
@@ -616,80 +562,71 @@ static void wl_recover_undo(struct obs *o)
 	recover_two_lines(o, make, PMTX_RT_UNDO, 0);
 }
 
-/* Recovery rolls a redo transaction forward: caught at its second
- * barrier (durable, applied in memory, not retired). */
-static void wl_recover_redo(struct obs *o)
+/* Recovery of the commit of tx (begun in a region of make_snap) caught
+ * at its second barrier. */
+static void recover_commit(struct obs *o,
+                           pmtx_tx *(*start)(pmtx_region *r))
 {
 	const char *path, *image = tu_path();
 	pmtx_region *r = make_snap(&path, image);
-	pmtx_tx *tx = begin(r, PMTX_RT_REDO);
-	(void)redo_writes(tx, r);
+	pmtx_tx *tx = start(r);
 	snap_at(2);
 	assert_int_equal(pmtx_commit(tx), 0);
 	drop(r, path);
 	recover_image(image, o);
+}
+
+static pmtx_tx *redo_start(pmtx_region *r)
+{
+	pmtx_off b;
+	return redo_writes(r, PMTX_RT_REDO, &b);
+}
+
+/* Recovery rolls a redo transaction forward: caught at its second
+ * barrier (durable, applied in memory, not retired). */
+static void wl_recover_redo(struct obs *o)
+{
+	recover_commit(o, redo_start);
 }
 
 /* Recovery completes a copy-on-write commit caught at its second barrier
  * (COMMIT written, cur not swapped yet). */
 static void wl_recover_cow(struct obs *o)
 {
-	const char *path, *image = tu_path();
-	pmtx_region *r = make_snap(&path, image);
-	pmtx_off w = cow_new_object(r);
-	pmtx_tx *tx = cow_change(r, w);
-	snap_at(2);
-	assert_int_equal(pmtx_commit(tx), 0);
-	drop(r, path);
-	recover_image(image, o);
+	recover_commit(o, cow_new_then_change);
 }
 
 /* A twin transaction writes two lines and commits by its seal: MUTATING
  * (a), the lines and the seal (b), the back copy in non-temporal stores
  * (d); close stores IDLE and flushes it. */
-static void wl_twin_commit(struct obs *o)
+MEASURED(wl_twin_commit, make_twin)
 {
-	two_lines(o, make_twin, PMTX_RT_TWIN, 0);
+	assert_int_equal(pmtx_commit(two_lines(r, PMTX_RT_TWIN)), 0);
 }
 
 /* A twin transaction too large for a seal (49 lines) commits with
  * COPYING: MUTATING (a), the lines (b), COPYING (c), the back copy (d),
  * IDLE. */
-static void wl_twin_commit_large(struct obs *o)
+MEASURED(wl_twin_commit_large, make_twin)
 {
-	const char *path;
-	arm();
-	pmtx_region *r = make_twin(&path);
 	pmtx_tx *tx = begin(r, PMTX_RT_TWIN);
 	for (size_t i = 0; i < 49; i++)
 		put(tx, r, i * 64);
 	assert_int_equal(pmtx_commit(tx), 0);
-	probe(r, o);
-	drop(r, path);
-	disarm(o);
 }
 
 /* A twin transaction writes two lines and aborts: they are restored from
  * the back copy. */
-static void wl_twin_abort(struct obs *o)
+MEASURED(wl_twin_abort, make_twin)
 {
-	two_lines(o, make_twin, PMTX_RT_TWIN, 1);
+	assert_int_equal(pmtx_abort(two_lines(r, PMTX_RT_TWIN)), 0);
 }
 
 /* A naked store outside any transaction in a twin region, flushed (to the
  * back copy too) and fenced. */
-static void wl_twin_naked(struct obs *o)
+MEASURED(wl_twin_naked, make_twin)
 {
-	const char *path;
-	arm();
-	pmtx_region *r = make_twin(&path);
-	uint64_t *root = pmtx_root(r, NULL);
-	root[0] = 1;
-	pmtx_flush(r, root, 8);
-	assert_int_equal(pmtx_barrier(r), 0);
-	probe(r, o);
-	drop(r, path);
-	disarm(o);
+	naked_store(r, pmtx_root(r, NULL));
 }
 
 /* Recovery copies the back copy over the two lines of a twin transaction
@@ -919,7 +856,6 @@ static int check_case(const struct site_case *c)
 
 static int cleanup(void **state)
 {
-	(void)state;
 	pmtx__mutant_set(MUT_NONE);
 	persist_override_ops(NULL, NULL);
 	snap.armed = 0;
@@ -931,7 +867,6 @@ static int cleanup(void **state)
 
 static void every_site_has_exactly_one_case(void **state)
 {
-	(void)state;
 	unsigned n = pmtx__mutant_count(), seen[MUT_END_] = {0};
 	assert_int_equal(n, MUT_NSITES);
 	assert_int_equal(ARRAY_SIZE(cases), n);
@@ -949,7 +884,6 @@ static void every_site_has_exactly_one_case(void **state)
 
 static void every_site_is_live_and_removes_only_what_it_issues(void **state)
 {
-	(void)state;
 	int failed = 0;
 	for (size_t i = 0; i < ARRAY_SIZE(cases); i++)
 		failed += check_case(&cases[i]);
@@ -958,7 +892,6 @@ static void every_site_is_live_and_removes_only_what_it_issues(void **state)
 
 static void sites_have_unique_names_and_descriptions(void **state)
 {
-	(void)state;
 	unsigned n = pmtx__mutant_count();
 	assert_string_equal(pmtx__mutant_name(0), "none");
 	assert_null(pmtx__mutant_name(n + 1));
@@ -976,7 +909,6 @@ static void sites_have_unique_names_and_descriptions(void **state)
 
 static void lookup_accepts_names_symbols_and_numbers(void **state)
 {
-	(void)state;
 	unsigned n = pmtx__mutant_count();
 	char num[16];
 	for (unsigned i = 0; i <= n; i++) {
@@ -999,7 +931,6 @@ static void lookup_accepts_names_symbols_and_numbers(void **state)
 
 static void set_rejects_unknown_sites_and_keeps_the_last_one(void **state)
 {
-	(void)state;
 	unsigned n = pmtx__mutant_count();
 	if (!MUTATION_BUILD) {
 		assert_int_equal(pmtx__mutant_set(MUT_UNDO_DATA_FLUSH),
@@ -1018,11 +949,12 @@ static void set_rejects_unknown_sites_and_keeps_the_last_one(void **state)
 	assert_int_equal(pmtx__mutant_active(), MUT_NONE);
 }
 
-/* The child (main, --env-child): the first create reads PMTX_MUTANT;
- * exit with the disabled site's id as seen by the sites themselves. */
-static int env_child(void)
+/* The child (main, --env-child PATH): the first create reads
+ * PMTX_MUTANT; exit with the disabled site's id as seen by the sites
+ * themselves. PATH is the parent's, which removes it (the child may abort
+ * in pmtx_create). */
+static int env_child(const char *path)
 {
-	const char *path = tu_path();
 	pmtx_options o;
 	pmtx_region *r;
 	pmtx_options_init(&o);
@@ -1043,6 +975,7 @@ static int env_child(void)
 /* Runs this program as an env child; returns its wait status. */
 static int run_env_child(const char *value)
 {
+	const char *path = tu_path();
 	pid_t pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
@@ -1050,18 +983,18 @@ static int run_env_child(const char *value)
 		if (null >= 0)
 			dup2(null, 2); /* the expected complaint */
 		setenv("PMTX_MUTANT", value, 1);
-		execl("/proc/self/exe", "test_mutant", "--env-child",
+		execl("/proc/self/exe", "test_mutant", "--env-child", path,
 		      (char *)NULL);
 		_exit(254);
 	}
 	int st;
 	assert_int_equal(waitpid(pid, &st, 0), pid);
+	unlink(path);
 	return st;
 }
 
 static void env_variable_is_read_at_the_first_create(void **state)
 {
-	(void)state;
 	static const char *const vals[] = {"undo.commit_barrier",
 	                                   "MUT_HEAP_BITMAP_FLUSH", "3", "none",
 	                                   "0"};
@@ -1084,8 +1017,8 @@ static void env_variable_is_read_at_the_first_create(void **state)
 
 int main(int argc, char **argv)
 {
-	if (argc == 2 && strcmp(argv[1], "--env-child") == 0)
-		return env_child();
+	if (argc == 3 && strcmp(argv[1], "--env-child") == 0)
+		return env_child(argv[2]);
 	const struct CMUnitTest tests[] = {
 		T(every_site_has_exactly_one_case),
 		T(sites_have_unique_names_and_descriptions),

@@ -97,43 +97,40 @@ static void check_counts(pmtx_domain d, pmtx_backend be, int flush_counts)
 	pbuf_fini(&b);
 }
 
-static void pdom1_hardware_flush_counts_exact_lines_and_barrier_counts_one(
-	void **state)
+/* Under PDOM-0 and PDOM-1 a flush counts the exact lines it covers and
+ * a barrier counts one; under PDOM-2 no flush counts, and a barrier still
+ * counts one. */
+static void check_counts_in_every_domain(pmtx_backend be)
 {
-	(void)state;
-	check_counts(PMTX_PDOM1, PMTX_BACKEND_HARDWARE, 1);
+	check_counts(PMTX_PDOM0, be, 1);
+	check_counts(PMTX_PDOM1, be, 1);
+	check_counts(PMTX_PDOM2, be, 0);
 }
 
-static void pdom0_hardware_flush_counts_exact_lines_and_barrier_counts_one(
+static void hardware_flushes_count_exact_lines_and_barriers_count_one(
 	void **state)
 {
-	(void)state;
-	check_counts(PMTX_PDOM0, PMTX_BACKEND_HARDWARE, 1);
-}
-
-static void pdom2_hardware_counts_no_flushes_but_one_barrier_each(
-	void **state)
-{
-	(void)state;
-	check_counts(PMTX_PDOM2, PMTX_BACKEND_HARDWARE, 0);
+	check_counts_in_every_domain(PMTX_BACKEND_HARDWARE);
 }
 
 static void emulated_backend_counts_like_hardware_in_every_domain(
 	void **state)
 {
-	(void)state;
-	check_counts(PMTX_PDOM0, PMTX_BACKEND_EMULATED, 1);
-	check_counts(PMTX_PDOM1, PMTX_BACKEND_EMULATED, 1);
-	check_counts(PMTX_PDOM2, PMTX_BACKEND_EMULATED, 0);
+	check_counts_in_every_domain(PMTX_BACKEND_EMULATED);
+}
+
+/* A 4 MiB undo region, PDOM-1 on hardware, at a fresh path. */
+static pmtx_region *undo_region(const char **path, size_t root_size)
+{
+	return tu_create(path, 4u << 20, root_size, PMTX_PDOM1,
+	                 PMTX_BACKEND_HARDWARE, PMTX_RT_UNDO);
 }
 
 static void region_flush_and_persist_count_exact_lines_and_barriers(
 	void **state)
 {
-	(void)state;
 	const char *path;
-	pmtx_region *r = tu_create(&path, 4u << 20, 4096, PMTX_PDOM1,
-	                           PMTX_BACKEND_HARDWARE, PMTX_RT_UNDO);
+	pmtx_region *r = undo_region(&path, 4096);
 	char *root = pmtx_root(r, NULL);
 	size_t mis = (size_t)(64 - (uintptr_t)root % 64) % 64; /* to a line */
 	pmtx_counters_reset();
@@ -147,16 +144,13 @@ static void region_flush_and_persist_count_exact_lines_and_barriers(
 	pmtx_counters_get(&c);
 	assert_int_equal(c.flushes, 5);
 	assert_int_equal(c.barriers, 2);
-	assert_int_equal(pmtx_close(r), 0);
-	unlink(path);
+	tu_close_and_remove(r, path);
 }
 
 static void counters_reset_zeroes_every_counter(void **state)
 {
-	(void)state;
 	const char *path;
-	pmtx_region *r = tu_create(&path, 4u << 20, 256, PMTX_PDOM1,
-	                           PMTX_BACKEND_HARDWARE, PMTX_RT_UNDO);
+	pmtx_region *r = undo_region(&path, 256);
 	char *root = pmtx_root(r, NULL);
 	char src[200];
 	memset(src, 7, sizeof(src));
@@ -172,12 +166,11 @@ static void counters_reset_zeroes_every_counter(void **state)
 	assert_true(c.flushes > 0);
 	assert_true(c.bytes_logged > 0);
 	assert_true(c.nt_bytes > 0);
-	assert_int_equal(pmtx_close(r), 0);
-	unlink(path);
+	tu_close_and_remove(r, path);
 
 	/* A file-backend barrier, for msyncs. */
-	char tmpl[] = "/tmp/pmtx-test-persist-XXXXXX";
-	int fd = mkstemp(tmpl);
+	const char *tmp = tu_path_in("/tmp", "persist");
+	int fd = open(tmp, O_RDWR | O_CREAT | O_EXCL, 0600);
 	assert_true(fd >= 0);
 	assert_int_equal(ftruncate(fd, 4096), 0);
 	char *m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
@@ -192,7 +185,7 @@ static void counters_reset_zeroes_every_counter(void **state)
 	assert_true(c.msyncs > 0);
 	munmap(m, 4096);
 	close(fd);
-	unlink(tmpl);
+	unlink(tmp);
 
 	pmtx_counters_reset();
 	pmtx_counters_get(&c);
@@ -228,7 +221,6 @@ static void *count_worker(void *arg)
 
 static void counters_are_per_thread(void **state)
 {
-	(void)state;
 	struct pbuf b;
 	pbuf_init(&b, PMTX_PDOM1, PMTX_BACKEND_HARDWARE);
 	pmtx_counters_reset();
@@ -268,8 +260,8 @@ struct tmpmap {
 
 static void tmpmap_open(struct tmpmap *t, size_t pages)
 {
-	snprintf(t->path, sizeof(t->path), "/tmp/pmtx-test-persist-XXXXXX");
-	t->fd = mkstemp(t->path);
+	snprintf(t->path, sizeof(t->path), "%s", tu_path_in("/tmp", "persist"));
+	t->fd = open(t->path, O_RDWR | O_CREAT | O_EXCL, 0600);
 	assert_true(t->fd >= 0);
 	t->pg = (size_t)sysconf(_SC_PAGESIZE);
 	t->len = pages * t->pg;
@@ -308,7 +300,6 @@ static uint64_t msyncs_for_pages(struct tmpmap *t, const unsigned *pages,
 static void file_barrier_msyncs_once_per_distinct_nonadjacent_page(
 	void **state)
 {
-	(void)state;
 	struct tmpmap t;
 	tmpmap_open(&t, 64);
 	static const unsigned one[] = {7};
@@ -326,7 +317,6 @@ static void file_barrier_msyncs_once_per_distinct_nonadjacent_page(
 static void file_barrier_coalesces_adjacent_pages_into_one_msync(
 	void **state)
 {
-	(void)state;
 	struct tmpmap t;
 	tmpmap_open(&t, 64);
 	static const unsigned run[] = {5, 3, 4};
@@ -408,7 +398,6 @@ static int barrier_of_page(struct tmpmap *t, unsigned pg)
  * object for the mapping). */
 static void file_barriers_fail_after_a_failed_write_back(void **state)
 {
-	(void)state;
 	struct tmpmap t;
 	tmpmap_open(&t, 8);
 	assert_int_equal(barrier_of_page(&t, 1), 0);
@@ -433,7 +422,6 @@ static void file_barriers_fail_after_a_failed_write_back(void **state)
 static void file_barrier_of_several_runs_flushes_the_device_once(
 	void **state)
 {
-	(void)state;
 	struct tmpmap t;
 	tmpmap_open(&t, 64);
 	t.p.fd = t.fd;
@@ -465,7 +453,6 @@ static void file_barrier_of_several_runs_flushes_the_device_once(
 
 static void file_barrier_with_nothing_flushed_does_no_msync(void **state)
 {
-	(void)state;
 	struct tmpmap t;
 	tmpmap_open(&t, 8);
 	pmtx_counters_reset();
@@ -494,7 +481,6 @@ static void file_barrier_with_nothing_flushed_does_no_msync(void **state)
 
 static void file_backend_flushed_data_reaches_the_file(void **state)
 {
-	(void)state;
 	struct tmpmap t;
 	tmpmap_open(&t, 16);
 	uint64_t seed = 42;
@@ -528,12 +514,8 @@ static void file_backend_flushed_data_reaches_the_file(void **state)
 static void file_backend_region_persist_msyncs_and_reaches_the_file(
 	void **state)
 {
-	(void)state;
-	char path[] = "/tmp/pmtx-test-region-XXXXXX";
-	int tfd = mkstemp(path); /* a unique name on a real file system */
-	assert_true(tfd >= 0);
-	close(tfd);
-	unlink(path);
+	/* a real file system */
+	const char *path = tu_path_in("/tmp", "region.pmtx");
 	pmtx_options o;
 	pmtx_options_init(&o);
 	o.root_size = 8192;
@@ -559,8 +541,7 @@ static void file_backend_region_persist_msyncs_and_reaches_the_file(
 	                 (ssize_t)sizeof(got));
 	assert_memory_equal(got, msg, sizeof(msg));
 	close(fd);
-	assert_int_equal(pmtx_close(r), 0);
-	unlink(path);
+	tu_close_and_remove(r, path);
 }
 
 /* ---- barrier latency defaults ---- */
@@ -575,7 +556,6 @@ static uint64_t default_ns(pmtx_domain d, pmtx_backend be, int64_t req)
 
 static void barrier_ns_defaults_follow_domain_and_backend(void **state)
 {
-	(void)state;
 	assert_int_equal(default_ns(PMTX_PDOM0, PMTX_BACKEND_EMULATED, -1), 500);
 	assert_int_equal(default_ns(PMTX_PDOM1, PMTX_BACKEND_EMULATED, -1), 100);
 	assert_int_equal(default_ns(PMTX_PDOM2, PMTX_BACKEND_EMULATED, -1), 0);
@@ -586,7 +566,6 @@ static void barrier_ns_defaults_follow_domain_and_backend(void **state)
 
 static void explicit_barrier_ns_overrides_the_default(void **state)
 {
-	(void)state;
 	assert_int_equal(default_ns(PMTX_PDOM1, PMTX_BACKEND_EMULATED, 1234),
 	                 1234);
 	assert_int_equal(default_ns(PMTX_PDOM0, PMTX_BACKEND_EMULATED, 0), 0);
@@ -610,13 +589,11 @@ static void explicit_barrier_ns_overrides_the_default(void **state)
 	o.domain = PMTX_PDOM0;
 	assert_int_equal(pmtx_open(path, &o, &r), 0);
 	assert_int_equal(r->persist.barrier_ns, 500);
-	assert_int_equal(pmtx_close(r), 0);
-	unlink(path);
+	tu_close_and_remove(r, path);
 }
 
 static void persist_init_rejects_unknown_domain_or_backend(void **state)
 {
-	(void)state;
 	char buf[64];
 	struct persist p;
 	assert_int_equal(persist_init(&p, (pmtx_domain)3, PMTX_BACKEND_HARDWARE,
@@ -631,7 +608,6 @@ static void persist_init_rejects_unknown_domain_or_backend(void **state)
 
 static void flush_instruction_matches_cpuid(void **state)
 {
-	(void)state;
 	const char *name = pmtx_flush_instruction();
 	assert_non_null(name);
 	unsigned a = 0, b = 0, c = 0, d = 0;
@@ -685,13 +661,11 @@ static void check_copy_nt(pmtx_domain d, pmtx_backend be, size_t max_dst,
 
 static void copy_nt_copies_exactly_and_counts_nt_bytes(void **state)
 {
-	(void)state;
 	check_copy_nt(PMTX_PDOM1, PMTX_BACKEND_HARDWARE, 17, 9, 1);
 }
 
 static void copy_nt_is_exact_in_every_backend(void **state)
 {
-	(void)state;
 	check_copy_nt(PMTX_PDOM0, PMTX_BACKEND_HARDWARE, 9, 3, 7);
 	check_copy_nt(PMTX_PDOM2, PMTX_BACKEND_HARDWARE, 9, 3, 7);
 	check_copy_nt(PMTX_PDOM1, PMTX_BACKEND_EMULATED, 9, 3, 7);
@@ -699,10 +673,8 @@ static void copy_nt_is_exact_in_every_backend(void **state)
 
 static void region_memcpy_nt_copies_and_counts_nt_bytes(void **state)
 {
-	(void)state;
 	const char *path;
-	pmtx_region *r = tu_create(&path, 4u << 20, 4096, PMTX_PDOM1,
-	                           PMTX_BACKEND_HARDWARE, PMTX_RT_UNDO);
+	pmtx_region *r = undo_region(&path, 4096);
 	char *root = pmtx_root(r, NULL);
 	char src[1000];
 	for (size_t i = 0; i < sizeof(src); i++)
@@ -714,8 +686,7 @@ static void region_memcpy_nt_copies_and_counts_nt_bytes(void **state)
 	pmtx_counters_get(&c);
 	assert_int_equal(c.nt_bytes, sizeof(src));
 	assert_memory_equal(root + 3, src, sizeof(src));
-	assert_int_equal(pmtx_close(r), 0);
-	unlink(path);
+	tu_close_and_remove(r, path);
 }
 
 /* ---- ops override (fault injection) ---- */
@@ -747,7 +718,6 @@ static const persist_ops spy_ops = {"spy", spy_flush, spy_barrier,
 
 static int restore_ops(void **state)
 {
-	(void)state;
 	persist_override_ops(NULL, NULL);
 	return 0;
 }
@@ -755,12 +725,10 @@ static int restore_ops(void **state)
 static void override_ops_is_used_by_later_regions_and_null_restores(
 	void **state)
 {
-	(void)state;
 	struct spy s = {0};
 	persist_override_ops(&spy_ops, &s);
 	const char *path;
-	pmtx_region *r = tu_create(&path, 4u << 20, 256, PMTX_PDOM1,
-	                           PMTX_BACKEND_HARDWARE, PMTX_RT_UNDO);
+	pmtx_region *r = undo_region(&path, 256);
 	assert_ptr_equal(r->persist.ops, &spy_ops);
 	assert_ptr_equal(r->persist.ctx, &s);
 	/* Create itself persists the areas and the header through it. */
@@ -778,8 +746,7 @@ static void override_ops_is_used_by_later_regions_and_null_restores(
 
 	persist_override_ops(NULL, NULL);
 	const char *path2;
-	pmtx_region *r2 = tu_create(&path2, 4u << 20, 256, PMTX_PDOM1,
-	                            PMTX_BACKEND_HARDWARE, PMTX_RT_UNDO);
+	pmtx_region *r2 = undo_region(&path2, 256);
 	assert_ptr_equal(r2->persist.ops,
 	                 persist_default_ops(PMTX_PDOM1, PMTX_BACKEND_HARDWARE));
 	assert_null(r2->persist.ctx);
@@ -791,17 +758,14 @@ static void override_ops_is_used_by_later_regions_and_null_restores(
 	assert_int_equal(pmtx_persist(r, root, 8), 0);
 	assert_int_equal(s.barriers, before.barriers + 1);
 	assert_int_equal(pmtx_close(r2), 0);
-	assert_int_equal(pmtx_close(r), 0);
-	unlink(path2);
+	tu_close_and_remove(r, path2);
 	unlink(path);
 }
 
 static void override_ops_applies_to_regions_opened_afterwards(void **state)
 {
-	(void)state;
 	const char *path;
-	pmtx_region *r = tu_create(&path, 4u << 20, 256, PMTX_PDOM1,
-	                           PMTX_BACKEND_HARDWARE, PMTX_RT_UNDO);
+	pmtx_region *r = undo_region(&path, 256);
 	assert_int_equal(pmtx_close(r), 0);
 	struct spy s = {0};
 	persist_override_ops(&spy_ops, &s);
@@ -816,8 +780,7 @@ static void override_ops_applies_to_regions_opened_afterwards(void **state)
 	assert_true(s.barriers > before.barriers);
 	assert_true(s.flushes > before.flushes);
 	persist_override_ops(NULL, NULL);
-	assert_int_equal(pmtx_close(r), 0);
-	unlink(path);
+	tu_close_and_remove(r, path);
 }
 
 /* ---- the streaming checksum ---- */
@@ -828,7 +791,6 @@ static void override_ops_applies_to_regions_opened_afterwards(void **state)
  * checked through the streaming form can fail its check). */
 static void streaming_checksum_ignores_a_stale_state(void **state)
 {
-	(void)state;
 	char buf[1000];
 	for (size_t i = 0; i < sizeof(buf); i++)
 		buf[i] = (char)(i * 7 + 1);
@@ -887,7 +849,6 @@ static unsigned exits_of(void *(*fn)(void *))
  * registration made again is still one. */
 static void registrations_run_once_at_thread_exit(void **state)
 {
-	(void)state;
 	for (int round = 0; round < 2; round++) {
 		assert_int_equal(exits_of(register_twice), 2);
 		assert_int_equal(exit_seen[0], 2);
@@ -942,7 +903,6 @@ static size_t malloc_in_use(void)
  * check at exit reports such a leak there). */
 static void backend_buffers_are_freed_at_thread_exit(void **state)
 {
-	(void)state;
 	if (malloc_in_use() == 0)
 		skip();
 	static const pmtx_backend be[] = {PMTX_BACKEND_FILE,
@@ -1023,7 +983,6 @@ static size_t snap_of(struct sim *s, void *buf)
  * image holds it, and a flush and a barrier make it durable. */
 static void a_preset_sim_keeps_a_dead_process_line_pending_whole(void **st)
 {
-	(void)st;
 	struct pbuf b;
 	static uint8_t durable[BUF_SIZE], img[BUF_SIZE];
 	static uint64_t snapbuf[1 << 13];
@@ -1058,7 +1017,6 @@ static void a_preset_sim_keeps_a_dead_process_line_pending_whole(void **st)
  * made afterwards keeps S3's per-word images. */
 static void a_sim_without_preset_starts_from_the_mapping(void **st)
 {
-	(void)st;
 	struct pbuf b;
 	static uint8_t durable[BUF_SIZE];
 	static uint64_t snapbuf[1 << 13];
@@ -1080,11 +1038,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(
-			pdom1_hardware_flush_counts_exact_lines_and_barrier_counts_one),
-		cmocka_unit_test(
-			pdom0_hardware_flush_counts_exact_lines_and_barrier_counts_one),
-		cmocka_unit_test(
-			pdom2_hardware_counts_no_flushes_but_one_barrier_each),
+			hardware_flushes_count_exact_lines_and_barriers_count_one),
 		cmocka_unit_test(
 			emulated_backend_counts_like_hardware_in_every_domain),
 		cmocka_unit_test(

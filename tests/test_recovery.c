@@ -147,21 +147,17 @@ static char paths[3][96]; /* pristine image, work copy, crashed image */
 
 static int setup_paths(void **state)
 {
-	(void)state;
-	static const char *names[] = {"pristine", "work", "image"};
-	for (int i = 0; i < 3; i++) {
-		snprintf(paths[i], sizeof(paths[i]),
-		         "/dev/shm/pmtx-test-%d-rec-%s.pmtx", (int)getpid(),
-		         names[i]);
-		unlink(paths[i]);
-	}
+	static const char *names[] = {"pristine.pmtx", "work.pmtx",
+	                             "image.pmtx"};
+	for (int i = 0; i < 3; i++)
+		snprintf(paths[i], sizeof(paths[i]), "%s",
+		         tu_path_in("/dev/shm", names[i]));
 	return 0;
 }
 
 /* After every test, even a failed one: no injection stays installed. */
 static int reset_inj(void **state)
 {
-	(void)state;
 	persist_override_ops(NULL, NULL);
 	inj.armed = 0;
 	return 0;
@@ -173,24 +169,6 @@ static int teardown_all(void **state)
 	for (int i = 0; i < 3; i++)
 		unlink(paths[i]);
 	return 0;
-}
-
-static void copy_file(const char *src, const char *dst)
-{
-	static char buf[1 << 16];
-	int in = open(src, O_RDONLY), out;
-	assert_true(in >= 0);
-	/* A new inode: a region some failed test left open keeps the old
-	 * one, and its lock. */
-	unlink(dst);
-	out = open(dst, O_WRONLY | O_CREAT | O_EXCL, 0600);
-	assert_true(out >= 0);
-	ssize_t n;
-	while ((n = read(in, buf, sizeof(buf))) > 0)
-		assert_int_equal(write(out, buf, (size_t)n), n);
-	assert_int_equal(n, 0);
-	close(in);
-	close(out);
 }
 
 static pmtx_region *create_region(const char *path, pmtx_domain d,
@@ -229,6 +207,26 @@ static pmtx_region *open_region(const char *path)
 	return open_region_ctx(path, "open");
 }
 
+/* The work copy of the pristine image, opened, with an I/O error armed
+ * at its k-th barrier from now on. */
+static pmtx_region *open_work_failing_at(uint64_t k)
+{
+	tu_copy_file(P_PRISTINE, P_WORK);
+	inj_install(INJ_IO, k, 0);
+	pmtx_region *r = open_region(P_WORK);
+	inj.armed = 1;
+	return r;
+}
+
+/* Remove the injection armed at barrier k: whether k was reached. */
+static int inj_remove(uint64_t k)
+{
+	inj.armed = 0;
+	int reached = inj.count >= k;
+	persist_override_ops(NULL, NULL);
+	return reached;
+}
+
 static struct rroot *root_of(pmtx_region *r)
 {
 	return pmtx_root(r, NULL);
@@ -252,69 +250,49 @@ static const struct cdir *cdir_peek(pmtx_region *r, const char *ctx)
 	return d;
 }
 
-static uint64_t cow_digest(pmtx_region *r, const char *ctx)
+/* Object i of the state (a slot's block, or a copy-on-write object of the
+ * directory): its reference (0: none), its bytes and their length. */
+static pmtx_off object_of(pmtx_region *r, unsigned i, const char *ctx,
+                          const void **p, uint64_t *len)
 {
-	const struct cdir *d = cdir_peek(r, ctx);
+	if (g_cow) {
+		const struct cdir *d = cdir_peek(r, ctx);
+		*len = d->len[i];
+		*p = d->w[i] ? pmtx_cow_peek(r, d->w[i]) : NULL;
+		return d->w[i];
+	}
+	const struct rroot *rt = root_of(r);
+	*len = rt->slot_len[i];
+	*p = rt->slot[i] ? pmtx_ptr(r, rt->slot[i]) : NULL;
+	return rt->slot[i];
+}
+
+/* The state: the data words (not under copy-on-write, which cannot
+ * write the root), then each object: whether it is present, its length
+ * and its bytes, which must be an allocated block of that length. */
+static uint64_t digest(pmtx_region *r, const char *ctx)
+{
+	const struct rroot *rt = root_of(r);
 	uint64_t h = 0xcbf29ce484222325ull;
-	for (unsigned i = 0; i < CDIR; i++) {
-		uint64_t present = d->w[i] != 0, len = d->len[i];
+	if (!g_cow)
+		h = fnv(h, rt->data, sizeof(rt->data));
+	for (unsigned i = 0; i < (g_cow ? CDIR : NSLOT); i++) {
+		const void *p;
+		uint64_t len;
+		pmtx_off ref = object_of(r, i, ctx, &p, &len);
+		uint64_t present = ref != 0;
 		h = fnv(h, &present, 8);
 		h = fnv(h, &len, 8);
 		if (!present)
 			continue;
-		const void *p = pmtx_cow_peek(r, d->w[i]);
 		if (!p || pmtx_usable_size(r, pmtx_off_of(r, p)) < len)
-			fail_msg("%s: object %u (wrapper %#llx) has no payload of "
-			         "%llu bytes", ctx, i,
-			         (unsigned long long)d->w[i],
+			fail_msg("%s: %s %u (%#llx) is not an allocated block of "
+			         "%llu bytes", ctx, g_cow ? "object" : "slot", i,
+			         (unsigned long long)ref,
 			         (unsigned long long)len);
 		h = fnv(h, p, len);
 	}
 	return h;
-}
-
-static uint64_t digest(pmtx_region *r, const char *ctx)
-{
-	if (g_cow)
-		return cow_digest(r, ctx);
-	const struct rroot *rt = root_of(r);
-	uint64_t h = fnv(0xcbf29ce484222325ull, rt->data, sizeof(rt->data));
-	for (unsigned i = 0; i < NSLOT; i++) {
-		uint64_t present = rt->slot[i] != 0, len = rt->slot_len[i];
-		h = fnv(h, &present, 8);
-		h = fnv(h, &len, 8);
-		if (present) {
-			const void *p = pmtx_ptr(r, rt->slot[i]);
-			if (!p || pmtx_usable_size(r, rt->slot[i]) < len)
-				fail_msg("%s: slot %u references %#llx, not an "
-				         "allocated block of %llu bytes", ctx, i,
-				         (unsigned long long)rt->slot[i],
-				         (unsigned long long)len);
-			h = fnv(h, p, len);
-		}
-	}
-	return h;
-}
-
-struct offs {
-	pmtx_off v[NSLOT + 64];
-	size_t n;
-};
-
-static int walk_cb(pmtx_off off, size_t usable, void *arg)
-{
-	struct offs *o = arg;
-	(void)usable;
-	if (o->n == sizeof(o->v) / sizeof(o->v[0]))
-		return 1;
-	o->v[o->n++] = off;
-	return 0;
-}
-
-static int cmp_off(const void *a, const void *b)
-{
-	pmtx_off x = *(const pmtx_off *)a, y = *(const pmtx_off *)b;
-	return x < y ? -1 : x > y;
 }
 
 static void check_heap_and_leaks(pmtx_region *r, const char *ctx)
@@ -322,38 +300,32 @@ static void check_heap_and_leaks(pmtx_region *r, const char *ctx)
 	pmtx_heap_stats st;
 	if (pmtx_heap_check(r, &st))
 		fail_msg("%s: heap check: %s", ctx, st.first_error);
-	static struct offs walked, used;
-	walked.n = used.n = 0;
-	assert_int_equal(pmtx_heap_walk(r, walk_cb, &walked), 0);
+	struct tu_offs used = {0};
 	const struct rroot *rt = root_of(r);
 	if (g_cow) { /* wrapper and payload of the directory and objects */
 		const struct cdir *d = cdir_peek(r, ctx);
-		used.v[used.n++] = rt->slot[0];
-		used.v[used.n++] = pmtx_off_of(r, d);
+		tu_offs_push(&used, rt->slot[0]);
+		tu_offs_push(&used, pmtx_off_of(r, d));
 		for (unsigned i = 0; i < CDIR; i++)
 			if (d->w[i]) {
-				used.v[used.n++] = d->w[i];
-				used.v[used.n++] = pmtx_off_of(
-					r, pmtx_cow_peek(r, d->w[i]));
+				tu_offs_push(&used, d->w[i]);
+				tu_offs_push(&used, pmtx_off_of(
+					r, pmtx_cow_peek(r, d->w[i])));
 			}
 	} else {
 		for (unsigned i = 0; i < NSLOT; i++)
 			if (rt->slot[i])
-				used.v[used.n++] = rt->slot[i];
+				tu_offs_push(&used, rt->slot[i]);
 	}
-	qsort(walked.v, walked.n, sizeof(pmtx_off), cmp_off);
-	qsort(used.v, used.n, sizeof(pmtx_off), cmp_off);
-	int same = walked.n == used.n;
-	for (size_t i = 0; same && i < used.n; i++)
-		same = walked.v[i] == used.v[i];
-	if (!same)
-		fail_msg("%s: heap has %zu user blocks, the root references %zu",
-		         ctx, walked.n, used.n);
+	tu_assert_heap_blocks(r, &used, ctx);
+	free(used.v);
 }
 
 /* ---- transaction steps ---- */
 
-typedef int (*step_fn)(pmtx_region *r, pmtx_runtime rt, int *in_commit);
+/* A step: the work of one transaction tx of runtime rtk (run_step begins
+ * and ends it); 0 or a status. */
+typedef int (*step_fn)(pmtx_region *r, pmtx_runtime rtk, pmtx_tx *tx);
 
 static void pattern(void *dst, size_t n, uint64_t seed)
 {
@@ -362,10 +334,22 @@ static void pattern(void *dst, size_t n, uint64_t seed)
 		b[i] = (uint8_t)((seed >> (8 * (i % 8))) + i * 7);
 }
 
-/* End a step's transaction: abort it after an error (if it is still
- * running), else commit; *in_commit tells the caller where it failed. */
-static int end_tx(pmtx_tx *tx, int rc, int *in_commit)
+static int step_ended; /* the step ended its transaction (abort_nested) */
+
+/* Run step in a transaction of its own: abort it after an error (if it is
+ * still running), else commit; *in_commit tells the caller where it
+ * failed. */
+static int run_step(step_fn step, pmtx_region *r, pmtx_runtime rtk,
+                    int *in_commit)
 {
+	pmtx_tx *tx;
+	int rc = pmtx_begin(r, rtk, &tx);
+	if (rc)
+		return rc;
+	step_ended = 0;
+	rc = step(r, rtk, tx);
+	if (step_ended)
+		return rc;
 	if (rc) {
 		if (pmtx_tx_current())
 			pmtx_abort(tx);
@@ -375,6 +359,22 @@ static int end_tx(pmtx_tx *tx, int rc, int *in_commit)
 	if (rc)
 		*in_commit = 1;
 	return rc;
+}
+
+/* The end of a step that aborts from a nested level: inner (which ran
+ * with status rc) aborts, and the outer commit must report
+ * PMTX_E_ABORTED. */
+static int abort_nested(pmtx_tx *tx, pmtx_tx *inner, int rc)
+{
+	if (!rc)
+		rc = pmtx_abort(inner);
+	else
+		pmtx_abort(inner);
+	int crc = pmtx_commit(tx);
+	step_ended = 1;
+	if (rc)
+		return rc;
+	return crc == PMTX_E_ABORTED ? 0 : PMTX_E_TX_STATE;
 }
 
 /* Reads inside a transaction go through pmtx_read: under a redo runtime
@@ -441,15 +441,11 @@ static int slot_free(pmtx_tx *tx, struct rroot *rt, unsigned i)
 /* Several ranges: one word, a word pair across a cache line, 200 bytes,
  * 5,600 bytes (a marked record under PDOM-1), the first word again,
  * pmtx_memset, and pmtx_add_range with direct stores. */
-static int ranges_tx(pmtx_region *r, pmtx_runtime rtk, uint64_t base,
-                     int *in_commit)
+static int ranges_tx(pmtx_region *r, pmtx_tx *tx, uint64_t base)
 {
 	struct rroot *rt = root_of(r);
 	static uint64_t buf[700];
-	pmtx_tx *tx;
-	int rc = pmtx_begin(r, rtk, &tx);
-	if (rc)
-		return rc;
+	int rc = 0;
 	for (unsigned i = 0; i < 700; i++)
 		buf[i] = base + i * 0x10001;
 	rc = pmtx_write(tx, &rt->data[0], &buf[0], 8);
@@ -476,29 +472,25 @@ static int ranges_tx(pmtx_region *r, pmtx_runtime rtk, uint64_t base,
 			rc = pmtx_write(tx, &rt->data[1000], direct,
 			                sizeof(direct));
 	}
-	return end_tx(tx, rc, in_commit);
+	return rc;
 }
 
-static int st_ranges_a(pmtx_region *r, pmtx_runtime rt, int *in_commit)
+static int st_ranges_a(pmtx_region *r, pmtx_runtime rtk, pmtx_tx *tx)
 {
-	return ranges_tx(r, rt, 0xa0a0a0a000000000ull, in_commit);
+	return ranges_tx(r, tx, 0xa0a0a0a000000000ull);
 }
 
-static int st_ranges_b(pmtx_region *r, pmtx_runtime rt, int *in_commit)
+static int st_ranges_b(pmtx_region *r, pmtx_runtime rtk, pmtx_tx *tx)
 {
-	return ranges_tx(r, rt, 0xb1b1b1b100000000ull, in_commit);
+	return ranges_tx(r, tx, 0xb1b1b1b100000000ull);
 }
 
 /* Frees, small and large allocations (naked, written, zeroed), and an
  * update of an existing block. */
-static int st_alloc_free(pmtx_region *r, pmtx_runtime rtk, int *in_commit)
+static int st_alloc_free(pmtx_region *r, pmtx_runtime rtk, pmtx_tx *tx)
 {
 	struct rroot *rt = root_of(r);
-	pmtx_tx *tx;
-	int rc = pmtx_begin(r, rtk, &tx);
-	if (rc)
-		return rc;
-	rc = slot_free(tx, rt, 0);
+	int rc = slot_free(tx, rt, 0);
 	if (!rc)
 		rc = slot_alloc(r, tx, 4, 100, INIT_NAKED, 0x44);
 	pmtx_off big;
@@ -520,24 +512,21 @@ static int st_alloc_free(pmtx_region *r, pmtx_runtime rtk, int *in_commit)
 	uint64_t v = 0x5151;
 	if (!rc)
 		rc = pmtx_write(tx, &rt->data[50], &v, sizeof(v));
-	return end_tx(tx, rc, in_commit);
+	return rc;
 }
 
 /* Writes, an allocation and frees, then an abort from a nested level:
  * the outer commit must report PMTX_E_ABORTED. */
-static int st_abort(pmtx_region *r, pmtx_runtime rtk, int *in_commit)
+static int st_abort(pmtx_region *r, pmtx_runtime rtk, pmtx_tx *tx)
 {
 	struct rroot *rt = root_of(r);
-	pmtx_tx *tx, *inner;
+	pmtx_tx *inner;
 	uint64_t v = 0xdead;
-	int rc = pmtx_begin(r, rtk, &tx);
-	if (rc)
-		return rc;
-	rc = pmtx_write(tx, &rt->data[200], &v, sizeof(v));
+	int rc = pmtx_write(tx, &rt->data[200], &v, sizeof(v));
 	if (!rc)
 		rc = pmtx_begin(r, rtk, &inner);
 	if (rc)
-		return end_tx(tx, rc, in_commit);
+		return rc;
 	rc = slot_alloc(r, inner, 7, 500, INIT_NAKED, 0x77);
 	if (!rc)
 		rc = slot_free(inner, rt, 1);
@@ -545,44 +534,31 @@ static int st_abort(pmtx_region *r, pmtx_runtime rtk, int *in_commit)
 		rc = slot_alloc(r, inner, 2, 1500, INIT_WRITE, 0x22);
 	if (!rc)
 		rc = pmtx_memset(inner, &rt->data[300], 0xee, 800);
-	if (!rc)
-		rc = pmtx_abort(inner);
-	else
-		pmtx_abort(inner);
-	int crc = pmtx_commit(tx);
-	if (rc)
-		return rc;
-	return crc == PMTX_E_ABORTED ? 0 : PMTX_E_TX_STATE;
+	return abort_nested(tx, inner, rc);
 }
 
 /* 40 records of 512 bytes: more than the first log chunk, so the log
  * grows into a chunk taken from the heap. */
-static int st_grow(pmtx_region *r, pmtx_runtime rtk, int *in_commit)
+static int st_grow(pmtx_region *r, pmtx_runtime rtk, pmtx_tx *tx)
 {
 	struct rroot *rt = root_of(r);
 	static uint8_t buf[512];
-	pmtx_tx *tx;
-	int rc = pmtx_begin(r, rtk, &tx);
-	if (rc)
-		return rc;
+	int rc = 0;
 	char *blk = pmtx_ptr(r, rt->slot[3]);
 	for (unsigned i = 0; !rc && i < 40; i++) {
 		pattern(buf, sizeof(buf), 0x3300 + i);
 		rc = pmtx_write(tx, blk + i * 900, buf, sizeof(buf));
 	}
-	return end_tx(tx, rc, in_commit);
+	return rc;
 }
 
 /* MANY_N allocations: the allocation log grows past its first chunk. */
-static int st_many_allocs(pmtx_region *r, pmtx_runtime rtk, int *in_commit)
+static int st_many_allocs(pmtx_region *r, pmtx_runtime rtk, pmtx_tx *tx)
 {
 	struct rroot *rt = root_of(r);
 	static pmtx_off off[MANY_N];
 	static uint64_t len[MANY_N];
-	pmtx_tx *tx;
-	int rc = pmtx_begin(r, rtk, &tx);
-	if (rc)
-		return rc;
+	int rc = 0;
 	for (unsigned i = 0; !rc && i < MANY_N; i++) {
 		len[i] = 24 + i % 40;
 		rc = pmtx_alloc(tx, len[i], &off[i]);
@@ -596,17 +572,14 @@ static int st_many_allocs(pmtx_region *r, pmtx_runtime rtk, int *in_commit)
 		rc = pmtx_write(tx, &rt->slot[MANY_FIRST], off, sizeof(off));
 	if (!rc)
 		rc = pmtx_write(tx, &rt->slot_len[MANY_FIRST], len, sizeof(len));
-	return end_tx(tx, rc, in_commit);
+	return rc;
 }
 
-static int st_free_many(pmtx_region *r, pmtx_runtime rtk, int *in_commit)
+static int st_free_many(pmtx_region *r, pmtx_runtime rtk, pmtx_tx *tx)
 {
 	struct rroot *rt = root_of(r);
 	static const uint64_t zero[2 * MANY_N];
-	pmtx_tx *tx;
-	int rc = pmtx_begin(r, rtk, &tx);
-	if (rc)
-		return rc;
+	int rc = 0;
 	for (unsigned i = 0; !rc && i < MANY_N; i++)
 		if (rt->slot[MANY_FIRST + i])
 			rc = pmtx_free(tx, rt->slot[MANY_FIRST + i]);
@@ -616,7 +589,7 @@ static int st_free_many(pmtx_region *r, pmtx_runtime rtk, int *in_commit)
 	if (!rc)
 		rc = pmtx_write(tx, &rt->slot_len[MANY_FIRST], zero,
 		                MANY_N * sizeof(uint64_t));
-	return end_tx(tx, rc, in_commit);
+	return rc;
 }
 
 static void cow_setup(pmtx_region *r, pmtx_runtime rtk);
@@ -655,44 +628,75 @@ struct scenario {
 	const struct scenario *cow;
 };
 
+/* Steps from..to-1 of sc, each of which must succeed. */
+static void run_steps(const struct scenario *sc, size_t from, size_t to,
+                      pmtx_region *r, pmtx_runtime rtk)
+{
+	for (size_t i = from; i < to; i++) {
+		int in_commit = 0;
+		assert_int_equal(run_step(sc->step[i], r, rtk, &in_commit), 0);
+	}
+}
+
+/* The steps of sc until one fails: its status (0 if none did), with the
+ * number of steps that returned 0 in *done; none is left running. */
+static int run_steps_until_error(const struct scenario *sc, pmtx_region *r,
+                                 pmtx_runtime rtk, size_t *done,
+                                 int *in_commit)
+{
+	int rc = 0;
+	for (*done = 0; *done < sc->nsteps; ++*done)
+		if ((rc = run_step(sc->step[*done], r, rtk, in_commit)))
+			break;
+	assert_null(pmtx_tx_current());
+	return rc;
+}
+
 /* Three words, not in the ranges the other steps write. */
-static int st_small(pmtx_region *r, pmtx_runtime rtk, int *in_commit)
+static int st_small(pmtx_region *r, pmtx_runtime rtk, pmtx_tx *tx)
 {
 	struct rroot *rt = root_of(r);
-	pmtx_tx *tx;
-	int rc = pmtx_begin(r, rtk, &tx);
-	if (rc)
-		return rc;
+	int rc = 0;
 	for (unsigned i = 0; !rc && i < 3; i++) {
 		uint64_t v = 0x5a5a0000 + i;
 		rc = pmtx_write(tx, &rt->data[600 + i * 8], &v, sizeof(v));
 	}
-	return end_tx(tx, rc, in_commit);
+	return rc;
 }
 
-/* A process that dies inside a transaction after 12 writes (more records
- * than st_small makes), before its commit. */
-static void pre_killed_uncommitted(const char *path, pmtx_runtime rtk)
+/* A process that opens path and dies inside a transaction of runtime rtk
+ * after step, before its commit. */
+static void die_inside(const char *path, pmtx_runtime rtk, step_fn step)
 {
-	fflush(NULL);
-	pid_t pid = fork();
-	assert_true(pid >= 0);
+	pid_t pid = tu_fork();
 	if (pid == 0) {
 		pmtx_region *r;
 		pmtx_tx *tx;
 		if (pmtx_open(path, NULL, &r) || pmtx_begin(r, rtk, &tx))
 			_exit(EXIT_OPEN_FAILED);
-		for (unsigned i = 0; i < 12; i++) {
-			uint64_t v = 0xdead0000 + i;
-			if (pmtx_write(tx, &root_of(r)->data[500 + i * 8], &v, 8))
-				_exit(EXIT_STEP_FAILED);
-		}
+		if (step(r, rtk, tx))
+			_exit(EXIT_STEP_FAILED);
 		_exit(EXIT_CRASHED);
 	}
-	int status;
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	assert_true(WIFEXITED(status));
-	assert_int_equal(WEXITSTATUS(status), EXIT_CRASHED);
+	assert_int_equal(tu_wait_exit(pid), EXIT_CRASHED);
+}
+
+/* 12 writes: more records than st_small makes. */
+static int twelve_writes(pmtx_region *r, pmtx_runtime rtk, pmtx_tx *tx)
+{
+	int rc = 0;
+	for (unsigned i = 0; !rc && i < 12; i++) {
+		uint64_t v = 0xdead0000 + i;
+		rc = pmtx_write(tx, &root_of(r)->data[500 + i * 8], &v, 8);
+	}
+	return rc;
+}
+
+/* A process that dies inside a transaction after 12 writes, before its
+ * commit. */
+static void pre_killed_uncommitted(const char *path, pmtx_runtime rtk)
+{
+	die_inside(path, rtk, twelve_writes);
 }
 
 /* ---- copy-on-write steps ---- */
@@ -755,95 +759,63 @@ static int cow_touch(pmtx_region *r, pmtx_tx *tx, const unsigned *objs,
 	return rc;
 }
 
-static int cst_touch(pmtx_region *r, pmtx_runtime rtk, uint64_t seed,
-                     int *in_commit)
+static const unsigned touched[] = {0, 2, 3};
+
+static int cst_touch_a(pmtx_region *r, pmtx_runtime rtk, pmtx_tx *tx)
 {
-	static const unsigned objs[] = {0, 2, 3};
-	pmtx_tx *tx;
-	int rc = pmtx_begin(r, rtk, &tx);
-	if (rc)
-		return rc;
-	rc = cow_touch(r, tx, objs, 3, seed);
-	return end_tx(tx, rc, in_commit);
+	return cow_touch(r, tx, touched, 3, 0xa0a0a0a000000000ull);
 }
 
-static int cst_touch_a(pmtx_region *r, pmtx_runtime rtk, int *in_commit)
+static int cst_touch_b(pmtx_region *r, pmtx_runtime rtk, pmtx_tx *tx)
 {
-	return cst_touch(r, rtk, 0xa0a0a0a000000000ull, in_commit);
-}
-
-static int cst_touch_b(pmtx_region *r, pmtx_runtime rtk, int *in_commit)
-{
-	return cst_touch(r, rtk, 0xb1b1b1b100000000ull, in_commit);
+	return cow_touch(r, tx, touched, 3, 0xb1b1b1b100000000ull);
 }
 
 /* Delete one object, create a small and a large one, touch another. */
-static int cst_create_delete(pmtx_region *r, pmtx_runtime rtk,
-                             int *in_commit)
+static int cst_create_delete(pmtx_region *r, pmtx_runtime rtk, pmtx_tx *tx)
 {
 	static const unsigned objs[] = {2};
-	pmtx_tx *tx;
-	int rc = pmtx_begin(r, rtk, &tx);
-	if (rc)
-		return rc;
-	rc = cow_remove(r, tx, 1);
+	int rc = cow_remove(r, tx, 1);
 	if (!rc)
 		rc = cow_replace(r, tx, 5, 100, 0x55);
 	if (!rc)
 		rc = cow_replace(r, tx, 6, 70000, 0x66);
 	if (!rc)
 		rc = cow_touch(r, tx, objs, 1, 0x22);
-	return end_tx(tx, rc, in_commit);
+	return rc;
 }
 
 /* Touch, create and delete, then abort from a nested level. */
-static int cst_abort(pmtx_region *r, pmtx_runtime rtk, int *in_commit)
+static int cst_abort(pmtx_region *r, pmtx_runtime rtk, pmtx_tx *tx)
 {
 	static const unsigned objs[] = {0, 3};
-	pmtx_tx *tx, *inner;
-	(void)in_commit;
-	int rc = pmtx_begin(r, rtk, &tx);
-	if (rc)
-		return rc;
-	rc = cow_touch(r, tx, objs, 2, 0xdead);
+	pmtx_tx *inner;
+	int rc = cow_touch(r, tx, objs, 2, 0xdead);
 	if (!rc)
 		rc = pmtx_begin(r, rtk, &inner);
 	if (rc)
-		return end_tx(tx, rc, in_commit);
+		return rc;
 	rc = cow_replace(r, inner, 7, 500, 0x77);
 	if (!rc)
 		rc = cow_remove(r, inner, 2);
-	if (!rc)
-		rc = pmtx_abort(inner);
-	else
-		pmtx_abort(inner);
-	int crc = pmtx_commit(tx);
-	if (rc)
-		return rc;
-	return crc == PMTX_E_ABORTED ? 0 : PMTX_E_TX_STATE;
+	return abort_nested(tx, inner, rc);
 }
 
 /* Eight new objects in one transaction, then all deleted in another. */
-static int cst_many(pmtx_region *r, pmtx_runtime rtk, int *in_commit)
+static int cst_many(pmtx_region *r, pmtx_runtime rtk, pmtx_tx *tx)
 {
-	pmtx_tx *tx;
-	int rc = pmtx_begin(r, rtk, &tx);
-	if (rc)
-		return rc;
+	int rc = 0;
 	for (unsigned i = 8; !rc && i < CDIR; i++)
 		rc = cow_replace(r, tx, i, 24 + i * 40, 0x9000 + i);
-	return end_tx(tx, rc, in_commit);
+	return rc;
 }
 
-static int cst_unmany(pmtx_region *r, pmtx_runtime rtk, int *in_commit)
+static int cst_unmany(pmtx_region *r, pmtx_runtime rtk, pmtx_tx *tx)
 {
-	pmtx_tx *tx;
-	int rc = pmtx_begin(r, rtk, &tx);
-	if (rc)
-		return rc;
+	int rc = 0;
 	for (unsigned i = 8; !rc && i < CDIR; i++)
 		rc = cow_remove(r, tx, i);
-	return end_tx(tx, rc, in_commit);
+	return rc;
 }
 
 /* Initial state: the directory and four objects (one large), created in
@@ -872,44 +844,26 @@ static void cow_setup(pmtx_region *r, pmtx_runtime rtk)
 	assert_int_equal(pmtx_commit(tx), 0);
 }
 
+static int touch_2_and_3(pmtx_region *r, pmtx_runtime rtk, pmtx_tx *tx)
+{
+	static const unsigned objs[] = {2, 3};
+	return cow_touch(r, tx, objs, 2, 0xdead0000);
+}
+
 /* A process that dies inside a copy-on-write transaction that opened
  * objects 2 and 3 for writing and changed them, before its commit. */
 static void cow_pre_killed_uncommitted(const char *path, pmtx_runtime rtk)
 {
-	static const unsigned objs[] = {2, 3};
-	fflush(NULL);
-	pid_t pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		pmtx_region *r;
-		pmtx_tx *tx;
-		if (pmtx_open(path, NULL, &r) || pmtx_begin(r, rtk, &tx))
-			_exit(EXIT_OPEN_FAILED);
-		if (cow_touch(r, tx, objs, 2, 0xdead0000))
-			_exit(EXIT_STEP_FAILED);
-		_exit(EXIT_CRASHED);
-	}
-	int status;
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	assert_true(WIFEXITED(status));
-	assert_int_equal(WEXITSTATUS(status), EXIT_CRASHED);
+	die_inside(path, rtk, touch_2_and_3);
 }
 
-static int cow_follow_up(pmtx_region *r, pmtx_runtime rtk)
+static int cow_follow_up(pmtx_region *r, pmtx_runtime rtk, pmtx_tx *tx)
 {
 	static const unsigned objs[] = {0};
-	pmtx_tx *tx;
-	int rc = pmtx_begin(r, rtk, &tx);
-	if (rc)
-		return rc;
-	rc = cow_replace(r, tx, 4, 128, 0x88);
+	int rc = cow_replace(r, tx, 4, 128, 0x88);
 	if (!rc)
 		rc = cow_touch(r, tx, objs, 1, 0x1234);
-	if (rc) {
-		pmtx_abort(tx);
-		return rc;
-	}
-	return pmtx_commit(tx);
+	return rc;
 }
 
 static const struct scenario csc_touch = {"cow_touch", 1, {cst_touch_a},
@@ -981,14 +935,14 @@ static void prepare(const struct scenario *sc, pmtx_runtime rtk,
 	/* The references come from the image without the pre hook: what the
 	 * hook did (a transaction that never committed) must leave no
 	 * trace. */
-	copy_file(P_PRISTINE, P_WORK);
+	tu_copy_file(P_PRISTINE, P_WORK);
 	if (sc->pre)
 		sc->pre(P_PRISTINE, rtk);
 	r = open_region(P_WORK);
 	ref[0] = digest(r, sc->name);
 	for (size_t i = 0; i < sc->nsteps; i++) {
 		int in_commit = 0;
-		assert_int_equal(sc->step[i](r, rtk, &in_commit), 0);
+		assert_int_equal(run_step(sc->step[i], r, rtk, &in_commit), 0);
 		ref[i + 1] = digest(r, sc->name);
 		if (sc->aborts[i])
 			assert_true(ref[i + 1] == ref[i]);
@@ -1002,14 +956,14 @@ static void prepare(const struct scenario *sc, pmtx_runtime rtk,
 	if (!sc->pre)
 		return;
 	/* Uninterrupted, after the hook: the same states. */
-	copy_file(P_PRISTINE, P_WORK);
+	tu_copy_file(P_PRISTINE, P_WORK);
 	r = open_region_ctx(P_WORK, "recovery after the pre hook");
 	if (digest(r, sc->name) != ref[0])
 		fail_msg("%s/%s: the transaction killed before its commit left "
 		         "a trace", sc->name, pmtx_runtime_name(rtk));
 	for (size_t i = 0; i < sc->nsteps; i++) {
 		int in_commit = 0;
-		assert_int_equal(sc->step[i](r, rtk, &in_commit), 0);
+		assert_int_equal(run_step(sc->step[i], r, rtk, &in_commit), 0);
 		if (digest(r, sc->name) != ref[i + 1])
 			fail_msg("%s/%s: after a transaction killed before its "
 			         "commit, step %zu (no crash) gives another state "
@@ -1027,7 +981,6 @@ static void prepare(const struct scenario *sc, pmtx_runtime rtk,
 static void heap_check_passes_after_aborted_allocation_without_reopen(
 	void **state)
 {
-	(void)state;
 	for (size_t ri = 0; ri < NRUNTIMES; ri++) {
 		pmtx_runtime rtk = runtimes[ri];
 		pmtx_region *r = create_region(P_WORK, PMTX_PDOM1,
@@ -1035,8 +988,7 @@ static void heap_check_passes_after_aborted_allocation_without_reopen(
 		const struct scenario *sc = flavor(&sc_abort, rtk);
 		setup_state(r, rtk);
 		check_heap_and_leaks(r, "after setup");
-		int in_commit = 0;
-		assert_int_equal(sc->step[0](r, rtk, &in_commit), 0);
+		run_steps(sc, 0, 1, r, rtk);
 		check_heap_and_leaks(r, "after an aborted transaction");
 		assert_int_equal(pmtx_close(r), 0);
 	}
@@ -1055,78 +1007,69 @@ static volatile uint64_t *shared_done(void)
 	return p;
 }
 
-static int wait_child(pid_t pid)
+/* In a child: path opened, with a crash at barrier k (counted from now
+ * if armed, else once inj.armed is set). */
+static pmtx_region *child_open_crashing_at(const char *path, uint64_t k,
+                                           int armed)
 {
-	int status;
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	if (!WIFEXITED(status))
-		fail_msg("child killed by signal %d", WTERMSIG(status));
-	return WEXITSTATUS(status);
+	pmtx_region *r;
+	inj_install(INJ_CRASH, k, armed);
+	if (pmtx_open(path, NULL, &r))
+		_exit(EXIT_OPEN_FAILED);
+	return r;
 }
 
-/* Child: open path, arm the crash at barrier K, run the steps. */
+/* The work copy of the pristine image; a child opens it, arms the crash
+ * at barrier K and runs the steps. */
 static int run_steps_crash_at(const struct scenario *sc, pmtx_runtime rtk,
-                              const char *path, uint64_t k)
+                              uint64_t k)
 {
+	tu_copy_file(P_PRISTINE, P_WORK);
 	volatile uint64_t *done = shared_done();
 	*done = 0;
-	fflush(NULL);
-	pid_t pid = fork();
-	assert_true(pid >= 0);
+	pid_t pid = tu_fork();
 	if (pid == 0) {
-		pmtx_region *r;
-		inj_install(INJ_CRASH, k, 0);
-		if (pmtx_open(path, NULL, &r))
-			_exit(EXIT_OPEN_FAILED);
+		pmtx_region *r = child_open_crashing_at(P_WORK, k, 0);
 		inj.armed = 1;
 		for (size_t i = 0; i < sc->nsteps; i++) {
 			int in_commit = 0;
-			if (sc->step[i](r, rtk, &in_commit))
+			if (run_step(sc->step[i], r, rtk, &in_commit))
 				_exit(EXIT_STEP_FAILED);
 			*done = i + 1;
 		}
 		_exit(EXIT_COMPLETED);
 	}
-	return wait_child(pid);
+	return tu_wait_exit(pid);
 }
 
 /* Child: open path (recovery) with a crash at recovery barrier M. */
 static int recover_crash_at(const char *path, uint64_t m)
 {
-	fflush(NULL);
-	pid_t pid = fork();
-	assert_true(pid >= 0);
+	pid_t pid = tu_fork();
 	if (pid == 0) {
-		pmtx_region *r;
-		inj_install(INJ_CRASH, m, 1);
-		if (pmtx_open(path, NULL, &r))
-			_exit(EXIT_OPEN_FAILED);
-		pmtx_close(r);
+		pmtx_close(child_open_crashing_at(path, m, 1));
 		_exit(EXIT_COMPLETED);
 	}
-	return wait_child(pid);
+	return tu_wait_exit(pid);
 }
 
 /* One more transaction: replace slots 8 and 9, write a data word. */
-static int follow_up_tx(pmtx_region *r, pmtx_runtime rtk)
+static int follow_up(pmtx_region *r, pmtx_runtime rtk, pmtx_tx *tx)
 {
-	if (is_cow(rtk))
-		return cow_follow_up(r, rtk);
-	pmtx_tx *tx;
 	uint64_t v = 0x1234;
-	int rc = pmtx_begin(r, rtk, &tx);
-	if (rc)
-		return rc;
-	rc = slot_alloc(r, tx, 8, 128, INIT_NAKED, 0x88);
+	int rc = slot_alloc(r, tx, 8, 128, INIT_NAKED, 0x88);
 	if (!rc)
 		rc = slot_alloc(r, tx, 9, 40, INIT_WRITE, 0x99);
 	if (!rc)
 		rc = pmtx_write(tx, &root_of(r)->data[5], &v, 8);
-	if (rc) {
-		pmtx_abort(tx);
-		return rc;
-	}
-	return pmtx_commit(tx);
+	return rc;
+}
+
+static int follow_up_tx(pmtx_region *r, pmtx_runtime rtk)
+{
+	int in_commit = 0;
+	return run_step(is_cow(rtk) ? cow_follow_up : follow_up, r, rtk,
+	                &in_commit);
 }
 
 /* After a crash (or error) with `done` steps returned: recovery gives
@@ -1181,8 +1124,7 @@ static void crash_at_every_barrier(const struct scenario *scenario)
 		size_t after[MAXSTEPS + 1] = {0};
 		prepare(sc, rtk, ref);
 		for (k = 1; k < MAX_BARRIERS; k++) {
-			copy_file(P_PRISTINE, P_WORK);
-			int st = run_steps_crash_at(sc, rtk, P_WORK, k);
+			int st = run_steps_crash_at(sc, rtk, k);
 			if (st == EXIT_COMPLETED)
 				break;
 			if (st != EXIT_CRASHED)
@@ -1210,28 +1152,24 @@ static void crash_at_every_barrier(const struct scenario *scenario)
 
 static void crash_at_every_barrier_of_multi_range_tx_is_atomic(void **state)
 {
-	(void)state;
 	crash_at_every_barrier(&sc_ranges);
 }
 
 static void crash_at_every_barrier_of_alloc_free_tx_is_atomic_without_leaks(
 	void **state)
 {
-	(void)state;
 	crash_at_every_barrier(&sc_alloc);
 }
 
 static void crash_at_every_barrier_of_aborting_tx_restores_prior_state(
 	void **state)
 {
-	(void)state;
 	crash_at_every_barrier(&sc_abort);
 }
 
 static void crash_at_every_barrier_of_tx_sequence_recovers_a_prefix(
 	void **state)
 {
-	(void)state;
 	crash_at_every_barrier(&sc_seq);
 }
 
@@ -1244,27 +1182,24 @@ static void crash_at_every_barrier_of_tx_sequence_recovers_a_prefix(
 static void crash_after_a_killed_uncommitted_tx_recovers_the_next_one(
 	void **state)
 {
-	(void)state;
 	crash_at_every_barrier(&sc_after_kill);
 }
 
 static void crash_during_recovery_recovers_like_uninterrupted_recovery(
 	void **state)
 {
-	(void)state;
 	for (size_t ri = 0; ri < NRUNTIMES; ri++) {
 		pmtx_runtime rtk = runtimes[ri];
 		const struct scenario *sc = flavor(&sc_seq, rtk);
 		uint64_t ref[MAXSTEPS + 1], nested = 0;
 		prepare(sc, rtk, ref);
 		for (uint64_t k = 1; k < MAX_BARRIERS; k++) {
-			copy_file(P_PRISTINE, P_WORK);
-			int st = run_steps_crash_at(sc, rtk, P_WORK, k);
+			int st = run_steps_crash_at(sc, rtk, k);
 			if (st == EXIT_COMPLETED)
 				break;
 			assert_int_equal(st, EXIT_CRASHED);
 			size_t done = (size_t)*shared_done();
-			copy_file(P_WORK, P_IMAGE);
+			tu_copy_file(P_WORK, P_IMAGE);
 			/* The uninterrupted recovery. */
 			pmtx_region *r = open_region_ctx(P_WORK, "uninterrupted "
 			                                         "recovery");
@@ -1279,7 +1214,7 @@ static void crash_during_recovery_recovers_like_uninterrupted_recovery(
 				         pmtx_runtime_name(rtk),
 				         (unsigned long long)k,
 				         (unsigned long long)m);
-				copy_file(P_IMAGE, P_WORK);
+				tu_copy_file(P_IMAGE, P_WORK);
 				st = recover_crash_at(P_WORK, m);
 				if (st == EXIT_COMPLETED) {
 					if (tu_file_hash(P_WORK) != href)
@@ -1314,17 +1249,13 @@ static void crash_during_recovery_recovers_like_uninterrupted_recovery(
 
 static void open_of_cleanly_closed_region_writes_nothing(void **state)
 {
-	(void)state;
 	for (size_t ri = 0; ri < NRUNTIMES; ri++) {
 		pmtx_runtime rtk = runtimes[ri];
 		const struct scenario *sc = flavor(&sc_seq, rtk);
 		pmtx_region *r = create_region(P_WORK, PMTX_PDOM1,
 		                               PMTX_BACKEND_HARDWARE, rtk);
 		setup_state(r, rtk);
-		for (size_t i = 0; i < sc->nsteps; i++) {
-			int in_commit = 0;
-			assert_int_equal(sc->step[i](r, rtk, &in_commit), 0);
-		}
+		run_steps(sc, 0, sc->nsteps, r, rtk);
 		assert_int_equal(pmtx_close(r), 0);
 		uint64_t h0 = tu_file_hash(P_WORK);
 		r = open_region(P_WORK);
@@ -1341,15 +1272,13 @@ static void open_of_cleanly_closed_region_writes_nothing(void **state)
 
 static void second_open_after_crash_recovery_writes_nothing(void **state)
 {
-	(void)state;
 	for (size_t ri = 0; ri < NRUNTIMES; ri++) {
 		pmtx_runtime rtk = runtimes[ri];
 		const struct scenario *sc = flavor(&sc_alloc, rtk);
 		uint64_t ref[MAXSTEPS + 1], k, worked = 0;
 		prepare(sc, rtk, ref);
 		for (k = 1; k < MAX_BARRIERS; k++) {
-			copy_file(P_PRISTINE, P_WORK);
-			int st = run_steps_crash_at(sc, rtk, P_WORK, k);
+			int st = run_steps_crash_at(sc, rtk, k);
 			if (st == EXIT_COMPLETED)
 				break;
 			assert_int_equal(st, EXIT_CRASHED);
@@ -1376,7 +1305,6 @@ static void second_open_after_crash_recovery_writes_nothing(void **state)
 static void io_error_at_every_barrier_is_reported_and_leaves_state_atomic(
 	void **state)
 {
-	(void)state;
 	for (size_t ri = 0; ri < NRUNTIMES; ri++) {
 		pmtx_runtime rtk = runtimes[ri];
 		const struct scenario *sc = flavor(&sc_seq, rtk);
@@ -1386,22 +1314,15 @@ static void io_error_at_every_barrier_is_reported_and_leaves_state_atomic(
 			char ctx[128];
 			snprintf(ctx, sizeof(ctx), "%s I/O error at barrier %llu",
 			         pmtx_runtime_name(rtk), (unsigned long long)k);
-			copy_file(P_PRISTINE, P_WORK);
-			inj_install(INJ_IO, k, 0);
-			pmtx_region *r = open_region(P_WORK);
-			inj.armed = 1;
-			size_t done = 0;
-			int rc = 0, in_commit = 0;
-			for (; done < sc->nsteps; done++)
-				if ((rc = sc->step[done](r, rtk, &in_commit)))
-					break;
-			assert_null(pmtx_tx_current());
+			pmtx_region *r = open_work_failing_at(k);
+			size_t done;
+			int in_commit = 0;
+			int rc = run_steps_until_error(sc, r, rtk, &done,
+			                               &in_commit);
 			/* A barrier of a background truncation may fail after
 			 * the last step: close is the last call to report it. */
 			int crc = pmtx_close(r);
-			inj.armed = 0;
-			int reached = inj.count >= k;
-			persist_override_ops(NULL, NULL);
+			int reached = inj_remove(k);
 			if (!reached) {
 				assert_int_equal(rc, 0);
 				assert_int_equal(crc, 0);
@@ -1434,7 +1355,6 @@ static void io_error_at_every_barrier_is_reported_and_leaves_state_atomic(
 static void io_error_then_more_transactions_keeps_heap_consistent(
 	void **state)
 {
-	(void)state;
 	for (size_t ri = 0; ri < NRUNTIMES; ri++) {
 		pmtx_runtime rtk = runtimes[ri];
 		const struct scenario *sc = flavor(&sc_seq, rtk);
@@ -1442,13 +1362,9 @@ static void io_error_then_more_transactions_keeps_heap_consistent(
 		prepare(sc, rtk, ref);
 		/* reff[j]: steps 0..j-1, then the follow-up transaction. */
 		for (size_t j = 0; j <= sc->nsteps; j++) {
-			copy_file(P_PRISTINE, P_WORK);
+			tu_copy_file(P_PRISTINE, P_WORK);
 			pmtx_region *r = open_region(P_WORK);
-			for (size_t i = 0; i < j; i++) {
-				int in_commit = 0;
-				assert_int_equal(sc->step[i](r, rtk, &in_commit),
-				                 0);
-			}
+			run_steps(sc, 0, j, r, rtk);
 			assert_int_equal(follow_up_tx(r, rtk), 0);
 			reff[j] = digest(r, "reference");
 			assert_int_equal(pmtx_close(r), 0);
@@ -1459,21 +1375,14 @@ static void io_error_then_more_transactions_keeps_heap_consistent(
 			         "%s I/O error at barrier %llu, then one more "
 			         "transaction", pmtx_runtime_name(rtk),
 			         (unsigned long long)k);
-			copy_file(P_PRISTINE, P_WORK);
-			inj_install(INJ_IO, k, 0);
-			pmtx_region *r = open_region(P_WORK);
-			inj.armed = 1;
-			size_t done = 0;
-			int rc = 0, in_commit = 0;
-			for (; done < sc->nsteps; done++)
-				if ((rc = sc->step[done](r, rtk, &in_commit)))
-					break;
-			assert_null(pmtx_tx_current());
+			pmtx_region *r = open_work_failing_at(k);
+			size_t done;
+			int in_commit = 0;
+			int rc = run_steps_until_error(sc, r, rtk, &done,
+			                               &in_commit);
 			int frc = follow_up_tx(r, rtk);
 			int crc = pmtx_close(r);
-			inj.armed = 0;
-			int reached = inj.count >= k;
-			persist_override_ops(NULL, NULL);
+			int reached = inj_remove(k);
 			if (!reached) {
 				assert_int_equal(rc, 0);
 				assert_int_equal(frc, 0);
@@ -1548,9 +1457,11 @@ static void warm_up(pmtx_region *r)
 	(void)tx_barriers(r, 3, 1, 0, 0);
 }
 
-static void undo_tx_writing_n_ranges_costs_n_plus_2_barriers(void **state)
+/* In every domain and backend, an undo transaction that writes n ranges
+ * (and allocates a block, if alloc is set) costs cost(n) barriers, for
+ * each n of counts_n. */
+static void undo_costs_everywhere(int alloc, unsigned (*cost)(unsigned n))
 {
-	(void)state;
 	for (pmtx_domain d = PMTX_PDOM0; d <= PMTX_PDOM2; d++)
 		for (pmtx_backend b = PMTX_BACKEND_HARDWARE;
 		     b <= PMTX_BACKEND_FILE; b++) {
@@ -1559,45 +1470,41 @@ static void undo_tx_writing_n_ranges_costs_n_plus_2_barriers(void **state)
 			warm_up(r);
 			for (size_t i = 0; i < 5; i++) {
 				unsigned n = counts_n[i];
-				uint64_t got = tx_barriers(r, n, 0, 0, 0);
-				if (got != (n ? n + 2 : 0))
-					fail_msg("%s/%s: %u ranges cost %llu "
+				uint64_t got = tx_barriers(r, n, alloc, 0, 0);
+				if (got != cost(n))
+					fail_msg("%s/%s: %u ranges%s cost %llu "
 					         "barriers, expected %u",
 					         pmtx_domain_name(d),
 					         pmtx_backend_name(b), n,
-					         (unsigned long long)got,
-					         n ? n + 2 : 0);
+					         alloc ? " + 1 alloc" : "",
+					         (unsigned long long)got, cost(n));
 			}
 			assert_int_equal(pmtx_close(r), 0);
 		}
+}
+
+static unsigned n_plus_2_if_any(unsigned n)
+{
+	return n ? n + 2 : 0;
+}
+
+static unsigned n_plus_4(unsigned n)
+{
+	return n + 4;
+}
+
+static void undo_tx_writing_n_ranges_costs_n_plus_2_barriers(void **state)
+{
+	undo_costs_everywhere(0, n_plus_2_if_any);
 }
 
 static void undo_tx_with_one_allocation_costs_n_plus_4_barriers(void **state)
 {
-	(void)state;
-	for (pmtx_domain d = PMTX_PDOM0; d <= PMTX_PDOM2; d++)
-		for (pmtx_backend b = PMTX_BACKEND_HARDWARE;
-		     b <= PMTX_BACKEND_FILE; b++) {
-			pmtx_region *r = create_region(P_WORK, d, b,
-			                               PMTX_RT_UNDO);
-			warm_up(r);
-			for (size_t i = 0; i < 5; i++) {
-				unsigned n = counts_n[i];
-				uint64_t got = tx_barriers(r, n, 1, 0, 0);
-				if (got != n + 4)
-					fail_msg("%s/%s: %u ranges + 1 alloc cost "
-					         "%llu barriers, expected %u",
-					         pmtx_domain_name(d),
-					         pmtx_backend_name(b), n,
-					         (unsigned long long)got, n + 4);
-			}
-			assert_int_equal(pmtx_close(r), 0);
-		}
+	undo_costs_everywhere(1, n_plus_4);
 }
 
 static void undo_same_range_written_twice_costs_one_record(void **state)
 {
-	(void)state;
 	pmtx_region *r = create_region(P_WORK, PMTX_PDOM1,
 	                               PMTX_BACKEND_HARDWARE, PMTX_RT_UNDO);
 	warm_up(r);
@@ -1625,7 +1532,6 @@ static void undo_same_range_written_twice_costs_one_record(void **state)
 
 static void undo_abort_costs_two_barriers_beyond_the_records(void **state)
 {
-	(void)state;
 	for (pmtx_domain d = PMTX_PDOM0; d <= PMTX_PDOM2; d++) {
 		pmtx_region *r = create_region(P_WORK, d, PMTX_BACKEND_EMULATED,
 		                               PMTX_RT_UNDO);
@@ -1633,9 +1539,9 @@ static void undo_abort_costs_two_barriers_beyond_the_records(void **state)
 		for (size_t i = 0; i < 5; i++) {
 			unsigned n = counts_n[i];
 			uint64_t got = tx_barriers(r, n, 0, 1, 0);
-			assert_int_equal(got, n ? n + 2 : 0);
+			assert_int_equal(got, n_plus_2_if_any(n));
 			got = tx_barriers(r, n, 1, 1, 0); /* alloc: no cost */
-			assert_int_equal(got, n ? n + 2 : 0);
+			assert_int_equal(got, n_plus_2_if_any(n));
 		}
 		assert_int_equal(pmtx_close(r), 0);
 	}
@@ -1684,7 +1590,6 @@ static pmtx_region *twin_with_failed_back_barrier(const char **path)
 static void twin_close_after_a_failed_back_copy_barrier_is_not_idle(
 	void **state)
 {
-	(void)state;
 	const char *path;
 	pmtx_region *r = twin_with_failed_back_barrier(&path);
 	uint64_t *w = pmtx_root(r, NULL), v = 77;

@@ -138,7 +138,6 @@ static void expect_open_fails(const char *path, const pmtx_options *o,
 static void open_of_missing_file_fails_with_enoent_and_creates_nothing(
 	void **state)
 {
-	(void)state;
 	const char *path = tu_path();
 	pmtx_region *r = NULL;
 	assert_status(pmtx_open(path, NULL, &r), ENOENT);
@@ -149,7 +148,6 @@ static void open_of_missing_file_fails_with_enoent_and_creates_nothing(
 static void open_of_file_smaller_than_header_fails_and_leaves_it_unchanged(
 	void **state)
 {
-	(void)state;
 	const char *path = tu_path();
 	char junk[100];
 	memset(junk, 'x', sizeof(junk));
@@ -170,7 +168,6 @@ static void open_of_file_smaller_than_header_fails_and_leaves_it_unchanged(
 static void open_of_truncated_file_fails_and_leaves_it_unchanged(
 	void **state)
 {
-	(void)state;
 	const char *path = make_region();
 	assert_int_equal(truncate(path, RSIZE / 2), 0);
 	expect_open_fails(path, NULL, PMTX_E_TRUNCATED);
@@ -183,7 +180,6 @@ static void open_of_truncated_file_fails_and_leaves_it_unchanged(
 static void open_of_file_with_wrong_magic_fails_and_leaves_it_unchanged(
 	void **state)
 {
-	(void)state;
 	const char *path = make_region();
 	struct pmtx_hdr h;
 	read_hdr(path, &h);
@@ -199,7 +195,6 @@ static void open_of_file_with_wrong_magic_fails_and_leaves_it_unchanged(
 
 static void open_of_non_region_file_fails_with_bad_magic(void **state)
 {
-	(void)state;
 	const char *path = tu_path();
 	int fd = open(path, O_CREAT | O_EXCL | O_WRONLY, 0600);
 	assert_true(fd >= 0);
@@ -212,7 +207,6 @@ static void open_of_non_region_file_fails_with_bad_magic(void **state)
 static void open_of_newer_major_version_fails_and_leaves_it_unchanged(
 	void **state)
 {
-	(void)state;
 	const char *path = make_region();
 	struct pmtx_hdr h;
 	read_hdr(path, &h);
@@ -228,7 +222,6 @@ static void open_of_newer_major_version_fails_and_leaves_it_unchanged(
 static void open_with_unknown_incompat_feature_fails_and_leaves_it_unchanged(
 	void **state)
 {
-	(void)state;
 	const char *path = make_region();
 	struct pmtx_hdr h, orig;
 	read_hdr(path, &orig);
@@ -269,7 +262,6 @@ static void open_with_unknown_incompat_feature_fails_and_leaves_it_unchanged(
  * mark; in such a region a mark word not zero is corrupt, as in 3.3. */
 static void a_region_without_the_mark_feature_keeps_no_mark(void **state)
 {
-	(void)state;
 	const char *path = make_region();
 	struct pmtx_hdr h;
 	read_hdr(path, &h);
@@ -335,7 +327,6 @@ static void open_costs(const char *path, const pmtx_options *o,
  * neither 0 nor 1 is refused. */
 static void a_region_left_open_is_swept_by_the_next_open(void **state)
 {
-	(void)state;
 	const char *path = make_region();
 	struct pmtx_hdr h;
 	read_hdr(path, &h);
@@ -397,7 +388,6 @@ static void a_region_left_open_is_swept_by_the_next_open(void **state)
 static void a_twin_region_without_the_reseal_feature_marks_each_time(
 	void **state)
 {
-	(void)state;
 	/* 0: the bit cleared in the header; 1: created without it; 2: the
 	 * default */
 	for (int how = 0; how < 3; how++) {
@@ -440,15 +430,13 @@ static void a_twin_region_without_the_reseal_feature_marks_each_time(
 		assert_int_equal(pmtx_close(r), 0);
 		r = tu_open(path);
 		assert_int_equal(((uint64_t *)pmtx_root(r, NULL))[0], 3);
-		assert_int_equal(pmtx_close(r), 0);
-		unlink(path);
+		tu_close_and_remove(r, path);
 	}
 }
 
 static void newer_minor_version_and_unknown_compat_feature_still_open(
 	void **state)
 {
-	(void)state;
 	const char *path = make_region();
 	struct pmtx_hdr h;
 	read_hdr(path, &h);
@@ -457,14 +445,12 @@ static void newer_minor_version_and_unknown_compat_feature_still_open(
 	write_hdr(path, &h, 1);
 	pmtx_region *r = NULL;
 	assert_int_equal(pmtx_open(path, NULL, &r), 0);
-	assert_int_equal(pmtx_close(r), 0);
-	unlink(path);
+	tu_close_and_remove(r, path);
 }
 
 static void open_with_different_layout_name_fails_and_leaves_it_unchanged(
 	void **state)
 {
-	(void)state;
 	const char *path = tu_path();
 	assert_int_equal(pmtx_close(create_layout(path, "a")), 0);
 	pmtx_options o;
@@ -479,13 +465,11 @@ static void open_with_different_layout_name_fails_and_leaves_it_unchanged(
 	o.layout = "a";
 	pmtx_region *r = NULL;
 	assert_int_equal(pmtx_open(path, &o, &r), 0);
-	assert_int_equal(pmtx_close(r), 0);
-	unlink(path);
+	tu_close_and_remove(r, path);
 }
 
 static void open_without_layout_name_accepts_any_layout(void **state)
 {
-	(void)state;
 	const char *path = tu_path();
 	assert_int_equal(pmtx_close(create_layout(path, "some-app-v3")), 0);
 	pmtx_options o;
@@ -495,14 +479,12 @@ static void open_without_layout_name_accepts_any_layout(void **state)
 	assert_int_equal(pmtx_open(path, &o, &r), 0);
 	assert_int_equal(pmtx_close(r), 0);
 	assert_int_equal(pmtx_open(path, NULL, &r), 0);
-	assert_int_equal(pmtx_close(r), 0);
-	unlink(path);
+	tu_close_and_remove(r, path);
 }
 
 static void open_with_header_checksum_mismatch_fails_and_leaves_it_unchanged(
 	void **state)
 {
-	(void)state;
 	const char *path = make_region();
 	struct pmtx_hdr h, orig;
 	read_hdr(path, &orig);
@@ -526,7 +508,6 @@ static void open_with_header_checksum_mismatch_fails_and_leaves_it_unchanged(
 static void open_with_inconsistent_geometry_fails_and_leaves_it_unchanged(
 	void **state)
 {
-	(void)state;
 	const char *path = make_region();
 	struct pmtx_hdr h, orig;
 	read_hdr(path, &orig);
@@ -564,7 +545,6 @@ static void open_with_inconsistent_geometry_fails_and_leaves_it_unchanged(
 static void open_with_unterminated_layout_name_fails_as_corrupt(
 	void **state)
 {
-	(void)state;
 	const char *path = make_region();
 	struct pmtx_hdr h;
 	read_hdr(path, &h);
@@ -579,7 +559,6 @@ static void open_with_unterminated_layout_name_fails_as_corrupt(
 static void open_of_region_open_in_another_process_fails_with_locked(
 	void **state)
 {
-	(void)state;
 	const char *path = make_region();
 	pmtx_region *r = tu_open(path);
 	uint64_t before = tu_file_hash(path);
@@ -616,7 +595,6 @@ static void open_of_region_open_in_another_process_fails_with_locked(
 static void second_open_in_same_process_fails_with_locked_until_close(
 	void **state)
 {
-	(void)state;
 	const char *path = make_region();
 	pmtx_region *r = tu_open(path);
 	expect_open_fails(path, NULL, PMTX_E_LOCKED);
@@ -630,14 +608,12 @@ static void second_open_in_same_process_fails_with_locked_until_close(
 	r = tu_open(path);
 	memcpy(&got, pmtx_root(r, NULL), sizeof(got));
 	assert_int_equal(got, 0xfeed);
-	assert_int_equal(pmtx_close(r), 0);
-	unlink(path);
+	tu_close_and_remove(r, path);
 }
 
 static void create_beyond_free_space_fails_with_no_space_and_leaves_no_file(
 	void **state)
 {
-	(void)state;
 	const char *path = tu_path();
 	pmtx_region *r = NULL;
 	assert_status(pmtx_create(path, (size_t)1 << 50, NULL, &r),
@@ -650,7 +626,6 @@ static void create_beyond_free_space_fails_with_no_space_and_leaves_no_file(
 static void create_on_existing_region_fails_with_eexist_and_leaves_it_unchanged(
 	void **state)
 {
-	(void)state;
 	const char *path = make_region();
 	uint64_t before = tu_file_hash(path);
 	pmtx_region *r = NULL;
@@ -662,14 +637,12 @@ static void create_on_existing_region_fails_with_eexist_and_leaves_it_unchanged(
 	assert_int_equal(tu_file_hash(path), before);
 	/* The region still opens. */
 	r = tu_open(path);
-	assert_int_equal(pmtx_close(r), 0);
-	unlink(path);
+	tu_close_and_remove(r, path);
 }
 
 static void create_on_existing_other_file_fails_with_eexist_and_leaves_it_unchanged(
 	void **state)
 {
-	(void)state;
 	const char *path = tu_path();
 	int fd = open(path, O_CREAT | O_EXCL | O_WRONLY, 0644);
 	assert_true(fd >= 0);
@@ -702,15 +675,13 @@ static char *creating_path(const char *path)
 static void create_killed_at_any_moment_leaves_no_file_or_a_whole_region(
 	void **state)
 {
-	(void)state;
 	const size_t size = 128u << 20;
 	const char *path = tu_path();
 	pmtx_region *r;
 	double t0 = now_us();
 	assert_int_equal(pmtx_create(path, size, NULL, &r), 0);
 	double took = now_us() - t0;
-	assert_int_equal(pmtx_close(r), 0);
-	unlink(path);
+	tu_close_and_remove(r, path);
 	int whole = 0, none = 0;
 	for (int i = 0; i < 40; i++) {
 		pid_t pid = fork();
@@ -746,7 +717,6 @@ static void create_killed_at_any_moment_leaves_no_file_or_a_whole_region(
 static void create_refuses_while_another_process_creates_the_same_path(
 	void **state)
 {
-	(void)state;
 	const char *path = tu_path();
 	int fd = open(creating_path(path), O_CREAT | O_RDWR, 0600);
 	assert_true(fd >= 0);
@@ -766,14 +736,12 @@ static void create_refuses_while_another_process_creates_the_same_path(
 	waitpid(pid, NULL, 0);
 	close(fd);
 	assert_int_equal(pmtx_create(path, RSIZE, NULL, &r), 0);
-	assert_int_equal(pmtx_close(r), 0);
-	unlink(path);
+	tu_close_and_remove(r, path);
 }
 
 static void create_with_size_too_small_fails_and_leaves_no_file(
 	void **state)
 {
-	(void)state;
 	const char *path = tu_path();
 	pmtx_region *r = NULL;
 	assert_status(pmtx_create(path, 64 * 1024, NULL, &r), PMTX_E_TOO_SMALL);
@@ -790,7 +758,6 @@ static void create_with_size_too_small_fails_and_leaves_no_file(
 static void create_with_invalid_options_fails_with_inval_and_leaves_no_file(
 	void **state)
 {
-	(void)state;
 	const char *path = tu_path();
 	pmtx_region *r = NULL;
 	pmtx_options o;
@@ -815,7 +782,6 @@ static void create_with_invalid_options_fails_with_inval_and_leaves_no_file(
 static void open_with_garbage_descriptor_fails_as_corrupt_without_crash(
 	void **state)
 {
-	(void)state;
 	const char *path = make_region();
 	struct pmtx_hdr h;
 	read_hdr(path, &h);
@@ -851,14 +817,12 @@ static void open_with_garbage_descriptor_fails_as_corrupt_without_crash(
 	/* Restored, it opens. */
 	poke(path, d3, &orig, sizeof(orig));
 	pmtx_region *r = tu_open(path);
-	assert_int_equal(pmtx_close(r), 0);
-	unlink(path);
+	tu_close_and_remove(r, path);
 }
 
 static void open_with_invalid_superblock_meta_fails_as_corrupt_without_crash(
 	void **state)
 {
-	(void)state;
 	const char *path = make_region();
 	struct pmtx_hdr h;
 	read_hdr(path, &h);
@@ -897,15 +861,13 @@ static void open_with_invalid_superblock_meta_fails_as_corrupt_without_crash(
 	expect_open_fails(path, NULL, PMTX_E_CORRUPT);
 	poke(path, m5, &zero, sizeof(zero));
 	pmtx_region *r = tu_open(path);
-	assert_int_equal(pmtx_close(r), 0);
-	unlink(path);
+	tu_close_and_remove(r, path);
 }
 
 /* ---- positive behaviour ---- */
 
 static void created_file_has_mode_0600_whatever_the_umask(void **state)
 {
-	(void)state;
 	mode_t old = umask(0);
 	const char *path;
 	pmtx_region *r = tu_create(&path, RSIZE, 64, PMTX_PDOM1,
@@ -916,13 +878,11 @@ static void created_file_has_mode_0600_whatever_the_umask(void **state)
 	assert_int_equal(st.st_mode & 07777, 0600);
 	assert_true(S_ISREG(st.st_mode));
 	assert_int_equal(st.st_size, RSIZE);
-	assert_int_equal(pmtx_close(r), 0);
-	unlink(path);
+	tu_close_and_remove(r, path);
 }
 
 static void root_is_zeroed_and_has_the_requested_size(void **state)
 {
-	(void)state;
 	static const size_t sizes[] = {0, 1, 100, 4096, 123457};
 	for (size_t i = 0; i < ARRAY_SIZE(sizes); i++) {
 		const char *path;
@@ -943,14 +903,12 @@ static void root_is_zeroed_and_has_the_requested_size(void **state)
 		r = tu_open(path);
 		assert_ptr_not_equal(pmtx_root(r, &sz), NULL);
 		assert_int_equal(sz, sizes[i]);
-		assert_int_equal(pmtx_close(r), 0);
-		unlink(path);
+		tu_close_and_remove(r, path);
 	}
 }
 
 static void root_contents_persist_across_close_and_open(void **state)
 {
-	(void)state;
 	const char *path;
 	pmtx_region *r = tu_create(&path, RSIZE, 3000, PMTX_PDOM1,
 	                           PMTX_BACKEND_HARDWARE, PMTX_RT_UNDO);
@@ -972,13 +930,11 @@ static void root_contents_persist_across_close_and_open(void **state)
 	/* And once more, after an open that changed nothing. */
 	r = tu_open(path);
 	assert_memory_equal(pmtx_root(r, NULL), pat, sizeof(pat));
-	assert_int_equal(pmtx_close(r), 0);
-	unlink(path);
+	tu_close_and_remove(r, path);
 }
 
 static void ptr_and_off_of_round_trip_and_reject_outside(void **state)
 {
-	(void)state;
 	const char *path;
 	pmtx_region *r = tu_create(&path, RSIZE, 256, PMTX_PDOM1,
 	                           PMTX_BACKEND_HARDWARE, PMTX_RT_UNDO);
@@ -1011,14 +967,12 @@ static void ptr_and_off_of_round_trip_and_reject_outside(void **state)
 	void *heap = malloc(16);
 	assert_int_equal(pmtx_off_of(r, heap), 0);
 	free(heap);
-	assert_int_equal(pmtx_close(r), 0);
-	unlink(path);
+	tu_close_and_remove(r, path);
 }
 
 static void region_uuid_is_stable_across_reopen_and_unique_per_region(
 	void **state)
 {
-	(void)state;
 	const char *p1, *p2;
 	pmtx_region *r1 = tu_create(&p1, RSIZE, 64, PMTX_PDOM1,
 	                            PMTX_BACKEND_HARDWARE, PMTX_RT_UNDO);
@@ -1034,14 +988,12 @@ static void region_uuid_is_stable_across_reopen_and_unique_per_region(
 	pmtx_region_uuid(r1, again);
 	assert_memory_equal(u1, again, 16);
 	assert_int_equal(pmtx_close(r1), 0);
-	assert_int_equal(pmtx_close(r2), 0);
-	unlink(p1);
+	tu_close_and_remove(r2, p1);
 	unlink(p2);
 }
 
 static void getters_report_domain_backend_runtime_and_size(void **state)
 {
-	(void)state;
 	const char *path;
 	pmtx_region *r = tu_create(&path, RSIZE + 65536, 64, PMTX_PDOM2,
 	                           PMTX_BACKEND_EMULATED, PMTX_RT_UNDO);
@@ -1060,8 +1012,7 @@ static void getters_report_domain_backend_runtime_and_size(void **state)
 	assert_int_equal(pmtx_region_backend(r), PMTX_BACKEND_FILE);
 	assert_int_equal(pmtx_region_runtime(r), PMTX_RT_UNDO);
 	assert_int_equal(pmtx_region_size(r), RSIZE + 65536);
-	assert_int_equal(pmtx_close(r), 0);
-	unlink(path);
+	tu_close_and_remove(r, path);
 
 	/* PMTX_RT_DEFAULT at create means undo. */
 	r = tu_create(&path, RSIZE, 64, PMTX_PDOM1, PMTX_BACKEND_HARDWARE,
@@ -1069,14 +1020,12 @@ static void getters_report_domain_backend_runtime_and_size(void **state)
 	assert_int_equal(pmtx_region_runtime(r), PMTX_RT_UNDO);
 	assert_int_equal(pmtx_region_domain(r), PMTX_PDOM1);
 	assert_int_equal(pmtx_region_backend(r), PMTX_BACKEND_HARDWARE);
-	assert_int_equal(pmtx_close(r), 0);
-	unlink(path);
+	tu_close_and_remove(r, path);
 }
 
 static void errmsg_is_set_after_failed_open_and_cleared_by_next_open(
 	void **state)
 {
-	(void)state;
 	const char *path = make_region();
 	struct pmtx_hdr h;
 	read_hdr(path, &h);
@@ -1089,13 +1038,11 @@ static void errmsg_is_set_after_failed_open_and_cleared_by_next_open(
 	write_hdr(path, &h, 0);
 	assert_int_equal(pmtx_open(path, NULL, &r), 0);
 	assert_string_equal(pmtx_errmsg(), "");
-	assert_int_equal(pmtx_close(r), 0);
-	unlink(path);
+	tu_close_and_remove(r, path);
 }
 
 static void every_status_has_a_distinct_nonempty_message(void **state)
 {
-	(void)state;
 	for (int a = PMTX_E_FIRST; a < PMTX_E_LAST; a++) {
 		const char *ma = pmtx_strerror(a);
 		assert_non_null(ma);
@@ -1114,7 +1061,6 @@ static void every_status_has_a_distinct_nonempty_message(void **state)
 
 static void enum_names_parse_back_to_their_values(void **state)
 {
-	(void)state;
 	for (int d = PMTX_PDOM0; d <= PMTX_PDOM2; d++) {
 		pmtx_domain out = (pmtx_domain)99;
 		const char *n = pmtx_domain_name((pmtx_domain)d);
@@ -1150,7 +1096,6 @@ static void enum_names_parse_back_to_their_values(void **state)
 static void enum_parsers_reject_unknown_strings_and_leave_output(
 	void **state)
 {
-	(void)state;
 	static const char *const bad[] = {"", "pdom3", "PDOM1", "pdom1 ",
 	                                  "hard", "Hardware", "undo2",
 	                                  "redo_async", "?"};
@@ -1175,7 +1120,6 @@ static void enum_parsers_reject_unknown_strings_and_leave_output(
 
 static void version_matches_the_header(void **state)
 {
-	(void)state;
 	int ma = -1, mi = -1, pa = -1;
 	assert_string_equal(pmtx_version(&ma, &mi, &pa), PMTX_VERSION_STRING);
 	assert_int_equal(ma, PMTX_VERSION_MAJOR);

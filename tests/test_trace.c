@@ -28,8 +28,9 @@ static char tpath[256];
 
 static const char *trace_path(void)
 {
-	snprintf(tpath, sizeof(tpath), "/dev/shm/pmtx-trace-%d.bin",
-	         (int)getpid());
+	if (!tpath[0]) /* one path for the whole run */
+		snprintf(tpath, sizeof(tpath), "%s",
+		         tu_path_in("/dev/shm", "trace.bin"));
 	return tpath;
 }
 
@@ -96,14 +97,12 @@ static pmtx_region *traced_tx(const char **rpath, unsigned flags,
 
 static void done(pmtx_region *r, const char *rpath)
 {
-	assert_int_equal(pmtx_close(r), 0);
-	unlink(rpath);
+	tu_close_and_remove(r, rpath);
 	unlink(trace_path());
 }
 
 static void undo_tx_trace_is_ordered_and_matches_counters(void **state)
 {
-	(void)state;
 	const char *rpath;
 	struct evs v;
 	pmtx_counters c;
@@ -206,7 +205,6 @@ static void barrier_kinds_of_tx(const struct evs *v, uint64_t data_off,
  *               made durable by a later barrier. */
 static void runtimes_label_their_barriers_and_stores(void **state)
 {
-	(void)state;
 	static const struct {
 		pmtx_runtime rt;
 		const char *kinds;
@@ -235,7 +233,6 @@ static void runtimes_label_their_barriers_and_stores(void **state)
 
 static void trace_bytes_equal_the_stored_bytes(void **state)
 {
-	(void)state;
 	const char *rpath;
 	struct evs v;
 	pmtx_counters c;
@@ -263,7 +260,6 @@ static void trace_bytes_equal_the_stored_bytes(void **state)
 
 static void tracing_off_writes_nothing(void **state)
 {
-	(void)state;
 	const char *rpath;
 	unlink(trace_path());
 	pmtx_region *r = tu_create(&rpath, SIZE, ROOT, PMTX_PDOM1,
@@ -274,8 +270,7 @@ static void tracing_off_writes_nothing(void **state)
 	assert_int_equal(trace_count(), before);
 	assert_int_equal(access(trace_path(), F_OK), -1);
 	assert_int_equal(pmtx_trace_stop(), 0); /* no-op */
-	assert_int_equal(pmtx_close(r), 0);
-	unlink(rpath);
+	tu_close_and_remove(r, rpath);
 }
 
 static void write_file(const char *path, const void *p, size_t n)
@@ -301,7 +296,6 @@ static int open_and_read(const char *path)
 
 static void reader_rejects_truncated_and_foreign_files(void **state)
 {
-	(void)state;
 	const char *rpath;
 	struct evs v;
 	pmtx_counters c;
@@ -373,7 +367,6 @@ static void *thread_main(void *arg)
 
 static void threads_get_distinct_ids_and_ordered_events(void **state)
 {
-	(void)state;
 	const char *rpath;
 	pmtx_region *r = tu_create(&rpath, SIZE, ROOT, PMTX_PDOM1,
 	                           PMTX_BACKEND_EMULATED, PMTX_RT_UNDO);

@@ -43,7 +43,6 @@ static void analyze(void)
 
 static int teardown(void **state)
 {
-	(void)state;
 	ta_result_free(&res);
 	trace_cleanup();
 	return 0;
@@ -53,7 +52,6 @@ static int teardown(void **state)
 
 static void epoch_closes_at_barrier_and_at_commit(void **state)
 {
-	(void)state;
 	trace_begin();
 	begin(1, 1000);
 	barrier(1, 1050);              /* no store before: no epoch */
@@ -81,7 +79,6 @@ static void epoch_closes_at_barrier_and_at_commit(void **state)
 
 static void nested_transactions_are_flattened(void **state)
 {
-	(void)state;
 	trace_begin();
 	begin(1, 1000);
 	store(1, 1100, 0, 8);
@@ -115,7 +112,6 @@ static void nested_transactions_are_flattened(void **state)
 
 static void stores_outside_transactions_are_epochs_apart(void **state)
 {
-	(void)state;
 	trace_begin();
 	store(1, 1000, 0, 8);
 	barrier(1, 1100);              /* outside epoch 1 */
@@ -144,7 +140,6 @@ static void stores_outside_transactions_are_epochs_apart(void **state)
 
 static void spanning_store_counts_each_line_and_nt_whole_lines(void **state)
 {
-	(void)state;
 	trace_begin();
 	store(1, 1000, 60, 8);         /* lines 0 and 1 */
 	barrier(1, 1100);
@@ -166,7 +161,6 @@ static void spanning_store_counts_each_line_and_nt_whole_lines(void **state)
 
 static void singleton_is_small_below_ten_distinct_bytes(void **state)
 {
-	(void)state;
 	trace_begin();
 	store(1, 1000, 0, 9);          /* 9 bytes: small */
 	barrier(1, 1100);
@@ -190,7 +184,6 @@ static void singleton_is_small_below_ten_distinct_bytes(void **state)
 
 static void self_dependency_within_the_window_only(void **state)
 {
-	(void)state;
 	trace_begin();
 	store(1, 500, 0, 8);
 	barrier(1, 1000);              /* A: ends at 1000 */
@@ -215,7 +208,6 @@ static void self_dependency_within_the_window_only(void **state)
  * invariant 1): the analysis orders them by time. */
 static void cross_dependency_on_another_thread(void **state)
 {
-	(void)state;
 	trace_begin();
 	store(2, 20000, 0, 8);
 	barrier(2, 21000);             /* depends on thread 1's first */
@@ -239,7 +231,6 @@ static void cross_dependency_on_another_thread(void **state)
 
 static void redundant_flush_counts_lines_not_stored_since(void **state)
 {
-	(void)state;
 	trace_begin();
 	store(1, 100, 0, 8);
 	flush(1, 200, 0, 8);           /* first flush */
@@ -259,7 +250,6 @@ static void redundant_flush_counts_lines_not_stored_since(void **state)
 
 static void critical_path_and_epochs_per_tx_distribution(void **state)
 {
-	(void)state;
 	trace_begin();
 	uint64_t t = 1000;
 	flush(1, t++, 1 << 20, 64);    /* outside: on no critical path */
@@ -297,7 +287,6 @@ static void critical_path_and_epochs_per_tx_distribution(void **state)
 /* Past TA_DIST_EXACT a distribution keeps each value. */
 static void distribution_is_exact_past_its_table(void **state)
 {
-	(void)state;
 	trace_begin();
 	for (uint64_t k = 0; k < 3; k++) {
 		begin(1, 10 + k * 10);
@@ -315,7 +304,6 @@ static void distribution_is_exact_past_its_table(void **state)
  * lower bound) but keeps what dependencies need. */
 static void line_map_stays_bounded(void **state)
 {
-	(void)state;
 	trace_begin();
 	uint64_t t = 1000;
 	for (uint64_t l = 0; l < 1000; l++)
@@ -338,7 +326,6 @@ static void line_map_stays_bounded(void **state)
  * (trace_analyze.c 11). */
 static void stores_and_barriers_are_counted_by_kind(void **state)
 {
-	(void)state;
 	trace_begin();
 	begin(1, 1000);
 	store_kind(1, 1010, 0, 40, PMTX_TSK_LOG);     /* a log record */
@@ -374,7 +361,6 @@ static void stores_and_barriers_are_counted_by_kind(void **state)
 
 static void bad_or_truncated_trace_is_an_error(void **state)
 {
-	(void)state;
 	trace_begin();
 	store(1, 100, 0, 1ull << 50);     /* an impossible span */
 	assert_int_equal(analyze_rc(), PMTX_E_CORRUPT);
@@ -404,8 +390,7 @@ static void analyze_traced(pmtx_region *r, const char *rpath,
                            uint64_t window_ns)
 {
 	assert_int_equal(pmtx_trace_stop(), 0);
-	assert_int_equal(pmtx_close(r), 0);
-	unlink(rpath);
+	tu_close_and_remove(r, rpath);
 	struct ta_opts o = {window_ns, 0};
 	assert_int_equal(ta_analyze_file(tg_path, &o, &res), 0);
 }
@@ -433,7 +418,6 @@ static void redo_workload(pmtx_region *r, pmtx_counters *per_tx,
 
 static void real_redo_trace_matches_the_counters(void **state)
 {
-	(void)state;
 	const char *rpath;
 	pmtx_region *r = traced_region(&rpath, PMTX_RT_REDO);
 	pmtx_counters per_tx[NTX], all;
@@ -498,7 +482,6 @@ static void *undo_worker(void *arg)
  * and the sorted analysis still adds up to both threads' counters. */
 static void real_two_thread_trace_adds_up(void **state)
 {
-	(void)state;
 	const char *rpath;
 	pmtx_region *r = traced_region(&rpath, PMTX_RT_UNDO);
 	struct worker w[2] = {{r, 0, {0}}, {r, 1, {0}}};

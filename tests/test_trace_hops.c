@@ -20,7 +20,6 @@ static struct th_result res;
 
 static int setup(void **state)
 {
-	(void)state;
 	th_opts_default(&opts);
 	memset(&res, 0, sizeof(res));
 	return 0;
@@ -28,7 +27,6 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-	(void)state;
 	trace_cleanup();
 	return 0;
 }
@@ -90,7 +88,6 @@ static void fenced_line(uint32_t tid, uint64_t t, uint64_t dt, uint64_t off,
  * latency each. The x86 version flushes A before each sfence. */
 static void seed_example_drains_two_versions_in_order(void **state)
 {
-	(void)state;
 	trace_begin();
 	fenced_line(1, 1000, 0, 0, PMTX_TBK_ORDER);
 	fenced_line(1, 1000, 0, 0, PMTX_TBK_DURABLE);
@@ -117,7 +114,6 @@ static void seed_example_drains_two_versions_in_order(void **state)
 /* One epoch: HOPS and x86 both wait one latency at the commit. */
 static void single_epoch_transaction_waits_one_latency(void **state)
 {
-	(void)state;
 	trace_begin();
 	begin(1, 1000);
 	store_kind(1, 1100, 0, 8, PMTX_TSK_LOG);    /* at 100 */
@@ -153,7 +149,6 @@ static void write_two_epochs(uint32_t kind)
 
 static void ofence_is_free_and_dfence_waits(void **state)
 {
-	(void)state;
 	write_two_epochs(PMTX_TBK_ORDER);
 	model();
 	/* x86: 80 at the first sfence, work 1000, 80 at the second: 1160;
@@ -183,7 +178,6 @@ static void ofence_is_free_and_dfence_waits(void **state)
  * is written back at once; a barrier with nothing in flight is free. */
 static void x86_barrier_waits_for_pipelined_write_backs(void **state)
 {
-	(void)state;
 	trace_begin();
 	store(1, 0, 0, 256);           /* 4 lines */
 	flush(1, 0, 0, 256);           /* durable at 80 (PWQ 20) */
@@ -214,7 +208,6 @@ static void x86_barrier_waits_for_pipelined_write_backs(void **state)
  * it can drain. A store to a line of the open epoch takes no entry. */
 static void full_buffer_splits_the_open_epoch(void **state)
 {
-	(void)state;
 	opts.pb_entries = 4;
 	for (int full = 0; full < 2; full++) {
 		trace_begin();
@@ -250,7 +243,6 @@ static void full_buffer_splits_the_open_epoch(void **state)
 /* A full buffer with a closed epoch waits for that one, no split. */
 static void full_buffer_drains_the_oldest_epoch(void **state)
 {
-	(void)state;
 	opts.pb_entries = 4;
 	trace_begin();
 	store(1, 0, 0, 8);
@@ -274,7 +266,6 @@ static void full_buffer_drains_the_oldest_epoch(void **state)
  * dfence finds the older epoch done. */
 static void launch_threshold_drains_in_the_background(void **state)
 {
-	(void)state;
 	opts.pb_launch = 2;
 	trace_begin();
 	fenced_store(1, 0, 0, 0, PMTX_TBK_ORDER);
@@ -299,7 +290,6 @@ static void launch_threshold_drains_in_the_background(void **state)
  * records come first in the file (pmtx_trace.h invariant 1). */
 static void cross_thread_dependency_orders_the_drain(void **state)
 {
-	(void)state;
 	trace_begin();
 	fenced_store(2, 10, 20, 0, PMTX_TBK_DURABLE);
 	store(1, 0, 0, 8);
@@ -355,7 +345,6 @@ static void cross_thread_dependency_orders_the_drain(void **state)
  * thread waking up) stores once. */
 static void cross_thread_dependency_ignores_the_tracing_drift(void **state)
 {
-	(void)state;
 	opts.trace_ns = 100;
 	trace_begin();
 	begin(1, 0);
@@ -394,7 +383,6 @@ static void cross_thread_dependency_ignores_the_tracing_drift(void **state)
 /* The ideal machine runs the work only: the gaps minus tracing. */
 static void ideal_is_work_only(void **state)
 {
-	(void)state;
 	opts.trace_ns = 5;
 	trace_begin();
 	fenced_line(1, 1000, 50, 0, PMTX_TBK_DURABLE);
@@ -414,7 +402,6 @@ static void ideal_is_work_only(void **state)
  * back: it gives the traced span minus tracing when no gap floors. */
 static void gaps_are_depersisted_with_here_costs(void **state)
 {
-	(void)state;
 	opts.here_clwb_ns = 10;
 	opts.here_fence_ns = 30;
 	opts.here_line_ns = 20;
@@ -461,7 +448,6 @@ static void gaps_are_depersisted_with_here_costs(void **state)
  * set it. Without any BEGIN, every thread counts. */
 static void run_time_is_the_transaction_threads(void **state)
 {
-	(void)state;
 	trace_begin();
 	store(2, 5, 4096, 8);          /* starts before the transaction */
 	begin(1, 10);
@@ -494,7 +480,6 @@ static void run_time_is_the_transaction_threads(void **state)
  * know are dfences. */
 static void unknown_barrier_kind_is_a_dfence(void **state)
 {
-	(void)state;
 	trace_begin();
 	fenced_store(1, 0, 0, 0, PMTX_TBK_UNKNOWN);
 	fenced_store(1, 0, 0, 64, 9);
@@ -509,7 +494,6 @@ static void unknown_barrier_kind_is_a_dfence(void **state)
 
 static void bad_or_truncated_trace_is_an_error(void **state)
 {
-	(void)state;
 	trace_begin();
 	nt(1, 100, 0, 1ull << 50);        /* an impossible span */
 	assert_int_equal(model_rc(), PMTX_E_CORRUPT);

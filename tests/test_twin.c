@@ -99,7 +99,6 @@ static void assert_at_rest(pmtx_region *r)
 
 static void runtimes_and_regions_go_together(void **state)
 {
-	(void)state;
 	const char *path;
 	pmtx_region *r = make_twin(&path);
 	pmtx_tx *tx;
@@ -123,20 +122,17 @@ static void runtimes_and_regions_go_together(void **state)
 	r = tu_open(path); /* the runtime is the region's, after reopen */
 	assert_int_equal(pmtx_region_runtime(r), PMTX_RT_TWIN);
 	assert_int_equal(pmtx_begin(r, PMTX_RT_UNDO, &tx), PMTX_E_UNSUPPORTED);
-	assert_int_equal(pmtx_close(r), 0);
-	unlink(path);
+	tu_close_and_remove(r, path);
 	/* ... and twin needs a twin region. */
 	r = tu_create(&path, SIZE, 64, PMTX_PDOM1, PMTX_BACKEND_HARDWARE,
 	              PMTX_RT_UNDO);
 	assert_int_equal(pmtx_begin(r, PMTX_RT_TWIN, &tx), PMTX_E_UNSUPPORTED);
 	assert_non_null(strstr(pmtx_errmsg(), "twin region"));
-	assert_int_equal(pmtx_close(r), 0);
-	unlink(path);
+	tu_close_and_remove(r, path);
 }
 
 static void a_twin_region_has_a_fixed_size(void **state)
 {
-	(void)state;
 	pmtx_options o;
 	pmtx_options_init(&o);
 	o.runtime = PMTX_RT_TWIN;
@@ -187,7 +183,6 @@ static void a_twin_region_has_a_fixed_size(void **state)
  * an abort (MUTATING, restore). */
 static void barrier_counts(void **state)
 {
-	(void)state;
 	const char *path;
 	pmtx_region *r = make_twin(&path);
 	struct root *rt = root_of(r);
@@ -254,8 +249,7 @@ static void barrier_counts(void **state)
 		assert_int_equal(tu_count().barriers, want);
 	}
 	assert_twins_equal(r);
-	assert_int_equal(pmtx_close(r), 0);
-	unlink(path);
+	tu_close_and_remove(r, path);
 }
 
 /* Random transactions of writes, allocations (zeroed, written, or
@@ -263,7 +257,6 @@ static void barrier_counts(void **state)
  * after each, the back copy equals the data, and the state is IDLE. */
 static void back_copy_follows_commits_and_aborts(void **state)
 {
-	(void)state;
 	const char *path;
 	pmtx_region *r = make_twin(&path);
 	struct root *rt = root_of(r);
@@ -312,15 +305,13 @@ static void back_copy_follows_commits_and_aborts(void **state)
 	r = tu_open(path);
 	assert_int_equal(pmtx_heap_check(r, &st), 0);
 	assert_twins_equal(r);
-	assert_int_equal(pmtx_close(r), 0);
-	unlink(path);
+	tu_close_and_remove(r, path);
 }
 
 /* Outside a transaction, pmtx_persist, pmtx_flush + pmtx_barrier and
  * pmtx_memcpy_nt reach the back copy too (TW6). */
 static void naked_persistence_reaches_the_back_copy(void **state)
 {
-	(void)state;
 	const char *path;
 	pmtx_region *r = make_twin(&path);
 	struct root *rt = root_of(r);
@@ -360,8 +351,7 @@ static void naked_persistence_reaches_the_back_copy(void **state)
 	assert_memory_equal(&rt->w[200], v, sizeof(v));
 	assert_int_equal(PMTX_TW_STATE(twin_state(r)), PMTX_TW_IDLE);
 	assert_twins_equal(r);
-	assert_int_equal(pmtx_close(r), 0);
-	unlink(path);
+	tu_close_and_remove(r, path);
 }
 
 /* Edit the closed region's file: a data word, a back-copy word and the
@@ -415,7 +405,6 @@ static void put_back(const char *path, const char *buf, size_t len)
  * does not match, a listed offset outside the mirrored area. */
 static void a_sealed_commit_is_kept_only_by_an_accepted_seal(void **state)
 {
-	(void)state;
 	const char *path;
 	pmtx_region *r = make_twin(&path);
 	fflush(NULL);
@@ -499,7 +488,6 @@ static void a_sealed_commit_is_kept_only_by_an_accepted_seal(void **state)
 static void a_crash_under_an_earlier_seal_restores_the_back_copy(
 	void **state)
 {
-	(void)state;
 	for (int into_sealed = 0; into_sealed < 2; into_sealed++) {
 		const char *path;
 		pmtx_region *r = make_twin(&path);
@@ -537,8 +525,7 @@ static void a_crash_under_an_earlier_seal_restores_the_back_copy(
 			         (unsigned long long)rt->w[100]);
 		assert_int_equal(PMTX_TW_STATE(twin_state(r)), PMTX_TW_IDLE);
 		assert_twins_equal(r);
-		assert_int_equal(pmtx_close(r), 0);
-		unlink(path);
+		tu_close_and_remove(r, path);
 	}
 }
 
@@ -554,7 +541,6 @@ static void a_crash_under_an_earlier_seal_restores_the_back_copy(
  * differ there. */
 static void a_pass_after_a_kill_flushes_all_it_covers(void **state)
 {
-	(void)state;
 	const char *path;
 	pmtx_region *r = make_twin(&path);
 	struct pmtx_hdr h;
@@ -595,8 +581,7 @@ static void a_pass_after_a_kill_flushes_all_it_covers(void **state)
 		         (unsigned long long)sweep, (unsigned long long)pass);
 	assert_int_equal(root_of(r)->w[200], 0);
 	assert_twins_equal(r);
-	assert_int_equal(pmtx_close(r), 0);
-	unlink(path);
+	tu_close_and_remove(r, path);
 }
 
 /* TW14: recovery copies the root, the heap metadata and the superblocks
@@ -612,7 +597,6 @@ static void a_pass_after_a_kill_flushes_all_it_covers(void **state)
  * the back copy's 0 over it (free blocks' bytes are unspecified). */
 static void recovery_copies_only_the_heap_in_use(void **state)
 {
-	(void)state;
 	for (int own_mark = 0; own_mark < 2; own_mark++) {
 		const char *path;
 		pmtx_region *r = make_twin(&path);
@@ -673,8 +657,7 @@ static void recovery_copies_only_the_heap_in_use(void **state)
 		assert_int_equal(pmtx_alloc(tx, 100u << 10, &b2), 0);
 		assert_int_equal(pmtx_commit(tx), 0);
 		assert_int_equal(b2, b);
-		assert_int_equal(pmtx_close(r), 0);
-		unlink(path);
+		tu_close_and_remove(r, path);
 	}
 }
 
@@ -682,7 +665,6 @@ static void recovery_copies_only_the_heap_in_use(void **state)
  * read or written; anything else: corrupt, and the file is untouched. */
 static void recovery_follows_the_state_word(void **state)
 {
-	(void)state;
 	const char *path;
 	pmtx_region *r = make_twin(&path);
 	assert_int_equal(pmtx_close(r), 0);
@@ -771,7 +753,6 @@ static void *add_loop(void *arg)
 
 static void transactions_run_one_at_a_time(void **state)
 {
-	(void)state;
 	const char *path;
 	pmtx_region *r = make_twin(&path);
 	pthread_t t[4];
@@ -788,8 +769,7 @@ static void transactions_run_one_at_a_time(void **state)
 	}
 	assert_int_equal(root_of(r)->w[0], 8000);
 	assert_twins_equal(r);
-	assert_int_equal(pmtx_close(r), 0);
-	unlink(path);
+	tu_close_and_remove(r, path);
 }
 
 /* A naked flush outside transactions waits for a running twin
@@ -815,7 +795,6 @@ static void *naked_persist(void *arg)
 
 static void naked_flush_waits_for_the_running_transaction(void **state)
 {
-	(void)state;
 	const char *path;
 	pmtx_region *r = make_twin(&path);
 	struct root *rt = root_of(r);
@@ -836,15 +815,13 @@ static void naked_flush_waits_for_the_running_transaction(void **state)
 	assert_int_equal(rt->w[0], 5);
 	assert_int_equal(rt->w[1], 0); /* not 777 from a polluted back copy */
 	assert_twins_equal(r);
-	assert_int_equal(pmtx_close(r), 0);
-	unlink(path);
+	tu_close_and_remove(r, path);
 }
 
 /* An abort restores the bytes the transaction declared, not the whole
  * lines: a naked store beside them, in the same line, stays (TW7). */
 static void abort_restores_only_the_declared_bytes(void **state)
 {
-	(void)state;
 	const char *path;
 	pmtx_region *r = make_twin(&path);
 	struct root *rt = root_of(r);
@@ -859,8 +836,7 @@ static void abort_restores_only_the_declared_bytes(void **state)
 	assert_int_equal(rt->w[0], 0);
 	assert_int_equal(rt->w[2], 99);
 	assert_int_equal(rt->w[9], 0x1111111100000000ull);
-	assert_int_equal(pmtx_close(r), 0);
-	unlink(path);
+	tu_close_and_remove(r, path);
 }
 
 /* Inside a transaction that has been aborted (but not ended), naked
@@ -869,7 +845,6 @@ static void abort_restores_only_the_declared_bytes(void **state)
 static void naked_copies_in_an_aborted_transaction_reach_the_back_copy(
 	void **state)
 {
-	(void)state;
 	const char *path;
 	pmtx_region *r = make_twin(&path);
 	struct root *rt = root_of(r);
@@ -885,15 +860,13 @@ static void naked_copies_in_an_aborted_transaction_reach_the_back_copy(
 	assert_int_equal(pmtx_commit(tx), PMTX_E_ABORTED);
 	assert_int_equal(rt->w[8], 42);
 	assert_twins_equal(r);
-	assert_int_equal(pmtx_close(r), 0);
-	unlink(path);
+	tu_close_and_remove(r, path);
 }
 
 /* A heap that cannot grow: the allocation fails with PMTX_E_NOMEM, the
  * transaction can still commit what it wrote, and nothing is lost. */
 static void a_full_heap_fails_cleanly(void **state)
 {
-	(void)state;
 	const char *path;
 	pmtx_region *r = make_twin(&path);
 	struct root *rt = root_of(r);
@@ -919,8 +892,7 @@ static void a_full_heap_fails_cleanly(void **state)
 	assert_int_equal(pmtx_close(r), 0);
 	r = tu_open(path);
 	assert_int_equal(root_of(r)->w[7], n);
-	assert_int_equal(pmtx_close(r), 0);
-	unlink(path);
+	tu_close_and_remove(r, path);
 }
 
 int main(void)

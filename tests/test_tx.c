@@ -35,8 +35,7 @@ static struct fixture make(pmtx_runtime rt)
 
 static void drop(struct fixture *f)
 {
-	assert_int_equal(pmtx_close(f->r), 0);
-	unlink(f->path);
+	tu_close_and_remove(f->r, f->path);
 }
 
 static void reopen(struct fixture *f)
@@ -54,7 +53,6 @@ static void fill_pattern(unsigned char *p, size_t n, unsigned seed)
 
 static void abort_restores_every_range(void **state)
 {
-	(void)state;
 	for (size_t k = 0; k < NRT; k++) {
 		struct fixture f = make(runtimes[k]);
 		unsigned char before[ROOT], buf[3000];
@@ -104,7 +102,6 @@ static void abort_restores_every_range(void **state)
 
 static void committed_writes_survive_reopen(void **state)
 {
-	(void)state;
 	for (size_t k = 0; k < NRT; k++) {
 		struct fixture f = make(runtimes[k]);
 		unsigned char want[ROOT];
@@ -125,7 +122,6 @@ static void committed_writes_survive_reopen(void **state)
 
 static void nested_transactions_are_flattened(void **state)
 {
-	(void)state;
 	for (size_t k = 0; k < NRT; k++) {
 		struct fixture f = make(runtimes[k]);
 		pmtx_tx *outer, *inner;
@@ -169,7 +165,6 @@ static void record(void *arg)
 
 static void deferred_ops_run_once_in_order_after_the_outermost_end(void **s)
 {
-	(void)s;
 	for (size_t k = 0; k < NRT; k++) {
 		struct fixture f = make(runtimes[k]);
 		for (int abort_it = 0; abort_it < 2; abort_it++) {
@@ -196,7 +191,6 @@ static void deferred_ops_run_once_in_order_after_the_outermost_end(void **s)
 
 static void deferred_unlock_holds_the_lock_until_commit(void **s)
 {
-	(void)s;
 	for (size_t k = 0; k < NRT; k++) {
 		struct fixture f = make(runtimes[k]);
 		pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
@@ -215,7 +209,6 @@ static void deferred_unlock_holds_the_lock_until_commit(void **s)
 
 static void calls_outside_a_transaction_fail_with_no_tx(void **s)
 {
-	(void)s;
 	struct fixture f = make(PMTX_RT_UNDO);
 	pmtx_tx *tx;
 	uint64_t v = 1;
@@ -234,7 +227,6 @@ static void calls_outside_a_transaction_fail_with_no_tx(void **s)
 
 static void writes_outside_user_data_fail_with_range(void **s)
 {
-	(void)s;
 	struct fixture f = make(PMTX_RT_UNDO);
 	pmtx_tx *tx;
 	uint64_t v = 1, stack = 0;
@@ -258,7 +250,6 @@ static void writes_outside_user_data_fail_with_range(void **s)
 
 static void one_transaction_per_thread_and_region(void **s)
 {
-	(void)s;
 	struct fixture a = make(PMTX_RT_UNDO), b = make(PMTX_RT_UNDO);
 	pmtx_tx *tx, *tx2;
 	assert_int_equal(pmtx_begin(a.r, PMTX_RT_UNDO, &tx), 0);
@@ -276,7 +267,6 @@ struct pm_counter {
 /* The seed's Figure 3, with the macros. */
 static void figure3_counter_increment(void **s)
 {
-	(void)s;
 	struct fixture f = make(PMTX_RT_UNDO);
 	struct pm_counter *x = (struct pm_counter *)f.root;
 	for (int i = 0; i < 10; i++) {
@@ -302,7 +292,6 @@ static void figure3_counter_increment(void **s)
  * so its rounds 0 and 2 commit and round 1 aborts. */
 static void big_transactions_grow_the_log_and_roll_back(void **s)
 {
-	(void)s;
 	for (size_t k = 0; k < NRT; k++) {
 		struct fixture f = make(runtimes[k]);
 		unsigned char before[ROOT];
@@ -354,7 +343,6 @@ static void big_transactions_grow_the_log_and_roll_back(void **s)
 
 static void every_domain_and_backend_commits_and_aborts(void **s)
 {
-	(void)s;
 	for (int d = 0; d < 3; d++)
 		for (int b = 0; b < 3; b++) {
 			pmtx_options o;
@@ -387,8 +375,7 @@ static void every_domain_and_backend_commits_and_aborts(void **s)
 			assert_int_equal(pmtx_usable_size(r, v[1]) >= 100, 1);
 			assert_int_equal(pmtx_region_domain(r), d);
 			assert_int_equal(pmtx_region_backend(r), b);
-			assert_int_equal(pmtx_close(r), 0);
-			unlink(path);
+			tu_close_and_remove(r, path);
 		}
 }
 
@@ -398,7 +385,6 @@ static void every_domain_and_backend_commits_and_aborts(void **s)
  * the model (or the old state). */
 static void redo_read_after_write_matches_a_model(void **s)
 {
-	(void)s;
 	static const pmtx_runtime rts[] = {PMTX_RT_REDO, PMTX_RT_REDO_ASYNC};
 	for (size_t k = 0; k < 2; k++) {
 		struct fixture f = make(rts[k]);
@@ -480,7 +466,6 @@ static void *many_main(void *arg)
 static void more_than_64_concurrent_redo_transactions_read_their_writes(
 	void **s)
 {
-	(void)s;
 	pmtx_options o;
 	pmtx_options_init(&o);
 	o.root_size = NTHR * 64;
@@ -499,15 +484,13 @@ static void more_than_64_concurrent_redo_transactions_read_their_writes(
 		assert_true(many_ok[t]);
 		assert_int_equal(slot[t * 8], 1000 + t);
 	}
-	assert_int_equal(pmtx_close(many_r), 0);
-	unlink(path);
+	tu_close_and_remove(many_r, path);
 }
 
 /* The allocator issues no barrier inside alloc and free, whatever the
  * runtime. */
 static void alloc_and_free_cost_no_barrier_in_any_runtime(void **s)
 {
-	(void)s;
 	static const pmtx_runtime rts[] = {PMTX_RT_UNDO, PMTX_RT_REDO,
 	                                   PMTX_RT_REDO_ASYNC, PMTX_RT_COW};
 	for (size_t k = 0; k < 4; k++) {
@@ -594,7 +577,6 @@ static void reopen_finds_ten_commits(pmtx_region *r, const char *path)
 
 static void lazy_truncation_waits_for_a_descriptor_or_drain(void **s)
 {
-	(void)s;
 	const char *path = tu_path();
 	pmtx_region *r = lazy_region(path);
 	uint64_t *root = pmtx_root(r, NULL);
@@ -638,7 +620,6 @@ static void lazy_truncation_waits_for_a_descriptor_or_drain(void **s)
  * needed and in pmtx_drain. */
 static void a_sync_redo_commit_retires_the_redo_async_one_before_it(void **s)
 {
-	(void)s;
 	const char *path = tu_path();
 	pmtx_region *r = lazy_region(path);
 	static const pmtx_runtime rts[2] = {PMTX_RT_REDO_ASYNC, PMTX_RT_REDO};

@@ -2,6 +2,13 @@
  * testutil.h - helpers shared by the tests: unique region paths in
  * /dev/shm, region creation with explicit options, file hashing, and the
  * long-mode switch (PMTX_LONG_TESTS=1).
+ *
+ * Every path these helpers hand out starts with pmtx-test-<pid>-, <pid>
+ * the test program's (a forked child's paths too), and whatever bears
+ * that prefix in /dev/shm, /tmp and /var/tmp (a region, its journal, its
+ * ".creating" file, a directory) is removed when the program exits, even
+ * after a failed assertion: a test need not clean up on its failure
+ * paths.
  */
 #ifndef PMTX_TESTUTIL_H
 #define PMTX_TESTUTIL_H
@@ -10,24 +17,57 @@
 #include <stddef.h>
 #include <setjmp.h> /* cmocka needs it; pmtx itself never uses setjmp */
 #include <stdint.h>
+#include <sys/types.h>
 #include <cmocka.h>
 
 #include "pmtx.h"
 
 /* A fresh path /dev/shm/pmtx-test-<pid>-<n>.pmtx (not created). */
 const char *tu_path(void);
+/* A fresh path <dir>/pmtx-test-<pid>-<n>-<tag> (not created), for a file
+ * or directory that must be elsewhere than /dev/shm or be named. */
+const char *tu_path_in(const char *dir, const char *tag);
+/* Copy the file src to a new file dst (an existing dst is replaced by a
+ * new inode: a region left open keeps the old one and its lock). */
+void tu_copy_file(const char *src, const char *dst);
+/* rc, the status of what, must be 0: else fails, naming the status and
+ * pmtx_errmsg()'s detail. */
+void tu_assert_ok(int rc, const char *what);
+/* Options as pmtx_options_init makes them, with root_size and runtime. */
+pmtx_options tu_options(size_t root_size, pmtx_runtime rt);
+/* Create a region at path; asserts success. */
+pmtx_region *tu_create_at(const char *path, size_t size,
+                          const pmtx_options *o);
 /* Create a region at a fresh path; asserts success. */
 pmtx_region *tu_create(const char **path, size_t size, size_t root_size,
                        pmtx_domain d, pmtx_backend b, pmtx_runtime rt);
 /* The same with options of the caller's. */
 pmtx_region *tu_create_with(const char **path, size_t size,
                             const pmtx_options *o);
+/* Close r (asserting success) and remove its file. */
+void tu_close_and_remove(pmtx_region *r, const char *path);
 /* Reopen path with default options; asserts success. */
 pmtx_region *tu_open(const char *path);
 /* Open path through backend b with open flags: pmtx_open's status (for
  * a child, which must not assert). */
 int tu_open_on(const char *path, pmtx_backend b, unsigned flags,
                pmtx_region **r);
+/* A growing array of offsets: a region's heap blocks. */
+struct tu_offs {
+	pmtx_off *v;
+	size_t n, cap;
+};
+void tu_offs_push(struct tu_offs *a, pmtx_off off);
+/* The heap's user blocks are exactly the blocks of used (in any order):
+ * else fails, after ctx, naming the counts and the first block that
+ * differs (a leak, or an allocation lost). Sorts used. */
+void tu_assert_heap_blocks(pmtx_region *r, struct tu_offs *used,
+                           const char *ctx);
+/* fork() with stdio flushed first (a child's exit must not write the
+ * parent's buffers again); asserts success. */
+pid_t tu_fork(void);
+/* Wait for the child pid: its exit status; fails if a signal killed it. */
+int tu_wait_exit(pid_t pid);
 /* XXH3 of the whole file (to show it was not modified). */
 uint64_t tu_file_hash(const char *path);
 /* 1 when PMTX_LONG_TESTS is set to a nonzero value. */

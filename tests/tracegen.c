@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include "pmtx.h"
+#include "testutil.h"
 #include "tracegen.h"
 
 char tg_path[256];
@@ -16,8 +17,9 @@ FILE *tg_file;
 
 void trace_path(void)
 {
-	snprintf(tg_path, sizeof(tg_path), "/dev/shm/pmtx-tg-%d.bin",
-	         (int)getpid());
+	if (!tg_path[0]) /* one path for the whole run */
+		snprintf(tg_path, sizeof(tg_path), "%s",
+		         tu_path_in("/dev/shm", "tracegen.bin"));
 }
 
 void trace_begin(void)

@@ -88,7 +88,6 @@ static void check_structure(struct mc_store *s)
 
 static void storage_commands_follow_memcached(void **state)
 {
-	(void)state;
 	const char *path = tu_path();
 	mc_store_opts o = opts();
 	struct mc_store *s = open_store(path, &o);
@@ -118,7 +117,6 @@ static void storage_commands_follow_memcached(void **state)
 
 static void incr_decr_follow_memcached(void **state)
 {
-	(void)state;
 	const char *path = tu_path();
 	mc_store_opts o = opts();
 	struct mc_store *s = open_store(path, &o);
@@ -148,7 +146,6 @@ static void incr_decr_follow_memcached(void **state)
 
 static void expiry_touch_and_flush_all_are_lazy(void **state)
 {
-	(void)state;
 	const char *path = tu_path();
 	mc_store_opts o = opts();
 	struct mc_store *s = open_store(path, &o);
@@ -183,7 +180,6 @@ static void expiry_touch_and_flush_all_are_lazy(void **state)
 
 static void the_memory_limit_evicts_the_least_recently_used(void **state)
 {
-	(void)state;
 	const char *path = tu_path();
 	mc_store_opts o = opts();
 	o.mem_limit = 200u << 10;
@@ -222,7 +218,6 @@ static void the_memory_limit_evicts_the_least_recently_used(void **state)
 
 static void the_table_expands_and_keeps_every_item(void **state)
 {
-	(void)state;
 	const char *path = tu_path();
 	mc_store_opts o = opts();
 	struct mc_store *s = open_store(path, &o);
@@ -276,7 +271,6 @@ static unsigned heap_blocks(pmtx_region *r)
  * which frees the pending item (lesson 8). */
 static void references_keep_deleted_items_until_released(void **state)
 {
-	(void)state;
 	const char *path = tu_path();
 	mc_store_opts o = opts();
 	struct mc_store *s = open_store(path, &o);
@@ -430,7 +424,6 @@ static void mt_run(struct mc_store *s, uint64_t incrs[MT_COUNTERS])
  * reopen. */
 static void concurrent_workers_keep_the_cache_consistent(void **state)
 {
-	(void)state;
 	static const pmtx_runtime rts[] = {PMTX_RT_UNDO, PMTX_RT_REDO,
 	                                   PMTX_RT_REDO_ASYNC};
 	for (unsigned r = 0; r < 3; r++) {
@@ -470,7 +463,6 @@ static void concurrent_workers_keep_the_cache_consistent(void **state)
 
 static void a_foreign_or_corrupt_region_is_refused(void **state)
 {
-	(void)state;
 	const char *path = tu_path();
 	pmtx_region *r = tu_create(&path, 4u << 20, 64, PMTX_PDOM1,
 	                           PMTX_BACKEND_HARDWARE, PMTX_RT_UNDO);
@@ -510,7 +502,6 @@ static const char *key3(unsigned i, char k[4])
  * the old one. */
 static void a_full_heap_evicts_or_refuses_and_loses_no_key(void **state)
 {
-	(void)state;
 	const char *path = tu_path();
 	mc_store_opts o = opts();
 	o.region_size = o.max_size = 4u << 20;
