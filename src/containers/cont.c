@@ -28,17 +28,9 @@ static void cx_bind(struct cx *c, pmtx_region *r, pmtx_tx *tx)
 	c->overlay = !c->in_place && tx->nwl > 0;
 }
 
-int cx_begin(struct cx *c, pmtx_region *r, pmtx_tx *tx, pmtx_runtime rt)
+/* The rest of cx_begin, once pmtx_begin has begun or joined tx. */
+int cx_begun(struct cx *c, pmtx_region *r, pmtx_tx *tx)
 {
-	pmtx_tx *cur = pmtx_tx_current();
-	c->began = 0;
-	if (!r)
-		return PMTX_E_INVAL;
-	if (tx && (tx != cur || pmtx_tx_region(tx) != r))
-		return PMTX_E_TX_STATE;
-	int rc = pmtx_begin(r, rt, &tx);
-	if (rc)
-		return rc;
 	c->began = 1;
 	cx_bind(c, r, tx);
 	if (tx->kind == PMTX_RT_COW) {

@@ -73,10 +73,23 @@ struct cx {
 	                   * reads go through pmtx_read (C1) */
 };
 
+int cx_begun(struct cx *c, pmtx_region *r, pmtx_tx *tx);
 /* Begin a writing operation: join tx (which must be this thread's
  * running transaction) or the running one, or begin one with rt.
- * PMTX_E_UNSUPPORTED under copy-on-write. */
-int cx_begin(struct cx *c, pmtx_region *r, pmtx_tx *tx, pmtx_runtime rt);
+ * PMTX_E_UNSUPPORTED under copy-on-write. Inlined, so that pmtx_begin's
+ * call site (PMTX_RT_AUTO chooses a runtime per site) is the container
+ * operation's, not one site for them all. */
+static inline __attribute__((always_inline)) int
+cx_begin(struct cx *c, pmtx_region *r, pmtx_tx *tx, pmtx_runtime rt)
+{
+	c->began = 0;
+	if (!r)
+		return PMTX_E_INVAL;
+	if (tx && (tx != pmtx_tx_current() || pmtx_tx_region(tx) != r))
+		return PMTX_E_TX_STATE;
+	int rc = pmtx_begin(r, rt, &tx);
+	return rc ? rc : cx_begun(c, r, tx);
+}
 /* Begin a reading operation: tx, or this thread's running transaction in
  * r, or none (plain loads of the committed state). */
 int cx_begin_read(struct cx *c, pmtx_region *r, pmtx_tx *tx);

@@ -1,0 +1,20 @@
+/*
+ * hmap.h - the hash map's internal interface, for tests and the
+ * explorer's workloads (the public one is pmtx_containers.h).
+ */
+#ifndef PMTX_HMAP_H
+#define PMTX_HMAP_H
+
+#include <stdio.h>
+
+#include "pmtx_containers.h"
+
+/* Walk the whole map against hmap_layout.h's invariants: every entry a
+ * heap block of its size, in the bucket and with the tag of its hash,
+ * the counts equal to the entries. 0, or PMTX_E_CORRUPT with the first
+ * fault in msg. Call with no writer running. */
+int hmap_check(pmtx_hmap *m, char *msg, size_t len);
+/* Live buckets (nbase + split). */
+uint64_t hmap_buckets(pmtx_hmap *m);
+
+#endif
