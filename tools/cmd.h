@@ -71,10 +71,26 @@ int cmd_next_opt(struct cmd_parser *p);
 char **cmd_positional(struct cmd_parser *p, int *n);
 void cmd_parser_free(struct cmd_parser *p);
 
+/* Entries of a subcommand's option table: an option with a value, one
+ * without, and the table's end (--help, then the terminator). */
+#define CMD_OPT_ARG(name, val) {name, required_argument, NULL, val}
+#define CMD_OPT_FLAG(name, val) {name, no_argument, NULL, val}
+#define CMD_OPT_END {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}
+/* The table of a subcommand whose only option is --help. */
+extern const struct option cmd_help_opts[];
+
 /* The one FILE argument of a subcommand whose only option is --help.
  * Returns CMD_OK with *path set, CMD_HELP_DONE, or CMD_USAGE. */
 int cmd_parse_file_only(const struct cmd_usage *u, int argc, char **argv,
                         const char **path);
+
+/* The end of the parse of a subcommand that takes one FILE, once
+ * cmd_next_opt returned -1; bad: an option was wrong (already said). p
+ * is freed. --help prints the usage on stdout and returns CMD_HELP_DONE;
+ * bad, or not one file, prints it on stderr and returns CMD_USAGE;
+ * CMD_OK: *path is the file. */
+int cmd_parse_file(struct cmd_parser *p, const struct cmd_usage *u, int bad,
+                   const char **path);
 
 /* The end of the parse of a subcommand that takes FILE... (one or more),
  * once cmd_next_opt returned -1; bad: an option was wrong (already
@@ -116,8 +132,10 @@ struct cmd_snapshot {
 	uint64_t meta_bytes;
 };
 
-/* Open a private, copy-on-write view (recovery runs in it only). */
-int cmd_open_view(const char *path, unsigned flags, pmtx_region **out);
+/* Open a private, copy-on-write view (recovery runs in it only); a
+ * failure is reported for subcommand name. */
+int cmd_open_view(const char *name, const char *path, unsigned flags,
+                  pmtx_region **out);
 /* Read path's metadata with pread. Call after cmd_open_view succeeded,
  * which validated the header (rule 3); bounds are checked again here. */
 int cmd_snapshot_file(const char *path, struct cmd_snapshot *s);

@@ -113,10 +113,8 @@ int cmd_check(int argc, char **argv)
 	if (rc)
 		return rc == CMD_HELP_DONE ? CMD_OK : rc;
 	pmtx_region *r;
-	if ((rc = cmd_open_view(path, 0, &r)) != 0) {
-		cmd_report("check", path, rc, pmtx_errmsg());
+	if (cmd_open_view("check", path, 0, &r))
 		return CMD_PROBLEM;
-	}
 	rc = check_recovery(r, path);
 	if (!rc)
 		rc = check_heap(r, path);
@@ -134,11 +132,6 @@ static const struct cmd_usage dump_usage = {
 	"  OFFSET and LEN are bytes (0x for hex; suffixes K, M, G). LEN\n"
 	"  defaults to the usable size of the block at OFFSET when OFFSET is\n"
 	"  an allocated block, else 64.\n",
-};
-
-static const struct option dump_opts[] = {
-	{"help", no_argument, NULL, 'h'},
-	{NULL, 0, NULL, 0},
 };
 
 struct dump_args {
@@ -168,7 +161,7 @@ static int parse_dump(int argc, char **argv, struct dump_args *a)
 {
 	struct cmd_parser p;
 	int c, bad = 0, n;
-	cmd_parser_init(&p, "dump", argc, argv, dump_opts);
+	cmd_parser_init(&p, "dump", argc, argv, cmd_help_opts);
 	while ((c = cmd_next_opt(&p)) != -1)
 		bad |= c == '?';
 	char **pos = cmd_positional(&p, &n);
@@ -260,10 +253,8 @@ int cmd_dump(int argc, char **argv)
 	if (rc)
 		return rc == CMD_HELP_DONE ? CMD_OK : rc;
 	pmtx_region *r;
-	if ((rc = cmd_open_view(a.path, 0, &r)) != 0) {
-		cmd_report("dump", a.path, rc, pmtx_errmsg());
+	if (cmd_open_view("dump", a.path, 0, &r))
 		return CMD_PROBLEM;
-	}
 	/* The view stays open while the file is read: its shared lock keeps
 	 * writers out. */
 	rc = dump_range(r, &a);

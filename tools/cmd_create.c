@@ -65,15 +65,14 @@ enum {
 };
 
 static const struct option create_opts[] = {
-	{"size", required_argument, NULL, OPT_SIZE},
-	{"max-size", required_argument, NULL, OPT_MAX},
-	{"layout", required_argument, NULL, OPT_LAYOUT},
-	{"runtime", required_argument, NULL, OPT_RUNTIME},
-	{"root-size", required_argument, NULL, OPT_ROOT},
-	{"ndesc", required_argument, NULL, OPT_NDESC},
-	{"fast-restart", no_argument, NULL, OPT_FAST_RESTART},
-	{"help", no_argument, NULL, 'h'},
-	{NULL, 0, NULL, 0},
+	CMD_OPT_ARG("size", OPT_SIZE),
+	CMD_OPT_ARG("max-size", OPT_MAX),
+	CMD_OPT_ARG("layout", OPT_LAYOUT),
+	CMD_OPT_ARG("runtime", OPT_RUNTIME),
+	CMD_OPT_ARG("root-size", OPT_ROOT),
+	CMD_OPT_ARG("ndesc", OPT_NDESC),
+	CMD_OPT_FLAG("fast-restart", OPT_FAST_RESTART),
+	CMD_OPT_END,
 };
 
 struct create_args {
@@ -97,18 +96,24 @@ static int parse_count(const char *v, unsigned *out)
 	return 0;
 }
 
-static int set_option(struct create_args *a, int c, const char *v)
+/* The value v of option name, a size, into *out. */
+static int size_option(const char *name, const char *v, size_t *out)
 {
 	uint64_t n;
+	if (cmd_parse_size(v, &n))
+		return bad_value(name, v);
+	*out = (size_t)n;
+	return 0;
+}
+
+static int set_option(struct create_args *a, int c, const char *v)
+{
 	switch (c) {
 	case OPT_SIZE:
 		a->have_size = 1;
 		return cmd_parse_size(v, &a->size) ? bad_value("size", v) : 0;
 	case OPT_MAX:
-		if (cmd_parse_size(v, &n))
-			return bad_value("max-size", v);
-		a->o.max_size = (size_t)n;
-		return 0;
+		return size_option("max-size", v, &a->o.max_size);
 	case OPT_LAYOUT:
 		a->o.layout = v;
 		return strlen(v) > PMTX_LAYOUT_MAX ? bad_value("layout", v) : 0;
@@ -118,10 +123,7 @@ static int set_option(struct create_args *a, int c, const char *v)
 			return bad_value("runtime", v);
 		return 0;
 	case OPT_ROOT:
-		if (cmd_parse_size(v, &n))
-			return bad_value("root-size", v);
-		a->o.root_size = (size_t)n;
-		return 0;
+		return size_option("root-size", v, &a->o.root_size);
 	case OPT_NDESC:
 		return parse_count(v, &a->o.ndesc) ? bad_value("ndesc", v) : 0;
 	case OPT_FAST_RESTART:
@@ -137,28 +139,21 @@ static int parse_create(int argc, char **argv, struct create_args *a,
                         const char **path)
 {
 	struct cmd_parser p;
-	int c, rc = 0, n;
+	int c, rc = 0;
 	memset(a, 0, sizeof(*a));
 	pmtx_options_init(&a->o);
 	cmd_parser_init(&p, "create", argc, argv, create_opts);
 	while (!rc && (c = cmd_next_opt(&p)) != -1)
 		rc = c == '?' ? CMD_USAGE : set_option(a, c, optarg);
-	char **pos = cmd_positional(&p, &n);
-	*path = n == 1 ? pos[0] : NULL;
-	int help = p.help;
-	cmd_parser_free(&p);
-	if (help) {
-		cmd_usage(&create_usage, 1);
-		return CMD_HELP_DONE;
-	}
-	if (!rc && a->o.max_size && a->o.max_size < a->size) {
-		fprintf(stderr, "pmtx create: --max-size is smaller than "
-		        "--size\n");
-		rc = CMD_USAGE;
-	}
-	if (rc || !*path || !a->have_size) {
-		if (!rc && !a->have_size && *path)
-			fprintf(stderr, "pmtx create: --size is required\n");
+	if ((rc = cmd_parse_file(&p, &create_usage, rc != 0, path)))
+		return rc;
+	const char *bad = NULL;
+	if (a->o.max_size && a->o.max_size < a->size)
+		bad = "--max-size is smaller than --size";
+	else if (!a->have_size)
+		bad = "--size is required";
+	if (bad) {
+		fprintf(stderr, "pmtx create: %s\n", bad);
 		return cmd_usage(&create_usage, 0);
 	}
 	return CMD_OK;
@@ -213,9 +208,8 @@ static const struct cmd_usage recover_usage = {
 };
 
 static const struct option recover_opts[] = {
-	{"forget-journal", no_argument, NULL, 'f'},
-	{"help", no_argument, NULL, 'h'},
-	{NULL, 0, NULL, 0},
+	CMD_OPT_FLAG("forget-journal", 'f'),
+	CMD_OPT_END,
 };
 
 static void print_recovered(const char *path, const struct cmd_snapshot *b,
@@ -264,11 +258,9 @@ static int snapshot_validated(const char *name, const char *path,
                               unsigned flags, struct cmd_snapshot *s)
 {
 	pmtx_region *v;
-	int rc = cmd_open_view(path, flags, &v);
-	if (rc) {
-		cmd_report(name, path, rc, pmtx_errmsg());
+	int rc = cmd_open_view(name, path, flags, &v);
+	if (rc)
 		return rc;
-	}
 	rc = cmd_snapshot_file(path, s);
 	pmtx_close(v);
 	if (rc)
@@ -281,22 +273,14 @@ static int recover_args(int argc, char **argv, const char **path,
                         unsigned *flags)
 {
 	struct cmd_parser p;
-	int c, bad = 0, n;
+	int c, bad = 0;
 	cmd_parser_init(&p, recover_usage.name, argc, argv, recover_opts);
 	while ((c = cmd_next_opt(&p)) != -1) {
 		bad |= c == '?';
 		if (c == 'f')
 			*flags |= PMTX_OPEN_FORGET_JOURNAL;
 	}
-	char **pos = cmd_positional(&p, &n);
-	*path = n == 1 ? pos[0] : NULL;
-	int help = p.help;
-	cmd_parser_free(&p);
-	if (help) {
-		cmd_usage(&recover_usage, 1);
-		return CMD_HELP_DONE;
-	}
-	return bad || !*path ? cmd_usage(&recover_usage, 0) : CMD_OK;
+	return cmd_parse_file(&p, &recover_usage, bad, path);
 }
 
 /* Invariant 3: a journal beside the region, applied by the open. */

@@ -45,10 +45,9 @@ static const struct cmd_usage info_usage = {
 enum { OPT_JSON = 256, OPT_ALL };
 
 static const struct option info_opts[] = {
-	{"json", no_argument, NULL, OPT_JSON},
-	{"all", no_argument, NULL, OPT_ALL},
-	{"help", no_argument, NULL, 'h'},
-	{NULL, 0, NULL, 0},
+	CMD_OPT_FLAG("json", OPT_JSON),
+	CMD_OPT_FLAG("all", OPT_ALL),
+	CMD_OPT_END,
 };
 
 static void format_time(uint64_t t, char out[32])
@@ -332,10 +331,8 @@ int cmd_info(int argc, char **argv)
 	if (rc)
 		return rc == CMD_HELP_DONE ? CMD_OK : rc;
 	pmtx_region *r;
-	if ((rc = cmd_open_view(in.path, 0, &r)) != 0) {
-		cmd_report("info", in.path, rc, pmtx_errmsg());
+	if (cmd_open_view("info", in.path, 0, &r))
 		return CMD_PROBLEM;
-	}
 	rc = gather(r, &in);
 	pmtx_close(r);
 	if (rc)

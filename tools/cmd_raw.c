@@ -31,13 +31,17 @@
 
 #define MAX_NDESC 4096u /* src/region/region.c: the most create allows */
 
-int cmd_open_view(const char *path, unsigned flags, pmtx_region **out)
+int cmd_open_view(const char *name, const char *path, unsigned flags,
+                  pmtx_region **out)
 {
 	pmtx_options o;
 	pmtx_options_init(&o);
 	o.flags = PMTX_OPEN_PRIVATE | flags;
 	o.truncation = PMTX_TRUNC_LAZY; /* no background thread */
-	return pmtx_open(path, &o, out);
+	int rc = pmtx_open(path, &o, out);
+	if (rc)
+		cmd_report(name, path, rc, pmtx_errmsg());
+	return rc;
 }
 
 static int pread_all(int fd, void *buf, uint64_t len, uint64_t off)

@@ -39,10 +39,9 @@ static const char analyze_about[] =
 enum { OPT_JSON = 256, OPT_WINDOW };
 
 static const struct option analyze_opts[] = {
-	{"json", no_argument, NULL, OPT_JSON},
-	{"window-us", required_argument, NULL, OPT_WINDOW},
-	{"help", no_argument, NULL, 'h'},
-	{NULL, 0, NULL, 0},
+	CMD_OPT_FLAG("json", OPT_JSON),
+	CMD_OPT_ARG("window-us", OPT_WINDOW),
+	CMD_OPT_END,
 };
 
 /* The buckets of the histograms: 0, 1, 2, 3-4, 5-8, ... powers of two. */

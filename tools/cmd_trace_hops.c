@@ -59,19 +59,18 @@ enum {
 #define NNUM (OPT_END - OPT_GHZ)
 
 static const struct option hops_opts[] = {
-	{"json", no_argument, NULL, OPT_JSON},
-	{"costs", required_argument, NULL, OPT_COSTS},
-	{"ghz", required_argument, NULL, OPT_GHZ},
-	{"pm-cycles", required_argument, NULL, OPT_PM},
-	{"pwq-cycles", required_argument, NULL, OPT_PWQ},
-	{"pb-entries", required_argument, NULL, OPT_ENTRIES},
-	{"pb-launch", required_argument, NULL, OPT_LAUNCH},
-	{"trace-ns", required_argument, NULL, OPT_TRACE},
-	{"here-fence-ns", required_argument, NULL, OPT_FENCE},
-	{"here-line-ns", required_argument, NULL, OPT_LINE},
-	{"here-clwb-ns", required_argument, NULL, OPT_CLWB},
-	{"help", no_argument, NULL, 'h'},
-	{NULL, 0, NULL, 0},
+	CMD_OPT_FLAG("json", OPT_JSON),
+	CMD_OPT_ARG("costs", OPT_COSTS),
+	CMD_OPT_ARG("ghz", OPT_GHZ),
+	CMD_OPT_ARG("pm-cycles", OPT_PM),
+	CMD_OPT_ARG("pwq-cycles", OPT_PWQ),
+	CMD_OPT_ARG("pb-entries", OPT_ENTRIES),
+	CMD_OPT_ARG("pb-launch", OPT_LAUNCH),
+	CMD_OPT_ARG("trace-ns", OPT_TRACE),
+	CMD_OPT_ARG("here-fence-ns", OPT_FENCE),
+	CMD_OPT_ARG("here-line-ns", OPT_LINE),
+	CMD_OPT_ARG("here-clwb-ns", OPT_CLWB),
+	CMD_OPT_END,
 };
 
 struct hops_args {

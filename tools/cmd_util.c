@@ -75,23 +75,27 @@ void cmd_parser_free(struct cmd_parser *p)
 	p->argv = NULL;
 }
 
-static const struct option file_only_opts[] = {
-	{"help", no_argument, NULL, 'h'},
-	{NULL, 0, NULL, 0},
-};
+const struct option cmd_help_opts[] = {CMD_OPT_END};
 
 int cmd_parse_file_only(const struct cmd_usage *u, int argc, char **argv,
                         const char **path)
 {
 	struct cmd_parser p;
-	int c, bad = 0, n;
-	cmd_parser_init(&p, u->name, argc, argv, file_only_opts);
+	int c, bad = 0;
+	cmd_parser_init(&p, u->name, argc, argv, cmd_help_opts);
 	while ((c = cmd_next_opt(&p)) != -1)
 		bad |= c == '?';
-	char **pos = cmd_positional(&p, &n);
+	return cmd_parse_file(&p, u, bad, path);
+}
+
+int cmd_parse_file(struct cmd_parser *p, const struct cmd_usage *u, int bad,
+                   const char **path)
+{
+	int n;
+	char **pos = cmd_positional(p, &n);
 	*path = n == 1 ? pos[0] : NULL;
-	int help = p.help;
-	cmd_parser_free(&p);
+	int help = p->help;
+	cmd_parser_free(p);
 	if (help) {
 		cmd_usage(u, 1);
 		return CMD_HELP_DONE;

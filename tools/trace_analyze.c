@@ -420,22 +420,19 @@ static int feed(struct ta *t, const struct pmtx_trace_rec *rec)
 	if (!th)
 		return ENOMEM;
 	th->last_ns = rec->time_ns;
-	switch (rec->type) {
-	case PMTX_TEV_STORE:
-	case PMTX_TEV_NT:
-	case PMTX_TEV_VSTORE:
+	switch (tl_kind_of(rec)) {
+	case TL_STORE:
 		return on_store(t, th, rec);
-	case PMTX_TEV_FLUSH:
+	case TL_FLUSH:
 		return on_flush(t, th, rec);
-	case PMTX_TEV_BARRIER:
+	case TL_BARRIER:
 		return on_barrier(t, th, rec);
-	case PMTX_TEV_BEGIN:
+	case TL_BEGIN:
 		return on_begin(t, th, rec);
-	case PMTX_TEV_COMMIT:
-	case PMTX_TEV_ABORT:
+	case TL_END:
 		return on_end(t, th, rec);
 	default:
-		return 0; /* REGION, and types this build does not know */
+		return 0;
 	}
 }
 

@@ -546,21 +546,19 @@ static int feed(struct model *m, const struct pmtx_trace_rec *rec)
 	struct thr *th = &m->thr[t];
 	thr_work(th, rec->time_ns);
 	th->prev_cost = m->o.trace_ns;
-	switch (rec->type) {
-	case PMTX_TEV_STORE:
-	case PMTX_TEV_NT:
-	case PMTX_TEV_VSTORE:
+	switch (tl_kind_of(rec)) {
+	case TL_STORE:
 		return on_store(m, t, rec);
-	case PMTX_TEV_FLUSH:
+	case TL_FLUSH:
 		on_flush(m, th, rec);
 		return 0;
-	case PMTX_TEV_BARRIER:
+	case TL_BARRIER:
 		return on_barrier(m, t, rec);
-	case PMTX_TEV_BEGIN:
+	case TL_BEGIN:
 		th->tx = 1;
 		return 0;
 	default:
-		return 0; /* REGION, BEGIN, COMMIT, ABORT, unknown types */
+		return 0; /* a transaction's end, and the rest */
 	}
 }
 

@@ -51,6 +51,27 @@ int tl_grow(void *arrp, size_t n, size_t *cap, size_t esz)
 
 /* ---- records (rules 1 and 2) ---- */
 
+enum tl_kind tl_kind_of(const struct pmtx_trace_rec *rec)
+{
+	switch (rec->type) {
+	case PMTX_TEV_STORE:
+	case PMTX_TEV_NT:
+	case PMTX_TEV_VSTORE:
+		return TL_STORE;
+	case PMTX_TEV_FLUSH:
+		return TL_FLUSH;
+	case PMTX_TEV_BARRIER:
+		return TL_BARRIER;
+	case PMTX_TEV_BEGIN:
+		return TL_BEGIN;
+	case PMTX_TEV_COMMIT:
+	case PMTX_TEV_ABORT:
+		return TL_END;
+	default:
+		return TL_OTHER;
+	}
+}
+
 int tl_line_span(const struct pmtx_trace_rec *rec, uint64_t *first,
                  uint64_t *last)
 {

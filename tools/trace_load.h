@@ -25,6 +25,12 @@ typedef int (*tl_feed_fn)(void *ctx, const struct pmtx_trace_rec *rec);
  * reader's error (PMTX_E_*, errno), ENOMEM, or feed's first error. */
 int tl_feed_sorted(const char *path, tl_feed_fn feed, void *ctx);
 
+/* What a record is to both models: a store (STORE, NT, VSTORE), a
+ * flush, a barrier, a transaction's begin or its end (COMMIT, ABORT), or
+ * none of them (REGION, and types this build does not know). */
+enum tl_kind { TL_OTHER, TL_STORE, TL_FLUSH, TL_BARRIER, TL_BEGIN, TL_END };
+enum tl_kind tl_kind_of(const struct pmtx_trace_rec *rec);
+
 /* The lines of a record's [off, off + size): 1 with [*first, *last]
  * set; 0 when size is 0 (no line); PMTX_E_CORRUPT (< 0) when the span
  * overflows or exceeds TL_MAX_SPAN (2). */

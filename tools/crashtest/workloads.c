@@ -121,6 +121,17 @@ struct obj8 {
 	uint64_t v[PER_OBJ];
 };
 
+/* The end of a workload's transaction: commit it, or, after a failure
+ * rc, abort it and return rc. */
+static int tx_end(pmtx_tx *tx, int rc)
+{
+	if (rc) {
+		pmtx_abort(tx);
+		return rc;
+	}
+	return pmtx_commit(tx);
+}
+
 /* splitmix64's finaliser: a well-mixed 64-bit hash of x. */
 static uint64_t mix64(uint64_t x)
 {
@@ -325,11 +336,7 @@ static int cells_setup_cow(const pmtx_explore_workload *w, pmtx_region *r)
 		pmtx_flush(r, p, sizeof(*p));
 		rc = PMTX_SET(tx, wr[o], off);
 	}
-	if (rc) {
-		pmtx_abort(tx);
-		return rc;
-	}
-	return pmtx_commit(tx);
+	return tx_end(tx, rc);
 }
 
 static int cells_setup(const pmtx_explore_env *e, pmtx_region *r)
@@ -389,11 +396,7 @@ static int cells_run(const pmtx_explore_env *e, pmtx_region *r, unsigned t,
 		int arc = pmtx_abort(x.tx); /* ends the transaction */
 		return rc ? rc : arc;
 	}
-	if (rc) {
-		pmtx_abort(x.tx);
-		return rc;
-	}
-	return pmtx_commit(x.tx);
+	return tx_end(x.tx, rc);
 }
 
 static size_t cells_model(const pmtx_explore_env *e, unsigned t, uint64_t k,
@@ -469,27 +472,24 @@ static int cells_walk(const pmtx_explore_env *e, pmtx_region *r,
 #define CT_MAX_NTX 60
 #define NO_CLTX (PMTX_EXPLORE_ALL & ~PMTX_EXPLORE_CLTX)
 
+/* The workload wl_<wname>, one of those over the cells. */
 #define CELL_WORKLOAD(wname, nthr, rts, whelp)                                \
-	{                                                                     \
-		.name = wname, .help = whelp, .nthreads = nthr,              \
+	static const pmtx_explore_workload wl_##wname = {                     \
+		.name = #wname, .help = whelp, .nthreads = nthr,             \
 		.root_size = PMTX_CLTX_ROOM(NLINES), .runtimes = rts,         \
 		.max_ntx = CT_MAX_NTX, .setup = cells_setup,                 \
 		.run = cells_run, .observe = cells_observe,                  \
 		.model = cells_model, .walk = cells_walk,                    \
 	}
 
-static const pmtx_explore_workload wl_sps = CELL_WORKLOAD(
-	"sps", 1, PMTX_EXPLORE_ALL,
-	"swaps of random pairs over 48 cells (sum invariant)");
-static const pmtx_explore_workload wl_bank = CELL_WORKLOAD(
-	"bank", 1, PMTX_EXPLORE_ALL,
-	"transfers between 48 accounts (balance never negative)");
-static const pmtx_explore_workload wl_abort = CELL_WORKLOAD(
-	"abort", 1, NO_CLTX,
-	"swaps; every third transaction allocates, then aborts");
-static const pmtx_explore_workload wl_mt = CELL_WORKLOAD(
-	"mt", 2, PMTX_EXPLORE_ALL,
-	"two threads swapping on disjoint halves of the cells");
+CELL_WORKLOAD(sps, 1, PMTX_EXPLORE_ALL,
+              "swaps of random pairs over 48 cells (sum invariant)");
+CELL_WORKLOAD(bank, 1, PMTX_EXPLORE_ALL,
+              "transfers between 48 accounts (balance never negative)");
+CELL_WORKLOAD(abort, 1, NO_CLTX,
+              "swaps; every third transaction allocates, then aborts");
+CELL_WORKLOAD(mt, 2, PMTX_EXPLORE_ALL,
+              "two threads swapping on disjoint halves of the cells");
 
 /* ---- the list workload ---- */
 
@@ -526,11 +526,7 @@ static int list_setup(const pmtx_explore_env *e, pmtx_region *r)
 		rc = pmtx_cow_new(tx, sizeof(struct lroot), &w);
 	if (!rc)
 		rc = PMTX_SET(tx, root->head, w);
-	if (rc) {
-		pmtx_abort(tx);
-		return rc;
-	}
-	return pmtx_commit(tx);
+	return tx_end(tx, rc);
 }
 
 static struct lnode *node_at(pmtx_region *r, pmtx_off off)
@@ -665,11 +661,7 @@ static int list_run(const pmtx_explore_env *e, pmtx_region *r, unsigned t,
 		return rc;
 	rc = e->runtime == PMTX_RT_COW ? list_tx_cow(tx, r, i, e)
 	                          : list_tx(tx, r, i, e);
-	if (rc) {
-		pmtx_abort(tx);
-		return rc;
-	}
-	return pmtx_commit(tx);
+	return tx_end(tx, rc);
 }
 
 static size_t list_model(const pmtx_explore_env *e, unsigned t, uint64_t k,
@@ -854,11 +846,7 @@ static int big_setup(const pmtx_explore_env *e, pmtx_region *r)
 		pmtx_flush(r, p, BIG_PER_OBJ * 8);
 		rc = PMTX_SET(tx, a[o], off);
 	}
-	if (rc) {
-		pmtx_abort(tx);
-		return rc;
-	}
-	return pmtx_commit(tx);
+	return tx_end(tx, rc);
 }
 
 static int big_write_cow(pmtx_tx *tx, pmtx_region *r, unsigned start,
@@ -898,11 +886,7 @@ static int big_run(const pmtx_explore_env *e, pmtx_region *r, unsigned t,
 		rc = big_blob_toggle(tx, r);
 	if (!rc && e->runtime != PMTX_RT_COW)
 		rc = big_blob_write(tx, r, i);
-	if (rc) {
-		pmtx_abort(tx);
-		return rc;
-	}
-	return pmtx_commit(tx);
+	return tx_end(tx, rc);
 }
 
 static size_t big_model(const pmtx_explore_env *e, unsigned t, uint64_t k,
@@ -1024,11 +1008,7 @@ static int handoff_setup(const pmtx_explore_env *e, pmtx_region *r)
 		rc = pmtx_cow_new(tx, HCELLS * 8, &w);
 	if (!rc)
 		rc = PMTX_SET(tx, root[0], w);
-	if (rc) {
-		pmtx_abort(tx);
-		return rc;
-	}
-	return pmtx_commit(tx);
+	return tx_end(tx, rc);
 }
 
 /* The cells transaction tx writes. */
@@ -1258,15 +1238,6 @@ static int grow_slots(pmtx_tx *tx, pmtx_off *slots, uint64_t i,
 	return rc;
 }
 
-static int grow_end(pmtx_tx *tx, int rc)
-{
-	if (rc) {
-		pmtx_abort(tx);
-		return rc;
-	}
-	return pmtx_commit(tx);
-}
-
 /* The partner's transaction, run while the first thread's is open: its
  * block likely comes from the space the first thread's growth added. */
 static int grow_partner_tx(const pmtx_explore_env *e, pmtx_region *r,
@@ -1279,7 +1250,7 @@ static int grow_partner_tx(const pmtx_explore_env *e, pmtx_region *r,
 	if (rc)
 		return rc;
 	rc = pmtx_alloc(tx, GROW_BLOCK, &off);
-	return grow_end(tx, rc ? rc : grow_slots(tx, g->b, i, off));
+	return tx_end(tx, rc ? rc : grow_slots(tx, g->b, i, off));
 }
 
 static int grow_run(const pmtx_explore_env *e, pmtx_region *r, unsigned t,
@@ -1295,7 +1266,7 @@ static int grow_run(const pmtx_explore_env *e, pmtx_region *r, unsigned t,
 	rc = pmtx_alloc(tx, GROW_BLOCK, &off); /* may grow the region */
 	if (!rc)
 		rc = partner_run(e, r, i, grow_partner_tx);
-	return grow_end(tx, rc ? rc : grow_slots(tx, g->a, i, off));
+	return tx_end(tx, rc ? rc : grow_slots(tx, g->a, i, off));
 }
 
 /* The first thread's slots, 1 where a block is linked. */
