@@ -390,6 +390,35 @@ static void a_region_state_out_of_range_is_refused(void **state)
 	tu_close_and_remove(r, path);
 }
 
+/* A child that opens path through backend b and adds blocks (growing the
+ * region) until the root is full. */
+static pid_t fill_in_child(const char *path, pmtx_backend b)
+{
+	pid_t pid = tu_fork();
+	if (pid == 0) {
+		pmtx_region *c = NULL;
+		if (tu_open_on(path, b, 0, &c) != 0)
+			_exit(4);
+		for (unsigned i = 0; i < MAXBLOCKS - 1; i++)
+			if (add_block(c, BLOCK))
+				_exit(5);
+		_exit(0);
+	}
+	return pid;
+}
+
+/* Kill the child pid after a random time below max_ns: it must not have
+ * failed before. */
+static void kill_within(pid_t pid, uint64_t *seed, uint64_t max_ns)
+{
+	struct timespec ts = {0, (long)(tu_rand(seed) % max_ns)};
+	nanosleep(&ts, NULL);
+	kill(pid, SIGKILL);
+	int status;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_false(WIFEXITED(status) && WEXITSTATUS(status) != 0);
+}
+
 /* A child adds blocks (growing its region) until it is killed at a random
  * moment; the region must open, check clean, and hold every block its
  * root counts. */
@@ -402,23 +431,8 @@ static void killed_while_growing_recovers_every_block(void **state)
 		pmtx_runtime rt = (pmtx_runtime)(1 + k % 3); /* undo..async */
 		pmtx_region *r = create_growing(path, 1, MAX_SIZE, rt);
 		assert_int_equal(pmtx_close(r), 0);
-		pid_t pid = fork();
-		assert_true(pid >= 0);
-		if (pid == 0) {
-			pmtx_region *c = NULL;
-			if (pmtx_open(path, NULL, &c) != 0)
-				_exit(4);
-			for (unsigned i = 0; i < MAXBLOCKS - 1; i++)
-				if (add_block(c, BLOCK))
-					_exit(5);
-			_exit(0);
-		}
-		struct timespec ts = {0, (long)(tu_rand(&seed) % 30000000)};
-		nanosleep(&ts, NULL);
-		kill(pid, SIGKILL);
-		int status;
-		assert_int_equal(waitpid(pid, &status, 0), pid);
-		assert_false(WIFEXITED(status) && WEXITSTATUS(status) != 0);
+		pid_t pid = fill_in_child(path, PMTX_BACKEND_HARDWARE);
+		kill_within(pid, &seed, 30000000);
 		r = tu_open(path);
 		check_blocks(r, BLOCK);
 		tu_close_and_remove(r, path);
@@ -471,17 +485,7 @@ static void killed_while_growing_on_the_journal_recovers_every_block(
 		                                   PMTX_BACKEND_JOURNAL);
 		size_t size0 = pmtx_region_size(r);
 		assert_int_equal(pmtx_close(r), 0);
-		pid_t pid = fork();
-		assert_true(pid >= 0);
-		if (pid == 0) {
-			pmtx_region *c = NULL;
-			if (tu_open_on(path, PMTX_BACKEND_JOURNAL, 0, &c) != 0)
-				_exit(4);
-			for (unsigned i = 0; i < MAXBLOCKS - 1; i++)
-				if (add_block(c, BLOCK))
-					_exit(5);
-			_exit(0);
-		}
+		pid_t pid = fill_in_child(path, PMTX_BACKEND_JOURNAL);
 		/* once the file has grown (or after 10 s), 0-20 ms more */
 		struct stat fs;
 		for (int t = 0; t < 10000; t++) {
@@ -489,12 +493,7 @@ static void killed_while_growing_on_the_journal_recovers_every_block(
 				break;
 			usleep(1000);
 		}
-		struct timespec ts = {0, (long)(tu_rand(&seed) % 20000000)};
-		nanosleep(&ts, NULL);
-		kill(pid, SIGKILL);
-		int status;
-		assert_int_equal(waitpid(pid, &status, 0), pid);
-		assert_false(WIFEXITED(status) && WEXITSTATUS(status) != 0);
+		kill_within(pid, &seed, 20000000);
 		struct stat js;
 		int had_journal = stat(jpath(path), &js) == 0;
 		r = open_on(path, k % 4 < 2 ? PMTX_BACKEND_JOURNAL

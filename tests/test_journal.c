@@ -501,8 +501,7 @@ static const char *img_path(void)
 	return buf;
 }
 
-static pmtx_region *create_journal_region(const char **path,
-                                          pmtx_runtime rt)
+static pmtx_region *create_journal_region(const char **path, pmtx_runtime rt)
 {
 	pmtx_options o = tu_options(sizeof(struct root), rt);
 	o.backend = PMTX_BACKEND_JOURNAL;

@@ -227,24 +227,35 @@ static int tear_barrier(struct persist *p)
 	return real->barrier(p);
 }
 
+/* A closed 8 MiB region (root 4096 bytes, ndesc descriptors; 0: the
+ * default) at a fresh path. */
+static const char *closed_region(unsigned ndesc)
+{
+	const char *path;
+	pmtx_options o = tu_options(4096, PMTX_RT_UNDO); /* the default */
+	if (ndesc)
+		o.ndesc = ndesc;
+	pmtx_close(tu_create_with(&path, 8 << 20, &o));
+	return path;
+}
+
+/* In a child: the hardware ops, but barrier (the point of the crash). */
+static void crash_at_barrier(const char *name,
+                             int (*barrier)(struct persist *))
+{
+	real = persist_default_ops(PMTX_PDOM1, PMTX_BACKEND_HARDWARE);
+	tear_ops = (persist_ops){name, tear_flush, barrier, tear_copy,
+	                         NULL, NULL, NULL, NULL};
+}
+
 static void a_torn_redo_record_voids_the_commit(void **s)
 {
 	static const int bytes[] = {-1, 0, 20, 40, 44};
 	for (unsigned k = 0; k < sizeof(bytes) / sizeof(*bytes); k++) {
-		const char *path;
-		pmtx_options o;
-		pmtx_options_init(&o);
-		o.root_size = 4096;
-		o.ndesc = 1;
-		path = tu_path();
-		pmtx_region *r;
-		assert_int_equal(pmtx_create(path, 8 << 20, &o, &r), 0);
-		pmtx_close(r);
+		const char *path = closed_region(1);
 		pid_t pid = fork();
 		if (pid == 0) {
-			real = persist_default_ops(PMTX_PDOM1, PMTX_BACKEND_HARDWARE);
-			tear_ops = (persist_ops){"tear", tear_flush, tear_barrier,
-			                         tear_copy, NULL, NULL, NULL, NULL};
+			crash_at_barrier("tear", tear_barrier);
 			tear_byte = bytes[k];
 			tear_r = tu_open(path);
 			persist_set_ops(&tear_r->persist, &tear_ops, NULL);
@@ -259,7 +270,7 @@ static void a_torn_redo_record_voids_the_commit(void **s)
 		int st;
 		waitpid(pid, &st, 0);
 		assert_int_equal(WEXITSTATUS(st), 0);
-		r = tu_open(path);
+		pmtx_region *r = tu_open(path);
 		uint64_t *v = pmtx_root(r, NULL);
 		uint64_t want = bytes[k] < 0 ? 77 : 0; /* torn: not committed */
 		for (int i = 0; i < 4; i++)
@@ -286,18 +297,11 @@ static void redo_async_crash_between_commit_and_truncation_loses_nothing(
 	void **s)
 {
 	for (int round = 0; round < 3; round++) {
-		pmtx_options o;
-		pmtx_options_init(&o);
-		o.root_size = 4096;
-		const char *path = tu_path();
+		const char *path = closed_region(0);
 		pmtx_region *r;
-		assert_int_equal(pmtx_create(path, 8 << 20, &o, &r), 0);
-		pmtx_close(r);
 		pid_t pid = fork();
 		if (pid == 0) {
-			real = persist_default_ops(PMTX_PDOM1, PMTX_BACKEND_HARDWARE);
-			tear_ops = (persist_ops){"die", tear_flush, count_then_die,
-			                         tear_copy, NULL, NULL, NULL, NULL};
+			crash_at_barrier("die", count_then_die);
 			persist_override_ops(&tear_ops, NULL);
 			r = tu_open(path);
 			uint64_t *v = pmtx_root(r, NULL);

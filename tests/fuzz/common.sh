@@ -10,6 +10,15 @@
 #   fuzz_exec LOG FUZZER ARGS...   run a libFuzzer binary (niced), report
 #                                  executions and exec/s, and on failure
 #                                  the log's tail; returns its status
+#   fuzz_app TARGET WORK FUZZER SEEDS OPTIONS...
+#                                  build TARGET in the clang tree
+#                                  ($PMTX_FUZZ_BUILD, else build-fuzz) and
+#                                  run FUZZER (its path in the tree) with
+#                                  fuzz_limits' limits, -timeout=10
+#                                  -rss_limit_mb=2048 and OPTIONS, from a
+#                                  fresh corpus in the tree's WORK folder
+#                                  and from SEEDS; on failure, says where
+#                                  the input is; returns its status
 
 fuzz_limits() {
 	limit=(-runs="$1" -seed=1)
@@ -37,6 +46,22 @@ fuzz_build() {
 		-DCMAKE_C_COMPILER=clang -DPMTX_WERROR=ON -DPMTX_FUZZ=ON \
 		-DPMTX_TESTS=OFF >/dev/null
 	ninja -C "$bdir" "$@" >/dev/null
+}
+
+fuzz_app() {
+	local target=$1 fuzzer=$3 seeds=$4 root bdir work rc=0
+	root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+	bdir=${PMTX_FUZZ_BUILD:-$root/build-fuzz}
+	work=$bdir/$2
+	shift 4
+	fuzz_build "$bdir" "$target"
+	rm -rf "$work/corpus"
+	mkdir -p "$work/corpus" "$work/artifacts"
+	fuzz_exec "$work/fuzz.log" "$bdir/$fuzzer" -timeout=10 \
+		-rss_limit_mb=2048 "$@" -artifact_prefix="$work/artifacts/" \
+		"${limit[@]}" "${extra[@]}" "$work/corpus" "$seeds" || rc=$?
+	[ $rc -eq 0 ] || echo "fuzz: the input is in $work/artifacts" >&2
+	return $rc
 }
 
 fuzz_exec() {

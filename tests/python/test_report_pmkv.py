@@ -1,15 +1,6 @@
 """The pmkv section of the report (scripts/report/pmkv.py) on synthetic
 kvbench.py lines: medians over rounds, goal verdicts that follow the
 data, failed runs left out, and the plots."""
-import json
-import os
-import sys
-
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(ROOT, "scripts"))
-
-import report  # noqa: E402
 
 # (set, get) per round; the median is the middle round.
 RPS = {"pmkv-shm": [(40e3, 30e3), (44e3, 50e3), (42e3, 40e3)],
@@ -37,15 +28,9 @@ def rows(rps=RPS, failed_round=None):
     return out
 
 
-def make(tmp_path, data):
-    with open(tmp_path / "pmkv.jsonl", "w") as f:
-        for r in data:
-            f.write(json.dumps(r) + "\n")
-    return open(report.make_report(str(tmp_path))).read()
 
-
-def test_goals_follow_the_medians(tmp_path):
-    doc = make(tmp_path, rows())
+def test_goals_follow_the_medians(report_of, tmp_path):
+    doc = report_of("pmkv.jsonl", rows())
     assert "## pmkv" in doc
     # SET: 42k vs 40k -> met; GET: 40k vs 41k -> missed
     assert "| pmkv-shm / redis-off, SET, -P 1 | 42.00k/s | 40.00k/s | " \
@@ -59,24 +44,24 @@ def test_goals_follow_the_medians(tmp_path):
     assert (tmp_path / "pmkv-redis.png").stat().st_size > 0
 
 
-def test_goal_takes_the_better_pmkv_configuration(tmp_path):
+def test_goal_takes_the_better_pmkv_configuration(report_of):
     rps = dict(RPS)
     rps["pmkv-shm-io1"] = [(30e3, 45e3), (31e3, 46e3), (32e3, 47e3)]
-    doc = make(tmp_path, rows(rps))
+    doc = report_of("pmkv.jsonl", rows(rps))
     # SET: the thread per client is better (42k); GET: the event loop (46k)
     assert "| pmkv-shm / redis-off, SET, -P 1 | 42.00k/s |" in doc
     assert "| pmkv-shm-io1 / redis-off, GET, -P 1 | 46.00k/s | 41.00k/s | " \
            ">= 1x | 1.12x: **met** |" in doc
 
 
-def test_failed_runs_are_left_out(tmp_path):
-    doc = make(tmp_path, rows(failed_round=1))
+def test_failed_runs_are_left_out(report_of):
+    doc = report_of("pmkv.jsonl", rows(failed_round=1))
     # rounds 0 and 2 only: the median of two is their mean
     assert "| pmkv-shm / redis-off, SET, -P 1 | 41.00k/s | 40.00k/s |" in doc
     assert "a run failed" in doc
 
 
-def test_opt_over_wrapped_pairs_the_same_runtime(tmp_path):
+def test_opt_over_wrapped_pairs_the_same_runtime(report_of, tmp_path):
     data = rows()
     for bench, key in (("pmkv-fig7", "clients"), ("pmkv-store", "threads")):
         for version, rt, ops in (("opt", "undo", 90e3), ("wrapped", "undo",
@@ -86,7 +71,7 @@ def test_opt_over_wrapped_pairs_the_same_runtime(tmp_path):
                          "read_pct": 90, "ops_per_s": ops, "keys": 238328,
                          "value_size": 64, "populate": 1000,
                          "seconds": 1.0, "failed": False, "errors": 0})
-    doc = make(tmp_path, data)
+    doc = report_of("pmkv.jsonl", data)
     # 90k / 60k under undo; cow has no opt counterpart, so no row
     assert "### opt over wrapped, the server" in doc
     assert "### opt over wrapped, the store in one process" in doc

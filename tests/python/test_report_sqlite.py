@@ -1,15 +1,7 @@
 """The SQLite section of the report (scripts/report/sqlite.py) on
 synthetic sqlbench.py lines: medians, shares of :memory:, and goal
 verdicts that follow the data."""
-import json
-import os
-import sys
-
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(ROOT, "scripts"))
-
-import report  # noqa: E402
+import report  # scripts/ is on the path (conftest.py)
 
 # Three rounds; the median is the middle value of each list.
 TPS = {"memory": [1000, 1100, 900], "pmtx-redo-pdom1": [950, 960, 940],
@@ -33,12 +25,6 @@ def rows(tps=TPS):
     return out
 
 
-def make(tmp_path, data):
-    with open(tmp_path / "sqlite.jsonl", "w") as f:
-        for r in data:
-            f.write(json.dumps(r) + "\n")
-    return open(report.make_report(str(tmp_path))).read()
-
 
 def cells(md, first):
     for line in md.splitlines():
@@ -55,8 +41,8 @@ def goal_row(md, what):
     raise AssertionError(f"no goal row {what!r}")
 
 
-def test_medians_and_shares_come_from_the_data(tmp_path):
-    md = make(tmp_path, rows())
+def test_medians_and_shares_come_from_the_data(report_of, tmp_path):
+    md = report_of("sqlite.jsonl", rows())
     assert "## SQLite" in md and "(#sqlite)" in md
     c = cells(md, "pmtx-redo-pdom1")
     assert c[3] == report.fmt_rate(950)
@@ -65,8 +51,8 @@ def test_medians_and_shares_come_from_the_data(tmp_path):
     assert (tmp_path / "sqlite-speedtest1.png").stat().st_size > 1000
 
 
-def test_goal_verdicts_follow_the_data(tmp_path):
-    md = make(tmp_path, rows())
+def test_goal_verdicts_follow_the_data(report_of):
+    md = report_of("sqlite.jsonl", rows())
     # best PDOM-1 runtime: redo (950) against :memory: (1000): 0.95 >= 0.9
     assert goal_row(md, "pmtx PDOM-1 hardware vs :memory:")[-1] == \
         "0.95x: **met**"
@@ -78,7 +64,7 @@ def test_goal_verdicts_follow_the_data(tmp_path):
                     )[-1] == "1.20x: **met**"
     slow = dict(TPS, **{"pmtx-redo-pdom1": [500, 500, 500],
                         "pmtx-redo-file": [100, 100, 100]})
-    md = make(tmp_path, rows(slow))
+    md = report_of("sqlite.jsonl", rows(slow))
     # undo (800) is now the best PDOM-1 runtime
     assert goal_row(md, "pmtx PDOM-1 hardware vs :memory:")[2] == \
         "pmtx-undo-pdom1"
@@ -88,8 +74,8 @@ def test_goal_verdicts_follow_the_data(tmp_path):
                     )[-1] == "0.40x: **MISSED**"
 
 
-def test_a_missing_baseline_is_not_a_verdict(tmp_path):
+def test_a_missing_baseline_is_not_a_verdict(report_of):
     data = [r for r in rows() if r.get("config") != "wal-full-disk"]
-    md = make(tmp_path, data)
+    md = report_of("sqlite.jsonl", data)
     assert goal_row(md, "pmtx file backend vs WAL FULL on the disk"
                     )[-1] == "not measured"

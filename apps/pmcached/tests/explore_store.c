@@ -404,16 +404,20 @@ static size_t store_model(const pmtx_explore_env *e, unsigned t, uint64_t k,
 	return NKEYS;
 }
 
+/* What both workloads share: one thread in a store's region, observed
+ * and walked as a store. */
+#define STORE_REGION                                                       \
+	.nthreads = 1, .root_size = sizeof(struct mc_root),                 \
+	.layout = MC_LAYOUT, .observe = store_observe, .walk = store_walk
+
 static const pmtx_explore_workload wl_store = {
+	STORE_REGION,
 	.name = "store",
 	.help = "pmcached's store: every command, eviction, expansion, "
 	        "pending reclamation, flush_all",
-	.nthreads = 1, .root_size = sizeof(struct mc_root),
-	.layout = MC_LAYOUT,
 	.runtimes = PMTX_EXPLORE_UNDO | PMTX_EXPLORE_REDO |
 	            PMTX_EXPLORE_REDO_ASYNC | PMTX_EXPLORE_TWIN,
-	.setup = store_setup, .run = store_run, .observe = store_observe,
-	.model = store_model, .walk = store_walk};
+	.setup = store_setup, .run = store_run, .model = store_model};
 
 /* ---- the run on a full heap (U5) ---- */
 
@@ -518,16 +522,14 @@ static size_t full_model(const pmtx_explore_env *e, unsigned t, uint64_t k,
 }
 
 static const pmtx_explore_workload wl_full = {
+	STORE_REGION,
 	.name = "full",
 	.help = "pmcached's store on a heap with no room: stores and incrs "
 	        "evict old items in transactions of their own (lru.c U5)",
-	.nthreads = 1, .root_size = sizeof(struct mc_root),
 	.region_size = FULL_REGION,
-	.layout = MC_LAYOUT,
 	.runtimes = PMTX_EXPLORE_UNDO | PMTX_EXPLORE_REDO |
 	            PMTX_EXPLORE_REDO_ASYNC,
-	.setup = full_setup, .run = full_run, .observe = store_observe,
-	.model = full_model, .walk = store_walk};
+	.setup = full_setup, .run = full_run, .model = full_model};
 
 int main(int argc, char **argv)
 {

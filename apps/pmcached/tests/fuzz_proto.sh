@@ -10,19 +10,7 @@
 # executions and exec/s at the end.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/../../.." && pwd)
-bdir=${PMTX_FUZZ_BUILD:-$root/build-fuzz}
-. "$root/tests/fuzz/common.sh"
+. "$here/../../../tests/fuzz/common.sh"
 fuzz_limits 300000 "$@" || exit 2
-fuzz_build "$bdir" fuzz_proto
-work=$bdir/fuzz-proto
-rm -rf "$work/corpus"
-mkdir -p "$work/corpus" "$work/artifacts"
-set +e
-fuzz_exec "$work/fuzz.log" "$bdir/apps/pmcached/fuzz_proto" \
-	-dict="$here/fuzz_proto.dict" -timeout=10 -rss_limit_mb=2048 \
-	-max_len=4096 -artifact_prefix="$work/artifacts/" "${limit[@]}" "${extra[@]}" \
-	"$work/corpus" "$here/fuzz_seeds"
-rc=$?
-[ $rc -ne 0 ] && echo "fuzz: the input is in $work/artifacts" >&2
-exit $rc
+fuzz_app fuzz_proto fuzz-proto apps/pmcached/fuzz_proto "$here/fuzz_seeds" \
+	-dict="$here/fuzz_proto.dict" -max_len=4096

@@ -77,6 +77,29 @@ static const char *get(struct mc_store *s, const char *k, uint64_t *cas)
 	return ref.nbytes || buf[0] ? buf : "";
 }
 
+/* The file of each test's store: a fresh path before the test, removed
+ * after it, even when it fails. */
+static const char *store_path;
+
+static int new_store_path(void **state)
+{
+	store_path = tu_path();
+	return 0;
+}
+
+static int remove_store_path(void **state)
+{
+	unlink(store_path);
+	return 0;
+}
+
+/* Close s and open its file again with o (a warm restart). */
+static struct mc_store *reopen(struct mc_store *s, const mc_store_opts *o)
+{
+	assert_int_equal(mc_store_close(s), 0);
+	return open_store(store_path, o);
+}
+
 static void check_structure(struct mc_store *s)
 {
 	char msg[200] = "";
@@ -88,9 +111,8 @@ static void check_structure(struct mc_store *s)
 
 static void storage_commands_follow_memcached(void **state)
 {
-	const char *path = tu_path();
 	mc_store_opts o = opts();
-	struct mc_store *s = open_store(path, &o);
+	struct mc_store *s = open_store(store_path, &o);
 	assert_int_equal(put(s, MC_ADD, "a", "1", 0), MC_STORED);
 	assert_int_equal(put(s, MC_ADD, "a", "2", 0), MC_NOT_STORED);
 	assert_int_equal(put(s, MC_REPLACE, "b", "x", 0), MC_NOT_STORED);
@@ -112,14 +134,12 @@ static void storage_commands_follow_memcached(void **state)
 	assert_int_equal(res, MC_NOT_FOUND);
 	assert_string_equal(get(s, "a", NULL), "");
 	assert_int_equal(mc_store_close(s), 0);
-	unlink(path);
 }
 
 static void incr_decr_follow_memcached(void **state)
 {
-	const char *path = tu_path();
 	mc_store_opts o = opts();
-	struct mc_store *s = open_store(path, &o);
+	struct mc_store *s = open_store(store_path, &o);
 	enum mc_result res;
 	uint64_t v;
 	put(s, MC_SET, "n", "10", 0);
@@ -141,14 +161,12 @@ static void incr_decr_follow_memcached(void **state)
 	assert_int_equal(mc_store_arith(s, 0, "u", 1, 1, 1, &v, &res), 0);
 	assert_int_equal(res, MC_NOT_FOUND);
 	assert_int_equal(mc_store_close(s), 0);
-	unlink(path);
 }
 
 static void expiry_touch_and_flush_all_are_lazy(void **state)
 {
-	const char *path = tu_path();
 	mc_store_opts o = opts();
-	struct mc_store *s = open_store(path, &o);
+	struct mc_store *s = open_store(store_path, &o);
 	struct mc_put p = {.mode = MC_SET, .key = "e", .nkey = 1,
 	                   .value = "v", .nbytes = 1, .exptime = g_now + 10};
 	enum mc_result res;
@@ -175,15 +193,13 @@ static void expiry_touch_and_flush_all_are_lazy(void **state)
 	mc_store_stats(s, &st);
 	assert_int_equal(st.curr_items, 0);
 	assert_int_equal(mc_store_close(s), 0);
-	unlink(path);
 }
 
 static void the_memory_limit_evicts_the_least_recently_used(void **state)
 {
-	const char *path = tu_path();
 	mc_store_opts o = opts();
 	o.mem_limit = 200u << 10;
-	struct mc_store *s = open_store(path, &o);
+	struct mc_store *s = open_store(store_path, &o);
 	char key[32], val[1000];
 	memset(val, 'x', sizeof(val) - 1);
 	val[sizeof(val) - 1] = 0;
@@ -205,7 +221,7 @@ static void the_memory_limit_evicts_the_least_recently_used(void **state)
 	check_structure(s);
 	assert_int_equal(mc_store_close(s), 0);
 	o.no_evict = 1;
-	s = open_store(path, &o);
+	s = open_store(store_path, &o);
 	int refused = 0;
 	for (int i = 1000; i < 1400; i++) {
 		snprintf(key, sizeof(key), "k%d", i);
@@ -213,14 +229,12 @@ static void the_memory_limit_evicts_the_least_recently_used(void **state)
 	}
 	assert_true(refused > 100);
 	assert_int_equal(mc_store_close(s), 0);
-	unlink(path);
 }
 
 static void the_table_expands_and_keeps_every_item(void **state)
 {
-	const char *path = tu_path();
 	mc_store_opts o = opts();
-	struct mc_store *s = open_store(path, &o);
+	struct mc_store *s = open_store(store_path, &o);
 	char key[32], val[32];
 	for (int i = 0; i < 3000; i++) {
 		snprintf(key, sizeof(key), "key:%d", i);
@@ -234,8 +248,7 @@ static void the_table_expands_and_keeps_every_item(void **state)
 	assert_true(st.hashpower >= 11);
 	assert_int_equal(st.curr_items, 3000);
 	check_structure(s);
-	assert_int_equal(mc_store_close(s), 0);
-	s = open_store(path, &o); /* warm: everything is there */
+	s = reopen(s, &o); /* warm: everything is there */
 	for (int i = 0; i < 3000; i++) {
 		snprintf(key, sizeof(key), "key:%d", i);
 		snprintf(val, sizeof(val), "v%d", i);
@@ -243,7 +256,6 @@ static void the_table_expands_and_keeps_every_item(void **state)
 	}
 	check_structure(s);
 	assert_int_equal(mc_store_close(s), 0);
-	unlink(path);
 }
 
 static int count_block(pmtx_off off, void *arg)
@@ -271,9 +283,8 @@ static unsigned heap_blocks(pmtx_region *r)
  * which frees the pending item (lesson 8). */
 static void references_keep_deleted_items_until_released(void **state)
 {
-	const char *path = tu_path();
 	mc_store_opts o = opts();
-	struct mc_store *s = open_store(path, &o);
+	struct mc_store *s = open_store(store_path, &o);
 	put(s, MC_SET, "r", "held value", 0);
 	struct mc_ref ref;
 	assert_int_equal(mc_store_get(s, 3, "r", 1, 0, 0, &ref), 0);
@@ -297,8 +308,7 @@ static void references_keep_deleted_items_until_released(void **state)
 	put(s, MC_SET, "r", "again", 0);
 	assert_int_equal(mc_store_get(s, 5, "r", 1, 0, 0, &ref), 0);
 	put(s, MC_SET, "r", "replaced", 0);
-	assert_int_equal(mc_store_close(s), 0);
-	s = open_store(path, &o);
+	s = reopen(s, &o);
 	struct mc_store_stats st;
 	mc_store_stats(s, &st);
 	assert_int_equal(st.reclaimed_at_start, 1);
@@ -306,7 +316,6 @@ static void references_keep_deleted_items_until_released(void **state)
 	assert_int_equal(heap_blocks(mc_store_region(s)), 2);
 	check_structure(s);
 	assert_int_equal(mc_store_close(s), 0);
-	unlink(path);
 }
 
 /* ---- several workers at once ---- */
@@ -463,27 +472,25 @@ static void concurrent_workers_keep_the_cache_consistent(void **state)
 
 static void a_foreign_or_corrupt_region_is_refused(void **state)
 {
-	const char *path = tu_path();
-	pmtx_region *r = tu_create(&path, 4u << 20, 64, PMTX_PDOM1,
+	pmtx_region *r = tu_create(&store_path, 4u << 20, 64, PMTX_PDOM1,
 	                           PMTX_BACKEND_HARDWARE, PMTX_RT_UNDO);
 	assert_int_equal(pmtx_close(r), 0);
 	mc_store_opts o = opts();
 	struct mc_store *s;
-	assert_int_equal(mc_store_open(path, &o, &s), PMTX_E_BAD_LAYOUT);
+	assert_int_equal(mc_store_open(store_path, &o, &s), PMTX_E_BAD_LAYOUT);
 	assert_non_null(strstr(mc_store_errmsg(), "layout"));
-	unlink(path);
+	unlink(store_path);
 
-	path = tu_path();
-	s = open_store(path, &o);
+	store_path = tu_path();
+	s = open_store(store_path, &o);
 	struct mc_root *root = pmtx_root(mc_store_region(s), NULL);
 	root->hashpower = 60; /* naked, as a corrupting bug would */
 	pmtx_persist(mc_store_region(s), root, sizeof(*root));
 	assert_int_equal(mc_store_close(s), 0);
-	uint64_t h = tu_file_hash(path);
-	assert_int_equal(mc_store_open(path, &o, &s), PMTX_E_CORRUPT);
+	uint64_t h = tu_file_hash(store_path);
+	assert_int_equal(mc_store_open(store_path, &o, &s), PMTX_E_CORRUPT);
 	assert_non_null(strstr(mc_store_errmsg(), "hash table"));
-	assert_int_equal(tu_file_hash(path), h);
-	unlink(path);
+	assert_int_equal(tu_file_hash(store_path), h);
 }
 
 /* A key of 3 bytes from i (at most 125,000 of them). */
@@ -502,12 +509,11 @@ static const char *key3(unsigned i, char k[4])
  * the old one. */
 static void a_full_heap_evicts_or_refuses_and_loses_no_key(void **state)
 {
-	const char *path = tu_path();
 	mc_store_opts o = opts();
 	o.region_size = o.max_size = 4u << 20;
 	o.hashpower = 16; /* no expansion to finish, and free room, at open */
 	o.no_evict = 1;
-	struct mc_store *s = open_store(path, &o);
+	struct mc_store *s = open_store(store_path, &o);
 	assert_int_equal(put(s, MC_SET, "n", "9", 0), MC_STORED);
 	char k[4];
 	unsigned i = 0;
@@ -524,7 +530,7 @@ static void a_full_heap_evicts_or_refuses_and_loses_no_key(void **state)
 	assert_int_equal(mc_store_close(s), 0);
 
 	o.no_evict = 0;
-	s = open_store(path, &o);
+	s = open_store(store_path, &o);
 	/* n is its list's oldest item: the incr's evictions must spare it */
 	struct mc_store_stats st;
 	assert_int_equal(mc_store_arith(s, 0, "n", 1, 1, 1, &v, &res), 0);
@@ -562,23 +568,23 @@ static void a_full_heap_evicts_or_refuses_and_loses_no_key(void **state)
 	assert_true(st.evictions > 2000);
 	check_structure(s);
 	assert_int_equal(mc_store_close(s), 0);
-	unlink(path);
 }
+
+#define T(f) cmocka_unit_test_setup_teardown(f, new_store_path, \
+                                              remove_store_path)
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(storage_commands_follow_memcached),
-		cmocka_unit_test(incr_decr_follow_memcached),
-		cmocka_unit_test(expiry_touch_and_flush_all_are_lazy),
-		cmocka_unit_test(
-			the_memory_limit_evicts_the_least_recently_used),
-		cmocka_unit_test(the_table_expands_and_keeps_every_item),
-		cmocka_unit_test(
-			references_keep_deleted_items_until_released),
-		cmocka_unit_test(a_foreign_or_corrupt_region_is_refused),
-		cmocka_unit_test(a_full_heap_evicts_or_refuses_and_loses_no_key),
-		cmocka_unit_test(concurrent_workers_keep_the_cache_consistent),
+		T(storage_commands_follow_memcached),
+		T(incr_decr_follow_memcached),
+		T(expiry_touch_and_flush_all_are_lazy),
+		T(the_memory_limit_evicts_the_least_recently_used),
+		T(the_table_expands_and_keeps_every_item),
+		T(references_keep_deleted_items_until_released),
+		T(a_foreign_or_corrupt_region_is_refused),
+		T(a_full_heap_evicts_or_refuses_and_loses_no_key),
+		T(concurrent_workers_keep_the_cache_consistent),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

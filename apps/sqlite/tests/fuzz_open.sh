@@ -12,19 +12,7 @@
 # check (fuzz_open.c O6), and prints the executions and exec/s at the end.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/../../.." && pwd)
-bdir=${PMTX_FUZZ_BUILD:-$root/build-fuzz}
-. "$root/tests/fuzz/common.sh"
+. "$here/../../../tests/fuzz/common.sh"
 fuzz_limits 10000 "$@" || exit 2
-fuzz_build "$bdir" psq-fuzz-open
-work=$bdir/fuzz-sqlite-open
-rm -rf "$work/corpus"
-mkdir -p "$work/corpus" "$work/artifacts"
-set +e
-fuzz_exec "$work/fuzz.log" "$bdir/apps/sqlite/psq-fuzz-open" \
-	-timeout=10 -rss_limit_mb=2048 -max_len=1025 \
-	-artifact_prefix="$work/artifacts/" "${limit[@]}" "${extra[@]}" \
-	"$work/corpus" "$here/fuzz_open_seeds"
-rc=$?
-[ $rc -ne 0 ] && echo "fuzz: the input is in $work/artifacts" >&2
-exit $rc
+fuzz_app psq-fuzz-open fuzz-sqlite-open apps/sqlite/psq-fuzz-open \
+	"$here/fuzz_open_seeds" -max_len=1025
