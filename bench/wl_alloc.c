@@ -74,9 +74,11 @@ struct alloc_ctx {
 	uint64_t rng;
 	uint64_t pos;     /* next ring slot, modulo p.ring */
 	uint16_t *size;   /* size asked for by each ring entry */
-	pmtx_off *offs;   /* pmtx ring (0 = empty) */
-	PMEMoid *oids;    /* pmdk ring */
-	void **ptrs;      /* plain ring */
+	union {           /* the ring, of the runner's kind */
+		pmtx_off *offs; /* pmtx (0 = empty) */
+		PMEMoid *oids;  /* pmdk */
+		void **ptrs;    /* plain */
+	};
 	void *lost;       /* plain: the entry corrupt() forgot, freed at end */
 	pmtx_region *r;
 	PMEMobjpool *pop;
@@ -270,13 +272,13 @@ static int plain_check(void *vctx)
 static void alloc_corrupt(void *vctx)
 {
 	struct alloc_ctx *c = vctx;
-	if (c->offs)
-		c->offs[0] = 0;
-	if (c->oids)
+	if (c->kind == AK_PMDK) {
 		c->oids[0] = OID_NULL;
-	if (c->ptrs) {
+	} else if (c->kind == AK_PLAIN) {
 		c->lost = c->ptrs[0];
 		c->ptrs[0] = NULL;
+	} else {
+		c->offs[0] = 0;
 	}
 }
 
@@ -284,12 +286,10 @@ static void alloc_destroy(void *vctx)
 {
 	struct alloc_ctx *c = vctx;
 	bench_close(c->r, c->pop, c->path);
-	for (long i = 0; c->ptrs && i < c->p.ring; i++)
+	for (long i = 0; c->kind == AK_PLAIN && c->ptrs && i < c->p.ring; i++)
 		free(c->ptrs[i]);
 	free(c->lost);
-	free(c->ptrs);
-	free(c->oids);
-	free(c->offs);
+	free(c->ptrs); /* the ring, whatever its kind */
 	free(c->size);
 	free(c);
 }
@@ -319,7 +319,7 @@ static struct alloc_ctx *ctx_new(const struct alloc_params *p,
 		c->oids = calloc(n, sizeof(*c->oids));
 	else
 		c->ptrs = calloc(n, sizeof(*c->ptrs));
-	if (!c->size || !(c->offs || c->oids || c->ptrs)) {
+	if (!c->size || !c->ptrs) { /* ptrs: the ring, whatever its kind */
 		alloc_destroy(c);
 		return NULL;
 	}

@@ -32,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/queue.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -53,12 +54,13 @@ struct tbuf {
 	pthread_mutex_t lock;
 	uint64_t session;
 	size_t len;
-	struct tbuf *prev, *next; /* list_lock */
+	LIST_ENTRY(tbuf) link; /* in buffers; list_lock */
 	char data[TBUF_SIZE];
 };
 
 static pthread_mutex_t list_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct tbuf *buffers;  /* list_lock */
+/* Every thread's buffer; list_lock. */
+static LIST_HEAD(, tbuf) buffers = LIST_HEAD_INITIALIZER(buffers);
 static int running;           /* list_lock */
 static pthread_mutex_t file_lock = PTHREAD_MUTEX_INITIALIZER;
 static int trace_fd = -1;     /* file_lock */
@@ -163,12 +165,7 @@ static void buf_destroy(void *v)
 {
 	struct tbuf *b = v;
 	pthread_mutex_lock(&list_lock);
-	if (b->prev)
-		b->prev->next = b->next;
-	else
-		buffers = b->next;
-	if (b->next)
-		b->next->prev = b->prev;
+	LIST_REMOVE(b, link);
 	pthread_mutex_unlock(&list_lock);
 	pthread_mutex_lock(&b->lock);
 	do_buf_write(b);
@@ -194,12 +191,8 @@ static struct tbuf *buf_get(void)
 	pthread_mutex_init(&b->lock, NULL);
 	b->session = atomic_load(&session);
 	b->len = 0;
-	b->prev = NULL;
 	pthread_mutex_lock(&list_lock);
-	b->next = buffers;
-	if (buffers)
-		buffers->prev = b;
-	buffers = b;
+	LIST_INSERT_HEAD(&buffers, b, link);
 	pthread_mutex_unlock(&list_lock);
 	pthread_setspecific(buf_key, b);
 	tls_tid = (uint32_t)syscall(SYS_gettid);
@@ -347,7 +340,8 @@ int pmtx_trace_stop(void)
 	__atomic_store_n(&pmtx__trace_on, sink_fn != NULL,
 	                 __ATOMIC_RELEASE); /* T3, T5 */
 	uint64_t s = atomic_load(&session);
-	for (struct tbuf *b = buffers; b; b = b->next) {
+	struct tbuf *b;
+	LIST_FOREACH(b, &buffers, link) {
 		pthread_mutex_lock(&b->lock);
 		if (b->session == s)
 			do_buf_write(b);
