@@ -102,30 +102,30 @@ static void assert_disjoint_in_heap(const pmtx_region *r, struct bset *s)
 	}
 }
 
-/* pmtx_heap_walk reports exactly the blocks of live, with their usable
- * sizes. Sorts live. */
-static void assert_walk_matches(pmtx_region *r, struct bset *live)
+/* pmtx_heap_walk reports exactly the blocks of set, with their usable
+ * sizes. Sorts set. */
+static void assert_walk_matches(pmtx_region *r, struct bset *set)
 {
 	struct bset w = {0};
 	assert_int_equal(pmtx_heap_walk(r, walk_add, &w), 0);
 	bset_sort(&w);
-	bset_sort(live);
-	size_t n = MIN(w.n, live->n);
+	bset_sort(set);
+	size_t n = MIN(w.n, set->n);
 	for (size_t i = 0; i < n; i++)
-		if (w.v[i].off != live->v[i].off ||
-		    w.v[i].usable != live->v[i].usable)
+		if (w.v[i].off != set->v[i].off ||
+		    w.v[i].usable != set->v[i].usable)
 			fail_msg("walk entry %zu is %llu+%zu, expected %llu+%zu",
 			         i, (unsigned long long)w.v[i].off, w.v[i].usable,
-			         (unsigned long long)live->v[i].off,
-			         live->v[i].usable);
-	if (w.n != live->n)
-		fail_msg("walk reports %zu blocks, expected %zu", w.n, live->n);
+			         (unsigned long long)set->v[i].off,
+			         set->v[i].usable);
+	if (w.n != set->n)
+		fail_msg("walk reports %zu blocks, expected %zu", w.n, set->n);
 	bset_free(&w);
 }
 
-/* pmtx_heap_check passes, and its counts agree with live (overall and per
+/* pmtx_heap_check passes, and its counts agree with set (overall and per
  * size class). Blocks used by pmtx's own logs are counted separately. */
-static void assert_heap_consistent(pmtx_region *r, const struct bset *live,
+static void assert_heap_consistent(pmtx_region *r, const struct bset *set,
                                    pmtx_heap_stats *out)
 {
 	pmtx_heap_stats st;
@@ -135,10 +135,10 @@ static void assert_heap_consistent(pmtx_region *r, const struct bset *live,
 		         (unsigned long long)st.errors);
 	assert_int_equal(st.errors, 0);
 	assert_int_equal(st.superblocks, r->hdr->nsb);
-	assert_int_equal(st.allocated_blocks - st.internal_blocks, live->n);
+	assert_int_equal(st.allocated_blocks - st.internal_blocks, set->n);
 	uint64_t want[PMTX_HEAP_MAX_CLASSES] = {0};
-	for (size_t i = 0; i < live->n; i++) {
-		uint64_t bs = live->v[i].usable + HDR;
+	for (size_t i = 0; i < set->n; i++) {
+		uint64_t bs = set->v[i].usable + HDR;
 		if (bs > 32768)
 			continue; /* large */
 		unsigned c;
@@ -147,7 +147,7 @@ static void assert_heap_consistent(pmtx_region *r, const struct bset *live,
 				break;
 		if (c == st.nclasses)
 			fail_msg("usable size %zu matches no size class",
-			         live->v[i].usable);
+			         set->v[i].usable);
 		want[c]++;
 	}
 	for (unsigned c = 0; c < st.nclasses; c++)
@@ -183,31 +183,48 @@ static int filled(pmtx_region *r, pmtx_off off, size_t n, uint64_t tag)
 	return 1;
 }
 
+/* The heap is consistent with set, and its walk reports exactly set's
+ * blocks. Sorts set. */
+static void assert_heap_holds(pmtx_region *r, struct bset *set)
+{
+	assert_heap_consistent(r, set, NULL);
+	assert_walk_matches(r, set);
+}
+
 /* The test's region, so that after a failing test its transaction is
  * aborted, the region closed and the file removed, instead of a
  * transaction left running in this thread failing every later test. */
 static pmtx_region *cur_r;
 static const char *cur_path;
+static struct bset live; /* the blocks the test expects to be live */
 
-static pmtx_region *mk(const char **path, size_t size)
+/* The test's region: size bytes, at cur_path. */
+static pmtx_region *mk(size_t size)
 {
-	cur_r = tu_create(path, size, 256, PMTX_PDOM1, PMTX_BACKEND_HARDWARE,
-	                  PMTX_RT_UNDO);
-	cur_path = *path;
+	cur_r = tu_create(&cur_path, size, 256, PMTX_PDOM1,
+	                  PMTX_BACKEND_HARDWARE, PMTX_RT_UNDO);
 	return cur_r;
 }
 
-static pmtx_region *reopen(pmtx_region *r, const char *path)
+static pmtx_region *reopen(pmtx_region *r)
 {
 	cur_r = NULL;
 	assert_int_equal(pmtx_close(r), 0);
-	cur_r = tu_open(path);
+	cur_r = tu_open(cur_path);
 	return cur_r;
 }
 
-static void done(pmtx_region *r, const char *path)
+/* reopen, after which the heap must still hold set (assert_heap_holds). */
+static pmtx_region *reopen_holding(pmtx_region *r, struct bset *set)
 {
-	tu_close_and_remove(r, path);
+	r = reopen(r);
+	assert_heap_holds(r, set);
+	return r;
+}
+
+static void done(pmtx_region *r)
+{
+	tu_close_and_remove(r, cur_path);
 	cur_r = NULL;
 	cur_path = NULL;
 }
@@ -223,6 +240,7 @@ static int cleanup(void **state)
 		unlink(cur_path);
 		cur_path = NULL;
 	}
+	bset_free(&live);
 	return 0;
 }
 
@@ -284,8 +302,7 @@ static int allocatable(pmtx_region *r, size_t n, pmtx_off want)
 
 static void alloc_and_free_issue_no_persist_barriers(void **state)
 {
-	const char *path;
-	pmtx_region *r = mk(&path, 64 * MiB);
+	pmtx_region *r = mk(64 * MiB);
 	static const size_t sizes[] = {1, 16, 100, 1000, 4000, 32752, 32753,
 	                               65536, 200 * 1024};
 	pmtx_off offs[ARRAY_SIZE(sizes)];
@@ -328,14 +345,13 @@ static void alloc_and_free_issue_no_persist_barriers(void **state)
 	assert_int_equal(pmtx_zalloc(tx, 5000, &z), 0);
 	assert_int_equal(tu_count().barriers, 0);
 	assert_int_equal(pmtx_commit(tx), 0);
-	done(r, path);
+	done(r);
 }
 
 static void zalloc_returns_zeroed_memory_even_over_old_contents(
 	void **state)
 {
-	const char *path;
-	pmtx_region *r = mk(&path, 16 * MiB);
+	pmtx_region *r = mk(16 * MiB);
 	/* Dirty a run of blocks of one class, then free them all. */
 	pmtx_off offs[64];
 	pmtx_tx *tx = begin(r);
@@ -360,7 +376,7 @@ static void zalloc_returns_zeroed_memory_even_over_old_contents(
 				         (unsigned long long)z, k, p[k]);
 	}
 	assert_int_equal(pmtx_commit(tx), 0);
-	done(r, path);
+	done(r);
 }
 
 /* ---- placement ---- */
@@ -383,9 +399,7 @@ static size_t test_size(size_t i, size_t *count)
 static void blocks_are_aligned_disjoint_in_heap_and_large_enough(
 	void **state)
 {
-	const char *path;
-	pmtx_region *r = mk(&path, 128 * MiB);
-	struct bset live = {0};
+	pmtx_region *r = mk(128 * MiB);
 	size_t count;
 	test_size(0, &count);
 	pmtx_tx *tx = NULL;
@@ -410,16 +424,13 @@ static void blocks_are_aligned_disjoint_in_heap_and_large_enough(
 			fail_msg("block %llu was overwritten",
 			         (unsigned long long)live.v[i].off);
 	assert_heap_consistent(r, &live, NULL);
-	bset_free(&live);
-	done(r, path);
+	done(r);
 }
 
 static void allocations_in_every_size_class_get_exactly_that_class(
 	void **state)
 {
-	const char *path;
-	pmtx_region *r = mk(&path, 64 * MiB);
-	struct bset live = {0};
+	pmtx_region *r = mk(64 * MiB);
 	pmtx_heap_stats st;
 	assert_int_equal(pmtx_heap_check(r, &st), 0);
 	/* For each class, a block size that fills it exactly; beyond one
@@ -441,16 +452,13 @@ static void allocations_in_every_size_class_get_exactly_that_class(
 	assert_heap_consistent(r, &live, &st);
 	assert_int_equal(st.internal_blocks, 0);
 	assert_walk_matches(r, &live);
-	bset_free(&live);
-	done(r, path);
+	done(r);
 }
 
 static void committed_blocks_and_contents_survive_close_and_reopen(
 	void **state)
 {
-	const char *path;
-	pmtx_region *r = mk(&path, 64 * MiB);
-	struct bset live = {0};
+	pmtx_region *r = mk(64 * MiB);
 	uint64_t seed = 1234;
 	for (int t = 0; t < 20; t++) {
 		pmtx_tx *tx = begin(r);
@@ -468,7 +476,7 @@ static void committed_blocks_and_contents_survive_close_and_reopen(
 	}
 	assert_walk_matches(r, &live);
 
-	r = reopen(r, path);
+	r = reopen(r);
 	assert_walk_matches(r, &live);
 	assert_heap_consistent(r, &live, NULL);
 	for (size_t i = 0; i < live.n; i++) {
@@ -495,16 +503,13 @@ static void committed_blocks_and_contents_survive_close_and_reopen(
 	assert_disjoint_in_heap(r, &all);
 	bset_free(&all);
 	bset_free(&fresh);
-	bset_free(&live);
-	done(r, path);
+	done(r);
 }
 
 static void heap_check_passes_after_random_alloc_free_mix_and_reopen(
 	void **state)
 {
-	const char *path;
-	pmtx_region *r = mk(&path, 64 * MiB);
-	struct bset live = {0};
+	pmtx_region *r = mk(64 * MiB);
 	uint64_t seed = 99;
 	int rounds = tu_long_mode() ? 3000 : 400;
 	for (int t = 0; t < rounds; t++) {
@@ -544,8 +549,7 @@ static void heap_check_passes_after_random_alloc_free_mix_and_reopen(
 		bset_free(&allocs);
 		bset_free(&frees);
 		if (t % 50 == 49) {
-			assert_heap_consistent(r, &live, NULL);
-			assert_walk_matches(r, &live);
+			assert_heap_holds(r, &live);
 		}
 	}
 	pmtx_heap_stats st;
@@ -556,12 +560,11 @@ static void heap_check_passes_after_random_alloc_free_mix_and_reopen(
 	assert_walk_matches(r, &live);
 	assert_disjoint_in_heap(r, &live);
 
-	r = reopen(r, path);
+	r = reopen(r);
 	assert_heap_consistent(r, &live, &st);
 	assert_int_equal(st.allocated_blocks, live.n);
 	assert_walk_matches(r, &live);
-	bset_free(&live);
-	done(r, path);
+	done(r);
 }
 
 /* ---- abort ---- */
@@ -569,8 +572,7 @@ static void heap_check_passes_after_random_alloc_free_mix_and_reopen(
 static void allocation_of_aborted_transaction_is_returned_to_the_heap(
 	void **state)
 {
-	const char *path;
-	pmtx_region *r = mk(&path, 16 * MiB);
+	pmtx_region *r = mk(16 * MiB);
 	pmtx_off keep = alloc1(r, 100); /* something live beside it */
 	pmtx_tx *tx = begin(r);
 	pmtx_off b, big;
@@ -584,7 +586,6 @@ static void allocation_of_aborted_transaction_is_returned_to_the_heap(
 	assert_true(walk_reports(r, keep));
 	assert_int_equal(pmtx_usable_size(r, b), 0);
 	assert_int_equal(pmtx_usable_size(r, big), 0);
-	struct bset live = {0};
 	bset_add(&live, keep, pmtx_usable_size(r, keep));
 	assert_heap_consistent(r, &live, NULL);
 
@@ -593,20 +594,17 @@ static void allocation_of_aborted_transaction_is_returned_to_the_heap(
 	assert_true(allocatable(r, 200 * 1024, big));
 
 	/* Nothing of either aborted transaction after a reopen. */
-	r = reopen(r, path);
+	r = reopen(r);
 	assert_false(walk_reports(r, b));
 	assert_false(walk_reports(r, big));
-	assert_heap_consistent(r, &live, NULL);
-	assert_walk_matches(r, &live);
-	bset_free(&live);
-	done(r, path);
+	assert_heap_holds(r, &live);
+	done(r);
 }
 
 static void heap_check_passes_after_aborted_allocation_in_fresh_superblock(
 	void **state)
 {
-	const char *path;
-	pmtx_region *r = mk(&path, 16 * MiB);
+	pmtx_region *r = mk(16 * MiB);
 	struct bset none = {0};
 	/* The first block of a size class takes a superblock from the pool;
 	 * aborting gives the block back, and the heap must check clean. */
@@ -616,14 +614,13 @@ static void heap_check_passes_after_aborted_allocation_in_fresh_superblock(
 	assert_int_equal(pmtx_abort(tx), 0);
 	assert_false(walk_reports(r, b));
 	assert_heap_consistent(r, &none, NULL);
-	done(r, path);
+	done(r);
 }
 
 static void free_in_aborted_transaction_is_cancelled_also_after_reopen(
 	void **state)
 {
-	const char *path;
-	pmtx_region *r = mk(&path, 16 * MiB);
+	pmtx_region *r = mk(16 * MiB);
 	pmtx_off b = alloc1(r, 100), big = alloc1(r, 200 * 1024);
 	size_t ub = pmtx_usable_size(r, b), ubig = pmtx_usable_size(r, big);
 	fill(r, b, ub, 3);
@@ -636,7 +633,6 @@ static void free_in_aborted_transaction_is_cancelled_also_after_reopen(
 	assert_true(walk_reports(r, big));
 	assert_int_equal(pmtx_usable_size(r, b), ub);
 	assert_int_equal(pmtx_usable_size(r, big), ubig);
-	struct bset live = {0};
 	bset_add(&live, b, ub);
 	bset_add(&live, big, ubig);
 	assert_heap_consistent(r, &live, NULL);
@@ -655,15 +651,14 @@ static void free_in_aborted_transaction_is_cancelled_also_after_reopen(
 	}
 	assert_int_equal(pmtx_abort(tx), 0);
 
-	r = reopen(r, path);
+	r = reopen(r);
 	assert_walk_matches(r, &live);
 	assert_heap_consistent(r, &live, NULL);
 	assert_true(filled(r, b, ub, 3));
 	/* And it can still be freed, once. */
 	free1(r, b);
 	assert_false(walk_reports(r, b));
-	bset_free(&live);
-	done(r, path);
+	done(r);
 }
 
 /* ---- reuse only after commit ---- */
@@ -671,8 +666,7 @@ static void free_in_aborted_transaction_is_cancelled_also_after_reopen(
 static void freed_block_is_not_reused_before_the_freeing_tx_commits(
 	void **state)
 {
-	const char *path;
-	pmtx_region *r = mk(&path, 4 * MiB);
+	pmtx_region *r = mk(4 * MiB);
 	static const size_t sizes[] = {100, 5000, 200 * 1024};
 	struct bset none = {0};
 	for (size_t s = 0; s < ARRAY_SIZE(sizes); s++) {
@@ -708,7 +702,7 @@ static void freed_block_is_not_reused_before_the_freeing_tx_commits(
 		assert_true(allocatable(r, n, b));
 		assert_heap_consistent(r, &none, NULL);
 	}
-	done(r, path);
+	done(r);
 }
 
 /* ---- errors ---- */
@@ -716,8 +710,7 @@ static void freed_block_is_not_reused_before_the_freeing_tx_commits(
 static void alloc_and_free_outside_a_transaction_fail_with_no_tx(
 	void **state)
 {
-	const char *path;
-	pmtx_region *r = mk(&path, 16 * MiB);
+	pmtx_region *r = mk(16 * MiB);
 	pmtx_off b = alloc1(r, 64);
 	pmtx_off o = 777;
 	assert_int_equal(pmtx_alloc(NULL, 64, &o), PMTX_E_NO_TX);
@@ -735,19 +728,15 @@ static void alloc_and_free_outside_a_transaction_fail_with_no_tx(
 	assert_int_equal(pmtx_free(tx, b), PMTX_E_NO_TX);
 	/* Nothing happened to the heap. */
 	assert_true(walk_reports(r, b));
-	struct bset live = {0};
 	bset_add(&live, b, 64);
-	assert_heap_consistent(r, &live, NULL);
-	assert_walk_matches(r, &live);
-	bset_free(&live);
-	done(r, path);
+	assert_heap_holds(r, &live);
+	done(r);
 }
 
 static void free_of_offset_that_is_not_a_block_fails_with_inval(
 	void **state)
 {
-	const char *path;
-	pmtx_region *r = mk(&path, 16 * MiB);
+	pmtx_region *r = mk(16 * MiB);
 	pmtx_off b = alloc1(r, 100), big = alloc1(r, 200 * 1024);
 	pmtx_off root = pmtx_off_of(r, pmtx_root(r, NULL));
 	const pmtx_off bad[] = {
@@ -767,19 +756,15 @@ static void free_of_offset_that_is_not_a_block_fails_with_inval(
 		}
 	/* The transaction is still good and commits without freeing. */
 	assert_int_equal(pmtx_commit(tx), 0);
-	struct bset live = {0};
 	bset_add(&live, b, pmtx_usable_size(r, b));
 	bset_add(&live, big, pmtx_usable_size(r, big));
-	assert_heap_consistent(r, &live, NULL);
-	assert_walk_matches(r, &live);
-	bset_free(&live);
-	done(r, path);
+	assert_heap_holds(r, &live);
+	done(r);
 }
 
 static void free_of_block_never_allocated_fails_with_inval(void **state)
 {
-	const char *path;
-	pmtx_region *r = mk(&path, 16 * MiB);
+	pmtx_region *r = mk(16 * MiB);
 	/* b's neighbour in the same superblock is a valid block start, but
 	 * was never allocated. */
 	pmtx_off b = alloc1(r, 100);
@@ -788,13 +773,12 @@ static void free_of_block_never_allocated_fails_with_inval(void **state)
 	assert_int_equal(pmtx_free(tx, b + bs), PMTX_E_INVAL);
 	assert_int_equal(pmtx_free(tx, b + 5 * bs), PMTX_E_INVAL);
 	assert_int_equal(pmtx_commit(tx), 0);
-	done(r, path);
+	done(r);
 }
 
 static void double_free_in_one_transaction_fails_with_inval(void **state)
 {
-	const char *path;
-	pmtx_region *r = mk(&path, 16 * MiB);
+	pmtx_region *r = mk(16 * MiB);
 	pmtx_off b = alloc1(r, 100), big = alloc1(r, 100 * 1024);
 	pmtx_off keep = alloc1(r, 100);
 	pmtx_tx *tx = begin(r);
@@ -805,22 +789,16 @@ static void double_free_in_one_transaction_fails_with_inval(void **state)
 	assert_int_equal(pmtx_free(tx, b), PMTX_E_INVAL);
 	assert_int_equal(pmtx_commit(tx), 0);
 	/* Freed once: the heap is consistent and only keep remains. */
-	struct bset live = {0};
 	bset_add(&live, keep, pmtx_usable_size(r, keep));
-	assert_heap_consistent(r, &live, NULL);
-	assert_walk_matches(r, &live);
-	r = reopen(r, path);
-	assert_heap_consistent(r, &live, NULL);
-	assert_walk_matches(r, &live);
-	bset_free(&live);
-	done(r, path);
+	assert_heap_holds(r, &live);
+	r = reopen_holding(r, &live);
+	done(r);
 }
 
 static void free_of_block_freed_by_earlier_transaction_fails_with_inval(
 	void **state)
 {
-	const char *path;
-	pmtx_region *r = mk(&path, 16 * MiB);
+	pmtx_region *r = mk(16 * MiB);
 	pmtx_off keep = alloc1(r, 100); /* keeps b's superblock in use */
 	pmtx_off b = alloc1(r, 100), big = alloc1(r, 100 * 1024);
 	free1(r, b);
@@ -830,23 +808,19 @@ static void free_of_block_freed_by_earlier_transaction_fails_with_inval(
 	assert_int_equal(pmtx_free(tx, big), PMTX_E_INVAL);
 	assert_int_equal(pmtx_commit(tx), 0);
 	/* Also after a reopen. */
-	r = reopen(r, path);
+	r = reopen(r);
 	tx = begin(r);
 	assert_int_equal(pmtx_free(tx, b), PMTX_E_INVAL);
 	assert_int_equal(pmtx_free(tx, big), PMTX_E_INVAL);
 	assert_int_equal(pmtx_commit(tx), 0);
-	struct bset live = {0};
 	bset_add(&live, keep, pmtx_usable_size(r, keep));
-	assert_heap_consistent(r, &live, NULL);
-	assert_walk_matches(r, &live);
-	bset_free(&live);
-	done(r, path);
+	assert_heap_holds(r, &live);
+	done(r);
 }
 
 static void alloc_of_zero_bytes_fails_with_inval(void **state)
 {
-	const char *path;
-	pmtx_region *r = mk(&path, 16 * MiB);
+	pmtx_region *r = mk(16 * MiB);
 	pmtx_tx *tx = begin(r);
 	pmtx_off o = 555;
 	assert_int_equal(pmtx_alloc(tx, 0, &o), PMTX_E_INVAL);
@@ -855,24 +829,23 @@ static void alloc_of_zero_bytes_fails_with_inval(void **state)
 	assert_int_equal(pmtx_alloc(tx, 16, NULL), PMTX_E_INVAL);
 	assert_int_equal(pmtx_commit(tx), 0);
 	struct bset none = {0};
-	assert_heap_consistent(r, &none, NULL);
-	assert_walk_matches(r, &none);
-	done(r, path);
+	assert_heap_holds(r, &none);
+	done(r);
 }
 
 /* Allocate 16,000-byte blocks (16 KiB, four per superblock), one
  * transaction each, until the heap is full (PMTX_E_NOMEM); into live. */
-static void fill_with_16k(pmtx_region *r, struct bset *live)
+static void fill_with_16k(pmtx_region *r, struct bset *set)
 {
 	int rc = 0;
-	while (live->n <= 4 * r->hdr->nsb) {
+	while (set->n <= 4 * r->hdr->nsb) {
 		pmtx_tx *tx = begin(r);
 		pmtx_off off;
 		rc = pmtx_alloc(tx, 16000, &off);
 		assert_int_equal(pmtx_commit(tx), 0);
 		if (rc)
 			break;
-		bset_add(live, off, pmtx_usable_size(r, off));
+		bset_add(set, off, pmtx_usable_size(r, off));
 	}
 	assert_int_equal(rc, PMTX_E_NOMEM);
 }
@@ -880,11 +853,9 @@ static void fill_with_16k(pmtx_region *r, struct bset *live)
 static void exhausting_small_region_gives_nomem_and_freeing_recovers(
 	void **state)
 {
-	const char *path;
-	pmtx_region *r = mk(&path, 4 * MiB);
+	pmtx_region *r = mk(4 * MiB);
 	uint64_t nsb = r->hdr->nsb;
 	assert_true(nsb > 4);
-	struct bset live = {0};
 	int rc = 0;
 	fill_with_16k(r, &live);
 	/* Every superblock was usable. */
@@ -897,8 +868,7 @@ static void exhausting_small_region_gives_nomem_and_freeing_recovers(
 	assert_int_equal(pmtx_alloc(tx, 100 * 1024, &o), PMTX_E_NOMEM);
 	assert_int_equal(pmtx_commit(tx), 0);
 	assert_disjoint_in_heap(r, &live);
-	assert_heap_consistent(r, &live, NULL);
-	assert_walk_matches(r, &live);
+	assert_heap_holds(r, &live);
 
 	/* Free everything (in transactions of 40 frees). */
 	for (size_t i = 0; i < live.n; i += 40) {
@@ -908,8 +878,7 @@ static void exhausting_small_region_gives_nomem_and_freeing_recovers(
 		assert_int_equal(pmtx_commit(tx), 0);
 	}
 	live.n = 0;
-	assert_heap_consistent(r, &live, NULL);
-	assert_walk_matches(r, &live);
+	assert_heap_holds(r, &live);
 
 	/* Allocation works again: a large block, small blocks of another
 	 * class, and as many 16 KiB blocks as fit. */
@@ -936,11 +905,8 @@ static void exhausting_small_region_gives_nomem_and_freeing_recovers(
 	assert_int_equal(again, 4 * (nsb - 3));
 	assert_disjoint_in_heap(r, &live);
 	assert_heap_consistent(r, &live, NULL);
-	r = reopen(r, path);
-	assert_heap_consistent(r, &live, NULL);
-	assert_walk_matches(r, &live);
-	bset_free(&live);
-	done(r, path);
+	r = reopen_holding(r, &live);
+	done(r);
 }
 
 /* Blocks freed by committed redo-async transactions whose truncation is
@@ -949,9 +915,7 @@ static void exhausting_small_region_gives_nomem_and_freeing_recovers(
 static void full_heap_takes_back_blocks_of_queued_redo_async_frees(
 	void **state)
 {
-	const char *path;
-	pmtx_region *r = mk(&path, 4 * MiB);
-	struct bset live = {0};
+	pmtx_region *r = mk(4 * MiB);
 	pmtx_tx *tx;
 	fill_with_16k(r, &live);
 	/* Free them all, one redo-async transaction each: the truncations
@@ -977,14 +941,12 @@ static void full_heap_takes_back_blocks_of_queued_redo_async_frees(
 	}
 	live.n = 0;
 	assert_heap_consistent(r, &live, NULL);
-	bset_free(&live);
-	done(r, path);
+	done(r);
 }
 
 static void alloc_larger_than_the_heap_fails_with_nomem(void **state)
 {
-	const char *path;
-	pmtx_region *r = mk(&path, 16 * MiB);
+	pmtx_region *r = mk(16 * MiB);
 	uint64_t heap = r->hdr->nsb * (uint64_t)PMTX_SB_SIZE;
 	pmtx_tx *tx = begin(r);
 	pmtx_off o = 0;
@@ -1000,15 +962,12 @@ static void alloc_larger_than_the_heap_fails_with_nomem(void **state)
 	assert_int_equal(pmtx_alloc(tx, heap - HDR, &o), 0);
 	assert_int_equal(pmtx_usable_size(r, o), heap - HDR);
 	assert_int_equal(pmtx_commit(tx), 0);
-	struct bset live = {0};
 	bset_add(&live, o, heap - HDR);
-	assert_heap_consistent(r, &live, NULL);
-	assert_walk_matches(r, &live);
+	assert_heap_holds(r, &live);
 	free1(r, o);
 	live.n = 0;
 	assert_heap_consistent(r, &live, NULL);
-	bset_free(&live);
-	done(r, path);
+	done(r);
 }
 
 /* ---- concurrency ---- */
@@ -1074,30 +1033,32 @@ static void *mt_worker(void *p)
 	return NULL;
 }
 
-static void concurrent_alloc_free_leaves_heap_consistent_and_disjoint(
-	void **state)
+/* NTHREADS threads of fn in r, rounds each (ids from 1): none may fail. */
+static void run_mt(pmtx_region *r, void *(*fn)(void *),
+                   struct mt_arg args[NTHREADS], int rounds)
 {
-	const char *path;
-	pmtx_region *r = mk(&path, 128 * MiB);
-	struct mt_arg args[NTHREADS];
-	pthread_t th[NTHREADS];
-	int rounds = tu_long_mode() ? 5000 : 600;
-	memset(args, 0, sizeof(args));
+	memset(args, 0, NTHREADS * sizeof(*args));
 	for (unsigned i = 0; i < NTHREADS; i++) {
 		args[i].r = r;
 		args[i].id = i + 1;
 		args[i].rounds = rounds;
-		assert_int_equal(pthread_create(&th[i], NULL, mt_worker,
-		                                &args[i]), 0);
 	}
+	tu_run_threads(fn, args, sizeof(*args), NTHREADS);
 	for (unsigned i = 0; i < NTHREADS; i++)
-		assert_int_equal(pthread_join(th[i], NULL), 0);
-	struct bset all = {0};
-	for (unsigned i = 0; i < NTHREADS; i++) {
 		if (args[i].err)
 			fail_msg("thread %u: status %d (%s) at line %d", i,
 			         args[i].err, pmtx_strerror(args[i].err),
 			         args[i].line);
+}
+
+static void concurrent_alloc_free_leaves_heap_consistent_and_disjoint(
+	void **state)
+{
+	pmtx_region *r = mk(128 * MiB);
+	struct mt_arg args[NTHREADS];
+	run_mt(r, mt_worker, args, tu_long_mode() ? 5000 : 600);
+	struct bset all = {0};
+	for (unsigned i = 0; i < NTHREADS; i++) {
 		assert_int_equal(args[i].overwritten, 0);
 		for (size_t k = 0; k < args[i].live.n; k++) {
 			const struct blk *b = &args[i].live.v[k];
@@ -1108,15 +1069,12 @@ static void concurrent_alloc_free_leaves_heap_consistent_and_disjoint(
 		}
 	}
 	assert_disjoint_in_heap(r, &all);
-	assert_heap_consistent(r, &all, NULL);
-	assert_walk_matches(r, &all);
-	r = reopen(r, path);
-	assert_heap_consistent(r, &all, NULL);
-	assert_walk_matches(r, &all);
+	assert_heap_holds(r, &all);
+	r = reopen_holding(r, &all);
 	for (unsigned i = 0; i < NTHREADS; i++)
 		bset_free(&args[i].live);
 	bset_free(&all);
-	done(r, path);
+	done(r);
 }
 
 /* Each round a thread fills whole superblocks with blocks of one class,
@@ -1151,39 +1109,22 @@ static void *churn_worker(void *p)
 static void concurrent_superblock_churn_never_hands_out_a_block_twice(
 	void **state)
 {
-	const char *path;
-	pmtx_region *r = mk(&path, 64 * MiB);
+	pmtx_region *r = mk(64 * MiB);
 	struct mt_arg args[NTHREADS];
-	pthread_t th[NTHREADS];
-	memset(args, 0, sizeof(args));
+	run_mt(r, churn_worker, args, tu_long_mode() ? 2000 : 150);
 	for (unsigned i = 0; i < NTHREADS; i++) {
-		args[i].r = r;
-		args[i].id = i + 1;
-		args[i].rounds = tu_long_mode() ? 2000 : 150;
-		assert_int_equal(pthread_create(&th[i], NULL, churn_worker,
-		                                &args[i]), 0);
-	}
-	for (unsigned i = 0; i < NTHREADS; i++)
-		assert_int_equal(pthread_join(th[i], NULL), 0);
-	for (unsigned i = 0; i < NTHREADS; i++) {
-		if (args[i].err)
-			fail_msg("thread %u: status %d (%s) at line %d", i,
-			         args[i].err, pmtx_strerror(args[i].err),
-			         args[i].line);
 		if (args[i].overwritten)
 			fail_msg("thread %u: %lu blocks overwritten by another "
 			         "thread", i, args[i].overwritten);
 	}
 	struct bset none = {0};
-	assert_heap_consistent(r, &none, NULL);
-	assert_walk_matches(r, &none);
-	done(r, path);
+	assert_heap_holds(r, &none);
+	done(r);
 }
 
 static void usable_size_of_non_block_is_zero(void **state)
 {
-	const char *path;
-	pmtx_region *r = mk(&path, 16 * MiB);
+	pmtx_region *r = mk(16 * MiB);
 	pmtx_off b = alloc1(r, 100), big = alloc1(r, 70000);
 	assert_true(pmtx_usable_size(r, b) >= 100);
 	assert_int_equal(pmtx_usable_size(r, big), 2 * PMTX_SB_SIZE - HDR);
@@ -1201,7 +1142,7 @@ static void usable_size_of_non_block_is_zero(void **state)
 	assert_int_equal(pmtx_usable_size(r, ioff + HDR), 0);
 	assert_int_equal(pmtx_usable_size(r, ioff), 0);
 	heap_unreserve(r->heap, &ie);
-	done(r, path);
+	done(r);
 }
 
 #define T(f) cmocka_unit_test_teardown(f, cleanup)

@@ -405,12 +405,7 @@ static void *worker_main(void *arg)
 
 static void run_workers(struct worker *w, unsigned n)
 {
-	pthread_t th[NTHREADS];
-	for (unsigned t = 0; t < n; t++)
-		assert_int_equal(pthread_create(&th[t], NULL, worker_main, &w[t]),
-		                 0);
-	for (unsigned t = 0; t < n; t++)
-		assert_int_equal(pthread_join(th[t], NULL), 0);
+	tu_run_threads(worker_main, w, sizeof(*w), n);
 	for (unsigned t = 0; t < n; t++)
 		if (w[t].err)
 			fail_msg("%s thread %u: %s: %s",
@@ -857,15 +852,10 @@ static pmtx_region *concurrent_deferred_ops(pmtx_region *r, pmtx_runtime rt,
                                             const char *path)
 {
 	struct dworker w[NTHREADS];
-	pthread_t th[NTHREADS];
-	for (unsigned t = 0; t < NTHREADS; t++) {
+	for (unsigned t = 0; t < NTHREADS; t++)
 		w[t] = (struct dworker){.r = r, .rt = rt, .t = t,
 		                        .iters = dworker_iters};
-		assert_int_equal(pthread_create(&th[t], NULL, dworker_main,
-		                                &w[t]), 0);
-	}
-	for (unsigned t = 0; t < NTHREADS; t++)
-		assert_int_equal(pthread_join(th[t], NULL), 0);
+	tu_run_threads(dworker_main, w, sizeof(*w), NTHREADS);
 	for (unsigned t = 0; t < NTHREADS; t++) {
 		if (w[t].err)
 			fail_msg("%s thread %u: %s",

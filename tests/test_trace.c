@@ -372,15 +372,7 @@ static void threads_get_distinct_ids_and_ordered_events(void **state)
 	                           PMTX_BACKEND_EMULATED, PMTX_RT_UNDO);
 	mt_region = r;
 	assert_int_equal(pmtx_trace_start(trace_path(), 0), 0);
-	pthread_t t[NTHR];
-	for (uintptr_t i = 0; i < NTHR; i++)
-		assert_int_equal(pthread_create(&t[i], NULL, thread_main,
-		                                (void *)i), 0);
-	for (int i = 0; i < NTHR; i++) {
-		void *ret;
-		pthread_join(t[i], &ret);
-		assert_null(ret);
-	}
+	assert_int_equal(tu_run_threads(thread_main, NULL, 0, NTHR), 0);
 	assert_int_equal(pmtx_trace_stop(), 0);
 	struct evs v;
 	read_all(trace_path(), &v);

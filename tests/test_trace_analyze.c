@@ -485,12 +485,7 @@ static void real_two_thread_trace_adds_up(void **state)
 	const char *rpath;
 	pmtx_region *r = traced_region(&rpath, PMTX_RT_UNDO);
 	struct worker w[2] = {{r, 0, {0}}, {r, 1, {0}}};
-	pthread_t th[2];
-	for (int i = 0; i < 2; i++)
-		assert_int_equal(pthread_create(&th[i], NULL, undo_worker,
-		                                &w[i]), 0);
-	for (int i = 0; i < 2; i++)
-		assert_int_equal(pthread_join(th[i], NULL), 0);
+	tu_run_threads(undo_worker, w, sizeof(*w), 2);
 	/* An unbounded window: both threads write the root's first line,
 	 * and each transaction writes its descriptor in two epochs. */
 	analyze_traced(r, rpath, UINT64_MAX);

@@ -755,18 +755,10 @@ static void transactions_run_one_at_a_time(void **state)
 {
 	const char *path;
 	pmtx_region *r = make_twin(&path);
-	pthread_t t[4];
 	struct adder a[4];
-	for (unsigned i = 0; i < 4; i++) {
+	for (unsigned i = 0; i < 4; i++)
 		a[i] = (struct adder){r, i};
-		assert_int_equal(pthread_create(&t[i], NULL, add_loop, &a[i]),
-		                 0);
-	}
-	for (unsigned i = 0; i < 4; i++) {
-		void *ret;
-		assert_int_equal(pthread_join(t[i], &ret), 0);
-		assert_null(ret);
-	}
+	assert_int_equal(tu_run_threads(add_loop, a, sizeof(*a), 4), 0);
 	assert_int_equal(root_of(r)->w[0], 8000);
 	assert_twins_equal(r);
 	tu_close_and_remove(r, path);

@@ -6,6 +6,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -225,6 +226,25 @@ void tu_assert_heap_blocks(pmtx_region *r, struct tu_offs *used,
 		         "allocation); first difference: heap %#llx, in use "
 		         "%#llx", ctx, nheap, nused, (unsigned long long)heap,
 		         (unsigned long long)in_use);
+}
+
+unsigned tu_run_threads(void *(*fn)(void *), void *args, size_t size,
+                        unsigned n)
+{
+	pthread_t *th = calloc(n, sizeof(*th));
+	unsigned failed = 0;
+	assert_non_null(th);
+	for (unsigned i = 0; i < n; i++) {
+		void *arg = size ? (char *)args + i * size : (void *)(uintptr_t)i;
+		assert_int_equal(pthread_create(&th[i], NULL, fn, arg), 0);
+	}
+	for (unsigned i = 0; i < n; i++) {
+		void *ret;
+		assert_int_equal(pthread_join(th[i], &ret), 0);
+		failed += ret != NULL;
+	}
+	free(th);
+	return failed;
 }
 
 pid_t tu_fork(void)

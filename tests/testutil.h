@@ -63,6 +63,11 @@ void tu_offs_push(struct tu_offs *a, pmtx_off off);
  * differs (a leak, or an allocation lost). Sorts used. */
 void tu_assert_heap_blocks(pmtx_region *r, struct tu_offs *used,
                            const char *ctx);
+/* Run fn in n threads and wait for them all: thread i gets
+ * (char *)args + i * size, or i itself when size is 0. Returns how many
+ * returned something else than NULL. */
+unsigned tu_run_threads(void *(*fn)(void *), void *args, size_t size,
+                        unsigned n);
 /* fork() with stdio flushed first (a child's exit must not write the
  * parent's buffers again); asserts success. */
 pid_t tu_fork(void);
