@@ -156,6 +156,23 @@ typedef int (*pmtx_hmap_fn)(const pmtx_bytes *k, const pmtx_bytes *v,
                             void *arg);
 int pmtx_hmap_scan(pmtx_tx *tx, pmtx_hmap *m, uint64_t cursor, size_t count,
                    pmtx_hmap_fn fn, void *arg, uint64_t *next);
+/* Destroy a map a piece at a time, for a map too large to free in one
+ * transaction: free up to budget of its entries in tx (and, once it is
+ * empty, its table and header); *left is 1 while some of it remains.
+ * The map must be unreachable for every other use from the first step
+ * on (detach it in the same transaction, or before). */
+int pmtx_hmap_destroy_some(pmtx_tx *tx, pmtx_off map, size_t budget,
+                           int *left);
+
+/* Prefetch what a lookup of key k reads first (its bucket word), with
+ * plain loads that decide nothing and follow no offset outside the
+ * region, so that a batch of lookups (a pipeline) overlaps its cache
+ * misses; the token names the bucket for pmtx_hmap_prefetch_more, which
+ * prefetches the chain's first entry. Call with no writer running in
+ * another thread. A stale hint only costs its prefetch. */
+uint64_t pmtx_hmap_prefetch(pmtx_hmap *m, const void *k, size_t kn);
+void pmtx_hmap_prefetch_more(pmtx_hmap *m, uint64_t token);
+
 /* Lock the stripes of n keys in increasing order, each released when
  * the outermost transaction ends (a no-op on a map opened without
  * stripes). tx must be running. */

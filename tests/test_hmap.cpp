@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <string>
@@ -355,6 +356,106 @@ void clear_empties_and_the_map_is_reusable(void **)
 	drop(f);
 }
 
+/* A map destroyed a piece at a time: each step is a transaction of its
+ * own, the map consistent after each (an aborted step changes nothing),
+ * and at the end every block is back. */
+void destroy_some_frees_everything_in_steps(void **)
+{
+	for (size_t ri = 0; ri < conttest::nruntimes; ri++) {
+		fixture f;
+		make(f, conttest::runtimes[ri]);
+		pmtx_heap_stats st0, st;
+		pmtx_drain(f.r);
+		assert_int_equal(pmtx_heap_check(f.r, &st0), 0);
+		pmtx_off again;
+		pmtx_tx *tx;
+		/* a second map, destroyed piecewise; the fixture's stays */
+		assert_int_equal(pmtx_begin(f.r, PMTX_RT_DEFAULT, &tx), 0);
+		assert_int_equal(pmtx_hmap_create(tx, 0, &again), 0);
+		assert_int_equal(pmtx_commit(tx), 0);
+		pmtx_hmap *m2;
+		assert_int_equal(pmtx_hmap_open(f.r, again, nullptr, &m2), 0);
+		for (unsigned i = 0; i < 3000; i++) {
+			std::string k = std::to_string(i);
+			assert_int_equal(pmtx_hmap_put(nullptr, m2, k.data(),
+			                               k.size(), "v", 1, 0,
+			                               nullptr), 0);
+		}
+		pmtx_hmap_close(m2);
+		int left = 1;
+		unsigned steps = 0;
+		char msg[200];
+		for (; left; steps++) {
+			uint64_t before = 0, after = 0;
+			assert_int_equal(pmtx_hmap_open(f.r, again, nullptr, &m2),
+			                 0);
+			pmtx_hmap_len(nullptr, m2, &before);
+			pmtx_hmap_close(m2);
+			assert_int_equal(pmtx_begin(f.r, PMTX_RT_DEFAULT, &tx), 0);
+			assert_int_equal(pmtx_hmap_destroy_some(tx, again, 256,
+			                                        &left), 0);
+			if (steps % 3 == 1) { /* aborted: nothing changes */
+				assert_int_equal(pmtx_abort(tx), 0);
+				left = 1;
+			} else {
+				assert_int_equal(pmtx_commit(tx), 0);
+			}
+			if (!left)
+				break;
+			assert_int_equal(pmtx_hmap_open(f.r, again, nullptr, &m2),
+			                 0);
+			if (hmap_check(m2, msg, sizeof msg))
+				fail_msg("after step %u: %s", steps, msg);
+			pmtx_hmap_len(nullptr, m2, &after);
+			assert_int_equal(after, steps % 3 == 1 ? before
+			                        : before - std::min<uint64_t>(before, 256));
+			pmtx_hmap_close(m2);
+		}
+		assert_true(steps >= 3000 / 256);
+		assert_int_equal(pmtx_hmap_open(f.r, again, nullptr, &m2),
+		                 PMTX_E_NOT_CONTAINER);
+		pmtx_drain(f.r);
+		assert_int_equal(pmtx_heap_check(f.r, &st), 0);
+		assert_int_equal(st.allocated_blocks - st.internal_blocks,
+		                 st0.allocated_blocks - st0.internal_blocks);
+		drop(f);
+	}
+}
+
+/* Hints read with plain loads and never follow a word outside the
+ * region: a hint on a healthy map names a bucket word; one whose
+ * geometry or segment table is garbage returns 0 and reads nothing. */
+void prefetch_is_harmless_on_a_corrupt_map(void **)
+{
+	fixture f;
+	make(f, PMTX_RT_UNDO);
+	for (unsigned i = 0; i < 2000; i++) {
+		std::string k = std::to_string(i);
+		pmtx_hmap_put(nullptr, f.m, k.data(), k.size(), "v", 1, 0,
+		              nullptr);
+	}
+	for (unsigned i = 0; i < 2000; i++) {
+		std::string k = std::to_string(i);
+		uint64_t t = pmtx_hmap_prefetch(f.m, k.data(), k.size());
+		assert_true(t != 0);
+		pmtx_hmap_prefetch_more(f.m, t);
+	}
+	uint64_t *geom = (uint64_t *)((char *)pmtx_ptr(f.r, f.off) + 24);
+	uint64_t *segtab = geom + 1, keep_g = *geom, keep_t = *segtab;
+	*geom = ~0ull;
+	assert_int_equal(pmtx_hmap_prefetch(f.m, "1", 1), 0);
+	*geom = keep_g;
+	*segtab = 1ull << 60;
+	for (unsigned i = 0; i < 2000; i++) {
+		std::string k = std::to_string(i);
+		pmtx_hmap_prefetch_more(f.m, pmtx_hmap_prefetch(f.m, k.data(),
+		                                                k.size()));
+	}
+	*segtab = keep_t;
+	pmtx_hmap_prefetch_more(f.m, 1ull << 62);
+	drop(f);
+}
+
 /* Writers on a locked map, each on keys of its own, in transactions:
  * every commit is there and the map is consistent. */
 void concurrent_writers_on_stripes(void **)
@@ -497,6 +598,8 @@ int main(void)
 		cmocka_unit_test(two_maps_change_atomically),
 		cmocka_unit_test(clear_empties_and_the_map_is_reusable),
 		cmocka_unit_test(concurrent_writers_on_stripes),
+		cmocka_unit_test(destroy_some_frees_everything_in_steps),
+		cmocka_unit_test(prefetch_is_harmless_on_a_corrupt_map),
 		cmocka_unit_test(an_insert_costs_only_its_writes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -799,6 +799,144 @@ int pmtx_hmap_destroy(pmtx_tx *tx, pmtx_off off)
 	return rc;
 }
 
+/* ---- piecewise destruction ---- */
+
+/* The geometry with the last live bucket gone (it is empty). */
+static struct geom geom_shrunk(struct geom g)
+{
+	if (g.split)
+		return (struct geom){g.log, g.split - 1};
+	return (struct geom){g.log - 1, (UINT64_C(1) << (g.log - 1)) - 1};
+}
+
+/* Free up to *budget entries of bucket b from its head; the bucket word
+ * then names the rest. */
+static int free_chain_head(struct cx *c, pmtx_hmap *m, uint64_t b,
+                           size_t *budget)
+{
+	uint64_t *w = bucket_word(c, m, b), l, n = 0;
+	if (!w)
+		return PMTX_E_CORRUPT;
+	uint64_t *cnt = count_word(c, m, b), limit = cx_load(c, cnt);
+	int rc = 0;
+	for (l = cx_load(c, w); !rc && l && *budget; --*budget) {
+		struct hmap_entry *e = entry_at(c, l);
+		if (!e || ++n > limit)
+			return PMTX_E_CORRUPT;
+		l = cx_load(c, &e->next);
+		rc = cx_free(c, cx_off(c, e));
+	}
+	if (!rc && n)
+		rc = cx_put64(c, w, l);
+	if (!rc && n)
+		rc = cx_put64(c, cnt, limit - n);
+	return rc;
+}
+
+/* One step: empty the last live buckets, shrinking the geometry behind
+ * them, until the budget runs out or segment 0 is all that is left (then
+ * its buckets, from 0). */
+static int destroy_step(struct cx *c, pmtx_hmap *m, size_t budget)
+{
+	int rc = 0;
+	while (!rc && budget) {
+		struct geom g = geom_get(c, m);
+		uint64_t live = live_buckets(g);
+		if (live <= (UINT64_C(1) << m->min_log))
+			break;
+		if ((rc = free_chain_head(c, m, live - 1, &budget)) ||
+		    cx_load(c, bucket_word(c, m, live - 1)))
+			break;
+		g = geom_shrunk(g);
+		rc = cx_put64(c, &hdr(c, m)->geom,
+		              (uint64_t)g.log << HMAP_GEOM_LOG_SHIFT | g.split);
+	}
+	for (uint64_t b = 0; !rc && budget && b < (UINT64_C(1) << m->min_log);
+	     b++)
+		rc = free_chain_head(c, m, b, &budget);
+	return rc;
+}
+
+int pmtx_hmap_destroy_some(pmtx_tx *tx, pmtx_off off, size_t budget,
+                           int *left)
+{
+	pmtx_hmap *m;
+	struct cx c;
+	if (!tx || !left || !budget)
+		return PMTX_E_INVAL;
+	int rc = pmtx_hmap_open(pmtx_tx_region(tx), off, NULL, &m);
+	if (rc)
+		return rc;
+	if (!(rc = cx_begin(&c, m->r, tx, PMTX_RT_DEFAULT))) {
+		rc = destroy_step(&c, m, budget);
+		*left = 1;
+		if (!rc && entries(&c, m) == 0) {
+			rc = free_all(&c, m);
+			if (!rc)
+				rc = cx_put64(&c, &hdr(&c, m)->h, 0);
+			if (!rc)
+				rc = cx_free(&c, off);
+			*left = rc != 0;
+		}
+		rc = cx_end(&c, rc);
+	}
+	pmtx_hmap_close(m);
+	return rc;
+}
+
+/* ---- prefetching ---- */
+
+/* A plain load of the word at off, or 0 if off is not a word of the
+ * region (the hints' only check: they decide nothing). */
+static uint64_t hint_word(const char *base, size_t size, pmtx_off off)
+{
+	if (!off || off % 8 || off > size - 8)
+		return 0;
+	return __atomic_load_n((const uint64_t *)(base + off),
+	                       __ATOMIC_RELAXED);
+}
+
+uint64_t pmtx_hmap_prefetch(pmtx_hmap *m, const void *k, size_t kn)
+{
+	const char *base = pmtx_ptr(m->r, m->off) - m->off;
+	size_t size = pmtx_region_size(m->r);
+	uint64_t h = hash_key(m, k, kn), g = hint_word(base, size,
+	                                                m->off + offsetof(struct hmap_hdr, geom));
+	struct geom gm = {(unsigned)(g >> HMAP_GEOM_LOG_SHIFT),
+	                  g & ((UINT64_C(1) << HMAP_GEOM_LOG_SHIFT) - 1)};
+	if (gm.log < m->min_log || gm.log > 62)
+		return 0;
+	uint64_t b = bucket_of(gm, h), first;
+	pmtx_off w;
+	if (b < (UINT64_C(1) << m->min_log)) {
+		w = m->off + sizeof(struct hmap_hdr) + 8 * (m->ncount + b);
+	} else {
+		unsigned i = seg_of(m, b, &first);
+		pmtx_off t = hint_word(base, size,
+		                       m->off + offsetof(struct hmap_hdr, segtab));
+		pmtx_off seg = i < HMAP_MAX_SEG && t ? hint_word(base, size,
+		               t + offsetof(struct hmap_segtab, seg) + 8 * i) : 0;
+		if (!seg)
+			return 0;
+		w = seg + 8 * (b - first);
+	}
+	if (w > size - 8)
+		return 0;
+	__builtin_prefetch(base + w);
+	return w;
+}
+
+void pmtx_hmap_prefetch_more(pmtx_hmap *m, uint64_t token)
+{
+	const char *base = pmtx_ptr(m->r, m->off) - m->off;
+	size_t size = pmtx_region_size(m->r);
+	pmtx_off e = link_off(hint_word(base, size, token));
+	if (!e || e > size - 128)
+		return;
+	__builtin_prefetch(base + e);
+	__builtin_prefetch(base + e + 64);
+}
+
 /* ---- checking (hmap.h) ---- */
 
 struct chk {
