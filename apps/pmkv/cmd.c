@@ -709,7 +709,7 @@ static int hinted(const char *const *argv, const size_t *argl, long argc)
  * HINT_READS others are passed over): its key's bucket hinted, its token
  * in *tok; 0, and no more hints, otherwise. Reads are not hinted: they
  * run with plain loads (store.c S2) and measured slower with hints
- * (docs/results/pmkv-hint-2026-11-26). */
+ * (docs/results/pmkv-hint-2026-11-26 in git's history, before d144efc). */
 static int hint_peek(struct server *srv, struct cmd_hints *h, const char *in,
                      size_t n, uint64_t *tok)
 {

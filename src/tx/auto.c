@@ -22,7 +22,8 @@
  * state does not: redo-async's first transactions after redo are slower
  * than the rest (SPS, PDOM-0, k = 2, medians of 32: 3.8-4.7 us over its
  * first 64 after 3,000 of redo, 1.1-1.4 us after 64 of redo, 0.82-0.92 us
- * from the 65th on; docs/results/auto-2026-11-26), so short alternating
+ * from the 65th on; docs/results/auto-2026-11-26 in git's history, before
+ * d144efc), so short alternating
  * blocks judged an arm by its switch. A challenger whose median over its
  * last AUTO_SCREEN timed transactions is over AUTO_DROP times the lowest
  * of the arms measured before it in the window (or over AUTO_DROP_WARM

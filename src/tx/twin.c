@@ -37,7 +37,8 @@
  *   total 4 (3 after a small commit in a region that reseals). A seal
  *   costs a checksum of each line and 8 bytes of seal per
  *   line; barrier (c) costs about as much as SEAL_MAX_LINES of them
- *   (`pmtx-bench sps` at k = 16 and 32: docs/results/seal-2026-11-26).
+ *   (`pmtx-bench sps` at k = 16 and 32: docs/results/seal-2026-11-26 in
+ *   git's history, before d144efc).
  *   0 barriers for a transaction that only reads.
  *   Abort: each line restored from the back copy, flushed -> 1 barrier;
  *   state := IDLE. Close: state := IDLE, flush              -> 1 barrier.
