@@ -24,9 +24,12 @@ struct root {
 	pm_account acct[4];
 };
 
-static pmtx_region *make(const char **path)
+static const char *path; /* the test's region */
+
+/* The test's region at a fresh path, with four accounts in its root. */
+static pmtx_region *make(void)
 {
-	pmtx_region *r = tu_create(path, 16 << 20, sizeof(struct root),
+	pmtx_region *r = tu_create(&path, 16 << 20, sizeof(struct root),
 	                           PMTX_PDOM1, PMTX_BACKEND_HARDWARE, PMTX_RT_COW);
 	struct root *root = pmtx_root(r, NULL);
 	pmtx_tx *tx;
@@ -72,10 +75,16 @@ static void assert_no_leak(pmtx_region *r)
 	}
 }
 
+/* No leak in r, which closes, and its file is removed. */
+static void close_without_leaks(pmtx_region *r)
+{
+	assert_no_leak(r);
+	tu_close_and_remove(r, path);
+}
+
 static void write_opens_a_copy_and_commit_swaps_it_in(void **s)
 {
-	const char *path;
-	pmtx_region *r = make(&path);
+	pmtx_region *r = make();
 	struct root *root = pmtx_root(r, NULL);
 	pmtx_tx *tx;
 	struct account *a, *ro;
@@ -100,15 +109,12 @@ static void write_opens_a_copy_and_commit_swaps_it_in(void **s)
 	r = tu_open(path);
 	root = pmtx_root(r, NULL);
 	assert_string_equal(pm_account_peek(r, root->acct[0])->name, "alice");
-	assert_no_leak(r);
-	pmtx_close(r);
-	unlink(path);
+	close_without_leaks(r);
 }
 
 static void abort_costs_no_barrier_and_keeps_the_old_payload(void **s)
 {
-	const char *path;
-	pmtx_region *r = make(&path);
+	pmtx_region *r = make();
 	struct root *root = pmtx_root(r, NULL);
 	pmtx_tx *tx;
 	struct account *a;
@@ -131,15 +137,12 @@ static void abort_costs_no_barrier_and_keeps_the_old_payload(void **s)
 	assert_int_equal(pm_account_open(tx, root->acct[0], PMTX_COW_WRITE, NULL,
 	                                 &a), 0);
 	assert_int_equal(pmtx_commit(tx), 0);
-	assert_no_leak(r);
-	pmtx_close(r);
-	unlink(path);
+	close_without_leaks(r);
 }
 
 static void raw_ranges_are_refused_under_cow(void **s)
 {
-	const char *path;
-	pmtx_region *r = make(&path);
+	pmtx_region *r = make();
 	struct root *root = pmtx_root(r, NULL);
 	pmtx_tx *tx;
 	uint64_t v = 1;
@@ -162,8 +165,7 @@ static void raw_ranges_are_refused_under_cow(void **s)
 	assert_int_equal(pmtx_cow_open(tx, 12345, PMTX_COW_READ, NULL,
 	                               (void **)&a), PMTX_E_INVAL);
 	assert_int_equal(pmtx_commit(tx), 0);
-	pmtx_close(r);
-	unlink(path);
+	tu_close_and_remove(r, path);
 }
 
 static pmtx_region *shared_r;
@@ -184,8 +186,7 @@ static void *second_writer(void *arg)
 
 static void an_object_has_at_most_one_writer(void **s)
 {
-	const char *path;
-	pmtx_region *r = shared_r = make(&path);
+	pmtx_region *r = shared_r = make();
 	struct root *root = pmtx_root(r, NULL);
 	pmtx_tx *tx;
 	struct account *a;
@@ -202,8 +203,7 @@ static void an_object_has_at_most_one_writer(void **s)
 	pthread_create(&t, NULL, second_writer, NULL);
 	pthread_join(t, NULL);
 	assert_int_equal(other_rc, 0);
-	pmtx_close(r);
-	unlink(path);
+	tu_close_and_remove(r, path);
 }
 
 /* ---- a crash at every barrier of a commit (process crash, fault
@@ -252,8 +252,7 @@ static void a_crash_at_any_commit_step_is_atomic_and_leaks_nothing(void **s)
 	                          NULL, NULL, NULL, NULL};
 	int points = 0;
 	for (crash_at = 1;; crash_at++) {
-		const char *path;
-		pmtx_region *r = make(&path);
+		pmtx_region *r = make();
 		transfer(r, 0, 1, 10); /* committed: balances -10, +10 */
 		pmtx_close(r);
 		pid_t pid = fork();
@@ -277,9 +276,7 @@ static void a_crash_at_any_commit_step_is_atomic_and_leaks_nothing(void **s)
 		assert_int_equal(b[0], (uint64_t)-10);
 		if (WEXITSTATUS(st) == 3)
 			assert_true(after);
-		assert_no_leak(r);
-		pmtx_close(r);
-		unlink(path);
+		close_without_leaks(r);
 		if (WEXITSTATUS(st) == 3)
 			break;
 		points++;

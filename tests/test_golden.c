@@ -49,13 +49,6 @@ static const char *working_copy(pmtx_runtime rt)
 	return dst;
 }
 
-static void read_header(const char *path, struct pmtx_hdr *h)
-{
-	int fd = open(path, O_RDONLY);
-	assert_true(fd >= 0);
-	assert_int_equal(pread(fd, h, sizeof(*h), 0), (ssize_t)sizeof(*h));
-	close(fd);
-}
 
 /* The file holds a transaction recovery has to finish. */
 static int needs_recovery(const char *path, const struct pmtx_hdr *h)
@@ -110,7 +103,7 @@ static void check_one(pmtx_runtime rt)
 {
 	const char *path = working_copy(rt);
 	struct pmtx_hdr h;
-	read_header(path, &h);
+	tu_pread(path, &h, sizeof(h), 0);
 	pmtx_options o;
 	pmtx_options_init(&o);
 	o.layout = GOLDEN_LAYOUT;
@@ -140,25 +133,16 @@ static void check_one(pmtx_runtime rt)
 	tu_close_and_remove(r, path);
 }
 
-static void golden_undo_recovers_to_the_committed_state(void **s)
-{
-	check_one(PMTX_RT_UNDO);
-}
-
-static void golden_redo_recovers_to_the_committed_state(void **s)
-{
-	check_one(PMTX_RT_REDO);
-}
-
-static void golden_redo_async_recovers_to_the_committed_state(void **s)
-{
-	check_one(PMTX_RT_REDO_ASYNC);
-}
-
-static void golden_cow_recovers_to_the_committed_state(void **s)
-{
-	check_one(PMTX_RT_COW);
-}
+/* One test per runtime's golden region. */
+#define GOLDEN(test, rt)                                                   \
+	static void test(void **s)                                           \
+	{                                                                    \
+		check_one(rt);                                               \
+	}
+GOLDEN(golden_undo_recovers_to_the_committed_state, PMTX_RT_UNDO)
+GOLDEN(golden_redo_recovers_to_the_committed_state, PMTX_RT_REDO)
+GOLDEN(golden_redo_async_recovers_to_the_committed_state, PMTX_RT_REDO_ASYNC)
+GOLDEN(golden_cow_recovers_to_the_committed_state, PMTX_RT_COW)
 
 /* The same bytes under another format version are refused, not read. */
 static void other_format_versions_are_refused(void **s)
@@ -167,15 +151,12 @@ static void other_format_versions_are_refused(void **s)
 	for (size_t i = 0; i < sizeof(majors) / sizeof(majors[0]); i++) {
 		const char *path = working_copy(PMTX_RT_REDO);
 		struct pmtx_hdr h;
-		read_header(path, &h);
+		tu_pread(path, &h, sizeof(h), 0);
 		h.major = majors[i];
 		h.checksum = pmtx_checksum(&h, offsetof(struct pmtx_hdr,
 		                                        checksum),
 		                           PMTX_CSUM_SEED_HDR);
-		int fd = open(path, O_WRONLY);
-		assert_int_equal(pwrite(fd, &h, sizeof(h), 0),
-		                 (ssize_t)sizeof(h));
-		close(fd);
+		tu_pwrite(path, &h, sizeof(h), 0);
 		uint64_t before = tu_file_hash(path);
 		pmtx_region *r;
 		assert_int_equal(pmtx_open(path, NULL, &r), PMTX_E_BAD_VERSION);

@@ -173,20 +173,15 @@ static void grows_under(pmtx_runtime rt)
 	tu_close_and_remove(r, path);
 }
 
-static void heap_grows_and_reopens_under_undo(void **state)
-{
-	grows_under(PMTX_RT_UNDO);
-}
-
-static void heap_grows_and_reopens_under_redo(void **state)
-{
-	grows_under(PMTX_RT_REDO);
-}
-
-static void heap_grows_and_reopens_under_redo_async(void **state)
-{
-	grows_under(PMTX_RT_REDO_ASYNC);
-}
+/* One test per runtime. */
+#define GROWS_UNDER(test, rt)                                              \
+	static void test(void **state)                                       \
+	{                                                                    \
+		grows_under(rt);                                             \
+	}
+GROWS_UNDER(heap_grows_and_reopens_under_undo, PMTX_RT_UNDO)
+GROWS_UNDER(heap_grows_and_reopens_under_redo, PMTX_RT_REDO)
+GROWS_UNDER(heap_grows_and_reopens_under_redo_async, PMTX_RT_REDO_ASYNC)
 
 /* A block larger than the heap gets a run of new superblocks at once. */
 static void a_large_block_grows_the_heap_by_enough(void **state)
@@ -366,12 +361,9 @@ static void a_grown_file_cut_short_is_refused(void **state)
 
 static void poke_nsb(const char *path, uint64_t v)
 {
-	int fd = open(path, O_RDWR);
-	assert_true(fd >= 0);
 	struct pmtx_hdr h;
-	assert_int_equal(pread(fd, &h, sizeof(h), 0), (ssize_t)sizeof(h));
-	assert_int_equal(pwrite(fd, &v, 8, (off_t)h.rstate_off), 8);
-	close(fd);
+	tu_pread(path, &h, sizeof(h), 0);
+	tu_pwrite(path, &v, 8, h.rstate_off);
 }
 
 static void a_region_state_out_of_range_is_refused(void **state)

@@ -1552,14 +1552,8 @@ static uint64_t file_twin_word(const char *path)
 {
 	struct pmtx_hdr h;
 	uint64_t w = ~0ull;
-	int fd = open(path, O_RDONLY);
-	assert_true(fd >= 0);
-	assert_int_equal(pread(fd, &h, sizeof(h), 0), (ssize_t)sizeof(h));
-	assert_int_equal(pread(fd, &w, 8, (off_t)(h.rstate_off +
-	                                         offsetof(struct pmtx_rstate,
-	                                                  twin))),
-	                 8);
-	close(fd);
+	tu_pread(path, &h, sizeof(h), 0);
+	tu_pread(path, &w, 8, h.rstate_off + offsetof(struct pmtx_rstate, twin));
 	return w;
 }
 
@@ -1611,9 +1605,7 @@ static void twin_close_after_a_failed_back_copy_barrier_is_not_idle(
 	r = twin_with_failed_back_barrier(&path);
 	w = pmtx_root(r, NULL);
 	struct pmtx_hdr h;
-	int fd = open(path, O_RDONLY);
-	assert_int_equal(pread(fd, &h, sizeof(h), 0), (ssize_t)sizeof(h));
-	close(fd);
+	tu_pread(path, &h, sizeof(h), 0);
 	tu_count_start();
 	assert_int_equal(pmtx_begin(r, PMTX_RT_DEFAULT, &tx), 0);
 	assert_int_equal(pmtx_write(tx, &w[1], &v, 8), 0);

@@ -86,10 +86,7 @@ static const char *make_region(void)
 
 static void read_hdr(const char *path, struct pmtx_hdr *h)
 {
-	int fd = open(path, O_RDONLY);
-	assert_true(fd >= 0);
-	assert_int_equal(pread(fd, h, sizeof(*h), 0), (ssize_t)sizeof(*h));
-	close(fd);
+	tu_pread(path, h, sizeof(*h), 0);
 }
 
 /* Write h back; recompute its checksum first when asked. */
@@ -98,18 +95,12 @@ static void write_hdr(const char *path, struct pmtx_hdr *h, int recsum)
 	if (recsum)
 		h->checksum = XXH3_64bits_withSeed(
 			h, offsetof(struct pmtx_hdr, checksum), PMTX_CSUM_SEED_HDR);
-	int fd = open(path, O_WRONLY);
-	assert_true(fd >= 0);
-	assert_int_equal(pwrite(fd, h, sizeof(*h), 0), (ssize_t)sizeof(*h));
-	close(fd);
+	tu_pwrite(path, h, sizeof(*h), 0);
 }
 
 static void poke(const char *path, uint64_t off, const void *p, size_t n)
 {
-	int fd = open(path, O_WRONLY);
-	assert_true(fd >= 0);
-	assert_int_equal(pwrite(fd, p, n, (off_t)off), (ssize_t)n);
-	close(fd);
+	tu_pwrite(path, p, n, off);
 }
 
 /* Open must fail with want and leave the file byte for byte as it was;
@@ -131,6 +122,21 @@ static void expect_open_fails(const char *path, const pmtx_options *o,
                               int want)
 {
 	open_fails(path, o, want, 1);
+}
+
+/* The header h written at path with its checksum recomputed must make
+ * open fail with want, and change nothing. */
+static void refused(const char *path, struct pmtx_hdr *h, int want)
+{
+	write_hdr(path, h, 1);
+	expect_open_fails(path, NULL, want);
+}
+
+/* The same with the checksum h holds. */
+static void refused_as_is(const char *path, struct pmtx_hdr *h, int want)
+{
+	write_hdr(path, h, 0);
+	expect_open_fails(path, NULL, want);
 }
 
 /* ---- bad input ---- */
@@ -184,12 +190,10 @@ static void open_of_file_with_wrong_magic_fails_and_leaves_it_unchanged(
 	struct pmtx_hdr h;
 	read_hdr(path, &h);
 	memcpy(&h.magic, "NOTPMTX!", 8);
-	write_hdr(path, &h, 1);
-	expect_open_fails(path, NULL, PMTX_E_BAD_MAGIC);
+	refused(path, &h, PMTX_E_BAD_MAGIC);
 	/* A byte-swapped magic (the other byte order) too. */
 	h.magic = __builtin_bswap64(PMTX_MAGIC);
-	write_hdr(path, &h, 1);
-	expect_open_fails(path, NULL, PMTX_E_BAD_MAGIC);
+	refused(path, &h, PMTX_E_BAD_MAGIC);
 	unlink(path);
 }
 
@@ -211,11 +215,9 @@ static void open_of_newer_major_version_fails_and_leaves_it_unchanged(
 	struct pmtx_hdr h;
 	read_hdr(path, &h);
 	h.major = PMTX_FORMAT_MAJOR + 1;
-	write_hdr(path, &h, 1);
-	expect_open_fails(path, NULL, PMTX_E_BAD_VERSION);
+	refused(path, &h, PMTX_E_BAD_VERSION);
 	h.major = 0;
-	write_hdr(path, &h, 1);
-	expect_open_fails(path, NULL, PMTX_E_BAD_VERSION);
+	refused(path, &h, PMTX_E_BAD_VERSION);
 	unlink(path);
 }
 
@@ -227,12 +229,10 @@ static void open_with_unknown_incompat_feature_fails_and_leaves_it_unchanged(
 	read_hdr(path, &orig);
 	h = orig;
 	h.feat_incompat = 1ull << 63;
-	write_hdr(path, &h, 1);
-	expect_open_fails(path, NULL, PMTX_E_BAD_VERSION);
+	refused(path, &h, PMTX_E_BAD_VERSION);
 	h = orig;
 	h.feat_incompat = 16; /* the lowest bit 3.5 does not know */
-	write_hdr(path, &h, 1);
-	expect_open_fails(path, NULL, PMTX_E_BAD_VERSION);
+	refused(path, &h, PMTX_E_BAD_VERSION);
 	/* Known features the geometry does not match: the twin bit on a
 	 * region without a back copy, with and without the seal bit, the
 	 * seal bit alone, and the reseal bit without the seal bit. */
@@ -246,14 +246,12 @@ static void open_with_unknown_incompat_feature_fails_and_leaves_it_unchanged(
 	for (size_t i = 0; i < ARRAY_SIZE(known); i++) {
 		h = orig;
 		h.feat_incompat = known[i];
-		write_hdr(path, &h, 1);
-		expect_open_fails(path, NULL, PMTX_E_CORRUPT);
+		refused(path, &h, PMTX_E_CORRUPT);
 	}
 	/* Read-only-compatible features: refused too (no read-only mode). */
 	h = orig;
 	h.feat_ro_compat = 4;
-	write_hdr(path, &h, 1);
-	expect_open_fails(path, NULL, PMTX_E_BAD_VERSION);
+	refused(path, &h, PMTX_E_BAD_VERSION);
 	unlink(path);
 }
 
@@ -274,10 +272,7 @@ static void a_region_without_the_mark_feature_keeps_no_mark(void **state)
 	pmtx_region *r;
 	assert_int_equal(pmtx_open(path, &o, &r), 0);
 	uint64_t word = 1, one = 1;
-	int fd = open(path, O_RDONLY);
-	assert_true(fd >= 0);
-	assert_int_equal(pread(fd, &word, 8, (off_t)(h.rstate_off + 16)), 8);
-	close(fd);
+	tu_pread(path, &word, 8, h.rstate_off + 16);
 	assert_int_equal(word, 0); /* no mark while the journal is open */
 	assert_int_equal(pmtx_close(r), 0);
 	char jp[4200];
@@ -294,13 +289,7 @@ static uint64_t open_mark(const char *path)
 	struct pmtx_hdr h;
 	uint64_t w = 99;
 	read_hdr(path, &h);
-	int fd = open(path, O_RDONLY);
-	assert_true(fd >= 0);
-	assert_int_equal(pread(fd, &w, 8, (off_t)(h.rstate_off +
-	                                          offsetof(struct pmtx_rstate,
-	                                                   open))),
-	                 8);
-	close(fd);
+	tu_pread(path, &w, 8, h.rstate_off + offsetof(struct pmtx_rstate, open));
 	return w;
 }
 
@@ -490,18 +479,15 @@ static void open_with_header_checksum_mismatch_fails_and_leaves_it_unchanged(
 	read_hdr(path, &orig);
 	h = orig;
 	h.uuid[5] ^= 0x01;
-	write_hdr(path, &h, 0);
-	expect_open_fails(path, NULL, PMTX_E_BAD_CHECKSUM);
+	refused_as_is(path, &h, PMTX_E_BAD_CHECKSUM);
 	/* The stored checksum itself damaged. */
 	h = orig;
 	h.checksum ^= 1ull << 33;
-	write_hdr(path, &h, 0);
-	expect_open_fails(path, NULL, PMTX_E_BAD_CHECKSUM);
+	refused_as_is(path, &h, PMTX_E_BAD_CHECKSUM);
 	/* A reserved byte near the end of the header. */
 	h = orig;
 	h.reserved[ARRAY_SIZE(h.reserved) - 1] = 1;
-	write_hdr(path, &h, 0);
-	expect_open_fails(path, NULL, PMTX_E_BAD_CHECKSUM);
+	refused_as_is(path, &h, PMTX_E_BAD_CHECKSUM);
 	unlink(path);
 }
 
@@ -513,32 +499,25 @@ static void open_with_inconsistent_geometry_fails_and_leaves_it_unchanged(
 	read_hdr(path, &orig);
 	h = orig;
 	h.heap_off += 4096;
-	write_hdr(path, &h, 1);
-	expect_open_fails(path, NULL, PMTX_E_CORRUPT);
+	refused(path, &h, PMTX_E_CORRUPT);
 	h = orig;
 	h.nsb += 1;
-	write_hdr(path, &h, 1);
-	expect_open_fails(path, NULL, PMTX_E_CORRUPT);
+	refused(path, &h, PMTX_E_CORRUPT);
 	h = orig;
 	h.root_off = 8;
-	write_hdr(path, &h, 1);
-	expect_open_fails(path, NULL, PMTX_E_CORRUPT);
+	refused(path, &h, PMTX_E_CORRUPT);
 	h = orig;
 	h.ndesc = 0;
-	write_hdr(path, &h, 1);
-	expect_open_fails(path, NULL, PMTX_E_CORRUPT);
+	refused(path, &h, PMTX_E_CORRUPT);
 	h = orig;
 	h.size = RSIZE - 65536; /* smaller than the file */
-	write_hdr(path, &h, 1);
-	expect_open_fails(path, NULL, PMTX_E_CORRUPT);
+	refused(path, &h, PMTX_E_CORRUPT);
 	h = orig;
 	h.default_runtime = 99;
-	write_hdr(path, &h, 1);
-	expect_open_fails(path, NULL, PMTX_E_CORRUPT);
+	refused(path, &h, PMTX_E_CORRUPT);
 	h = orig;
 	h.reserved[10] = 7; /* must be zero */
-	write_hdr(path, &h, 1);
-	expect_open_fails(path, NULL, PMTX_E_CORRUPT);
+	refused(path, &h, PMTX_E_CORRUPT);
 	unlink(path);
 }
 
@@ -787,11 +766,7 @@ static void open_with_garbage_descriptor_fails_as_corrupt_without_crash(
 	read_hdr(path, &h);
 	uint64_t d3 = h.desc_off + 3 * sizeof(struct pmtx_desc);
 	struct pmtx_desc orig;
-	int fd = open(path, O_RDONLY);
-	assert_true(fd >= 0);
-	assert_int_equal(pread(fd, &orig, sizeof(orig), (off_t)d3),
-	                 (ssize_t)sizeof(orig));
-	close(fd);
+	tu_pread(path, &orig, sizeof(orig), d3);
 	static const uint64_t bad_heads[] = {
 		0xdeadbeefcafef00dull, 0, 8, RSIZE - 8, RSIZE + 4096,
 	};

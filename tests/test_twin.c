@@ -52,12 +52,8 @@ static struct root *root_of(pmtx_region *r)
 static void read_file_hdr(const char *path, struct pmtx_hdr *h,
                           struct pmtx_rstate *st)
 {
-	int fd = open(path, O_RDONLY);
-	assert_true(fd >= 0);
-	assert_int_equal(pread(fd, h, sizeof(*h), 0), (ssize_t)sizeof(*h));
-	assert_int_equal(pread(fd, st, sizeof(*st), (off_t)h->rstate_off),
-	                 (ssize_t)sizeof(*st));
-	close(fd);
+	tu_pread(path, h, sizeof(*h), 0);
+	tu_pread(path, st, sizeof(*st), h->rstate_off);
 }
 
 /* The mirrored area and its back copy are equal, byte for byte (TW1:

@@ -22,11 +22,13 @@ struct fixture {
 	const char *path;
 	pmtx_region *r;
 	unsigned char *root;
+	pmtx_runtime rt; /* the region's default runtime */
+	size_t next;     /* each_runtime: the index of the next one */
 };
 
 static struct fixture make(pmtx_runtime rt)
 {
-	struct fixture f;
+	struct fixture f = {.rt = rt};
 	f.r = tu_create(&f.path, 32 << 20, ROOT, PMTX_PDOM1,
 	                PMTX_BACKEND_HARDWARE, rt);
 	f.root = pmtx_root(f.r, NULL);
@@ -36,6 +38,20 @@ static struct fixture make(pmtx_runtime rt)
 static void drop(struct fixture *f)
 {
 	tu_close_and_remove(f->r, f->path);
+}
+
+/* for (struct fixture f = {0}; each_runtime(&f);): f is a fresh region of
+ * each runtime in turn, the one before dropped. */
+static int each_runtime(struct fixture *f)
+{
+	size_t next = f->next;
+	if (f->r)
+		drop(f);
+	if (next == NRT)
+		return 0;
+	*f = make(runtimes[next]);
+	f->next = next + 1;
+	return 1;
 }
 
 static void reopen(struct fixture *f)
@@ -53,14 +69,13 @@ static void fill_pattern(unsigned char *p, size_t n, unsigned seed)
 
 static void abort_restores_every_range(void **state)
 {
-	for (size_t k = 0; k < NRT; k++) {
-		struct fixture f = make(runtimes[k]);
+	for (struct fixture f = {0}; each_runtime(&f);) {
 		unsigned char before[ROOT], buf[3000];
 		pmtx_tx *tx;
 		fill_pattern(f.root, ROOT, 7);
 		pmtx_persist(f.r, f.root, ROOT);
 		memcpy(before, f.root, ROOT);
-		assert_int_equal(pmtx_begin(f.r, runtimes[k], &tx), 0);
+		assert_int_equal(pmtx_begin(f.r, f.rt, &tx), 0);
 		uint64_t s = 42;
 		for (int i = 0; i < 200; i++) {
 			size_t off = tu_rand(&s) % (ROOT - 3000);
@@ -74,8 +89,8 @@ static void abort_restores_every_range(void **state)
 				assert_int_equal(pmtx_memset(tx, f.root + off, i, n), 0);
 				break;
 			default:
-				if (runtimes[k] == PMTX_RT_REDO ||
-				    runtimes[k] == PMTX_RT_REDO_ASYNC) {
+				if (f.rt == PMTX_RT_REDO ||
+				    f.rt == PMTX_RT_REDO_ASYNC) {
 					/* in-place stores need undo logging (AUTO
 					 * turns to undo for them) */
 					assert_int_equal(pmtx_add_range(tx, f.root + off, n),
@@ -96,18 +111,16 @@ static void abort_restores_every_range(void **state)
 		assert_memory_equal(before, f.root, ROOT);
 		reopen(&f);
 		assert_memory_equal(before, f.root, ROOT);
-		drop(&f);
 	}
 }
 
 static void committed_writes_survive_reopen(void **state)
 {
-	for (size_t k = 0; k < NRT; k++) {
-		struct fixture f = make(runtimes[k]);
+	for (struct fixture f = {0}; each_runtime(&f);) {
 		unsigned char want[ROOT];
 		memset(want, 0, sizeof(want));
 		pmtx_tx *tx;
-		assert_int_equal(pmtx_begin(f.r, runtimes[k], &tx), 0);
+		assert_int_equal(pmtx_begin(f.r, f.rt, &tx), 0);
 		fill_pattern(want + 100, 5000, 3);
 		assert_int_equal(pmtx_write(tx, f.root + 100, want + 100, 5000), 0);
 		/* overlapping write: the later one wins */
@@ -116,19 +129,17 @@ static void committed_writes_survive_reopen(void **state)
 		assert_int_equal(pmtx_commit(tx), 0);
 		reopen(&f);
 		assert_memory_equal(want, f.root, ROOT);
-		drop(&f);
 	}
 }
 
 static void nested_transactions_are_flattened(void **state)
 {
-	for (size_t k = 0; k < NRT; k++) {
-		struct fixture f = make(runtimes[k]);
+	for (struct fixture f = {0}; each_runtime(&f);) {
 		pmtx_tx *outer, *inner;
 		uint64_t *v = (uint64_t *)f.root;
-		assert_int_equal(pmtx_begin(f.r, runtimes[k], &outer), 0);
+		assert_int_equal(pmtx_begin(f.r, f.rt, &outer), 0);
 		assert_int_equal(PMTX_SET(outer, (v)[0], 1), 0);
-		assert_int_equal(pmtx_begin(f.r, runtimes[k], &inner), 0);
+		assert_int_equal(pmtx_begin(f.r, f.rt, &inner), 0);
 		assert_ptr_equal(inner, outer);
 		assert_int_equal(PMTX_SET(inner, (v)[1], 2), 0);
 		assert_int_equal(pmtx_commit(inner), 0);
@@ -140,9 +151,9 @@ static void nested_transactions_are_flattened(void **state)
 		assert_int_equal(v[1], 0);
 
 		/* an inner abort aborts everything; outer commit reports it */
-		assert_int_equal(pmtx_begin(f.r, runtimes[k], &outer), 0);
+		assert_int_equal(pmtx_begin(f.r, f.rt, &outer), 0);
 		assert_int_equal(PMTX_SET(outer, (v)[0], 5), 0);
-		assert_int_equal(pmtx_begin(f.r, runtimes[k], &inner), 0);
+		assert_int_equal(pmtx_begin(f.r, f.rt, &inner), 0);
 		assert_int_equal(PMTX_SET(inner, (v)[1], 6), 0);
 		assert_int_equal(pmtx_abort(inner), 0);
 		assert_int_equal(v[0], 0);
@@ -151,7 +162,6 @@ static void nested_transactions_are_flattened(void **state)
 		assert_int_equal(pmtx_commit(outer), PMTX_E_ABORTED);
 		assert_null(pmtx_tx_current());
 		assert_int_equal(v[0] + v[1] + v[2], 0);
-		drop(&f);
 	}
 }
 
@@ -165,14 +175,13 @@ static void record(void *arg)
 
 static void deferred_ops_run_once_in_order_after_the_outermost_end(void **s)
 {
-	for (size_t k = 0; k < NRT; k++) {
-		struct fixture f = make(runtimes[k]);
+	for (struct fixture f = {0}; each_runtime(&f);) {
 		for (int abort_it = 0; abort_it < 2; abort_it++) {
 			pmtx_tx *tx, *in;
 			norder = 0;
-			assert_int_equal(pmtx_begin(f.r, runtimes[k], &tx), 0);
+			assert_int_equal(pmtx_begin(f.r, f.rt, &tx), 0);
 			assert_int_equal(pmtx_defer(tx, record, (void *)1), 0);
-			assert_int_equal(pmtx_begin(f.r, runtimes[k], &in), 0);
+			assert_int_equal(pmtx_begin(f.r, f.rt, &in), 0);
 			assert_int_equal(pmtx_defer(in, record, (void *)2), 0);
 			assert_int_equal(pmtx_commit(in), 0);
 			assert_int_equal(norder, 0);
@@ -185,25 +194,22 @@ static void deferred_ops_run_once_in_order_after_the_outermost_end(void **s)
 			for (int i = 0; i < 3; i++)
 				assert_int_equal(order[i], i + 1);
 		}
-		drop(&f);
 	}
 }
 
 static void deferred_unlock_holds_the_lock_until_commit(void **s)
 {
-	for (size_t k = 0; k < NRT; k++) {
-		struct fixture f = make(runtimes[k]);
+	for (struct fixture f = {0}; each_runtime(&f);) {
 		pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
 		pmtx_tx *tx;
 		pthread_mutex_lock(&m);
-		assert_int_equal(pmtx_begin(f.r, runtimes[k], &tx), 0);
+		assert_int_equal(pmtx_begin(f.r, f.rt, &tx), 0);
 		assert_int_equal(pmtx_defer_unlock(tx, &m), 0);
 		assert_int_equal(PMTX_SET(tx, ((uint64_t *)f.root)[0], 9), 0);
 		assert_int_equal(pthread_mutex_trylock(&m), EBUSY);
 		assert_int_equal(pmtx_commit(tx), 0);
 		assert_int_equal(pthread_mutex_trylock(&m), 0);
 		pthread_mutex_unlock(&m);
-		drop(&f);
 	}
 }
 
@@ -292,8 +298,7 @@ static void figure3_counter_increment(void **s)
  * so its rounds 0 and 2 commit and round 1 aborts. */
 static void big_transactions_grow_the_log_and_roll_back(void **s)
 {
-	for (size_t k = 0; k < NRT; k++) {
-		struct fixture f = make(runtimes[k]);
+	for (struct fixture f = {0}; each_runtime(&f);) {
 		unsigned char before[ROOT];
 		pmtx_tx *tx;
 		pmtx_counters c;
@@ -301,7 +306,7 @@ static void big_transactions_grow_the_log_and_roll_back(void **s)
 		memcpy(before, f.root, ROOT);
 		for (int round = 0; round < 3; round++) {
 			tu_count_start();
-			assert_int_equal(pmtx_begin(f.r, runtimes[k], &tx), 0);
+			assert_int_equal(pmtx_begin(f.r, f.rt, &tx), 0);
 			/* AUTO: whichever it runs */
 			int undo = pmtx_tx_runtime(tx) == PMTX_RT_UNDO;
 			int commit = !undo && round != 1;
@@ -337,7 +342,6 @@ static void big_transactions_grow_the_log_and_roll_back(void **s)
 		pmtx_heap_stats st;
 		assert_int_equal(pmtx_heap_check(f.r, &st), 0);
 		assert_true(st.internal_blocks >= 1);
-		drop(&f);
 	}
 }
 

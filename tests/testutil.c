@@ -265,6 +265,22 @@ int tu_wait_exit(pid_t pid)
 	return WEXITSTATUS(status);
 }
 
+void tu_pread(const char *path, void *buf, size_t n, uint64_t off)
+{
+	int fd = open(path, O_RDONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(pread(fd, buf, n, (off_t)off), (ssize_t)n);
+	close(fd);
+}
+
+void tu_pwrite(const char *path, const void *buf, size_t n, uint64_t off)
+{
+	int fd = open(path, O_WRONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(pwrite(fd, buf, n, (off_t)off), (ssize_t)n);
+	close(fd);
+}
+
 uint64_t tu_file_hash(const char *path)
 {
 	int fd = open(path, O_RDONLY);

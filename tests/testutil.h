@@ -73,6 +73,10 @@ unsigned tu_run_threads(void *(*fn)(void *), void *args, size_t size,
 pid_t tu_fork(void);
 /* Wait for the child pid: its exit status; fails if a signal killed it. */
 int tu_wait_exit(pid_t pid);
+/* n bytes at off of the file path, read or written with pread or pwrite
+ * (not through a mapping); asserts that all of them were. */
+void tu_pread(const char *path, void *buf, size_t n, uint64_t off);
+void tu_pwrite(const char *path, const void *buf, size_t n, uint64_t off);
 /* XXH3 of the whole file (to show it was not modified). */
 uint64_t tu_file_hash(const char *path);
 /* 1 when PMTX_LONG_TESTS is set to a nonzero value. */
