@@ -168,14 +168,9 @@ static void count_lookup(struct conn *c, bool touch, bool hit)
 	STAT_INC(c, cmd_get);
 	if (touch) {
 		STAT_INC(c, cmd_touch);
-		if (hit)
-			STAT_INC(c, touch_hits);
-		else
-			STAT_INC(c, touch_misses);
-	} else if (hit) {
-		STAT_INC(c, get_hits);
+		STAT_HIT(c, hit, touch);
 	} else {
-		STAT_INC(c, get_misses);
+		STAT_HIT(c, hit, get);
 	}
 }
 
@@ -213,23 +208,16 @@ static void cmd_delete(struct conn *c, const struct mc_request *req)
 	                         req->key.len, &res);
 	if (rc)
 		return cmd_store_failure(c, rc, req->noreply);
-	if (res == MC_DELETED)
-		STAT_INC(c, delete_hits);
-	else
-		STAT_INC(c, delete_misses);
+	STAT_HIT(c, res == MC_DELETED, delete);
 	reply(c, req, res == MC_DELETED ? "DELETED" : "NOT_FOUND");
 }
 
 static void count_arith(struct conn *c, bool incr, bool hit)
 {
-	if (incr && hit)
-		STAT_INC(c, incr_hits);
-	else if (incr)
-		STAT_INC(c, incr_misses);
-	else if (hit)
-		STAT_INC(c, decr_hits);
+	if (incr)
+		STAT_HIT(c, hit, incr);
 	else
-		STAT_INC(c, decr_misses);
+		STAT_HIT(c, hit, decr);
 }
 
 static void cmd_arith(struct conn *c, const struct mc_request *req)
@@ -264,10 +252,7 @@ static void cmd_touch(struct conn *c, const struct mc_request *req)
 	                        &res);
 	if (rc)
 		return cmd_store_failure(c, rc, req->noreply);
-	if (res == MC_TOUCHED)
-		STAT_INC(c, touch_hits);
-	else
-		STAT_INC(c, touch_misses);
+	STAT_HIT(c, res == MC_TOUCHED, touch);
 	reply(c, req, res == MC_TOUCHED ? "TOUCHED" : "NOT_FOUND");
 }
 

@@ -196,10 +196,7 @@ static void md(struct conn *c, const struct mc_request *req)
 	rc = mc_store_delete(server.store, slot_of(c), key.p, key.len, &res);
 	if (rc)
 		return cmd_store_failure(c, rc, false);
-	if (res == MC_DELETED)
-		STAT_INC(c, delete_hits);
-	else
-		STAT_INC(c, delete_misses);
+	STAT_HIT(c, res == MC_DELETED, delete);
 	struct mc_meta_values v = {0};
 	meta_line(c, req, res == MC_DELETED ? "HD" : "NF", &v);
 }

@@ -1,6 +1,6 @@
 /*
  * proto_int.h - what proto_text.c and proto_meta.c share: memcached's
- * tokenizer and its number parsers.
+ * tokenizer, its number parsers, and the reading of a data block.
  *
  * Invariants:
  *  1. Tokens point inside the line they were cut from.
@@ -27,6 +27,11 @@ bool mc_strtol(struct mc_str tok, int32_t *out);
 bool mc_strtoull(struct mc_str tok, uint64_t *out);
 int mc_fail(struct mc_request *req, const char *text, size_t swallow,
             size_t at, size_t *consumed);
+/* The data block of a storage command (set ..., ms): req->bytes bytes
+ * and "\r\n" at buf + next. MC_OK with req->data set, MC_NEED_MORE, or
+ * MC_ERROR when the block does not end in "\r\n". */
+int mc_data_block(const char *buf, size_t len, size_t next,
+                  struct mc_request *req, size_t *consumed);
 bool mc_too_large(const struct mc_limits *lim, size_t nkey, uint32_t flags,
                   int32_t vlen);
 

@@ -183,15 +183,7 @@ static int parse_ms(const char *buf, size_t len, size_t next,
 		err = "SERVER_ERROR object too large for cache";
 	if (err)
 		return mc_fail(req, err, swallow, next, consumed);
-	if (len - next < swallow)
-		return MC_NEED_MORE;
-	req->data.p = buf + next;
-	req->data.len = (size_t)req->bytes;
-	*consumed = next + swallow;
-	if (memcmp(buf + next + req->bytes, "\r\n", 2) != 0)
-		return mc_fail(req, "CLIENT_ERROR bad data chunk", 0,
-		               next + swallow, consumed);
-	return MC_OK;
+	return mc_data_block(buf, len, next, req, consumed);
 }
 
 static enum mc_cmd meta_cmd(char c)

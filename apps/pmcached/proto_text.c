@@ -86,8 +86,8 @@ static enum mc_cmd storage_cmd(struct mc_str w)
 	return MC_CMD_NONE;
 }
 
-static int storage_data(const char *buf, size_t len, size_t next,
-                        struct mc_request *req, size_t *consumed)
+int mc_data_block(const char *buf, size_t len, size_t next,
+                  struct mc_request *req, size_t *consumed)
 {
 	size_t need = (size_t)req->bytes + 2;
 	if (len - next < need)
@@ -123,7 +123,7 @@ static int parse_storage(const char *buf, size_t len, size_t next,
 	if (mc_too_large(lim, req->key.len, req->flags, req->bytes))
 		return mc_fail(req, "SERVER_ERROR object too large for cache",
 		               (size_t)req->bytes + 2, next, consumed);
-	return storage_data(buf, len, next, req, consumed);
+	return mc_data_block(buf, len, next, req, consumed);
 }
 
 static int parse_get(const struct mc_tokens *t, const char *line,

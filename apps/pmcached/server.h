@@ -108,6 +108,9 @@ void conn_udp_datagram(struct worker *w, int fd);
 #define STAT_INC(c, name)                                                     \
 	atomic_fetch_add_explicit(&conn_worker(c)->stats.name, 1,             \
 	                          memory_order_relaxed)
+/* Count a hit, or a miss, of what (get, touch, delete, incr, decr). */
+#define STAT_HIT(c, hit, what)                                                \
+	((hit) ? STAT_INC(c, what##_hits) : STAT_INC(c, what##_misses))
 /* The pending-reclamation slot of the connection's worker (server.h 2). */
 static inline unsigned slot_of(const struct conn *c)
 {

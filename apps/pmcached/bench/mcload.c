@@ -450,20 +450,28 @@ static void queue_set(struct conn *c, uint64_t rec, uint64_t ver,
 	c->pending++;
 }
 
+/* After a send or recv (op) that failed: 1 to try again (interrupted),
+ * 0 to stop for now (the socket would block), or the failure, -1. */
+static int io_failed(struct shared *sh, struct conn *c, const char *op)
+{
+	if (errno == EINTR)
+		return 1;
+	if (errno == EAGAIN || errno == EWOULDBLOCK)
+		return 0;
+	return fail(sh, "%s on connection %d: %s", op, c->id, strerror(errno));
+}
+
 /* Write what is queued; 0 also when the socket is full. */
 static int conn_flush(struct shared *sh, struct conn *c)
 {
+	int rc;
 	while (c->woff < c->wlen) {
 		ssize_t n = send(c->fd, c->wbuf + c->woff, c->wlen - c->woff,
 		                 MSG_NOSIGNAL);
-		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-			return 0;
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return fail(sh, "send on connection %d: %s", c->id,
-			            strerror(errno));
-		c->woff += (size_t)n;
+		if (n < 0 && (rc = io_failed(sh, c, "send")) != 1)
+			return rc;
+		if (n > 0)
+			c->woff += (size_t)n;
 	}
 	c->woff = c->wlen = 0;
 	return 0;
@@ -472,17 +480,15 @@ static int conn_flush(struct shared *sh, struct conn *c)
 /* Read what is there; 0 also when nothing is. */
 static int conn_read(struct shared *sh, struct conn *c)
 {
+	int rc;
 	for (;;) {
 		if (c->rlen == c->rcap)
 			return 0; /* the parser consumes, then we read again */
 		ssize_t n = recv(c->fd, c->rbuf + c->rlen, c->rcap - c->rlen, 0);
-		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-			return 0;
-		if (n < 0 && errno == EINTR)
-			continue;
+		if (n < 0 && (rc = io_failed(sh, c, "recv")) != 1)
+			return rc;
 		if (n < 0)
-			return fail(sh, "recv on connection %d: %s", c->id,
-			            strerror(errno));
+			continue;
 		if (n == 0)
 			return fail(sh, "connection %d closed by the server",
 			            c->id);
