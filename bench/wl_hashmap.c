@@ -433,25 +433,16 @@ static int pl_remove(struct hm_ctx *c, pmtx_tx *unused, uint64_t key)
 
 /* ---- the operation ---- */
 
-static int hm_insert(struct hm_ctx *c, pmtx_tx *tx, uint64_t key)
-{
-	switch (c->kind) {
-	case HM_LOG: return log_insert(c, tx, key);
-	case HM_COW: return cow_insert(c, tx, key);
-	case HM_PMDK: return pd_insert(c, tx, key);
-	default: return pl_insert(c, tx, key);
-	}
-}
-
-static int hm_remove(struct hm_ctx *c, pmtx_tx *tx, uint64_t key)
-{
-	switch (c->kind) {
-	case HM_LOG: return log_remove(c, tx, key);
-	case HM_COW: return cow_remove(c, tx, key);
-	case HM_PMDK: return pd_remove(c, tx, key);
-	default: return pl_remove(c, tx, key);
-	}
-}
+/* Each kind's insert and remove of a key. */
+static const struct {
+	int (*insert)(struct hm_ctx *c, pmtx_tx *tx, uint64_t key);
+	int (*remove)(struct hm_ctx *c, pmtx_tx *tx, uint64_t key);
+} hm_ops[] = {
+	[HM_LOG] = {log_insert, log_remove},
+	[HM_COW] = {cow_insert, cow_remove},
+	[HM_PMDK] = {pd_insert, pd_remove},
+	[HM_PLAIN] = {pl_insert, pl_remove},
+};
 
 /* One insert: at cap, remove the oldest first. The DRAM record of live
  * keys follows at once (a failed transaction fails the run anyway). */
@@ -460,13 +451,13 @@ static int hm_step(struct hm_ctx *c, pmtx_tx *tx)
 	const long cap = c->pl->cap;
 	int rc = 0;
 	if (c->live == cap) {
-		rc = hm_remove(c, tx, c->ring[c->rhead]);
+		rc = hm_ops[c->kind].remove(c, tx, c->ring[c->rhead]);
 		c->rhead = (c->rhead + 1) % cap;
 		c->live--;
 	}
 	uint64_t key = bench_rand(&c->rng);
 	if (!rc)
-		rc = hm_insert(c, tx, key);
+		rc = hm_ops[c->kind].insert(c, tx, key);
 	c->ring[(c->rhead + c->live) % cap] = key;
 	c->live++;
 	return rc;
