@@ -293,20 +293,30 @@ pmtx_region *pmtx_tx_region(const pmtx_tx *tx);
 pmtx_runtime pmtx_tx_runtime(const pmtx_tx *tx);
 
 /* PMTX_RT_AUTO (as pmtx_begin's rt, or as the region's default runtime,
- * pmtx_options.runtime at create): each transaction runs under undo, redo
- * or redo-async, chosen for the call site of pmtx_begin from the measured
- * time of that site's own transactions. Every so often (after 1,024 to
- * 65,536 transactions of the site) 96 transactions try each runtime in
- * turn, in blocks of 4, up to 32 each (a runtime already 1.5 times slower
- * than the best drops out of the trial, its blocks going to the best so
- * far); the one with the lowest median time then runs the site's
- * transactions until the next trial. Copy-on-write is never chosen. A call
- * site that uses pmtx_add_range (an in-place store, which only undo can
- * roll back) runs undo from then on; the transaction that first calls it
- * under redo is turned into an undo transaction at that call, its writes
- * kept. The choice is per open: nothing of it is stored in the region.
- * A call site is the return address of pmtx_begin, so a helper that
- * begins transactions for many callers is one site unless inlined. */
+ * pmtx_options.runtime at create): each transaction runs under undo, redo or
+ * redo-async, chosen for the call site of pmtx_begin from the measured time
+ * of that site's own transactions (redo until its first trial). The first
+ * trial starts after the site's first 256 transactions. A trial is 224
+ * transactions, one contiguous block per runtime: 32 under the runtime
+ * chosen last, all timed, then for each other runtime 64 whose times do not
+ * count (a runtime's first transactions after a switch are slower than the
+ * rest) and 32 timed. A challenger is dropped from the trial, the rest of
+ * its block running the cheapest runtime measured so far, when the median of
+ * its last 4 timed transactions is over 1.5 times the lowest median of the
+ * runtimes measured before it in the trial (or over 4 times, over its first
+ * 4 warm-up ones, or 8 times, at its very first). The runtime with the
+ * lowest median of its 32 timed transactions then runs the site's
+ * transactions until the next trial, 1,024 transactions later, the gap
+ * doubling up to 65,536 while the same runtime keeps winning. Between trials
+ * one transaction in 64 is timed; when the median of 8 of those has moved by
+ * more than 1.5 times from the winner's, either way, a trial starts at once
+ * and the gap starts again at 1,024. Copy-on-write is never chosen. A call
+ * site that uses pmtx_add_range (an in-place store, which only undo can roll
+ * back) runs undo from then on; the transaction that first calls it under
+ * redo is turned into an undo transaction at that call, its writes kept. The
+ * choice is per open: nothing of it is stored in the region. A call site is
+ * the return address of pmtx_begin, so a helper that begins transactions for
+ * many callers is one site unless inlined. */
 typedef struct pmtx_auto_stats {
 	uint64_t undo, redo, redo_async; /* transactions begun under each */
 } pmtx_auto_stats;

@@ -3,13 +3,29 @@
  * wiring region/, heap/ and tx/ together in that order.
  *
  * Open sequence
- *   1. region_open: lock, validate the header, map (nothing written);
+ *   1. region_open: lock; replay the journal ("<path>.pmtxj", left by
+ *      the journal backend) into the file once the header's identity is
+ *      checked and before anything else is read, whatever the backend,
+ *      and remove it under another backend (region.c invariant 8,
+ *      persist/journal.c): a region whose journal mark says commits are
+ *      only in a journal that is missing is refused, unless
+ *      PMTX_OPEN_FORGET_JOURNAL (layout.h G3); then validate the header,
+ *      make the journal backend's own journal if it has none, and map.
+ *      Nothing else is written;
  *   2. heap_create: DRAM state only;
- *   3. tx_recover_all: roll every descriptor back or forward (recovery.c);
+ *   3. tx_recover_all (recovery.c): store the open mark (layout.h G4, a
+ *      plain store; not kept by a private view or the journal backend);
+ *      if it was already set, the last process to open the region died
+ *      with it open (kill -9), and a sweep first makes durable everything
+ *      recovery will read, with one barrier (R4); then a twin region's
+ *      copy pass (twin.c TW8), and every descriptor rolled back or
+ *      forward;
  *   4. heap_rebuild: DRAM free lists from the now-consistent bitmaps;
  *   5. tx_mark_chunks, txm_create: DRAM transaction state.
  * A failure at any step unmaps and unlocks; whatever recovery wrote before
- * it is itself recoverable (R1).
+ * it is itself recoverable (R1). The open mark is put back as it was,
+ * unless recovery wrote (its stores may not be durable yet). pmtx_close
+ * clears the mark once everything the region holds is durable.
  */
 #include <errno.h>
 #include <stdlib.h>
