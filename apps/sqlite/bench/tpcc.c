@@ -616,6 +616,10 @@ static int st_exec(struct tpcc *t, sqlite3_stmt *s)
 	return rc == SQLITE_DONE ? SQLITE_OK : rc;
 }
 
+/* Bind the integers to statement id of t, then run it as st_exec does. */
+#define EXEC_INTS(t, id, ...)                                             \
+	(BIND_INTS((t)->st[id], __VA_ARGS__), st_exec((t), (t)->st[id]))
+
 /* Step s: SQLITE_ROW (s keeps the row: read it, then reset); otherwise
  * s is reset and the result is SQLITE_DONE or an error. */
 static int st_step(struct tpcc *t, sqlite3_stmt *s)
@@ -1175,8 +1179,7 @@ static int no_district(struct tpcc *t, const struct no_in *in,
 	h->d_tax = sqlite3_column_double(s, 0);
 	h->o_id = sqlite3_column_int(s, 1);
 	sqlite3_reset(s);
-	BIND_INTS(t->st[S_D_NEXT_UPD], in->w, in->d, h->o_id + 1);
-	return st_exec(t, t->st[S_D_NEXT_UPD]);
+	return EXEC_INTS(t, S_D_NEXT_UPD, in->w, in->d, h->o_id + 1);
 }
 
 static int no_head(struct tpcc *t, const struct no_in *in,
@@ -1197,12 +1200,10 @@ static int no_head(struct tpcc *t, const struct no_in *in,
 		return rc;
 	h->discount = sqlite3_column_double(s, 0);
 	sqlite3_reset(s);
-	BIND_INTS(t->st[S_O_INS], h->o_id, in->d, in->w, in->c, time(NULL),
-	          in->ol_cnt, in->all_local);
-	if ((rc = st_exec(t, t->st[S_O_INS])))
+	if ((rc = EXEC_INTS(t, S_O_INS, h->o_id, in->d, in->w, in->c,
+	                    time(NULL), in->ol_cnt, in->all_local)))
 		return rc;
-	BIND_INTS(t->st[S_NO_INS], h->o_id, in->d, in->w);
-	return st_exec(t, t->st[S_NO_INS]);
+	return EXEC_INTS(t, S_NO_INS, h->o_id, in->d, in->w);
 }
 
 /* The item of line i: its price, and whether I_DATA has "ORIGINAL".
@@ -1238,9 +1239,8 @@ static int no_stock(struct tpcc *t, const struct no_in *in, int i,
 	col_text(s, 2, dist, 25);
 	sqlite3_reset(s);
 	q = q >= in->qty[i] + 10 ? q - in->qty[i] : q - in->qty[i] + 91;
-	BIND_INTS(t->st[S_S_UPD], q, in->qty[i], in->supply_w[i] != in->w,
-	          in->supply_w[i], in->i_id[i]);
-	return st_exec(t, t->st[S_S_UPD]);
+	return EXEC_INTS(t, S_S_UPD, q, in->qty[i], in->supply_w[i] != in->w,
+	                 in->supply_w[i], in->i_id[i]);
 }
 
 static int no_line(struct tpcc *t, const struct no_in *in, int o_id, int i,
@@ -1436,8 +1436,7 @@ static int dl_district(struct tpcc *t, const struct dl_in *in, int d)
 		return rc;
 	int o_id = sqlite3_column_int(s, 0);
 	sqlite3_reset(s);
-	BIND_INTS(t->st[S_NO_DEL], in->w, d, o_id);
-	if ((rc = st_exec(t, t->st[S_NO_DEL])))
+	if ((rc = EXEC_INTS(t, S_NO_DEL, in->w, d, o_id)))
 		return rc;
 	s = t->st[S_O_CID];
 	BIND_INTS(s, in->w, d, o_id);
@@ -1445,11 +1444,9 @@ static int dl_district(struct tpcc *t, const struct dl_in *in, int d)
 		return rc;
 	int c_id = sqlite3_column_int(s, 0);
 	sqlite3_reset(s);
-	BIND_INTS(t->st[S_O_CARRIER], in->w, d, o_id, in->carrier);
-	if ((rc = st_exec(t, t->st[S_O_CARRIER])))
+	if ((rc = EXEC_INTS(t, S_O_CARRIER, in->w, d, o_id, in->carrier)))
 		return rc;
-	BIND_INTS(t->st[S_OL_DELIV], in->w, d, o_id, now);
-	if ((rc = st_exec(t, t->st[S_OL_DELIV])))
+	if ((rc = EXEC_INTS(t, S_OL_DELIV, in->w, d, o_id, now)))
 		return rc;
 	s = t->st[S_OL_SUM];
 	BIND_INTS(s, in->w, d, o_id);
