@@ -19,6 +19,10 @@ in this order:
   targets.py       "Targets": met / missed, from the data.
   observations.py  "Observations": facts computed from the data.
   claims.py        "The seeds' claims and this machine".
+  containers.py    "The containers" (when containers.jsonl exists):
+                   the set benchmark per update ratio, its goals, bytes
+                   per entry, persistence cost per operation;
+                   containers-set.png.
   pmcached.py      "pmcached" (when pmcached.jsonl exists): pmcached
                    against memcached per YCSB workload, the goals met /
                    missed per variant, the restart warm-up;
@@ -46,8 +50,8 @@ matplotlib (Agg backend) and the standard library only.
 """
 import os
 
-from . import (claims, observations, plots, pmcached, pmkv, run, sqlite,
-               summary, targets, whisper)
+from . import (claims, containers, observations, plots, pmcached, pmkv,
+               run, sqlite, summary, targets, whisper)
 from .common import (ensure_matplotlib, fmt_rate, fmt_us, fmt_x,
                      json_objects, load_jsonl, md_table)
 from .data import Data, load_meta, load_rows
@@ -55,10 +59,11 @@ from .data import Data, load_meta, load_rows
 __all__ = ["make_report", "ensure_matplotlib", "fmt_rate", "fmt_us",
            "fmt_x", "json_objects", "load_jsonl", "md_table"]
 
-# The applications' sections in report order. Each module has JSONL (its
-# lines' file in the run), LINK (the title's sentence that points to its
-# section), make_plots(rows, run_dir) and section(rows, plots, mode).
-APPS = [pmcached, sqlite, pmkv, whisper]
+# The containers' and the applications' sections in report order. Each
+# module has JSONL (its lines' file in the run), LINK (the title's
+# sentence that points to its section), make_plots(rows, run_dir) and
+# section(rows, plots, mode).
+APPS = [containers, pmcached, sqlite, pmkv, whisper]
 
 
 def make_report(run_dir):
