@@ -193,8 +193,7 @@ static void memset_does_not_pin_a_site(void **s)
 static void a_switch_resolves_the_frees_made_before_it(void **s)
 {
 	const char *path = tu_path();
-	pid_t pid = fork();
-	assert_true(pid >= 0);
+	pid_t pid = tu_fork();
 	if (pid == 0) {
 		pmtx_options o;
 		pmtx_options_init(&o);
@@ -224,10 +223,7 @@ static void a_switch_resolves_the_frees_made_before_it(void **s)
 			_exit(14);
 		_exit(0); /* a crash: not closed, no truncation run */
 	}
-	int st;
-	assert_int_equal(waitpid(pid, &st, 0), pid);
-	assert_true(WIFEXITED(st));
-	assert_int_equal(WEXITSTATUS(st), 0);
+	assert_int_equal(tu_wait_exit(pid), 0);
 	pmtx_region *r = tu_open(path);
 	pmtx_heap_stats hs;
 	assert_int_equal(pmtx_heap_check(r, &hs), 0);

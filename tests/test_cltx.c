@@ -606,8 +606,7 @@ static void sigkill_at_any_point_leaves_the_buffer_whole(void **state)
 		pmtx_backend b = k % 4 == 3 ? PMTX_BACKEND_FILE
 		                            : PMTX_BACKEND_HARDWARE;
 		log->n = 0;
-		pid_t pid = fork();
-		assert_true(pid >= 0);
+		pid_t pid = tu_fork();
 		if (pid == 0)
 			child_run(path, b, tu_rand(&s), log);
 		sleep_us((long)(tu_rand(&s) % 3000));

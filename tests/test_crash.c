@@ -683,9 +683,7 @@ static uint64_t run_and_kill(const char *path, const pmtx_options *o,
 	int fds[2];
 	assert_int_equal(pipe(fds), 0);
 	(void)fcntl(fds[1], F_SETPIPE_SZ, 1 << 20); /* never block the child */
-	fflush(NULL);
-	pid_t pid = fork();
-	assert_true(pid >= 0);
+	pid_t pid = tu_fork();
 	if (pid == 0) {
 		close(fds[0]);
 		child_main(path, o, rt, seed, fds[1]);

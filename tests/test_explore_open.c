@@ -46,8 +46,7 @@ static pid_t hold_lock(int ms)
 {
 	int p[2];
 	assert_int_equal(pipe(p), 0);
-	pid_t pid = fork();
-	assert_true(pid >= 0);
+	pid_t pid = tu_fork();
 	if (pid == 0) {
 		int fd = open(path, O_RDWR);
 		if (fd < 0 || flock(fd, LOCK_EX) || write(p[1], "x", 1) != 1)

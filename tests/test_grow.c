@@ -254,8 +254,7 @@ static void the_file_size_limit_fails_with_nomem_not_a_signal(void **state)
 	assert_int_equal(add_block(r, BLOCK), 0);
 	size_t limit = pmtx_region_size(r) + (1u << 20);
 	assert_int_equal(pmtx_close(r), 0);
-	pid_t pid = fork();
-	assert_true(pid >= 0);
+	pid_t pid = tu_fork();
 	if (pid == 0) {
 		struct rlimit rl = {limit, limit};
 		if (setrlimit(RLIMIT_FSIZE, &rl) != 0)
@@ -270,10 +269,7 @@ static void the_file_size_limit_fails_with_nomem_not_a_signal(void **state)
 		         strstr(pmtx_errmsg(), "RLIMIT_FSIZE") != NULL;
 		_exit(ok && pmtx_close(c) == 0 ? 0 : 5);
 	}
-	int status;
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	assert_true(WIFEXITED(status));
-	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_int_equal(tu_wait_exit(pid), 0);
 	r = tu_open(path);
 	uint64_t n = ((struct root *)pmtx_root(r, NULL))->n;
 	assert_true(n > 100);
@@ -509,8 +505,7 @@ static void killed_while_growing_on_the_journal_recovers_every_block(
  * recovery. */
 static void leave_uncommitted(const char *path)
 {
-	pid_t pid = fork();
-	assert_true(pid >= 0);
+	pid_t pid = tu_fork();
 	if (pid == 0) {
 		pmtx_region *c = NULL;
 		if (pmtx_open(path, NULL, &c) != 0)

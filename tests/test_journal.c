@@ -311,8 +311,7 @@ static void check_image_as(const struct image im[2], const char *what,
 	if (!alone)
 		save(&im[F_JOURNAL], jpath(pf.img));
 	fflush(stderr);
-	pid_t pid = fork();
-	assert_true(pid >= 0);
+	pid_t pid = tu_fork();
 	if (pid == 0)
 		_exit(check_child(pf.img, alone, mark));
 	int st;
@@ -702,8 +701,7 @@ static void each_needed_sync_is_caught_when_left_out(void **s)
  * only. */
 static void die_after_commits(const char *path, int n, uint64_t seed)
 {
-	pid_t pid = fork();
-	assert_true(pid >= 0);
+	pid_t pid = tu_fork();
 	if (pid == 0) {
 		pmtx_region *r;
 		if (tu_open_on(path, PMTX_BACKEND_JOURNAL, 0, &r))
@@ -1095,8 +1093,7 @@ static void a_transaction_bigger_than_the_journal_commits(void **s)
 	const char *path;
 	pmtx_region *r = create_journal_region(&path, PMTX_RT_UNDO);
 	assert_int_equal(pmtx_close(r), 0);
-	pid_t pid = fork();
-	assert_true(pid >= 0);
+	pid_t pid = tu_fork();
 	if (pid == 0) {
 		pmtx_tx *tx;
 		if (tu_open_on(path, PMTX_BACKEND_JOURNAL, 0, &r) ||
@@ -1118,10 +1115,7 @@ static void a_transaction_bigger_than_the_journal_commits(void **s)
 		/* a checkpoint: the journal, the region, the new header */
 		_exit(rc ? 1 : c.msyncs >= 3 ? 0 : 2); /* no close */
 	}
-	int st;
-	assert_int_equal(waitpid(pid, &st, 0), pid);
-	assert_true(WIFEXITED(st));
-	assert_int_equal(WEXITSTATUS(st), 0);
+	assert_int_equal(tu_wait_exit(pid), 0);
 	pmtx_options o;
 	pmtx_options_init(&o);
 	assert_int_equal(pmtx_open(path, &o, &r), 0);

@@ -47,6 +47,7 @@
 #include "testutil.h"
 
 #include "common/mutant.h"
+#include "containers/hmap.h"
 #include "persist/persist.h"
 #include "region/region.h"
 #include "tx/tx.h"
@@ -644,6 +645,59 @@ static void wl_recover_twin_reseal(struct obs *o)
 	recover_two_lines(o, make_twin, PMTX_RT_TWIN, 1);
 }
 
+/* ---- the containers: fresh blocks flushed before they are linked
+ * (cont.h C2) ---- */
+
+/* An undo transaction creates a hash map (a fixed hash seed, so that both
+ * runs split alike) and puts 9 entries of 2 + 5 bytes: the ninth splits
+ * a bucket, which makes the segment table. */
+MEASURED(wl_cont_hmap, make)
+{
+	pmtx_tx *tx = begin(r, PMTX_RT_UNDO);
+	pmtx_hmap *m;
+	pmtx_off off;
+	hmap_fix_seed(1);
+	assert_int_equal(pmtx_hmap_create(tx, 0, &off), 0);
+	hmap_fix_seed(0);
+	assert_int_equal(pmtx_hmap_open(r, off, NULL, &m), 0);
+	for (unsigned k = 0; k < 9; k++) {
+		char key[2] = {'k', (char)('0' + k)};
+		assert_int_equal(pmtx_hmap_put(tx, m, key, 2, "value", 5, 0,
+		                               NULL), 0);
+	}
+	assert_int_equal(pmtx_commit(tx), 0);
+	pmtx_hmap_close(m);
+}
+
+/* An undo transaction creates a list, pushes a 1-byte element (a fresh
+ * chunk) and inserts one of 1,000 bytes before it: the chunk splits into
+ * two fresh ones, the big element's and the small one's. */
+MEASURED(wl_cont_list, make)
+{
+	static const char big[1000];
+	pmtx_tx *tx = begin(r, PMTX_RT_UNDO);
+	pmtx_list *l;
+	pmtx_off off;
+	assert_int_equal(pmtx_list_create(tx, &off), 0);
+	assert_int_equal(pmtx_list_open(r, off, NULL, &l), 0);
+	assert_int_equal(pmtx_list_push(tx, l, PMTX_LIST_TAIL, "x", 1), 0);
+	assert_int_equal(pmtx_list_insert(tx, l, "x", 1, 0, big, sizeof(big)),
+	                 0);
+	assert_int_equal(pmtx_commit(tx), 0);
+	pmtx_list_close(l);
+}
+
+/* An undo transaction sets a string in the root to 100 bytes: a fresh
+ * block. */
+MEASURED(wl_cont_str, make)
+{
+	static const char bytes[100];
+	pmtx_tx *tx = begin(r, PMTX_RT_UNDO);
+	assert_int_equal(pmtx_str_set(r, tx, pmtx_root(r, NULL), bytes,
+	                              sizeof(bytes)), 0);
+	assert_int_equal(pmtx_commit(tx), 0);
+}
+
 /* ---- the cases: one per site ---- */
 
 struct site_case {
@@ -805,6 +859,17 @@ static const struct site_case cases[] = {
 	/* recovery.c R4: the image was copied from a region still open */
 	FLUSH_GEOMETRY(MUT_RECOVERY_SWEEP_FLUSH, wl_recover_undo, sweep_lines),
 	BARRIER(MUT_RECOVERY_SWEEP_BARRIER, wl_recover_undo, 1),
+	/* containers: a block's user bytes start 16 bytes into a line */
+	FLUSH(MUT_HMAP_CREATE_FLUSH, wl_cont_hmap, 2), /* 56 B at +16 */
+	/* 23 B each, two of them across a line boundary */
+	FLUSH(MUT_HMAP_ENTRY_FLUSH, wl_cont_hmap, 11),
+	FLUSH(MUT_LIST_CREATE_FLUSH, wl_cont_list, 1), /* 48 B at +16 */
+	FLUSH(MUT_LIST_PUSH_HEAD_FLUSH, wl_cont_list, 1), /* 40 B at +16 */
+	FLUSH(MUT_LIST_PUSH_DATA_FLUSH, wl_cont_list, 1), /* 2 B */
+	FLUSH(MUT_LIST_SPLIT_DATA_FLUSH, wl_cont_list, 18), /* 1,002 B, 2 B */
+	FLUSH(MUT_LIST_SPLIT_HEAD_FLUSH, wl_cont_list, 1),
+	FLUSH(MUT_LIST_SPLIT_LAST_FLUSH, wl_cont_list, 1),
+	FLUSH(MUT_STR_MOVED_FLUSH, wl_cont_str, 2), /* 100 B at +16 */
 };
 
 static int64_t diff(uint64_t on, uint64_t off)
@@ -976,8 +1041,7 @@ static int env_child(const char *path)
 static int run_env_child(const char *value)
 {
 	const char *path = tu_path();
-	pid_t pid = fork();
-	assert_true(pid >= 0);
+	pid_t pid = tu_fork();
 	if (pid == 0) {
 		int null = open("/dev/null", O_WRONLY);
 		if (null >= 0)

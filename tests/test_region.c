@@ -320,8 +320,7 @@ static void a_region_left_open_is_swept_by_the_next_open(void **state)
 	struct pmtx_hdr h;
 	read_hdr(path, &h);
 	assert_int_equal(open_mark(path), 0);
-	pid_t pid = fork();
-	assert_true(pid >= 0);
+	pid_t pid = tu_fork();
 	if (pid == 0) { /* writes a block, then dies with the region open */
 		pmtx_region *r = NULL;
 		pmtx_tx *tx;
@@ -541,33 +540,26 @@ static void open_of_region_open_in_another_process_fails_with_locked(
 	const char *path = make_region();
 	pmtx_region *r = tu_open(path);
 	uint64_t before = tu_file_hash(path);
-	pid_t pid = fork();
-	assert_true(pid >= 0);
+	pid_t pid = tu_fork();
 	if (pid == 0) {
 		pmtx_region *cr = NULL;
 		int rc = pmtx_open(path, NULL, &cr);
 		_exit(rc == PMTX_E_LOCKED && cr == NULL &&
 		      strlen(pmtx_errmsg()) > 0 ? 0 : 1);
 	}
-	int status;
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	assert_true(WIFEXITED(status));
-	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_int_equal(tu_wait_exit(pid), 0);
 	assert_int_equal(tu_file_hash(path), before);
 	assert_status(PMTX_E_LOCKED, PMTX_E_LOCKED);
 	assert_int_equal(pmtx_close(r), 0);
 
 	/* Closed by the parent: a child can open it now. */
-	pid = fork();
-	assert_true(pid >= 0);
+	pid = tu_fork();
 	if (pid == 0) {
 		pmtx_region *cr = NULL;
 		int rc = pmtx_open(path, NULL, &cr);
 		_exit(rc == 0 && pmtx_close(cr) == 0 ? 0 : 1);
 	}
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	assert_true(WIFEXITED(status));
-	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_int_equal(tu_wait_exit(pid), 0);
 	unlink(path);
 }
 
@@ -663,8 +655,7 @@ static void create_killed_at_any_moment_leaves_no_file_or_a_whole_region(
 	tu_close_and_remove(r, path);
 	int whole = 0, none = 0;
 	for (int i = 0; i < 40; i++) {
-		pid_t pid = fork();
-		assert_true(pid >= 0);
+		pid_t pid = tu_fork();
 		if (pid == 0) {
 			pmtx_create(path, size, NULL, &r);
 			pause();
@@ -699,8 +690,7 @@ static void create_refuses_while_another_process_creates_the_same_path(
 	const char *path = tu_path();
 	int fd = open(creating_path(path), O_CREAT | O_RDWR, 0600);
 	assert_true(fd >= 0);
-	pid_t pid = fork();
-	assert_true(pid >= 0);
+	pid_t pid = tu_fork();
 	if (pid == 0) { /* flock is per open file: take it in another one */
 		int cfd = open(creating_path(path), O_RDWR);
 		_exit(cfd >= 0 && flock(cfd, LOCK_EX) == 0 &&

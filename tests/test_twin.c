@@ -322,9 +322,7 @@ static void naked_persistence_reaches_the_back_copy(void **state)
 	assert_twins_equal(r);
 	/* A crash in the next transaction restores the back copy: the
 	 * naked stores are in it. */
-	fflush(NULL);
-	pid_t pid = fork();
-	assert_true(pid >= 0);
+	pid_t pid = tu_fork();
 	if (pid == 0) {
 		pmtx_tx *tx;
 		uint64_t z = 0;
@@ -403,9 +401,7 @@ static void a_sealed_commit_is_kept_only_by_an_accepted_seal(void **state)
 {
 	const char *path;
 	pmtx_region *r = make_twin(&path);
-	fflush(NULL);
-	pid_t pid = fork();
-	assert_true(pid >= 0);
+	pid_t pid = tu_fork();
 	if (pid == 0) { /* commit, then die without closing */
 		pmtx_tx *tx;
 		uint64_t v = 111;
@@ -487,9 +483,7 @@ static void a_crash_under_an_earlier_seal_restores_the_back_copy(
 	for (int into_sealed = 0; into_sealed < 2; into_sealed++) {
 		const char *path;
 		pmtx_region *r = make_twin(&path);
-		fflush(NULL);
-		pid_t pid = fork();
-		assert_true(pid >= 0);
+		pid_t pid = tu_fork();
 		if (pid == 0) {
 			pmtx_tx *tx;
 			uint64_t a = 111, b = 555, c = 666;
@@ -544,9 +538,7 @@ static void a_pass_after_a_kill_flushes_all_it_covers(void **state)
 	assert_int_equal(pmtx_close(r), 0);
 	read_file_hdr(path, &h, &st);
 	uint64_t nsb = st.nsb;
-	fflush(NULL);
-	pid_t pid = fork();
-	assert_true(pid >= 0);
+	pid_t pid = tu_fork();
 	if (pid == 0) {
 		pmtx_region *cr = NULL;
 		pmtx_tx *tx;
@@ -598,9 +590,7 @@ static void recovery_copies_only_the_heap_in_use(void **state)
 		pmtx_region *r = make_twin(&path);
 		int fd[2];
 		assert_int_equal(pipe(fd), 0);
-		fflush(NULL);
-		pid_t pid = fork();
-		assert_true(pid >= 0);
+		pid_t pid = tu_fork();
 		if (pid == 0) {
 			pmtx_tx *tx;
 			pmtx_off a, b, l;

@@ -545,14 +545,10 @@ static void *lazy_commit(void *arg)
  * when needed (no truncation thread), so that barrier counts are exact. */
 static pmtx_region *lazy_region(const char *path)
 {
-	pmtx_options o;
-	pmtx_region *r;
-	pmtx_options_init(&o);
-	o.root_size = ROOT;
+	pmtx_options o = tu_options(ROOT, PMTX_RT_UNDO); /* the default */
 	o.ndesc = 4;
 	o.truncation = PMTX_TRUNC_LAZY;
-	assert_int_equal(pmtx_create(path, 32 << 20, &o, &r), 0);
-	return r;
+	return tu_create_at(path, 32 << 20, &o);
 }
 
 /* Transaction i of 10 sets word i * 8 to i + 1, under rt[i % 2]. */
