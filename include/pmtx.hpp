@@ -908,14 +908,25 @@ template <class K, class V> class map {
 		using pointer = arrow;
 
 		iterator() noexcept { c_.valid = 0; }
-		K key() const { return kc::decode(bytes().first); }
-		V value() const { return vc::decode(bytes().second); }
+		K key() const
+		{
+			return with_bytes([](const pmtx_bytes &k, const pmtx_bytes &) {
+				return kc::decode(k);
+			});
+		}
+		V value() const
+		{
+			return with_bytes([](const pmtx_bytes &, const pmtx_bytes &v) {
+				return vc::decode(v);
+			});
+		}
 		/* How many keys are below this one. */
 		uint64_t rank() const { return c_.rank; }
 		value_type operator*() const
 		{
-			auto b = bytes();
-			return value_type(kc::decode(b.first), vc::decode(b.second));
+			return with_bytes([](const pmtx_bytes &k, const pmtx_bytes &v) {
+				return value_type(kc::decode(k), vc::decode(v));
+			});
 		}
 		arrow operator->() const { return arrow{**this}; }
 		iterator &operator++()
@@ -951,7 +962,9 @@ template <class K, class V> class map {
 
 	    private:
 		friend class map;
-		std::pair<pmtx_bytes, pmtx_bytes> bytes() const
+		/* f(key, value) on the entry's views. A view is not copied:
+		 * an inline one points into itself (pmtx_bytes.inl). */
+		template <class F> auto with_bytes(F f) const
 		{
 			if (!c_.valid)
 				throw error(PMTX_E_NOT_FOUND,
@@ -959,7 +972,7 @@ template <class K, class V> class map {
 			pmtx_bytes k, v;
 			detail::check(pmtx_map_cursor_get(&c_, &k, &v),
 			              "pmtx_map_cursor_get");
-			return {k, v};
+			return f(k, v);
 		}
 		void step(int rc)
 		{
