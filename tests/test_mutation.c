@@ -57,32 +57,62 @@ struct combo {
 	const pmtx_explore_workload *w;
 	pmtx_runtime rt;
 	pmtx_domain d;
+	int cont; /* a workload of the containers (wl_containers.c) */
 };
 
 static struct combo combos[256];
 static unsigned ncombos;
 
-static void make_combos(void)
+static const pmtx_runtime rts[] = {PMTX_RT_UNDO, PMTX_RT_REDO,
+                                   PMTX_RT_REDO_ASYNC, PMTX_RT_COW,
+                                   PMTX_EXPLORE_RT_CLTX, PMTX_RT_AUTO,
+                                   PMTX_RT_TWIN};
+
+static void add_combos(const pmtx_explore_workload *const *wls, size_t n,
+                       pmtx_domain d, int cont)
 {
-	static const pmtx_runtime rts[] = {PMTX_RT_UNDO, PMTX_RT_REDO,
-	                                   PMTX_RT_REDO_ASYNC, PMTX_RT_COW,
-	                                   PMTX_EXPLORE_RT_CLTX, PMTX_RT_AUTO,
-	                                   PMTX_RT_TWIN};
-	for (int d = PMTX_PDOM1; d <= PMTX_PDOM2; d++)
-		for (unsigned k = 0; k < sizeof(rts) / sizeof(*rts); k++)
-			for (size_t i = 0; i < ct_nworkloads; i++) {
-				const pmtx_explore_workload *w =
-					ct_workloads[i];
-				if (!pmtx_explore_applies(w, rts[k]))
-					continue;
+	for (unsigned k = 0; k < sizeof(rts) / sizeof(*rts); k++)
+		for (size_t i = 0; i < n; i++)
+			if (pmtx_explore_applies(wls[i], rts[k]))
 				combos[ncombos++] = (struct combo){
-					w, rts[k], (pmtx_domain)d};
-			}
+					wls[i], rts[k], d, cont};
 }
 
-/* Runtimes a site belongs to, tried first (by the site name's prefix). */
-static int preferred(const char *site, pmtx_runtime rt)
+/* The runtimes' workloads in PDOM-1 and PDOM-2; the containers' in
+ * PDOM-1 (where a lost flush shows first), hunted with for the
+ * containers' sites only (cont_site). */
+static void make_combos(void)
 {
+	for (int d = PMTX_PDOM1; d <= PMTX_PDOM2; d++)
+		add_combos(ct_workloads, ct_nworkloads, (pmtx_domain)d, 0);
+	add_combos(ct_cont_workloads, ct_ncont_workloads, PMTX_PDOM1, 1);
+}
+
+/* A site of src/containers, and whether workload w uses its container:
+ * the hash map's in hmap and cross, the list's in clist and cross, the
+ * strings' in str. */
+static int cont_site(const char *site)
+{
+	return !strncmp(site, "hmap.", 5) || !strncmp(site, "list.", 5) ||
+	       !strncmp(site, "str.", 4);
+}
+
+static int cont_uses(const char *site, const pmtx_explore_workload *w)
+{
+	if (!strncmp(site, "hmap.", 5))
+		return !strcmp(w->name, "hmap") || !strcmp(w->name, "cross");
+	if (!strncmp(site, "list.", 5))
+		return !strcmp(w->name, "clist") || !strcmp(w->name, "cross");
+	return !strcmp(w->name, "str");
+}
+
+/* Combinations a site belongs to, tried first (by the site name's
+ * prefix): its runtimes, or its container's workloads. */
+static int preferred(const char *site, const struct combo *cb)
+{
+	pmtx_runtime rt = cb->rt;
+	if (cont_site(site))
+		return cb->cont && cont_uses(site, cb->w);
 	if (!strncmp(site, "undo.", 5))
 		return rt == PMTX_RT_UNDO;
 	if (!strncmp(site, "redo.", 5))
@@ -98,12 +128,13 @@ static int preferred(const char *site, pmtx_runtime rt)
 	return 1;
 }
 
-/* Sites that only their preferred runtimes reach: twin.c runs in twin
- * regions only, and no other runtime runs there, so hunting a twin site
- * elsewhere would explore every other combination for nothing. */
+/* Sites that only their preferred combinations reach: twin.c runs in
+ * twin regions only, and no other runtime runs there, so hunting a twin
+ * site elsewhere would explore every other combination for nothing; a
+ * container's code runs only in the workloads that use it. */
 static int exclusive(const char *site)
 {
-	return !strncmp(site, "twin.", 5);
+	return !strncmp(site, "twin.", 5) || cont_site(site);
 }
 
 /* Sites that only a process crash before recovery (recovery.c R4,
@@ -153,7 +184,8 @@ static int hunt(const char *site, uint64_t images, char *how, size_t len)
 		for (unsigned i = 0; i < ncombos; i++) {
 			pmtx_explore_result res;
 			char nm[64];
-			if (preferred(site, combos[i].rt) != (pass == 0) ||
+			if (preferred(site, &combos[i]) != (pass == 0) ||
+			    (combos[i].cont && !cont_site(site)) ||
 			    explore(&combos[i], images, special_site(site),
 			            &res) ||
 			    !res.violations)
@@ -166,7 +198,8 @@ static int hunt(const char *site, uint64_t images, char *how, size_t len)
 }
 
 /* Every combination, and again as the special sites are hunted, in
- * PDOM-1 (where they are caught first). */
+ * PDOM-1 (where they are caught first); the containers' workloads,
+ * never hunted with for those, only as their own sites are. */
 static int baseline(uint64_t images)
 {
 	int bad = 0;
@@ -175,7 +208,7 @@ static int baseline(uint64_t images)
 		char nm[64];
 		unsigned i = k % ncombos;
 		int special = k >= ncombos;
-		if (special && combos[i].d != PMTX_PDOM1)
+		if (special && (combos[i].d != PMTX_PDOM1 || combos[i].cont))
 			continue;
 		int rc = explore(&combos[i], images, special, &res);
 		if (rc || res.violations) {

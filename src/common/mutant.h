@@ -40,6 +40,12 @@
  * Adding a site: add its line here, wrap the call, and add its case to
  * tests/test_mutant.c, which fails while a site has no case. Ids are
  * positions in the list, so scripts should use names.
+ *
+ * The containers' sites (src/containers) are the flushes of cont.h C2:
+ * a fresh block filled with plain stores must be durable by the commit
+ * that links it, which no pmtx call forces (cx_flush_site). The
+ * mutation test hunts them with the containers' explorer workloads
+ * (tools/crashtest/wl_containers.c).
  */
 #ifndef PMTX_MUTANT_H
 #define PMTX_MUTANT_H
@@ -357,7 +363,37 @@
 	X(MUT_REGION_OPEN_MARK, "region.open_mark",                          \
 	  "open: store rstate.open (G4); else the open after a kill -9 "      \
 	  "skips the sweep (recovery.c R4) and decides from stores a power " \
-	  "failure may still lose")
+	  "failure may still lose")                                           \
+	/* ---- containers: a fresh block filled with plain stores is     \
+	 * flushed before the store that links it (cont.h C2) ---- */          \
+	X(MUT_HMAP_CREATE_FLUSH, "hmap.create_flush",                        \
+	  "flush of a new hash map's header (magic, seed, geometry); else "  \
+	  "a committed map may read as no map after a crash")                 \
+	X(MUT_HMAP_ENTRY_FLUSH, "hmap.entry_flush",                          \
+	  "flush of a new entry before the link that names it (H2); else a " \
+	  "committed key or value may be garbage after a crash")              \
+	X(MUT_LIST_CREATE_FLUSH, "list.create_flush",                        \
+	  "flush of a new list's header; else a committed list may read as " \
+	  "no list after a crash")                                            \
+	X(MUT_LIST_PUSH_HEAD_FLUSH, "list.push_head_flush",                  \
+	  "push into a fresh chunk: flush of its header (magic, cap, "       \
+	  "count, lo, hi, links); else a committed push may leave a chunk "  \
+	  "the list refuses")                                                 \
+	X(MUT_LIST_PUSH_DATA_FLUSH, "list.push_data_flush",                  \
+	  "push into a fresh chunk: flush of the element; else a committed " \
+	  "push may keep garbage bytes")                                      \
+	X(MUT_LIST_SPLIT_DATA_FLUSH, "list.split_data_flush",                \
+	  "chunk split: flush of each fresh chunk's elements; else a "       \
+	  "committed split may lose elements' bytes")                         \
+	X(MUT_LIST_SPLIT_HEAD_FLUSH, "list.split_head_flush",                \
+	  "chunk split: flush of a fresh chunk's header once its next is "   \
+	  "set; else a committed split may leave a chunk the list refuses")   \
+	X(MUT_LIST_SPLIT_LAST_FLUSH, "list.split_last_flush",                \
+	  "chunk split: flush of the last fresh chunk's header; else a "     \
+	  "committed split may leave a chunk the list refuses")               \
+	X(MUT_STR_MOVED_FLUSH, "str.moved_flush",                            \
+	  "a string moved to a fresh block: flush of its bytes; else a "     \
+	  "committed set or append may keep garbage bytes")
 
 enum pmtx_mutant_id {
 	MUT_NONE = 0,

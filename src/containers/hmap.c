@@ -259,7 +259,7 @@ static int new_entry(struct cx *c, const void *k, size_t kn, const void *v,
 	memcpy(e + 1, k, kn);
 	if (vn)
 		memcpy((char *)(e + 1) + kn, v, vn);
-	cx_flush(c, e, sizeof(*e) + kn + vn);
+	cx_flush_site(c, e, sizeof(*e) + kn + vn, MUT_HMAP_ENTRY_FLUSH);
 	return 0;
 }
 
@@ -473,9 +473,19 @@ pmtx_off pmtx_hmap_off(const pmtx_hmap *m)
 	return m->off;
 }
 
+static uint64_t fixed_seed; /* hmap_fix_seed */
+
+void hmap_fix_seed(uint64_t seed)
+{
+	__atomic_store_n(&fixed_seed, seed, __ATOMIC_RELAXED);
+}
+
 static uint64_t new_seed(pmtx_off off)
 {
 	struct timespec ts;
+	uint64_t fixed = __atomic_load_n(&fixed_seed, __ATOMIC_RELAXED);
+	if (fixed)
+		return fixed;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return pmtx_mix64(off ^ (uint64_t)ts.tv_nsec ^
 	                  (uint64_t)ts.tv_sec << 32);
@@ -501,7 +511,7 @@ int pmtx_hmap_create(pmtx_tx *tx, unsigned flags, pmtx_off *out)
 		H->geom = (uint64_t)min_log << HMAP_GEOM_LOG_SHIFT;
 		H->min_log = min_log;
 		H->ncount = ncount;
-		cx_flush(&c, H, sizeof(*H));
+		cx_flush_site(&c, H, sizeof(*H), MUT_HMAP_CREATE_FLUSH);
 		*out = off;
 	}
 	return cx_end(&c, rc);

@@ -16,5 +16,10 @@
 int hmap_check(pmtx_hmap *m, char *msg, size_t len);
 /* Live buckets (nbase + split). */
 uint64_t hmap_buckets(pmtx_hmap *m);
+/* Maps created from now on in this process take seed as their hash seed
+ * instead of one drawn from the clock (0: the clock again): the crash
+ * explorer replays a workload, whose buckets must split alike in every
+ * run (tools/crashtest/wl_containers.c WC6). */
+void hmap_fix_seed(uint64_t seed);
 
 #endif

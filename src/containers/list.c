@@ -521,10 +521,12 @@ static int split_emit(struct op *o, const struct chunk *k, struct split *s,
 	size_t lo = (p->cap - n) / 2;
 	chunk_fill(p, b, n, cnt, lo, s->last ? s->last_off : k->h.prev,
 	           k->h.next);
-	cx_flush(&o->c, (unsigned char *)(p + 1) + lo, n);
+	cx_flush_site(&o->c, (unsigned char *)(p + 1) + lo, n,
+	              MUT_LIST_SPLIT_DATA_FLUSH);
 	if (s->last) {
 		s->last->next = off;
-		cx_flush(&o->c, s->last, sizeof(*s->last));
+		cx_flush_site(&o->c, s->last, sizeof(*s->last),
+		              MUT_LIST_SPLIT_HEAD_FLUSH);
 	} else {
 		s->first = off;
 	}
@@ -560,7 +562,8 @@ static int chunk_split(struct op *o, struct chunk *k, const unsigned char *nb,
 		rc = split_emit(o, k, &s, nb + start, nn - start, cnt);
 	if (rc)
 		return rc;
-	cx_flush(&o->c, s.last, sizeof(*s.last));
+	cx_flush_site(&o->c, s.last, sizeof(*s.last),
+	              MUT_LIST_SPLIT_LAST_FLUSH);
 	rc = link_next(o, k->h.prev, s.first);
 	if (!rc)
 		rc = link_prev(o, k->h.next, s.last_off);
@@ -699,8 +702,8 @@ static int push_chunk(struct op *o, int end, const void *v, size_t n,
 	p->hi = (uint32_t)(lo + need);
 	p->prev = end == PMTX_LIST_TAIL ? o->h.tail : 0;
 	p->next = end == PMTX_LIST_TAIL ? 0 : o->h.head;
-	cx_flush(&o->c, p, sizeof(*p));
-	cx_flush(&o->c, b + lo, need);
+	cx_flush_site(&o->c, p, sizeof(*p), MUT_LIST_PUSH_HEAD_FLUSH);
+	cx_flush_site(&o->c, b + lo, need, MUT_LIST_PUSH_DATA_FLUSH);
 	if (end == PMTX_LIST_TAIL) {
 		rc = link_next(o, o->h.tail, off);
 		o->h.tail = off;
@@ -1108,7 +1111,7 @@ int pmtx_list_create(pmtx_tx *tx, pmtx_off *out)
 	if (!rc) {
 		memset(h, 0, sizeof(*h));
 		cont_hdr_init(&h->h, CONT_MAGIC_LIST, 0);
-		cx_flush(&c, h, sizeof(*h));
+		cx_flush_site(&c, h, sizeof(*h), MUT_LIST_CREATE_FLUSH);
 		*out = off;
 	}
 	return cx_end(&c, rc);

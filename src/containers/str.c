@@ -176,7 +176,7 @@ static int write_moved(struct cx *c, pmtx_str *s, const struct sval *v,
 		memset(b + keep, 0, at - keep);
 	if (n)
 		memcpy(b + at, p, n);
-	cx_flush(c, b, len);
+	cx_flush_site(c, b, len, MUT_STR_MOVED_FLUSH);
 	heap_value(nb, off, len);
 	rc = value_put(c, s, v->b, nb);
 	return !rc && v->heap ? cx_free(c, v->off) : rc;

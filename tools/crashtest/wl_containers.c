@@ -1,0 +1,1601 @@
+/*
+ * wl_containers.c - the crash-state explorer's workloads over the
+ * crash-safe containers (include/pmtx_containers.h): the hash map, the
+ * list, strings, and two containers changed in one transaction. They are
+ * run by `pmtx crashtest --containers` (cmd.c) and hunted with by the
+ * mutation test (tests/test_mutation.c).
+ *
+ * Each workload drives its containers through the public API only; what
+ * it observes is read through the public API too (a get per key, a range
+ * over the list, a read per string), after the container's own checker
+ * (hmap_check, list_check) has passed on the recovered image. Only the
+ * leak check's walk reads the persistent layouts (src/containers/
+ * *_layout.h), since no API lists a container's blocks.
+ *
+ * Invariants
+ *  WC1. Determinism (W1 of workloads.c). Transaction i is planned by
+ *       plan(e, i, state), state being the model after the first i
+ *       transactions: run() replays the model up to i and plans from it,
+ *       model() replays and applies the plans. Every byte string is
+ *       generated from a 64-bit id and a length (gen), so the model keeps
+ *       (id, length) pairs and compares bytes by generating them.
+ *  WC2. One transaction per operation i: the ops of a plan run in one
+ *       transaction begun with e->runtime, passed to every call; or (a
+ *       "solo" plan) one op with tx NULL, in the handle's own transaction
+ *       (the handle's runtime is e->runtime). An aborted plan runs every
+ *       op and then pmtx_abort: the model does not change. An op whose
+ *       status the model predicts to be a refusal (PMTX_E_EXISTS,
+ *       PMTX_E_NOT_FOUND) writes nothing (cont.h C4) and the transaction
+ *       goes on. run() checks every status (and what pop and remove
+ *       return) against the plan: a difference is a failure of the
+ *       workload, reported with no crash.
+ *  WC3. Every transaction's effect is planned on a copy of the model, so
+ *       a later op of the same transaction sees the earlier ones.
+ *  WC4. The observed vector holds the container's length, then one word
+ *       per key (0: absent, else a hash of the value) or per element (a
+ *       hash of its bytes): atomicity is checked for the whole content,
+ *       and the checker of each container runs first, so that a torn
+ *       structure is named by what is wrong with it.
+ *  WC5. Growth happens inside explored transactions: setup leaves the
+ *       hash map a few entries short of its first bucket split, the
+ *       list a couple of chunks long, so that splits, segment and
+ *       segment-table allocations, chunk splits and merges, and an
+ *       element bigger than a chunk fall in the first transactions (the
+ *       mutation test explores 8). The cross workload creates a list and
+ *       a hash map and destroys the old ones in transactions 5 and 6.
+ *  WC6. A hash map draws its hash seed from the clock when it is created
+ *       (hmap.c new_seed), and the explorer runs setup and the workload
+ *       more than once (a run that counts the crash points, the explored
+ *       run, a reproducer's replay): buckets that split differently
+ *       would meet different barriers, and chains written in other
+ *       lines make other images. So the maps the workloads create take
+ *       a fixed seed (hmap_fix_seed), and the header is made exactly as
+ *       any map's is (a seed written by the workload would be flushed
+ *       with the header's line, and hide a lost flush of it: the
+ *       mutation site hmap.create_flush).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include <pmtx.h>
+#include <pmtx_containers.h>
+#include <pmtx_explore.h>
+
+#include "containers/hmap.h"
+#include "containers/hmap_layout.h"
+#include "containers/list.h"
+#include "containers/list_layout.h"
+#include "containers/str_layout.h"
+#include "workloads.h"
+
+#define CW_MAX_NTX 64
+#define NSTR 4
+
+/* The root of every container workload (each uses its own fields). */
+struct croot {
+	pmtx_off hmap;
+	pmtx_off list;
+	pmtx_off map;
+	uint64_t reserved;
+	pmtx_str s[NSTR];
+};
+
+static int tx_done(pmtx_tx *tx, int rc)
+{
+	if (rc) {
+		pmtx_abort(tx);
+		return rc;
+	}
+	return pmtx_commit(tx);
+}
+
+static uint64_t mix(uint64_t x)
+{
+	x += 0x9e3779b97f4a7c15ull;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
+
+static uint64_t rnd(const pmtx_explore_env *e, uint64_t i, unsigned k)
+{
+	return mix(e->seed ^ mix((i << 8) ^ k ^ 0xc047ull << 40));
+}
+
+/* ---- byte strings (WC1) ---- */
+
+#define MAXBYTES 1600u
+
+static void gen(uint64_t id, size_t n, unsigned char *out)
+{
+	for (size_t j = 0; j < n; j += 8) {
+		uint64_t w = mix(id * 0x100000001b3ull + j);
+		memcpy(out + j, &w, MIN(8, n - j));
+	}
+}
+
+static uint64_t hash_bytes(const void *p, size_t n)
+{
+	const unsigned char *b = p;
+	uint64_t h = 0xcbf29ce484222325ull ^ n;
+	for (size_t j = 0; j < n; j++)
+		h = (h ^ b[j]) * 0x100000001b3ull;
+	return mix(h) | 1; /* never 0: 0 says "absent" */
+}
+
+struct el {
+	uint64_t id;
+	uint32_t n;
+};
+
+static uint64_t el_hash(struct el x)
+{
+	unsigned char b[MAXBYTES];
+	gen(x.id, x.n, b);
+	return hash_bytes(b, x.n);
+}
+
+/* Are the bytes of a and b equal? (The model's replays compare often:
+ * the first word decides almost always.) */
+static int el_eq(struct el a, struct el b)
+{
+	unsigned char x[MAXBYTES], y[MAXBYTES];
+	if (a.n != b.n)
+		return 0;
+	if (a.id == b.id || !a.n)
+		return 1;
+	gen(a.id, MIN(a.n, 8), x);
+	gen(b.id, MIN(b.n, 8), y);
+	if (memcmp(x, y, MIN(a.n, 8)))
+		return 0;
+	gen(a.id, a.n, x);
+	gen(b.id, b.n, y);
+	return !memcmp(x, y, a.n);
+}
+
+/* A failure of the workload itself (WC2), said once on stderr. */
+static int wl_fail(const char *wl, uint64_t i, const char *what, int got,
+                   int want)
+{
+	fprintf(stderr, "%s: transaction %llu: %s: status %d (%s), the model "
+	        "says %d\n", wl, (unsigned long long)i, what, got,
+	        pmtx_strerror(got), want);
+	return got ? got : PMTX_E_CORRUPT;
+}
+
+/* ---- handles ---- */
+
+static pmtx_cont_options copts(pmtx_runtime rt, unsigned stripes)
+{
+	pmtx_cont_options o;
+	pmtx_cont_options_init(&o);
+	o.runtime = rt;
+	o.stripes = stripes;
+	return o;
+}
+
+static struct croot *croot(pmtx_region *r)
+{
+	return pmtx_root(r, NULL);
+}
+
+/* A block of n bytes at off, for the walks: NULL unless it lies in the
+ * region and is 16-byte aligned. */
+static const void *blk(pmtx_region *r, pmtx_off off, size_t n)
+{
+	size_t size = pmtx_region_size(r);
+	if (!off || off % 16 || n > size || off > size - n)
+		return NULL;
+	return pmtx_ptr(r, off);
+}
+
+static size_t bad(char *msg, size_t len, const char *what, const char *why)
+{
+	snprintf(msg, len, "%s: %s", what, why);
+	return (size_t)-1;
+}
+
+/* ======================================================================
+ * The hash map model: keys 0..HM_KEYS-1, each absent or holding a value
+ * (id, length).
+ * ==================================================================== */
+
+#define HM_KEYS 48u
+
+struct hm_model {
+	unsigned n;
+	uint8_t present[HM_KEYS];
+	struct el v[HM_KEYS];
+};
+
+/* Key k's bytes: its number, then 3 to 14 generated bytes. */
+static size_t hm_key(unsigned k, unsigned char *b)
+{
+	size_t n = 4 + k % 12;
+	gen(0x6b657900ull + k, n, b);
+	b[0] = (unsigned char)k;
+	return n;
+}
+
+static void hm_put(struct hm_model *m, unsigned k, struct el v)
+{
+	m->n += !m->present[k];
+	m->present[k] = 1;
+	m->v[k] = v;
+}
+
+static void hm_del(struct hm_model *m, unsigned k)
+{
+	m->n -= m->present[k];
+	m->present[k] = 0;
+}
+
+/* [len, then a word per key: 0 or the value's hash] */
+static size_t hm_vector(const struct hm_model *m, uint64_t *out, size_t max)
+{
+	if (max < 1 + HM_KEYS)
+		return 0;
+	out[0] = m->n;
+	for (unsigned k = 0; k < HM_KEYS; k++)
+		out[1 + k] = m->present[k] ? el_hash(m->v[k]) : 0;
+	return 1 + HM_KEYS;
+}
+
+/* The map at off as the vector above, after hmap_check. */
+static size_t hm_observe(pmtx_region *r, pmtx_off off, uint64_t *out,
+                         size_t max, char *msg, size_t len)
+{
+	pmtx_hmap *m;
+	char why[160];
+	uint64_t n = 0;
+	if (max < 1 + HM_KEYS)
+		return 0;
+	int rc = pmtx_hmap_open(r, off, NULL, &m);
+	if (rc)
+		return bad(msg, len, "hash map: open", pmtx_strerror(rc));
+	size_t got = 1 + HM_KEYS;
+	if ((rc = hmap_check(m, why, sizeof(why))))
+		got = bad(msg, len, "hash map: hmap_check", why);
+	else if ((rc = pmtx_hmap_len(NULL, m, &n)))
+		got = bad(msg, len, "hash map: len", pmtx_strerror(rc));
+	out[0] = n;
+	for (unsigned k = 0; got != (size_t)-1 && k < HM_KEYS; k++) {
+		unsigned char kb[16];
+		pmtx_bytes v;
+		size_t kn = hm_key(k, kb);
+		rc = pmtx_hmap_get(NULL, m, kb, kn, &v);
+		if (rc && rc != PMTX_E_NOT_FOUND)
+			got = bad(msg, len, "hash map: get", pmtx_strerror(rc));
+		out[1 + k] = rc ? 0 : hash_bytes(v.p, v.n);
+	}
+	pmtx_hmap_close(m);
+	return got;
+}
+
+/* Every block of the map at off (hmap_layout.h); nonzero if it cannot
+ * be walked. */
+static int hm_walk(pmtx_region *r, pmtx_off off, pmtx_explore_block_fn fn,
+                   void *arg)
+{
+	const struct hmap_hdr *H = blk(r, off, sizeof(*H));
+	if (!H || H->min_log > HMAP_MIN_LOG_LOCKED ||
+	    (H->ncount != 1 && H->ncount != HMAP_STRIPE_COUNTS))
+		return 1;
+	const uint64_t *cnt = (const uint64_t *)(H + 1);
+	const uint64_t *b0 = cnt + H->ncount;
+	const struct hmap_segtab *t = NULL;
+	uint64_t total = 0, seen = 0;
+	unsigned log = (unsigned)(H->geom >> HMAP_GEOM_LOG_SHIFT);
+	uint64_t split = H->geom & ((UINT64_C(1) << HMAP_GEOM_LOG_SHIFT) - 1);
+	if (fn(off, arg) || log < H->min_log || log > 30 ||
+	    split >= (UINT64_C(1) << log))
+		return 1;
+	for (unsigned c = 0; c < H->ncount; c++)
+		total += cnt[c];
+	if (H->segtab) {
+		if (!(t = blk(r, H->segtab, sizeof(*t))) || fn(H->segtab, arg))
+			return 1;
+		for (unsigned s = 1; s < HMAP_MAX_SEG; s++)
+			if (t->seg[s] && fn(t->seg[s], arg))
+				return 1;
+	}
+	for (uint64_t b = 0; b < (UINT64_C(1) << log) + split; b++) {
+		const uint64_t *w = b0 + b;
+		if (b >= (UINT64_C(1) << H->min_log)) {
+			unsigned top = 63 - (unsigned)__builtin_clzll(b);
+			unsigned s = top - H->min_log + 1;
+			uint64_t first = UINT64_C(1) << top;
+			if (!t || s >= HMAP_MAX_SEG ||
+			    !(w = blk(r, t->seg[s], 8 * first)))
+				return 1;
+			w += b - first;
+		}
+		for (uint64_t l = *w; l; seen++) {
+			pmtx_off eo = l & HMAP_LINK_OFF_MASK;
+			const struct hmap_entry *en = blk(r, eo, sizeof(*en));
+			if (!en || seen >= total || fn(eo, arg))
+				return 1;
+			l = en->next;
+		}
+	}
+	return seen != total;
+}
+
+/* ---- the hmap workload ---- */
+
+enum { HOP_PUT, HOP_PUT_NX, HOP_PUT_XX, HOP_DEL };
+
+struct hop {
+	int kind;
+	unsigned key;
+	struct el v;
+	int want;    /* the status the model predicts */
+	int existed; /* puts: what *existed must say */
+};
+
+#define MAXOPS 4
+
+struct hplan {
+	unsigned n;
+	struct hop op[MAXOPS];
+	int solo, abort;
+};
+
+/* Apply op to m (a put or delete the model says succeeds). */
+static void hop_apply(struct hm_model *m, struct hop *o)
+{
+	int present = m->present[o->key];
+	o->existed = present;
+	o->want = 0;
+	switch (o->kind) {
+	case HOP_PUT_NX:
+		if (present) {
+			o->want = PMTX_E_EXISTS;
+			return;
+		}
+		break;
+	case HOP_PUT_XX:
+	case HOP_DEL:
+		if (!present) {
+			o->want = PMTX_E_NOT_FOUND;
+			return;
+		}
+		break;
+	}
+	if (o->kind == HOP_DEL)
+		hm_del(m, o->key);
+	else
+		hm_put(m, o->key, o->v);
+}
+
+/* The k-th present key of m (k < m->n). */
+static unsigned hm_nth(const struct hm_model *m, uint64_t k)
+{
+	for (unsigned key = 0; key < HM_KEYS; key++)
+		if (m->present[key] && k-- == 0)
+			return key;
+	return 0;
+}
+
+static struct el hm_value(uint64_t r, uint64_t id)
+{
+	uint32_t n = (uint32_t)((r >> 40) % 40);
+	if ((r >> 20) % 16 == 0)
+		n = 200 + (uint32_t)((r >> 48) % 120); /* a bigger entry */
+	return (struct el){id, n};
+}
+
+/* Plan transaction i over m, applying it to m (WC3). */
+static void hm_plan(const pmtx_explore_env *e, uint64_t i,
+                    struct hm_model *m, struct hplan *p)
+{
+	p->solo = i % 5 == 3;
+	p->abort = !p->solo && i % 7 == 5;
+	p->n = p->solo ? 1 : 1 + (unsigned)(rnd(e, i, 99) % 3);
+	for (unsigned k = 0; k < p->n; k++) {
+		uint64_t r = rnd(e, i, k);
+		struct hop *o = &p->op[k];
+		unsigned roll = (unsigned)(r % 8);
+		o->key = (unsigned)((r >> 8) % HM_KEYS);
+		o->v = hm_value(r, (i + 1) << 8 | k);
+		o->kind = roll < 4 ? HOP_PUT
+		        : roll == 4 ? HOP_PUT_NX
+		        : roll == 5 ? HOP_PUT_XX : HOP_DEL;
+		if (roll == 7 && m->n) /* delete a present key */
+			o->key = hm_nth(m, (r >> 16) % m->n);
+		hop_apply(m, o);
+	}
+}
+
+static int hop_run(pmtx_tx *tx, pmtx_hmap *m, const struct hop *o,
+                   uint64_t i)
+{
+	unsigned char kb[16], vb[MAXBYTES];
+	size_t kn = hm_key(o->key, kb);
+	int existed = -1, rc;
+	if (o->kind == HOP_DEL) {
+		rc = pmtx_hmap_del(tx, m, kb, kn);
+	} else {
+		static const unsigned flags[] = {0, PMTX_HMAP_NX, PMTX_HMAP_XX};
+		gen(o->v.id, o->v.n, vb);
+		rc = pmtx_hmap_put(tx, m, kb, kn, vb, o->v.n, flags[o->kind],
+		                   &existed);
+	}
+	if (rc != o->want)
+		return wl_fail("hmap", i, "status", rc, o->want);
+	if (!rc && o->kind != HOP_DEL && existed != o->existed)
+		return wl_fail("hmap", i, "existed", existed, o->existed);
+	return 0;
+}
+
+/* Run plan p on the map at off (WC2). */
+static int hplan_run(const pmtx_explore_env *e, pmtx_region *r, pmtx_off off,
+                     unsigned stripes, const struct hplan *p, uint64_t i)
+{
+	pmtx_cont_options o = copts(e->runtime, stripes);
+	pmtx_hmap *m;
+	pmtx_tx *tx = NULL;
+	int rc = pmtx_hmap_open(r, off, &o, &m);
+	if (rc)
+		return rc;
+	if (!p->solo && (rc = pmtx_begin(r, e->runtime, &tx))) {
+		pmtx_hmap_close(m);
+		return rc;
+	}
+	for (unsigned k = 0; !rc && k < p->n; k++)
+		rc = hop_run(tx, m, &p->op[k], i);
+	if (tx && p->abort && !rc)
+		rc = pmtx_abort(tx);
+	else if (tx)
+		rc = tx_done(tx, rc);
+	pmtx_hmap_close(m);
+	return rc;
+}
+
+#define HM_SETUP 12 /* entries: the first split is 13 (WC5) */
+
+static void hm_model_init(struct hm_model *m)
+{
+	memset(m, 0, sizeof(*m));
+	for (unsigned k = 0; k < HM_SETUP; k++)
+		hm_put(m, k * 3 % HM_KEYS, (struct el){0x5e7000 + k, 8 + k});
+}
+
+/* The model after k transactions (WC1). Each replay goes on from the
+ * last one when it can: the explorer asks for the same k image after
+ * image. */
+static void hm_replay(const pmtx_explore_env *e, uint64_t k,
+                      struct hm_model *m)
+{
+	static struct {
+		int valid;
+		uint64_t seed, k;
+		struct hm_model m;
+	} c;
+	if (!c.valid || c.seed != e->seed || c.k > k) {
+		hm_model_init(&c.m);
+		c.valid = 1, c.seed = e->seed, c.k = 0;
+	}
+	for (; c.k < k; c.k++) {
+		struct hm_model t = c.m;
+		struct hplan p;
+		hm_plan(e, c.k, &t, &p);
+		if (!p.abort)
+			c.m = t;
+	}
+	*m = c.m;
+}
+
+/* Fill the map at off with the model's entries (setup: no crash). */
+static int hm_fill(pmtx_region *r, pmtx_off off, unsigned stripes,
+                   const struct hm_model *mod)
+{
+	pmtx_cont_options o = copts(PMTX_RT_DEFAULT, stripes);
+	pmtx_hmap *m;
+	pmtx_tx *tx;
+	int rc = pmtx_hmap_open(r, off, &o, &m);
+	if (rc)
+		return rc;
+	if (!(rc = pmtx_begin(r, PMTX_RT_DEFAULT, &tx))) {
+		for (unsigned k = 0; !rc && k < HM_KEYS; k++) {
+			unsigned char kb[16], vb[MAXBYTES];
+			size_t kn = hm_key(k, kb);
+			if (!mod->present[k])
+				continue;
+			gen(mod->v[k].id, mod->v[k].n, vb);
+			rc = pmtx_hmap_put(tx, m, kb, kn, vb, mod->v[k].n, 0,
+			                   NULL);
+		}
+		rc = tx_done(tx, rc);
+	}
+	pmtx_hmap_close(m);
+	return rc;
+}
+
+/* A hash map created in tx, with the fixed hash seed of WC6. */
+static int hmap_new(pmtx_tx *tx, pmtx_region *r, unsigned flags,
+                    pmtx_off *off)
+{
+	hmap_fix_seed(0x5eed0f0c0a7a1115ull);
+	return pmtx_hmap_create(tx, flags, off);
+}
+
+/* Create a hash map (W7: the region's own runtime) into *field. */
+static int create_hmap(pmtx_region *r, unsigned flags, pmtx_off *field)
+{
+	pmtx_tx *tx;
+	pmtx_off off;
+	int rc = pmtx_begin(r, PMTX_RT_DEFAULT, &tx);
+	if (rc)
+		return rc;
+	rc = hmap_new(tx, r, flags, &off);
+	if (!rc)
+		rc = PMTX_SET(tx, *field, off);
+	return tx_done(tx, rc);
+}
+
+static int whm_setup(const pmtx_explore_env *e, pmtx_region *r)
+{
+	struct hm_model m;
+	int rc = create_hmap(r, 0, &croot(r)->hmap);
+	hm_model_init(&m);
+	return rc ? rc : hm_fill(r, croot(r)->hmap, 0, &m);
+}
+
+static int whm_run(const pmtx_explore_env *e, pmtx_region *r, unsigned t,
+                    uint64_t i)
+{
+	struct hm_model m;
+	struct hplan p;
+	hm_replay(e, i, &m);
+	hm_plan(e, i, &m, &p);
+	return hplan_run(e, r, croot(r)->hmap, 0, &p, i);
+}
+
+static size_t whm_observe(const pmtx_explore_env *e, pmtx_region *r,
+                           unsigned t, uint64_t *out, size_t max, char *msg,
+                           size_t len)
+{
+	return hm_observe(r, croot(r)->hmap, out, max, msg, len);
+}
+
+static size_t whm_model(const pmtx_explore_env *e, unsigned t, uint64_t k,
+                         uint64_t *out, size_t max)
+{
+	struct hm_model m;
+	hm_replay(e, k, &m);
+	return hm_vector(&m, out, max);
+}
+
+static int whm_walk(const pmtx_explore_env *e, pmtx_region *r,
+                     pmtx_explore_block_fn fn, void *arg)
+{
+	return hm_walk(r, croot(r)->hmap, fn, arg);
+}
+
+#define CONT_RUNTIMES (PMTX_EXPLORE_LOGGING | PMTX_EXPLORE_TWIN)
+
+static const pmtx_explore_workload wl_hmap = {
+	.name = "hmap",
+	.help = "hash map: inserts, replaces (NX, XX) and deletes, with "
+	        "bucket splits and segment allocations; some transactions "
+	        "abort, some operations run alone",
+	.root_size = sizeof(struct croot), .runtimes = CONT_RUNTIMES,
+	.max_ntx = CW_MAX_NTX, .setup = whm_setup, .run = whm_run,
+	.observe = whm_observe, .model = whm_model, .walk = whm_walk};
+
+/* ======================================================================
+ * The list model: a deque of elements (id, length).
+ * ==================================================================== */
+
+#define LM_MAX 200u
+
+struct lmodel {
+	unsigned n;
+	struct el e[LM_MAX];
+};
+
+static void lm_insert(struct lmodel *m, unsigned at, struct el x)
+{
+	memmove(&m->e[at + 1], &m->e[at], (m->n - at) * sizeof(x));
+	m->e[at] = x;
+	m->n++;
+}
+
+static void lm_erase(struct lmodel *m, unsigned at)
+{
+	memmove(&m->e[at], &m->e[at + 1], (m->n - at - 1) * sizeof(m->e[0]));
+	m->n--;
+}
+
+/* [len, then a hash per element] */
+static size_t lm_vector(const struct lmodel *m, uint64_t *out, size_t max)
+{
+	if (max < 1 + m->n)
+		return 0;
+	out[0] = m->n;
+	for (unsigned j = 0; j < m->n; j++)
+		out[1 + j] = el_hash(m->e[j]);
+	return 1 + m->n;
+}
+
+struct lobs {
+	uint64_t *out;
+	size_t n, max;
+};
+
+static int lobs_add(const pmtx_bytes *v, void *arg)
+{
+	struct lobs *o = arg;
+	if (o->n >= o->max)
+		return 1;
+	o->out[o->n++] = hash_bytes(v->p, v->n);
+	return 0;
+}
+
+/* The list at off as the vector above, after list_check. */
+static size_t lm_observe(pmtx_region *r, pmtx_off off, uint64_t *out,
+                         size_t max, char *msg, size_t len)
+{
+	pmtx_list *l;
+	char why[160];
+	uint64_t n = 0;
+	int rc = pmtx_list_open(r, off, NULL, &l);
+	if (rc)
+		return bad(msg, len, "list: open", pmtx_strerror(rc));
+	struct lobs o = {out, 1, max};
+	size_t got = 0;
+	if ((rc = list_check(l, why, sizeof(why))))
+		got = bad(msg, len, "list: list_check", why);
+	else if ((rc = pmtx_list_len(NULL, l, &n)))
+		got = bad(msg, len, "list: len", pmtx_strerror(rc));
+	else if (n + 1 > max)
+		got = 0;
+	else if ((rc = pmtx_list_range(NULL, l, 0, -1, lobs_add, &o)))
+		got = bad(msg, len, "list: range", pmtx_strerror(rc));
+	else if (o.n != n + 1)
+		got = bad(msg, len, "list", "range and len disagree");
+	else
+		got = o.n;
+	out[0] = n;
+	pmtx_list_close(l);
+	return got;
+}
+
+static int lm_walk(pmtx_region *r, pmtx_off off, pmtx_explore_block_fn fn,
+                   void *arg)
+{
+	const struct list_hdr *h = blk(r, off, sizeof(*h));
+	if (!h || fn(off, arg))
+		return 1;
+	pmtx_off c = h->head;
+	for (uint64_t k = 0; k < h->nchunks; k++) {
+		const struct list_chunk *ch = blk(r, c, sizeof(*ch));
+		if (!ch || fn(c, arg))
+			return 1;
+		c = ch->next;
+	}
+	return c != 0;
+}
+
+/* ---- the list workload ---- */
+
+enum { LOP_PUSH, LOP_POP, LOP_INSERT, LOP_REMOVE, LOP_TRIM, LOP_SET };
+
+struct lop {
+	int kind;
+	int end;        /* push, pop: PMTX_LIST_HEAD or TAIL */
+	struct el v;    /* push, insert, set: the element; remove: the value */
+	struct el pv;   /* insert: the pivot; pop: the element popped */
+	int after;
+	int64_t a, b;   /* set: index; remove: count; trim: start, stop */
+	int want;
+	uint64_t removed;
+};
+
+struct lplan {
+	unsigned n;
+	struct lop op[MAXOPS];
+	int solo, abort;
+};
+
+/* The first element equal to x from the head, or m->n. */
+static unsigned lm_find(const struct lmodel *m, struct el x)
+{
+	unsigned j = 0;
+	while (j < m->n && !el_eq(m->e[j], x))
+		j++;
+	return j;
+}
+
+static void lm_remove(struct lmodel *m, struct lop *o)
+{
+	uint64_t left = o->a == 0 ? UINT64_MAX
+	              : o->a < 0 ? (uint64_t)-o->a : (uint64_t)o->a;
+	o->removed = 0;
+	if (o->a >= 0) {
+		for (unsigned j = 0; j < m->n && left;)
+			if (el_eq(m->e[j], o->v)) {
+				lm_erase(m, j);
+				left--, o->removed++;
+			} else {
+				j++;
+			}
+		return;
+	}
+	for (unsigned j = m->n; j-- > 0 && left;)
+		if (el_eq(m->e[j], o->v)) {
+			lm_erase(m, j);
+			left--, o->removed++;
+		}
+}
+
+/* Redis's LTRIM on the model. */
+static void lm_trim(struct lmodel *m, int64_t start, int64_t stop)
+{
+	int64_t n = m->n;
+	if (start < 0)
+		start += n;
+	if (stop < 0)
+		stop += n;
+	if (start < 0)
+		start = 0;
+	if (start > stop || start >= n) {
+		m->n = 0;
+		return;
+	}
+	if (stop >= n)
+		stop = n - 1;
+	memmove(m->e, &m->e[start], (size_t)(stop - start + 1) * sizeof(m->e[0]));
+	m->n = (unsigned)(stop - start + 1);
+}
+
+static void lop_apply(struct lmodel *m, struct lop *o)
+{
+	unsigned j;
+	o->want = 0;
+	switch (o->kind) {
+	case LOP_PUSH:
+		lm_insert(m, o->end == PMTX_LIST_TAIL ? m->n : 0, o->v);
+		return;
+	case LOP_POP:
+		if (!m->n) {
+			o->want = PMTX_E_NOT_FOUND;
+			return;
+		}
+		j = o->end == PMTX_LIST_TAIL ? m->n - 1 : 0;
+		o->pv = m->e[j];
+		lm_erase(m, j);
+		return;
+	case LOP_INSERT:
+		if ((j = lm_find(m, o->pv)) == m->n) {
+			o->want = PMTX_E_NOT_FOUND;
+			return;
+		}
+		lm_insert(m, j + (o->after != 0), o->v);
+		return;
+	case LOP_REMOVE:
+		lm_remove(m, o);
+		return;
+	case LOP_TRIM:
+		lm_trim(m, o->a, o->b);
+		return;
+	default: /* LOP_SET */
+		j = o->a < 0 ? (unsigned)((int64_t)m->n + o->a) : (unsigned)o->a;
+		m->e[j] = o->v;
+		return;
+	}
+}
+
+/* A new element of transaction i, op k: mostly short, 1 in 16 larger
+ * than a chunk's data area (968 bytes: a chunk of its own). */
+static struct el lm_new(uint64_t i, unsigned k, uint64_t r)
+{
+	uint32_t n = (uint32_t)((r >> 24) % 100);
+	if ((r >> 32) % 16 == 0)
+		n = 1000 + (uint32_t)((r >> 40) % 300);
+	return (struct el){(i + 1) << 8 | k | 0x1157ull << 48, n};
+}
+
+/* Op kinds by the list's length: pushes while it is short, pops and
+ * trims when it is long. */
+static int lm_kind(unsigned n, uint64_t r)
+{
+	static const int mid[16] = {
+		LOP_PUSH, LOP_PUSH, LOP_PUSH, LOP_PUSH, LOP_POP, LOP_POP,
+		LOP_POP, LOP_INSERT, LOP_INSERT, LOP_INSERT, LOP_REMOVE,
+		LOP_REMOVE, LOP_TRIM, LOP_SET, LOP_SET, LOP_PUSH};
+	int kind = mid[r % 16];
+	if (n < 16 && (kind == LOP_POP || kind == LOP_TRIM))
+		kind = LOP_PUSH;
+	if (n > 120 && kind == LOP_PUSH)
+		kind = LOP_POP;
+	if (n + MAXOPS >= LM_MAX)
+		kind = LOP_TRIM;
+	return kind;
+}
+
+static void lm_plan_op(uint64_t i, unsigned k, uint64_t r,
+                       struct lmodel *m, struct lop *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->kind = lm_kind(m->n, r);
+	o->end = (r >> 8) & 1 ? PMTX_LIST_TAIL : PMTX_LIST_HEAD;
+	o->v = lm_new(i, k, r);
+	/* 1 in 4 pushes repeats an element: removes then find several */
+	if (o->kind == LOP_PUSH && m->n && (r >> 12) % 4 == 0)
+		o->v = m->e[(r >> 16) % m->n];
+	unsigned at = m->n ? (unsigned)((r >> 16) % m->n) : 0;
+	switch (o->kind) {
+	case LOP_INSERT: /* a pivot in the list, or 1 in 8 one that is not */
+		o->after = (r >> 9) & 1;
+		o->pv = m->n && (r >> 44) % 8 ? m->e[at]
+		                              : (struct el){~r, 3};
+		break;
+	case LOP_REMOVE:
+		o->v = m->n ? m->e[at] : o->v;
+		o->a = (int64_t)((r >> 40) % 4) - 1; /* -1, 0, 1, 2 */
+		break;
+	case LOP_TRIM:
+		o->a = (int64_t)((r >> 40) % 3);
+		o->b = -1 - (int64_t)((r >> 44) % 3);
+		if ((r >> 50) % 32 == 0)
+			o->a = 1, o->b = 0; /* empties the list */
+		break;
+	case LOP_SET:
+		if (!m->n)
+			o->kind = LOP_PUSH;
+		o->a = (r >> 9) & 1 ? (int64_t)at : (int64_t)at - m->n;
+		break;
+	}
+	lop_apply(m, o);
+}
+
+/* The first op of transaction i when i % 8 < 7 (WC5): a big element
+ * inserted in the first chunk (which splits), one pushed at the head
+ * (a chunk of its own) and popped (the chunk dropped), a remove, the
+ * big element set short (its chunk shrinks and merges), an insert that
+ * aborts, a trim at both ends (a third of the list from the head: whole
+ * chunks freed). 0 if i takes a random first op. */
+static int lm_sched(uint64_t i, uint64_t r, struct lmodel *m, struct lop *o)
+{
+	static const int kind[7] = {LOP_INSERT, LOP_PUSH, LOP_POP,
+	                            LOP_REMOVE, LOP_SET, LOP_INSERT, LOP_TRIM};
+	unsigned big = 0;
+	if (i % 8 == 7 || m->n < 8)
+		return 0;
+	while (big < m->n && m->e[big].n < 1000)
+		big++;
+	memset(o, 0, sizeof(*o));
+	o->kind = kind[i % 8];
+	o->end = PMTX_LIST_HEAD;
+	o->v = lm_new(i, 0, r);
+	o->v.n = o->kind == LOP_SET ? (uint32_t)(r % 8) : 1000 + (uint32_t)(r % 300);
+	o->pv = m->e[i % 8 == 5 ? m->n / 2 : m->n / 4];
+	o->after = i % 8 == 0;
+	o->v = o->kind == LOP_REMOVE ? m->e[1] : o->v;
+	o->a = o->kind == LOP_SET ? (big < m->n ? big : 0) : m->n / 3;
+	o->b = -4;
+	lop_apply(m, o);
+	return 1;
+}
+
+static void lm_plan(const pmtx_explore_env *e, uint64_t i, struct lmodel *m,
+                    struct lplan *p)
+{
+	p->solo = i % 5 == 3;
+	p->abort = !p->solo && i % 7 == 5;
+	p->n = p->solo ? 1 : 1 + (unsigned)(rnd(e, i, 99) % 3);
+	for (unsigned k = 0; k < p->n; k++)
+		if (k || !lm_sched(i, rnd(e, i, k), m, &p->op[k]))
+			lm_plan_op(i, k, rnd(e, i, k), m, &p->op[k]);
+}
+
+static int lop_run(pmtx_tx *tx, pmtx_list *l, const struct lop *o,
+                   uint64_t i)
+{
+	unsigned char vb[MAXBYTES], pb[MAXBYTES], got[MAXBYTES];
+	size_t n = 0;
+	uint64_t removed = 0;
+	int rc;
+	gen(o->v.id, o->v.n, vb);
+	switch (o->kind) {
+	case LOP_PUSH:
+		rc = pmtx_list_push(tx, l, o->end, vb, o->v.n);
+		break;
+	case LOP_POP:
+		rc = pmtx_list_pop(tx, l, o->end, got, sizeof(got), &n);
+		gen(o->pv.id, o->pv.n, pb);
+		if (!rc && (n != o->pv.n || memcmp(got, pb, n)))
+			return wl_fail("clist", i, "popped element", rc, 0);
+		break;
+	case LOP_INSERT:
+		gen(o->pv.id, o->pv.n, pb);
+		rc = pmtx_list_insert(tx, l, pb, o->pv.n, o->after, vb, o->v.n);
+		break;
+	case LOP_REMOVE:
+		rc = pmtx_list_remove(tx, l, vb, o->v.n, o->a, &removed);
+		if (!rc && removed != o->removed)
+			return wl_fail("clist", i, "removed count",
+			               (int)removed, (int)o->removed);
+		break;
+	case LOP_TRIM:
+		rc = pmtx_list_trim(tx, l, o->a, o->b);
+		break;
+	default:
+		rc = pmtx_list_set(tx, l, o->a, vb, o->v.n);
+		break;
+	}
+	return rc != o->want ? wl_fail("clist", i, "status", rc, o->want) : 0;
+}
+
+static int lplan_run(const pmtx_explore_env *e, pmtx_region *r,
+                     pmtx_off off, const struct lplan *p, uint64_t i)
+{
+	pmtx_cont_options o = copts(e->runtime, 0);
+	pmtx_list *l;
+	pmtx_tx *tx = NULL;
+	int rc = pmtx_list_open(r, off, &o, &l);
+	if (rc)
+		return rc;
+	if (!p->solo && (rc = pmtx_begin(r, e->runtime, &tx))) {
+		pmtx_list_close(l);
+		return rc;
+	}
+	for (unsigned k = 0; !rc && k < p->n; k++)
+		rc = lop_run(tx, l, &p->op[k], i);
+	if (tx && p->abort && !rc)
+		rc = pmtx_abort(tx);
+	else if (tx)
+		rc = tx_done(tx, rc);
+	pmtx_list_close(l);
+	return rc;
+}
+
+#define LM_SETUP 30 /* elements of 20-60 bytes: two or three chunks */
+
+static void lm_model_init(struct lmodel *m, unsigned n)
+{
+	m->n = 0;
+	for (unsigned j = 0; j < n; j++)
+		m->e[m->n++] = (struct el){0x11570000ull + j, 20 + j * 7 % 41};
+}
+
+static void lm_replay(const pmtx_explore_env *e, uint64_t k,
+                      struct lmodel *m)
+{
+	static struct {
+		int valid;
+		uint64_t seed, k;
+		struct lmodel m;
+	} c;
+	static struct lmodel t;
+	if (!c.valid || c.seed != e->seed || c.k > k) {
+		lm_model_init(&c.m, LM_SETUP);
+		c.valid = 1, c.seed = e->seed, c.k = 0;
+	}
+	for (; c.k < k; c.k++) {
+		struct lplan p;
+		t = c.m;
+		lm_plan(e, c.k, &t, &p);
+		if (!p.abort)
+			c.m = t;
+	}
+	*m = c.m;
+}
+
+/* Create a list into *field and push the model's elements (setup). */
+static int create_list(pmtx_region *r, const struct lmodel *m,
+                       pmtx_off *field)
+{
+	pmtx_tx *tx;
+	pmtx_off off;
+	pmtx_list *l = NULL;
+	int rc = pmtx_begin(r, PMTX_RT_DEFAULT, &tx);
+	if (rc)
+		return rc;
+	rc = pmtx_list_create(tx, &off);
+	if (!rc)
+		rc = PMTX_SET(tx, *field, off);
+	if (!rc)
+		rc = pmtx_list_open(r, off, NULL, &l);
+	for (unsigned j = 0; !rc && j < m->n; j++) {
+		unsigned char b[MAXBYTES];
+		gen(m->e[j].id, m->e[j].n, b);
+		rc = pmtx_list_push(tx, l, PMTX_LIST_TAIL, b, m->e[j].n);
+	}
+	pmtx_list_close(l);
+	return tx_done(tx, rc);
+}
+
+static int wcl_setup(const pmtx_explore_env *e, pmtx_region *r)
+{
+	struct lmodel m;
+	lm_model_init(&m, LM_SETUP);
+	return create_list(r, &m, &croot(r)->list);
+}
+
+static int wcl_run(const pmtx_explore_env *e, pmtx_region *r, unsigned t,
+                     uint64_t i)
+{
+	static struct lmodel m;
+	struct lplan p;
+	lm_replay(e, i, &m);
+	lm_plan(e, i, &m, &p);
+	return lplan_run(e, r, croot(r)->list, &p, i);
+}
+
+static size_t wcl_observe(const pmtx_explore_env *e, pmtx_region *r,
+                            unsigned t, uint64_t *out, size_t max, char *msg,
+                            size_t len)
+{
+	return lm_observe(r, croot(r)->list, out, max, msg, len);
+}
+
+static size_t wcl_model(const pmtx_explore_env *e, unsigned t, uint64_t k,
+                          uint64_t *out, size_t max)
+{
+	static struct lmodel m;
+	lm_replay(e, k, &m);
+	return lm_vector(&m, out, max);
+}
+
+static int wcl_walk(const pmtx_explore_env *e, pmtx_region *r,
+                      pmtx_explore_block_fn fn, void *arg)
+{
+	return lm_walk(r, croot(r)->list, fn, arg);
+}
+
+static const pmtx_explore_workload wl_clist = {
+	.name = "clist",
+	.help = "list (pmtx_list): pushes and pops at both ends, inserts, "
+	        "removes, sets and trims; chunk splits and merges, elements "
+	        "bigger than a chunk",
+	.root_size = sizeof(struct croot), .runtimes = CONT_RUNTIMES,
+	.max_ntx = CW_MAX_NTX, .setup = wcl_setup, .run = wcl_run,
+	.observe = wcl_observe, .model = wcl_model, .walk = wcl_walk};
+
+/* ======================================================================
+ * Strings: NSTR values in the root.
+ * ==================================================================== */
+
+#define SM_MAX 1400u
+
+struct smodel {
+	size_t n[NSTR];
+	unsigned char b[NSTR][SM_MAX];
+};
+
+enum { SOP_SET, SOP_APPEND, SOP_SETRANGE, SOP_CLEAR };
+
+struct sop {
+	int kind;
+	unsigned s;
+	size_t at;
+	struct el v;
+};
+
+struct splan {
+	unsigned n;
+	struct sop op[MAXOPS];
+	int solo, abort;
+};
+
+static void sop_apply(struct smodel *m, const struct sop *o)
+{
+	unsigned char b[MAXBYTES];
+	size_t *n = &m->n[o->s];
+	unsigned char *d = m->b[o->s];
+	gen(o->v.id, o->v.n, b);
+	switch (o->kind) {
+	case SOP_SET:
+		memcpy(d, b, o->v.n);
+		*n = o->v.n;
+		return;
+	case SOP_APPEND:
+		memcpy(d + *n, b, o->v.n);
+		*n += o->v.n;
+		return;
+	case SOP_SETRANGE:
+		if (!o->v.n)
+			return;
+		if (o->at > *n)
+			memset(d + *n, 0, o->at - *n);
+		memcpy(d + o->at, b, o->v.n);
+		*n = MAX(*n, o->at + o->v.n);
+		return;
+	default:
+		*n = 0;
+		return;
+	}
+}
+
+static void sm_plan_op(uint64_t i, unsigned k, uint64_t r,
+                       struct smodel *m, struct sop *o)
+{
+	static const uint32_t setlen[4][2] = {{0, 16}, {16, 25}, {100, 201},
+	                                      {12, 8}};
+	o->s = (unsigned)(r % NSTR);
+	o->kind = (int)((r >> 8) % 8);
+	o->kind = o->kind < 2 ? SOP_SET : o->kind < 5 ? SOP_APPEND
+	        : o->kind < 7 ? SOP_SETRANGE : SOP_CLEAR;
+	size_t n = m->n[o->s];
+	const uint32_t *sl = setlen[(r >> 12) % 4];
+	o->v.id = (i + 1) << 8 | k | 0x57ull << 48;
+	o->v.n = sl[0] + (uint32_t)((r >> 16) % sl[1]);
+	o->at = 0;
+	if (o->kind == SOP_APPEND)
+		o->v.n = 1 + (uint32_t)((r >> 16) % 24);
+	if (o->kind == SOP_SETRANGE) {
+		o->v.n = (uint32_t)((r >> 16) % 30); /* 0: changes nothing */
+		o->at = (size_t)((r >> 32) % (n + 24));
+	}
+	if (o->kind != SOP_SET && o->kind != SOP_CLEAR &&
+	    MAX(n + o->v.n, o->at + o->v.n) > SM_MAX)
+		o->kind = SOP_CLEAR;
+	sop_apply(m, o);
+}
+
+/* The first op of transaction i when i % 8 < 7 (WC5): string 0 set to
+ * a heap string, appended to, and setrange'd past its end (a gap: in
+ * place or moved), string 1 set long, string 2 setrange'd from empty
+ * past the inline bound, string 1 appended to (the transaction aborts),
+ * string 0 set inline again (its block freed). */
+static int sm_sched(uint64_t i, struct smodel *m, struct sop *o)
+{
+	static const struct {
+		int kind;
+		unsigned s;
+		uint32_t n;
+	} sched[7] = {{SOP_SET, 0, 20}, {SOP_APPEND, 0, 10},
+	              {SOP_SETRANGE, 0, 6}, {SOP_SET, 1, 300},
+	              {SOP_SETRANGE, 2, 9}, {SOP_APPEND, 1, 24},
+	              {SOP_SET, 0, 10}};
+	if (i % 8 == 7)
+		return 0;
+	o->kind = sched[i % 8].kind;
+	o->s = sched[i % 8].s;
+	o->v = (struct el){(i + 1) << 8 | 0x57ull << 48, sched[i % 8].n};
+	o->at = m->n[o->s] + 8;
+	if (MAX(m->n[o->s] + o->v.n, o->at + o->v.n) > SM_MAX)
+		o->kind = SOP_CLEAR;
+	sop_apply(m, o);
+	return 1;
+}
+
+static void sm_plan(const pmtx_explore_env *e, uint64_t i, struct smodel *m,
+                    struct splan *p)
+{
+	p->solo = i % 5 == 3;
+	p->abort = !p->solo && i % 7 == 5;
+	p->n = p->solo ? 1 : 1 + (unsigned)(rnd(e, i, 99) % 3);
+	for (unsigned k = 0; k < p->n; k++)
+		if (k || !sm_sched(i, m, &p->op[k]))
+			sm_plan_op(i, k, rnd(e, i, k), m, &p->op[k]);
+}
+
+static void sm_replay(const pmtx_explore_env *e, uint64_t k,
+                      struct smodel *m)
+{
+	static struct {
+		int valid;
+		uint64_t seed, k;
+		struct smodel m;
+	} c;
+	static struct smodel t;
+	if (!c.valid || c.seed != e->seed || c.k > k) {
+		memset(c.m.n, 0, sizeof(c.m.n));
+		c.valid = 1, c.seed = e->seed, c.k = 0;
+	}
+	for (; c.k < k; c.k++) {
+		struct splan p;
+		t = c.m;
+		sm_plan(e, c.k, &t, &p);
+		if (!p.abort)
+			c.m = t;
+	}
+	*m = c.m;
+}
+
+static int sop_run(pmtx_region *r, pmtx_tx *tx, const struct sop *o,
+                   uint64_t i)
+{
+	unsigned char b[MAXBYTES];
+	pmtx_str *s = &croot(r)->s[o->s];
+	int rc;
+	gen(o->v.id, o->v.n, b);
+	switch (o->kind) {
+	case SOP_SET:
+		rc = pmtx_str_set(r, tx, s, b, o->v.n);
+		break;
+	case SOP_APPEND:
+		rc = pmtx_str_append(r, tx, s, b, o->v.n);
+		break;
+	case SOP_SETRANGE:
+		rc = pmtx_str_setrange(r, tx, s, o->at, b, o->v.n);
+		break;
+	default:
+		rc = pmtx_str_clear(r, tx, s);
+		break;
+	}
+	return rc ? wl_fail("str", i, "status", rc, 0) : 0;
+}
+
+static int wst_setup(const pmtx_explore_env *e, pmtx_region *r)
+{
+	return 0; /* zero bytes are empty strings */
+}
+
+static int wst_run(const pmtx_explore_env *e, pmtx_region *r, unsigned t,
+                   uint64_t i)
+{
+	static struct smodel m;
+	struct splan p;
+	pmtx_tx *tx = NULL;
+	sm_replay(e, i, &m);
+	sm_plan(e, i, &m, &p);
+	/* a string has no handle: alone, an op runs the region's runtime */
+	int rc = p.solo ? 0 : pmtx_begin(r, e->runtime, &tx);
+	for (unsigned k = 0; !rc && k < p.n; k++)
+		rc = sop_run(r, tx, &p.op[k], i);
+	if (tx && p.abort && !rc)
+		return pmtx_abort(tx);
+	return tx ? tx_done(tx, rc) : rc;
+}
+
+/* [per string: length, hash] */
+static size_t wst_observe(const pmtx_explore_env *e, pmtx_region *r,
+                          unsigned t, uint64_t *out, size_t max, char *msg,
+                          size_t len)
+{
+	static unsigned char b[SM_MAX + 1];
+	if (max < 2 * NSTR)
+		return 0;
+	for (unsigned s = 0; s < NSTR; s++) {
+		const pmtx_str *v = &croot(r)->s[s];
+		pmtx_bytes view;
+		size_t n, got;
+		int rc = pmtx_str_len(r, NULL, v, &n);
+		if (!rc)
+			rc = pmtx_str_get(r, NULL, v, &view);
+		if (!rc && (n > SM_MAX || view.n != n))
+			return bad(msg, len, "string", "length out of bounds");
+		if (!rc)
+			rc = pmtx_str_read(r, NULL, v, 0, b, sizeof(b), &got);
+		if (rc)
+			return bad(msg, len, "string", pmtx_strerror(rc));
+		if (got != n || (n && memcmp(b, view.p, n)))
+			return bad(msg, len, "string", "get and read differ");
+		out[2 * s] = n;
+		out[2 * s + 1] = hash_bytes(b, n);
+	}
+	return 2 * NSTR;
+}
+
+static size_t wst_model(const pmtx_explore_env *e, unsigned t, uint64_t k,
+                        uint64_t *out, size_t max)
+{
+	static struct smodel m;
+	if (max < 2 * NSTR)
+		return 0;
+	sm_replay(e, k, &m);
+	for (unsigned s = 0; s < NSTR; s++) {
+		out[2 * s] = m.n[s];
+		out[2 * s + 1] = hash_bytes(m.b[s], m.n[s]);
+	}
+	return 2 * NSTR;
+}
+
+/* The block of a heap string (str_layout.h), or 0. */
+static pmtx_off str_block(const pmtx_str *s)
+{
+	pmtx_off off;
+	if (s->b[15] != STR_TAG_HEAP)
+		return 0;
+	memcpy(&off, s->b, sizeof(off));
+	return off;
+}
+
+static int wst_walk(const pmtx_explore_env *e, pmtx_region *r,
+                    pmtx_explore_block_fn fn, void *arg)
+{
+	for (unsigned s = 0; s < NSTR; s++) {
+		pmtx_off off = str_block(&croot(r)->s[s]);
+		if (off && (!blk(r, off, 16) || fn(off, arg)))
+			return 1;
+	}
+	return 0;
+}
+
+static const pmtx_explore_workload wl_str = {
+	.name = "str",
+	.help = "strings: set, append, setrange (with gaps) and clear, "
+	        "inline and in heap blocks that grow by moving",
+	.root_size = sizeof(struct croot), .runtimes = CONT_RUNTIMES,
+	.max_ntx = CW_MAX_NTX, .setup = wst_setup, .run = wst_run,
+	.observe = wst_observe, .model = wst_model, .walk = wst_walk};
+
+/* ======================================================================
+ * cross: a list and a hash map (locked, opened with stripes) changed in
+ * one transaction: an element popped from the list and put into the map
+ * under a key of its own, or a value taken from the map and pushed onto
+ * the list. Transaction 5 (mod 8) replaces the list by a new one holding
+ * its first three elements, transaction 6 (mod 8) the map by a copy
+ * (WC5): the containers' creation and destruction are explored too.
+ * ==================================================================== */
+
+#define X_STRIPES 4
+
+struct xmodel {
+	struct lmodel l;
+	struct hm_model h;
+};
+
+enum { XOP_MOVE, XOP_BACK, XOP_NEWLIST, XOP_NEWMAP };
+
+struct xplan {
+	int kind, abort;
+	unsigned key;       /* MOVE: where the popped element goes; BACK:
+	                     * the key taken */
+	struct el popped;   /* MOVE */
+	struct el fresh;    /* MOVE: pushed at the head; BACK: the value */
+	int nx;             /* MOVE: NX put, refused: the plan aborts */
+};
+
+static void x_plan(const pmtx_explore_env *e, uint64_t i, struct xmodel *m,
+                   struct xplan *p)
+{
+	uint64_t r = rnd(e, i, 0);
+	memset(p, 0, sizeof(*p));
+	p->kind = i % 8 == 5 ? XOP_NEWLIST : i % 8 == 6 ? XOP_NEWMAP
+	        : r % 4 == 3 && m->h.n ? XOP_BACK : XOP_MOVE;
+	p->abort = p->kind == XOP_MOVE && i % 3 == 2;
+	if (p->kind == XOP_NEWLIST) {
+		m->l.n = MIN(m->l.n, 3u);
+	} else if (p->kind == XOP_BACK) {
+		p->key = hm_nth(&m->h, (r >> 8) % m->h.n);
+		p->fresh = m->h.v[p->key];
+		lm_insert(&m->l, m->l.n, p->fresh);
+		hm_del(&m->h, p->key);
+	} else if (p->kind == XOP_MOVE) {
+		p->fresh = lm_new(i, 0, r);
+		p->fresh.n %= 200; /* no element bigger than a chunk here */
+		p->key = (unsigned)((r >> 8) % HM_KEYS);
+		p->nx = (r >> 16) % 4 == 0 && m->h.present[p->key];
+		if (p->nx)
+			p->abort = 1;
+		if (m->l.n) {
+			p->popped = m->l.e[m->l.n - 1];
+			m->l.n--;
+			hm_put(&m->h, p->key, p->popped);
+		}
+		/* the list's length: 20, one more per BACK, 3 after NEWLIST:
+		 * below LM_MAX for CW_MAX_NTX transactions */
+		lm_insert(&m->l, 0, p->fresh);
+	}
+}
+
+#define X_SETUP_L 20
+#define X_SETUP_H 6
+
+static void x_model_init(struct xmodel *m)
+{
+	lm_model_init(&m->l, X_SETUP_L);
+	memset(&m->h, 0, sizeof(m->h));
+	for (unsigned k = 0; k < X_SETUP_H; k++)
+		hm_put(&m->h, k * 7 % HM_KEYS, (struct el){0x5e8000 + k, 5 + k});
+}
+
+static void x_replay(const pmtx_explore_env *e, uint64_t k, struct xmodel *m)
+{
+	static struct {
+		int valid;
+		uint64_t seed, k;
+		struct xmodel m;
+	} c;
+	static struct xmodel t;
+	if (!c.valid || c.seed != e->seed || c.k > k) {
+		x_model_init(&c.m);
+		c.valid = 1, c.seed = e->seed, c.k = 0;
+	}
+	for (; c.k < k; c.k++) {
+		struct xplan p;
+		t = c.m;
+		x_plan(e, c.k, &t, &p);
+		if (!p.abort)
+			c.m = t;
+	}
+	*m = c.m;
+}
+
+/* MOVE: pop the tail, put it under key, push fresh at the head. */
+static int x_move(pmtx_tx *tx, const struct xplan *p, const struct xmodel *m,
+                  pmtx_list *l, pmtx_hmap *h, uint64_t i)
+{
+	unsigned char b[MAXBYTES], kb[16];
+	size_t n, kn = hm_key(p->key, kb);
+	int rc = 0;
+	if (m->l.n) {
+		rc = pmtx_list_pop(tx, l, PMTX_LIST_TAIL, b, sizeof(b), &n);
+		if (!rc)
+			rc = pmtx_hmap_put(tx, h, kb, kn, b, n,
+			                   p->nx ? PMTX_HMAP_NX : 0, NULL);
+		if (p->nx && rc == PMTX_E_EXISTS)
+			return 0; /* refused, nothing written: the plan aborts */
+		if (rc)
+			return wl_fail("cross", i, "move", rc, 0);
+	}
+	gen(p->fresh.id, p->fresh.n, b);
+	return pmtx_list_push(tx, l, PMTX_LIST_HEAD, b, p->fresh.n);
+}
+
+/* BACK: the value of key pushed at the tail, the key deleted. */
+static int x_back(pmtx_tx *tx, const struct xplan *p, pmtx_list *l,
+                  pmtx_hmap *h, uint64_t i)
+{
+	unsigned char kb[16];
+	size_t kn = hm_key(p->key, kb);
+	pmtx_bytes v;
+	int rc = pmtx_hmap_get(tx, h, kb, kn, &v);
+	if (!rc)
+		rc = pmtx_list_push(tx, l, PMTX_LIST_TAIL, v.p, v.n);
+	if (!rc)
+		rc = pmtx_hmap_del(tx, h, kb, kn);
+	return rc ? wl_fail("cross", i, "back", rc, 0) : 0;
+}
+
+/* NEWLIST: a new list with the first three elements, the old one
+ * destroyed. */
+static int x_newlist(pmtx_tx *tx, pmtx_region *r, pmtx_runtime rt,
+                     pmtx_list *l)
+{
+	pmtx_cont_options o = copts(rt, 0);
+	pmtx_off off, old = croot(r)->list;
+	pmtx_list *nl = NULL;
+	int rc = pmtx_list_create(tx, &off);
+	if (!rc)
+		rc = pmtx_list_open(r, off, &o, &nl);
+	for (unsigned j = 0; !rc && j < 3; j++) {
+		unsigned char b[MAXBYTES];
+		size_t n;
+		rc = pmtx_list_pop(tx, l, PMTX_LIST_HEAD, b, sizeof(b), &n);
+		if (!rc)
+			rc = pmtx_list_push(tx, nl, PMTX_LIST_TAIL, b, n);
+		else if (rc == PMTX_E_NOT_FOUND)
+			rc = 0, j = 3;
+	}
+	pmtx_list_close(nl);
+	if (!rc)
+		rc = pmtx_list_destroy(tx, old);
+	return rc ? rc : PMTX_SET(tx, croot(r)->list, off);
+}
+
+struct xcopy {
+	pmtx_tx *tx;
+	pmtx_hmap *to;
+};
+
+static int x_copy_one(const pmtx_bytes *k, const pmtx_bytes *v, void *arg)
+{
+	struct xcopy *c = arg;
+	return pmtx_hmap_put(c->tx, c->to, k->p, k->n, v->p, v->n,
+	                     PMTX_HMAP_NX, NULL);
+}
+
+/* NEWMAP: a copy of the map, the old one destroyed. The new map's
+ * handle, *nh, holds stripe locks until tx ends: the caller closes it
+ * after. */
+static int x_newmap(pmtx_tx *tx, pmtx_region *r, pmtx_runtime rt,
+                    pmtx_hmap *h, pmtx_hmap **nh)
+{
+	pmtx_cont_options o = copts(rt, X_STRIPES);
+	pmtx_off off, old = croot(r)->hmap;
+	struct xcopy c = {tx, NULL};
+	uint64_t cur = 0;
+	int rc = hmap_new(tx, r, PMTX_HMAP_LOCKED, &off);
+	if (!rc)
+		rc = pmtx_hmap_open(r, off, &o, &c.to);
+	*nh = c.to;
+	do {
+		if (!rc)
+			rc = pmtx_hmap_scan(tx, h, cur, 16, x_copy_one, &c, &cur);
+	} while (!rc && cur);
+	if (!rc)
+		rc = pmtx_hmap_destroy(tx, old);
+	return rc ? rc : PMTX_SET(tx, croot(r)->hmap, off);
+}
+
+static int wcx_setup(const pmtx_explore_env *e, pmtx_region *r)
+{
+	static struct xmodel m;
+	x_model_init(&m);
+	int rc = create_list(r, &m.l, &croot(r)->list);
+	if (!rc)
+		rc = create_hmap(r, PMTX_HMAP_LOCKED, &croot(r)->hmap);
+	return rc ? rc : hm_fill(r, croot(r)->hmap, X_STRIPES, &m.h);
+}
+
+static int wcx_run(const pmtx_explore_env *e, pmtx_region *r, unsigned t,
+                     uint64_t i)
+{
+	static struct xmodel m;
+	struct xplan p;
+	pmtx_cont_options lo = copts(e->runtime, 0);
+	pmtx_cont_options ho = copts(e->runtime, X_STRIPES);
+	pmtx_list *l = NULL;
+	pmtx_hmap *h = NULL, *nh = NULL;
+	pmtx_tx *tx;
+	x_replay(e, i, &m);
+	x_plan(e, i, &m, &p);
+	x_replay(e, i, &m); /* the state before transaction i */
+	int rc = pmtx_list_open(r, croot(r)->list, &lo, &l);
+	if (!rc)
+		rc = pmtx_hmap_open(r, croot(r)->hmap, &ho, &h);
+	if (!rc && !(rc = pmtx_begin(r, e->runtime, &tx))) {
+		switch (p.kind) {
+		case XOP_MOVE:
+			rc = x_move(tx, &p, &m, l, h, i);
+			break;
+		case XOP_BACK:
+			rc = x_back(tx, &p, l, h, i);
+			break;
+		case XOP_NEWLIST:
+			rc = x_newlist(tx, r, e->runtime, l);
+			break;
+		default:
+			rc = x_newmap(tx, r, e->runtime, h, &nh);
+			break;
+		}
+		if (p.abort && !rc)
+			rc = pmtx_abort(tx);
+		else
+			rc = tx_done(tx, rc);
+	}
+	/* after the transaction: it held their stripe locks */
+	pmtx_list_close(l);
+	pmtx_hmap_close(h);
+	pmtx_hmap_close(nh);
+	return rc;
+}
+
+static size_t wcx_observe(const pmtx_explore_env *e, pmtx_region *r,
+                            unsigned t, uint64_t *out, size_t max, char *msg,
+                            size_t len)
+{
+	size_t n = lm_observe(r, croot(r)->list, out, max, msg, len);
+	if (n == 0 || n == (size_t)-1)
+		return n;
+	size_t h = hm_observe(r, croot(r)->hmap, out + n, max - n, msg, len);
+	return h == 0 || h == (size_t)-1 ? h : n + h;
+}
+
+static size_t wcx_model(const pmtx_explore_env *e, unsigned t, uint64_t k,
+                          uint64_t *out, size_t max)
+{
+	static struct xmodel m;
+	x_replay(e, k, &m);
+	size_t n = lm_vector(&m.l, out, max);
+	size_t h = n ? hm_vector(&m.h, out + n, max - n) : 0;
+	return h ? n + h : 0;
+}
+
+static int wcx_walk(const pmtx_explore_env *e, pmtx_region *r,
+                      pmtx_explore_block_fn fn, void *arg)
+{
+	return lm_walk(r, croot(r)->list, fn, arg) ||
+	       hm_walk(r, croot(r)->hmap, fn, arg);
+}
+
+static const pmtx_explore_workload wl_cross = {
+	.name = "cross",
+	.help = "a list and a striped hash map in one transaction: pop and "
+	        "put, get, push and delete; both containers replaced by new "
+	        "ones; some transactions abort",
+	.root_size = sizeof(struct croot), .runtimes = CONT_RUNTIMES,
+	.max_ntx = CW_MAX_NTX, .setup = wcx_setup, .run = wcx_run,
+	.observe = wcx_observe, .model = wcx_model, .walk = wcx_walk};
+
+const pmtx_explore_workload *const ct_cont_workloads[] = {
+	&wl_hmap, &wl_clist, &wl_str, &wl_cross};
+const size_t ct_ncont_workloads =
+	sizeof(ct_cont_workloads) / sizeof(*ct_cont_workloads);
