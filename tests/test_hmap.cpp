@@ -456,6 +456,30 @@ void prefetch_is_harmless_on_a_corrupt_map(void **)
 	drop(f);
 }
 
+/* A header whose geometry no map can have (a shift of 64 bits or more, a
+ * split at or past 2^log, fewer buckets than segment 0 holds) is refused
+ * at open, as the rest of a corrupt header is: every operation trusts the
+ * geometry of an open map (fuzz_cont_corrupt found a shift of 239 bits,
+ * undefined behaviour, in bucket_of). */
+void open_refuses_a_corrupt_geometry(void **)
+{
+	fixture f;
+	make(f, PMTX_RT_UNDO);
+	uint64_t *geom = (uint64_t *)((char *)pmtx_ptr(f.r, f.off) + 24);
+	const uint64_t keep = *geom, bad[] = {~0ull, 63ull << 56, 1ull << 56,
+	                                      2ull << 56 | 4};
+	pmtx_hmap *m;
+	for (uint64_t g : bad) {
+		*geom = g;
+		assert_int_equal(pmtx_hmap_open(f.r, f.off, nullptr, &m),
+		                 PMTX_E_CORRUPT);
+	}
+	*geom = keep;
+	assert_int_equal(pmtx_hmap_open(f.r, f.off, nullptr, &m), 0);
+	pmtx_hmap_close(m);
+	drop(f);
+}
+
 /* Writers on a locked map, each on keys of its own, in transactions:
  * every commit is there and the map is consistent. */
 void concurrent_writers_on_stripes(void **)
@@ -600,6 +624,7 @@ int main(void)
 		cmocka_unit_test(concurrent_writers_on_stripes),
 		cmocka_unit_test(destroy_some_frees_everything_in_steps),
 		cmocka_unit_test(prefetch_is_harmless_on_a_corrupt_map),
+		cmocka_unit_test(open_refuses_a_corrupt_geometry),
 		cmocka_unit_test(an_insert_costs_only_its_writes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

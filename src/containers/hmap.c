@@ -414,9 +414,12 @@ static int check_map(pmtx_region *r, pmtx_off off)
 	if (rc)
 		return rc;
 	const struct hmap_hdr *H = pmtx_ptr(r, off);
+	unsigned log = (unsigned)(H->geom >> HMAP_GEOM_LOG_SHIFT);
+	uint64_t split = H->geom & ((UINT64_C(1) << HMAP_GEOM_LOG_SHIFT) - 1);
 	if (H->min_log < HMAP_MIN_LOG || H->min_log > HMAP_MIN_LOG_LOCKED ||
 	    (H->ncount != 1 && H->ncount != HMAP_STRIPE_COUNTS) ||
-	    pmtx_usable_size(r, off) < hdr_size(H->min_log, H->ncount)) {
+	    pmtx_usable_size(r, off) < hdr_size(H->min_log, H->ncount) ||
+	    log < H->min_log || log > 62 || split >= (UINT64_C(1) << log)) {
 		pmtx__set_errmsg("hash map header at %llu is corrupt",
 		                 (unsigned long long)off);
 		return PMTX_E_CORRUPT;
