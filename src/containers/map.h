@@ -1,0 +1,48 @@
+/*
+ * map.h - the ordered map's internals that its tests (and the crash-state
+ * explorer) use: its node geometry and its consistency checker.
+ */
+#ifndef PMTX_MAP_H
+#define PMTX_MAP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pmtx_containers.h"
+
+#define MAP_LEAF_SLOTS 48   /* entries of a leaf */
+#define MAP_LEAF_MIN 12     /* a leaf under it is merged or refilled */
+#define MAP_LEAF_MERGE 36   /* two leaves of at most this merge */
+#define MAP_FANOUT 32       /* children of an inner node */
+#define MAP_INNER_MIN 8
+#define MAP_INNER_MERGE 24
+#define MAP_MAX_HEIGHT 24   /* levels: 24 hold over 10^21 entries (L5) */
+
+/* What map_check_stats counted. */
+struct map_stats {
+	uint64_t entries;
+	uint64_t leaves;
+	uint64_t inners;
+	uint64_t items;     /* item blocks: keys, values and separators */
+	uint64_t blocks;    /* every block of the map, its header included */
+	uint64_t bytes;     /* their usable sizes (pmtx_usable_size) */
+	unsigned height;
+};
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Check every invariant of map_layout.h (L1-L6) and that every block the
+ * map reaches is a heap block of the size it needs, reached once. Reads
+ * as m's running transaction sees, if any. 0, or PMTX_E_CORRUPT with
+ * the first violation in msg (len bytes; msg may be NULL). */
+int map_check(pmtx_map *m, char *msg, size_t len);
+/* The same, and what it counted into *st (st may be NULL). */
+int map_check_stats(pmtx_map *m, struct map_stats *st, char *msg,
+                    size_t len);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
