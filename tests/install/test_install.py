@@ -5,10 +5,12 @@ examples/list.c is built out of tree twice, with `cc $(pkg-config --cflags
 --libs pmtx)` and with the CMake project beside this file
 (find_package(pmtx), target pmtx::pmtx), and both programs run against the
 prefix's libpmtx.so.0: the dynamic loader's own trace (LD_DEBUG=libs) must
-show it initialising that file. Everything is removed at the end.
+show it initialising that file. examples/leaderboard.cpp (on the C++
+header, pmtx.hpp) is built and run the same two ways. Everything is
+removed at the end.
 
 Environment: PMTX_BUILD (the build tree), PMTX_SOURCE (the source tree),
-PMTX_LIBDIR (CMAKE_INSTALL_LIBDIR, relative to the prefix), CC, CMAKE.
+PMTX_LIBDIR (CMAKE_INSTALL_LIBDIR, relative to the prefix), CC, CXX, CMAKE.
 """
 import glob
 import os
@@ -52,8 +54,8 @@ def work():
     shutil.rmtree(root, ignore_errors=True)
 
 
-def example():
-    return os.path.join(env("PMTX_SOURCE"), "examples", "list.c")
+def example(name="list.c"):
+    return os.path.join(env("PMTX_SOURCE"), "examples", name)
 
 
 def loaded_objects(prog, args, extra_env):
@@ -134,7 +136,9 @@ def consumer(prefix, work):
     cmake = env("CMAKE")
     run([cmake, "-S", os.path.join(env("PMTX_SOURCE"), "tests", "install"),
          "-B", build, "-G", "Ninja", f"-DCMAKE_C_COMPILER={env('CC')}",
-         f"-DCMAKE_PREFIX_PATH={prefix}", f"-DPMTX_EXAMPLE={example()}"])
+         f"-DCMAKE_CXX_COMPILER={env('CXX')}",
+         f"-DCMAKE_PREFIX_PATH={prefix}", f"-DPMTX_EXAMPLE={example()}",
+         f"-DPMTX_EXAMPLE_CXX={example('leaderboard.cpp')}"])
     run([cmake, "--build", build])
     return build
 
@@ -158,3 +162,38 @@ def test_find_package_static_target_needs_no_shared_library(work, consumer):
     out = run([prog, "--path", region, "--count", "3"]).stdout
     assert "count=3" in out
     os.unlink(region)
+
+
+def check_cpp_runs_on_installed_library(prog, prefix, work, extra_env):
+    region = os.path.join(work, os.path.basename(prog) + ".pmtx")
+    installed = os.path.realpath(os.path.join(prefix, LIB, "libpmtx.so.0"))
+    for cmd in (["add", "ada", "36.5"], ["add", "bob", "12"]):
+        loaded_objects(prog, ["--path", region] + cmd, extra_env)
+    out, inits = loaded_objects(prog, ["--path", region, "top", "2"],
+                                extra_env)
+    assert installed in inits, inits
+    assert out == "1 ada 36.5\n2 bob 12\n", out
+    os.unlink(region)
+
+
+def test_cpp_header_builds_with_pkg_config_and_runs(prefix, work):
+    assert os.path.exists(os.path.join(prefix, "include", "pmtx.hpp"))
+    pc_env = dict(os.environ,
+                  PKG_CONFIG_PATH=os.path.join(prefix, LIB, "pkgconfig"))
+    flags = run(["pkg-config", "--cflags", "--libs", "pmtx"],
+                env=pc_env).stdout.split()
+    prog = os.path.join(work, "leaderboard_pc")
+    run([env("CXX"), "-std=c++17", "-Wall", "-Wextra", "-Werror", "-o",
+         prog, example("leaderboard.cpp")] + flags)
+    # The header adds no symbol of its own: pmtx's come from the library.
+    assert "pmtx_map_put" in undefined_symbols(prog)
+    libdir = os.path.join(prefix, LIB)
+    check_cpp_runs_on_installed_library(prog, prefix, work,
+                                        {"LD_LIBRARY_PATH": libdir})
+
+
+def test_cpp_header_builds_with_find_package_and_runs(prefix, work,
+                                                       consumer):
+    prog = os.path.join(consumer, "cpp_shared")
+    assert "pmtx_map_put" in undefined_symbols(prog)
+    check_cpp_runs_on_installed_library(prog, prefix, work, {})
