@@ -1013,3 +1013,40 @@ uint64_t hmap_buckets(pmtx_hmap *m)
 	return cx_begin_read(&c, m->r, NULL) ? 0
 	                                     : live_buckets(geom_get(&c, m));
 }
+
+int hmap_walk(pmtx_hmap *m, int (*fn)(pmtx_off off, void *arg), void *arg)
+{
+	struct cx c;
+	int rc = cx_begin_read(&c, m->r, NULL);
+	if (rc || (rc = fn(m->off, arg)))
+		return rc;
+	struct geom g = geom_get(&c, m);
+	uint64_t limit = entries(&c, m), seen = 0;
+	pmtx_off toff = cx_load(&c, &hdr(&c, m)->segtab);
+	struct hmap_segtab *t = toff ? cx_block(&c, toff, sizeof(*t),
+	                                        CONT_MAGIC_HMAP_SEGTAB) : NULL;
+	if ((toff && !t) || g.log < m->min_log || g.log > 62 ||
+	    g.split >= (UINT64_C(1) << g.log))
+		return PMTX_E_CORRUPT;
+	if (t && (rc = fn(toff, arg)))
+		return rc;
+	for (unsigned i = 1; t && i < HMAP_MAX_SEG; i++) {
+		pmtx_off s = cx_load(&c, &t->seg[i]);
+		if (s && (rc = fn(s, arg)))
+			return rc;
+	}
+	for (uint64_t b = 0; b < live_buckets(g); b++) {
+		uint64_t *w = bucket_word(&c, m, b);
+		if (!w)
+			return PMTX_E_CORRUPT;
+		for (uint64_t l = cx_load(&c, w); l;) {
+			struct hmap_entry *e = entry_at(&c, l);
+			if (!e || ++seen > limit)
+				return PMTX_E_CORRUPT;
+			if ((rc = fn(link_off(l), arg)))
+				return rc;
+			l = cx_load(&c, &e->next);
+		}
+	}
+	return seen == limit ? 0 : PMTX_E_CORRUPT;
+}

@@ -21,5 +21,10 @@ uint64_t hmap_buckets(pmtx_hmap *m);
  * explorer replays a workload, whose buckets must split alike in every
  * run (tools/crashtest/wl_containers.c WC6). */
 void hmap_fix_seed(uint64_t seed);
+/* fn(off, arg) for every heap block of the map (its header, segment
+ * table, segments and entries): fn's first nonzero value, or
+ * PMTX_E_CORRUPT where a link or the geometry cannot be followed, or the
+ * entries differ from the counts. Call with no writer running. */
+int hmap_walk(pmtx_hmap *m, int (*fn)(pmtx_off off, void *arg), void *arg);
 
 #endif
