@@ -54,6 +54,15 @@ static const struct workload {
 	 "flush, flush+fence by lines (PDOM-1 hardware, /dev/shm), file "
 	 "backend barrier by pages (--dir, default /var/tmp), per trace "
 	 "record (--p lines=,pages=)"},
+	{"set", wl_set,
+	 "the PTM papers' set: keys u64 keys of 2 x keys, each operation a "
+	 "transaction, update_pct % updates (pmtx's ordered and hash maps "
+	 "under every runtime, PMDK's B-tree and hash map; --p keys=,"
+	 "update_pct=)"},
+	{"containers", wl_containers,
+	 "the containers' bytes per entry at `entries` entries, and their "
+	 "barriers and flushed lines per operation under every runtime "
+	 "(--p what=memory,cost entries=, ops=)"},
 };
 
 static int usage(const char *argv0)

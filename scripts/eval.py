@@ -96,7 +96,24 @@ and the section (report/whisper.py) with WHISPER's Table 1 and Figures
   --quick   every runtime and application, 0.05 s per runtime workload,
             0.5 s per application: about a minute.
   (none), --full   0.2 s and 1 s: about two minutes.
---systems, --domains, --seconds and --rounds apply to pmtx-bench only.
+The containers: `containers` is a workload name too (run by default
+after pmtx-bench's workloads, before the applications; --no-apps keeps
+it). Its stage runs `pmtx-bench set` (the PTM papers' set benchmark:
+pmtx's ordered map and hash map under undo, redo, redo-async, twin and
+auto beside PMDK's B-tree and hash map, PDOM-1 hardware, update ratios
+100, 10 and 1 %, every system interleaved) and `pmtx-bench containers`
+(bytes per entry of the map, the hash map and the list; barriers and
+lines per operation of each container under each runtime); lines in
+containers.jsonl, the section in report/containers.py:
+  --smoke   2,000 keys, 100 and 1 % updates, 0.02 s per ratio; 2,000
+            entries: a few seconds.
+  --quick   100,000 keys, 0.5 s per ratio in 3 rounds; memory at
+            100,000 entries: about 30 seconds.
+  (none)    1,000,000 keys, 1 s per ratio in 5 rounds; memory at
+            1,000,000 entries: about 2 minutes.
+  --full    1,000,000 keys, 3 s per ratio in 5 rounds.
+--systems, --domains, --seconds and --rounds apply to pmtx-bench's
+workloads only (not to the containers' stage).
 pmtx-bench's systems per workload are SYSTEMS below: every pmtx runtime
 (undo, redo, redo-async, cow and twin, the Romulus design in a twin region
 of twice the bytes; auto on array and sps; cltx on bbuf and txn), PMDK and
@@ -267,7 +284,7 @@ def mode_workloads(mode):
     """The workloads a mode runs when --workloads is not given: pmtx-bench's,
     then the applications'."""
     return WORKLOADS + (EXTRA_WORKLOADS if mode == "full" else []) + \
-        APP_WORKLOADS
+        CONT_WORKLOADS + APP_WORKLOADS
 
 
 # ---- steps: one pmtx-bench invocation each ----
@@ -492,6 +509,67 @@ def workload_steps(w, wspec, systems, systems_wanted, cfgs, how, notes):
         steps += [Step(w, p, sysarg, g, seconds, rounds, n)
                   for g, n in zip(groups, counts)]
     return steps
+
+
+# ---- the containers: pmtx-bench set and pmtx-bench containers ----
+
+CONT_WORKLOADS = ["containers"]
+# Per mode: the measurement of each set ratio (seconds, rounds) and the
+# two invocations' parameters (--p; a list is a sweep in one run).
+CONTAINERS = {
+    "smoke": {"_run": {"seconds": 0.02, "rounds": 1},
+              "set": {"keys": 2000, "update_pct": [100, 1], "split": 200},
+              "containers": {"entries": 2000, "cost_entries": 500,
+                             "ops": 200}},
+    "quick": {"_run": {"seconds": 0.5, "rounds": 3},
+              "set": {"keys": 100000, "update_pct": [100, 10, 1],
+                      "split": 5000},
+              "containers": {"entries": 100000, "cost_entries": 20000,
+                             "ops": 2000}},
+    "default": {"_run": {"seconds": 1.0, "rounds": 5},
+                "set": {"keys": 1000000, "update_pct": [100, 10, 1],
+                        "split": 20000},
+                "containers": {"entries": 1000000, "cost_entries": 100000,
+                               "ops": 10000}},
+    "full": {"_run": {"seconds": 3.0, "rounds": 5},
+             "set": {"keys": 1000000, "update_pct": [100, 10, 1],
+                     "split": 20000},
+             "containers": {"entries": 1000000, "cost_entries": 100000,
+                            "ops": 10000}},
+}
+SET_RUNNERS = 12  # pmtx's two maps under five runtimes, PMDK's two
+COST_LINES = 3 + 5 * 9  # memory: 3 containers; cost: 9 ops x 5 runtimes
+# Measured on the 2-core development VM: seconds per key of a set
+# runner's prefill (pmtx's about 1 us, PMDK's B-tree about 3), and per
+# entry of the containers workload's fills and operations.
+SET_FILL_S = 2e-6
+CONT_ENTRY_S = 3e-6
+
+
+class ContStep(Step):
+    """One pmtx-bench invocation of the containers' stage (set or
+    containers): its lines go to containers.jsonl."""
+
+    def __init__(self, workload, params, run, est, lines):
+        Step.__init__(self, workload, params, None, None, run["seconds"],
+                      run["rounds"], 1)
+        self.est, self.expected_lines = est, lines
+        self.out_name = "containers.jsonl"
+
+
+def cont_steps(mode):
+    """The set benchmark, then the containers' memory and costs."""
+    spec = CONTAINERS[mode]
+    run, st, ct = spec["_run"], spec["set"], spec["containers"]
+    ratios = len(st["update_pct"])
+    set_est = SET_RUNNERS * (st["keys"] * SET_FILL_S +
+                             2 * st["split"] * SET_FILL_S +
+                             ratios * run["seconds"] *
+                             (1 + 0.25 / run["rounds"]))
+    cont_est = CONT_ENTRY_S * (3 * ct["entries"] + 5 * (
+        2 * ct["cost_entries"] + 9 * ct["ops"]))
+    return [ContStep("set", st, run, set_est, SET_RUNNERS * ratios),
+            ContStep("containers", ct, run, cont_est, COST_LINES)]
 
 
 # ---- the applications: pmcached's benchmark scripts ----
@@ -1177,7 +1255,7 @@ def check_workloads(names, mode):
     """--workloads, checked against what the modes know."""
     if not names:
         return mode_workloads(mode)
-    known = WORKLOADS + EXTRA_WORKLOADS + APP_WORKLOADS
+    known = WORKLOADS + EXTRA_WORKLOADS + CONT_WORKLOADS + APP_WORKLOADS
     bad = [w for w in names if w not in known]
     if bad:
         raise SystemExit(f"eval: unknown workload(s) {', '.join(bad)}; "
@@ -1245,8 +1323,11 @@ def build_steps(args, notes):
         workloads = [w for w in workloads if w not in APP_WORKLOADS]
     cfgs = parse_configs(args.domains)
     wanted = parse_list(args.systems) or None
-    steps = plan(args.mode, [w for w in workloads if w not in APP_WORKLOADS],
+    steps = plan(args.mode, [w for w in workloads
+                             if w not in APP_WORKLOADS + CONT_WORKLOADS],
                  wanted, cfgs, args.seconds, args.rounds, notes, args.dir)
+    if "containers" in workloads:
+        steps += cont_steps(args.mode)
     if "pmcached" in workloads:
         steps += app_steps(args.mode)
     if "sqlite" in workloads:
