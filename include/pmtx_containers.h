@@ -26,8 +26,9 @@
  * after it has written (the heap full, an I/O error) aborts the whole
  * transaction, its caller's included: every write of it is rolled back
  * and the caller's pmtx_commit returns PMTX_E_ABORTED.
- * Reads take a tx too: NULL reads the committed state (plain loads), a
- * running transaction reads as that transaction sees (its own writes
+ * Reads take a tx too: NULL reads as the transaction this thread runs
+ * in the region sees, if there is one, else the committed state (plain
+ * loads); a running transaction reads as it sees (its own writes
  * included, under every runtime).
  *
  * Runtimes. Every container works under undo, redo, redo-async, twin and
@@ -41,9 +42,10 @@
  * with striped locks (PMTX_HMAP_LOCKED, below).
  *
  * Views. A read returns a pmtx_bytes view: a pointer into the region (or
- * into the view itself, for an inline value) and a length. A view stays
- * valid until the container is next written, by any transaction, or the
- * region is closed; copy what must live longer.
+ * into the view itself, for an inline value: copy the bytes, not the
+ * struct) and a length. A view stays valid until the container is next
+ * written, by any transaction, or the region is closed; copy what must
+ * live longer.
  *
  * Limits. A key or a value is at most PMTX_CONT_BYTES_MAX bytes, and a
  * list element too; a longer one is refused with PMTX_E_TOO_BIG and
@@ -151,7 +153,8 @@ int pmtx_hmap_clear(pmtx_tx *tx, pmtx_hmap *m);
  * for the whole scan is returned at least once, across splits; an entry
  * may be returned more than once. fn returns 0 to go on, else the scan
  * stops and returns that value (*next then names the bucket to resume
- * at, which is returned again whole). fn must not write the map. */
+ * at, which is returned again whole). fn must not write the map. A scan
+ * during which the map is not written returns every entry exactly once. */
 typedef int (*pmtx_hmap_fn)(const pmtx_bytes *k, const pmtx_bytes *v,
                             void *arg);
 int pmtx_hmap_scan(pmtx_tx *tx, pmtx_hmap *m, uint64_t cursor, size_t count,
