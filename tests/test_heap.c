@@ -795,6 +795,34 @@ static void double_free_in_one_transaction_fails_with_inval(void **state)
 	done(r);
 }
 
+/* The same past the length at which the transaction's frees are looked up
+ * in an index instead of a scan (alog.c), with allocations between the
+ * frees and an allocation taken back by a failed zalloc's path. */
+static void double_free_in_a_long_transaction_fails_with_inval(void **state)
+{
+	enum { N = 300 };
+	pmtx_region *r = mk(16 * MiB);
+	pmtx_off b[N], fresh;
+	for (int i = 0; i < N; i++)
+		b[i] = alloc1(r, 48);
+	pmtx_tx *tx = begin(r);
+	for (int i = 0; i < N; i++) {
+		assert_int_equal(pmtx_free(tx, b[i]), 0);
+		if (i % 50 == 0)
+			assert_int_equal(pmtx_alloc(tx, 48, &fresh), 0);
+		if (i % 37 == 0) /* every block freed so far, once more */
+			for (int j = 0; j <= i; j += 7)
+				assert_int_equal(pmtx_free(tx, b[j]), PMTX_E_INVAL);
+	}
+	assert_int_equal(pmtx_free(tx, b[N - 1]), PMTX_E_INVAL);
+	assert_int_equal(pmtx_free(tx, b[0]), PMTX_E_INVAL);
+	assert_int_equal(pmtx_commit(tx), 0);
+	pmtx_heap_stats st; /* freed once each: only the 6 fresh blocks */
+	assert_int_equal(pmtx_heap_check(r, &st), 0);
+	assert_int_equal(st.allocated_blocks - st.internal_blocks, N / 50);
+	done(r);
+}
+
 static void free_of_block_freed_by_earlier_transaction_fails_with_inval(
 	void **state)
 {
@@ -1164,6 +1192,7 @@ int main(void)
 		T(free_of_offset_that_is_not_a_block_fails_with_inval),
 		T(free_of_block_never_allocated_fails_with_inval),
 		T(double_free_in_one_transaction_fails_with_inval),
+		T(double_free_in_a_long_transaction_fails_with_inval),
 		T(free_of_block_freed_by_earlier_transaction_fails_with_inval),
 		T(alloc_of_zero_bytes_fails_with_inval),
 		T(exhausting_small_region_gives_nomem_and_freeing_recovers),

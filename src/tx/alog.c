@@ -31,10 +31,19 @@ static inline struct pmtx_chunk *chunk_at(const pmtx_region *r, uint64_t off)
 	return (struct pmtx_chunk *)region_at(r, off);
 }
 
+/* Forget the index of freed blocks (the log was emptied). */
+static void forget_freed(struct alog *a)
+{
+	if (a->indexed)
+		u64map_clear(&a->freed);
+	a->indexed = 0;
+}
+
 void alog_reset(struct pmtx_tx *tx)
 {
 	struct alog *a = &tx->alog;
 	a->n = 0;
+	forget_freed(a);
 	a->flushed = 0;
 	a->chunk = tx->d->alog_head;
 	a->slot = a->chunk + sizeof(struct pmtx_chunk);
@@ -110,16 +119,47 @@ void alog_unreserve(struct pmtx_tx *tx)
 		if (PMTX_AE_OP(a->e[i].info) == PMTX_AE_ALLOC)
 			heap_unreserve(tx->r->heap, &a->e[i]);
 	a->n = 0;
+	forget_freed(a);
 }
 
-/* Is off freed by an entry already in this transaction? */
-int alog_frees(const struct pmtx_tx *tx, uint64_t boff)
+/* Take back the last entry, an allocation just made (tx.c). */
+void alog_drop_last(struct pmtx_tx *tx)
 {
-	const struct alog *a = &tx->alog;
+	struct alog *a = &tx->alog;
+	a->n--;
+	heap_unreserve(tx->r->heap, &a->e[a->n]);
+	if (a->indexed > a->n)
+		forget_freed(a);
+}
+
+#define FREES_SCAN_MAX 64 /* a log this short is scanned, not indexed */
+
+static int scan_frees(const struct alog *a, uint64_t boff)
+{
 	for (size_t i = 0; i < a->n; i++)
 		if (a->e[i].off == boff && PMTX_AE_OP(a->e[i].info) == PMTX_AE_FREE)
 			return 1;
 	return 0;
+}
+
+/* Is off freed by an entry already in this transaction? A long log
+ * (a transaction that frees a whole container) is looked up in an index
+ * of its FREE entries, extended on each call, so that n frees cost O(n)
+ * and not O(n^2); an index that cannot grow falls back to the scan. */
+int alog_frees(struct pmtx_tx *tx, uint64_t boff)
+{
+	struct alog *a = &tx->alog;
+	if (a->n <= FREES_SCAN_MAX)
+		return scan_frees(a, boff);
+	if (!a->freed.slot && u64map_init(&a->freed))
+		return scan_frees(a, boff);
+	for (int fresh; a->indexed < a->n; a->indexed++) {
+		const struct pmtx_alog_entry *e = &a->e[a->indexed];
+		if (PMTX_AE_OP(e->info) == PMTX_AE_FREE &&
+		    !u64map_insert(&a->freed, e->off, &fresh))
+			return scan_frees(a, boff);
+	}
+	return u64map_find(&a->freed, boff) != NULL;
 }
 
 /* Call fn on each of the first n entries of descriptor i's allocation

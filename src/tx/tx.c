@@ -136,6 +136,7 @@ void txm_destroy(pmtx_region *r)
 		lineset_free(&tx->lines);
 		idxmap_free(&tx->objs);
 		u64map_free(&tx->wmap);
+		u64map_free(&tx->alog.freed);
 		free(tx->alog.e);
 		free(tx->defer);
 		free(tx->recs);
@@ -890,10 +891,8 @@ int pmtx_zalloc(pmtx_tx *tx, size_t n, pmtx_off *out)
 	void *p = region_at(tx->r, *out);
 	if (tx->kind == PMTX_RT_TWIN && (rc = twin_note(tx, p, n))) {
 		/* take the allocation back: the caller gets no block */
-		if (tx->state == TX_RUNNING) {
-			tx->alog.n--;
-			heap_unreserve(tx->r->heap, &tx->alog.e[tx->alog.n]);
-		}
+		if (tx->state == TX_RUNNING)
+			alog_drop_last(tx);
 		return rc;
 	}
 	memset(p, 0, n);

@@ -39,6 +39,10 @@ struct alog {
 	uint64_t slot;      /* offset where entry n goes */
 	uint64_t chunk_end;
 	uint64_t flushed;   /* entries [0, flushed) have been flushed */
+	/* the blocks the FREE entries of [0, indexed) free: built on demand
+	 * once a transaction's log is long (alog_frees) */
+	struct u64map freed;
+	size_t indexed;
 };
 
 struct tx_runtime;
@@ -321,7 +325,8 @@ int alog_append(struct pmtx_tx *tx, const struct pmtx_alog_entry *e);
 /* Give back the reservations of a transaction that did not commit. */
 void alog_unreserve(struct pmtx_tx *tx);
 /* Does this transaction already free the block at boff? */
-int alog_frees(const struct pmtx_tx *tx, uint64_t boff);
+int alog_frees(struct pmtx_tx *tx, uint64_t boff);
+void alog_drop_last(struct pmtx_tx *tx);
 /* Retire cover (R3 in tx.c): before a commit's first barrier, flush the
  * descriptor line of every other descriptor whose IDLE mark may not be
  * durable; after the barrier, record that they are. */
