@@ -1,7 +1,11 @@
 /*
- * assoc.c - pmkv's hash table: a linear hash table (layout.h) of chains,
- * grown one bucket split at a time inside the transactions that insert.
- * Written once for both versions of the store, over obj.c's objects.
+ * assoc.c - the wrapped version's key space (format 1.1, layout.h): a
+ * linear hash table of chains of copy-on-write objects (obj.c), grown
+ * one bucket split at a time inside the transactions that insert; the
+ * key-space interface of store_int.h. The opt version has the library's
+ * hash map instead (keyspace.c); this table stays because the library's
+ * containers do not run under copy-on-write, which the wrapped version
+ * exists to run (README.md).
  *
  * DESIGN
  * Persistent: the geometry (nbase, split, count, dir, dir_cap, the
@@ -25,11 +29,9 @@
  *      corrupt.
  *  H5. A fresh object (an entry not yet linked, a new directory) is
  *      written with plain stores and kvx_flush (obj.c O3); the
- *      transaction that links it makes it durable.
- *  H6. Hints (store.c S9; opt version) read the geometry, the directory
- *      and a bucket with plain loads, only to prefetch; every offset they
- *      follow is checked against the region's size first (H4's rule for
- *      loads that decide nothing).
+ *      transaction that links it makes it durable. A linked entry's
+ *      fields other than next never change (layout.h W1): a put links a
+ *      fresh entry in the old one's place.
  */
 #include <stdio.h>
 #include <string.h>
@@ -41,10 +43,11 @@
 
 static uint64_t seg_buckets(const struct kvx *x)
 {
-	return 1ull << x->s->seg_shift;
+	(void)x;
+	return 1ull << PMKV_WSEG_SHIFT;
 }
 
-uint64_t assoc_buckets(struct kvx *x)
+static uint64_t assoc_buckets(struct kvx *x)
 {
 	return kvx_get(x, KVMETA(x, nbase)) + kvx_get(x, KVMETA(x, split));
 }
@@ -69,10 +72,10 @@ static int segment_ok(struct kvx *x, pmtx_off seg)
 	return kvx_view(x, seg, seg_buckets(x) * W, NULL) != NULL;
 }
 
-int assoc_bucket_head(struct kvx *x, uint64_t b, struct kvref *head)
+static int assoc_bucket_head(struct kvx *x, uint64_t b, struct kvref *head)
 {
 	uint64_t cap = kvx_get(x, KVMETA(x, dir_cap));
-	uint64_t si = b >> x->s->seg_shift;
+	uint64_t si = b >> PMKV_WSEG_SHIFT;
 	pmtx_off dir = kvx_get(x, KVMETA(x, dir)), seg;
 	if (si >= cap || !directory_ok(x, dir, cap))
 		return PMTX_E_CORRUPT;
@@ -83,51 +86,7 @@ int assoc_bucket_head(struct kvx *x, uint64_t b, struct kvref *head)
 	return 0;
 }
 
-int assoc_hint_in(const struct pmkv_store *s, pmtx_off off, uint64_t n)
-{
-	size_t size = pmtx_region_size(s->r);
-	return off && off % W == 0 && n <= size && off <= size - n;
-}
-
-static uint64_t plain(const struct pmkv_store *s, pmtx_off off)
-{
-	return __atomic_load_n((const uint64_t *)(s->base + off),
-	                       __ATOMIC_RELAXED);
-}
-
-pmtx_off assoc_hint_bucket(struct pmkv_store *s, uint64_t h)
-{
-	pmtx_off m = s->meta; /* opt: the root (layout.h) */
-	uint64_t nbase = plain(s, m + offsetof(struct pmkv_root, nbase));
-	uint64_t split = plain(s, m + offsetof(struct pmkv_root, split));
-	uint64_t cap = plain(s, m + offsetof(struct pmkv_root, dir_cap));
-	pmtx_off dir = plain(s, m + offsetof(struct pmkv_root, dir));
-	if (!nbase || (nbase & (nbase - 1)) || cap > PMKV_DIR_CAP_MAX)
-		return 0;
-	uint64_t b = h & (nbase - 1);
-	if (b < split)
-		b = h & (2 * nbase - 1);
-	uint64_t si = b >> s->seg_shift, nb = 1ull << s->seg_shift;
-	if (si >= cap || !assoc_hint_in(s, dir, cap * W))
-		return 0;
-	pmtx_off seg = plain(s, dir + si * W);
-	if (!assoc_hint_in(s, seg, nb * W))
-		return 0;
-	pmtx_off slot = seg + (b & (nb - 1)) * W;
-	__builtin_prefetch(s->base + slot);
-	return slot;
-}
-
-void assoc_hint_entry(struct pmkv_store *s, pmtx_off slot)
-{
-	pmtx_off e = slot ? plain(s, slot) : 0;
-	if (!assoc_hint_in(s, e, 128))
-		return;
-	__builtin_prefetch(s->base + e);
-	__builtin_prefetch(s->base + e + 64);
-}
-
-int assoc_find(struct kvx *x, const void *k, size_t kn, uint64_t h,
+static int assoc_find(struct kvx *x, const void *k, size_t kn, uint64_t h,
                struct pos *pos)
 {
 	struct kvref link;
@@ -155,7 +114,7 @@ static int count_add(struct kvx *x, int64_t d)
 	return kvx_put(x, c, kvx_get(x, c) + (uint64_t)d);
 }
 
-int assoc_link(struct kvx *x, pmtx_off off, struct pmkv_entry *e,
+static int assoc_link(struct kvx *x, pmtx_off off, struct pmkv_entry *e,
                uint64_t h)
 {
 	struct kvref head;
@@ -169,7 +128,7 @@ int assoc_link(struct kvx *x, pmtx_off off, struct pmkv_entry *e,
 	return rc;
 }
 
-int assoc_unlink(struct kvx *x, const struct pos *pos)
+static int assoc_unlink(struct kvx *x, const struct pos *pos)
 {
 	int rc = kvx_put(x, pos->link, kvx_get(x, KVENT(pos->off, next)));
 	if (!rc)
@@ -177,7 +136,7 @@ int assoc_unlink(struct kvx *x, const struct pos *pos)
 	return rc ? rc : count_add(x, -1);
 }
 
-int assoc_replace(struct kvx *x, const struct pos *pos, pmtx_off off,
+static int assoc_replace(struct kvx *x, const struct pos *pos, pmtx_off off,
                   struct pmkv_entry *e)
 {
 	e->next = kvx_get(x, KVENT(pos->off, next)); /* H5 */
@@ -212,7 +171,7 @@ static int grow_directory(struct kvx *x)
 /* Make sure bucket b has a segment (b is the next bucket to exist). */
 static int ensure_segment(struct kvx *x, uint64_t b)
 {
-	uint64_t si = b >> x->s->seg_shift;
+	uint64_t si = b >> PMKV_WSEG_SHIFT;
 	int rc = 0;
 	void *p;
 	if (si >= kvx_get(x, KVMETA(x, dir_cap)) && (rc = grow_directory(x)))
@@ -256,13 +215,13 @@ static int split_chain(struct kvx *x, uint64_t from, uint64_t to,
 	return rc || !moved || !kvx_get(x, tail) ? rc : kvx_put(x, tail, 0);
 }
 
-int assoc_maybe_grow(struct kvx *x)
+static int assoc_maybe_grow(struct kvx *x)
 {
 	uint64_t nbase = kvx_get(x, KVMETA(x, nbase));
 	uint64_t split = kvx_get(x, KVMETA(x, split));
 	if (kvx_get(x, KVMETA(x, count)) <= (nbase + split) * LOAD_FACTOR)
 		return 0;
-	if (nbase + split >= (uint64_t)PMKV_DIR_CAP_MAX << x->s->seg_shift)
+	if (nbase + split >= (uint64_t)PMKV_DIR_CAP_MAX << PMKV_WSEG_SHIFT)
 		return 0; /* as large as it gets: chains grow instead */
 	int rc = ensure_segment(x, nbase + split);
 	if (!rc)
@@ -278,10 +237,10 @@ int assoc_maybe_grow(struct kvx *x)
 
 /* ---- new tables, FLUSHALL ---- */
 
-int assoc_new_table(struct kvx *x)
+static int assoc_new_table(struct kvx *x)
 {
 	uint64_t nbase = x->s->initial_buckets, *d;
-	uint64_t nsegs = pmkv_nsegs(nbase, 0, x->s->seg_shift);
+	uint64_t nsegs = pmkv_nsegs(nbase, 0, PMKV_WSEG_SHIFT);
 	pmtx_off dir;
 	void *p;
 	int rc = nsegs > PMKV_DIR_CAP_MIN ? PMTX_E_INVAL
@@ -299,13 +258,13 @@ int assoc_new_table(struct kvx *x)
 	return kvx_put(x, KVMETA(x, count), 0);
 }
 
-int assoc_detach(struct kvx *x)
+static int assoc_detach(struct kvx *x)
 {
 	if (kvx_get(x, KVMETA(x, trash_dir)))
 		return PMTX_E_BUSY; /* the caller sweeps first */
 	uint64_t nsegs = pmkv_nsegs(kvx_get(x, KVMETA(x, nbase)),
 	                            kvx_get(x, KVMETA(x, split)),
-	                            x->s->seg_shift);
+	                            PMKV_WSEG_SHIFT);
 	int rc = kvx_put(x, KVMETA(x, trash_dir), kvx_get(x, KVMETA(x, dir)));
 	if (!rc)
 		rc = kvx_put(x, KVMETA(x, trash_nsegs), nsegs);
@@ -336,7 +295,7 @@ static int sweep_segment(struct kvx *x, pmtx_off seg, unsigned *budget,
 	return 0;
 }
 
-int assoc_sweep(struct kvx *x, unsigned budget, int *left)
+static int assoc_sweep(struct kvx *x, unsigned budget, int *left)
 {
 	pmtx_off td = kvx_get(x, KVMETA(x, trash_dir));
 	uint64_t n = kvx_get(x, KVMETA(x, trash_nsegs));
@@ -394,7 +353,7 @@ static int check_chain(struct kvx *x, uint64_t b, uint64_t count,
 	return 0;
 }
 
-int assoc_check(struct kvx *x, uint64_t *entries, char *msg, size_t len)
+static int assoc_check(struct kvx *x, uint64_t *entries, char *msg, size_t len)
 {
 	uint64_t n = 0, nb = assoc_buckets(x);
 	uint64_t count = kvx_get(x, KVMETA(x, count));
@@ -446,12 +405,12 @@ static int walk_table(struct kvx *x, pmtx_off dir, uint64_t cap,
 	return rc;
 }
 
-int assoc_walk(struct kvx *x, int (*fn)(pmtx_off, void *), void *arg)
+static int assoc_walk(struct kvx *x, int (*fn)(pmtx_off, void *), void *arg)
 {
 	uint64_t cap = kvx_get(x, KVMETA(x, dir_cap));
 	pmtx_off td = kvx_get(x, KVMETA(x, trash_dir));
 	uint64_t tn = kvx_get(x, KVMETA(x, trash_nsegs));
-	int rc = x->s->wrapped ? kvx_walk_obj(x->s, x->s->meta, fn, arg) : 0;
+	int rc = kvx_walk_obj(x->s, x->s->meta, fn, arg);
 	if (!rc)
 		rc = walk_table(x, kvx_get(x, KVMETA(x, dir)), cap, cap, fn,
 		                arg);
@@ -459,3 +418,165 @@ int assoc_walk(struct kvx *x, int (*fn)(pmtx_off, void *), void *arg)
 		rc = walk_table(x, td, tn, tn, fn, arg);
 	return rc ? rc : x->err;
 }
+
+/* ---- the key-space interface (store_int.h) ---- */
+
+/* The entry e's value (H5: its fields are as they were linked). */
+static void entry_kval(const struct pmkv_entry *e, struct kval *v)
+{
+	*v = (struct kval){PMKV_T_STRING, (int64_t)e->expire_ms, entry_val(e),
+	                   PMKV_VLEN(e->lens)};
+}
+
+static int w_find(struct kvx *x, struct kpos *p)
+{
+	p->h = pmkv_hash(p->k, p->kn);
+	int rc = assoc_find(x, p->k, p->kn, p->h, &p->at);
+	p->looked = 1;
+	p->found = !rc && p->at.off;
+	if (p->found)
+		entry_kval(p->at.e, &p->v);
+	return rc;
+}
+
+/* A fresh entry for the key p looked up, holding v1 then v2 (H5). */
+static int new_entry(struct kvx *x, const struct kpos *p, int64_t exp,
+                     const void *v1, size_t n1, const void *v2, size_t n2,
+                     pmtx_off *out, struct pmkv_entry **ep)
+{
+	size_t n = sizeof(struct pmkv_entry) + p->kn + n1 + n2;
+	struct pmkv_entry *e;
+	int rc = kvx_new(x, n, 0, out, (void **)&e);
+	if (rc)
+		return rc;
+	*e = (struct pmkv_entry){0, p->h, (uint64_t)exp,
+	                         PMKV_LENS(p->kn, n1 + n2)};
+	char *key = (char *)(e + 1);
+	memcpy(key, p->k, p->kn);
+	if (n1)
+		memcpy(key + p->kn, v1, n1);
+	if (n2)
+		memcpy(key + p->kn + n1, v2, n2);
+	kvx_flush(x, e, n);
+	*ep = e;
+	return 0;
+}
+
+static int w_put(struct kvx *x, struct kpos *p, unsigned type, int64_t exp,
+                 const void *v1, size_t n1, const void *v2, size_t n2)
+{
+	pmtx_off off;
+	struct pmkv_entry *e;
+	if (type != PMKV_T_STRING) /* format 1.1 holds strings only */
+		return PMTX_E_UNSUPPORTED;
+	int rc = p->looked ? 0 : w_find(x, p); /* a blind put */
+	if (!rc)
+		rc = new_entry(x, p, exp, v1, n1, v2, n2, &off, &e);
+	if (rc)
+		return rc;
+	return p->found ? assoc_replace(x, &p->at, off, e)
+	                : assoc_link(x, off, e, p->h);
+}
+
+static int w_del(struct kvx *x, struct kpos *p)
+{
+	return assoc_unlink(x, &p->at);
+}
+
+static uint64_t w_count(struct kvx *x)
+{
+	return kvx_get(x, KVMETA(x, count));
+}
+
+/* fn for each entry of bucket b; *seen counts them. */
+static int scan_bucket(struct kvx *x, uint64_t b, ks_fn fn, void *arg,
+                       uint64_t *seen)
+{
+	struct kvref head;
+	uint64_t hops = 0, count = kvx_get(x, KVMETA(x, count));
+	int rc = assoc_bucket_head(x, b, &head);
+	for (pmtx_off cur = rc ? 0 : kvx_get(x, head); cur && !rc; hops++) {
+		const struct pmkv_entry *e = pmkv_entry_at(x, cur);
+		struct kval v;
+		if (!e || hops > count)
+			return PMTX_E_CORRUPT;
+		entry_kval(e, &v);
+		rc = fn(arg, entry_key(e), PMKV_KLEN(e->lens), &v);
+		(*seen)++;
+		cur = kvx_get(x, KVENT(cur, next));
+	}
+	return rc;
+}
+
+/* pmtx_hmap_scan's bounds over this table (store_int.h). */
+static int w_scan(struct kvx *x, uint64_t cursor, size_t count, ks_fn fn,
+                  void *arg, uint64_t *next)
+{
+	uint64_t nb = assoc_buckets(x), b = cursor, seen = 0;
+	uint64_t end = cursor + 10 * (uint64_t)(count ? count : 1);
+	int rc = 0;
+	while (b < nb && seen < count && b < end &&
+	       !(rc = scan_bucket(x, b, fn, arg, &seen)))
+		b++;
+	*next = b < nb ? b : 0;
+	return rc;
+}
+
+static int w_create(struct kvx *x)
+{
+	struct pmkv_root1 *root = (struct pmkv_root1 *)x->s->root;
+	void *p;
+	int rc = kvx_new(x, sizeof(*root), 1, &x->s->meta, &p);
+	if (!rc)
+		rc = assoc_new_table(x);
+	return rc ? rc : PMTX_SET(x->tx, root->meta, x->s->meta);
+}
+
+/* The table's geometry, checked (H4) before any operation follows it. */
+static int w_attach(struct pmkv_store *s, char *msg, size_t len)
+{
+	struct kvx x = {s, NULL, 0, 0, 0};
+	s->meta = ((const struct pmkv_root1 *)s->root)->meta;
+	int rc = kvx_view(&x, s->meta, sizeof(struct pmkv_root1), NULL)
+	         ? 0 : PMTX_E_CORRUPT;
+	uint64_t nbase = kvx_get(&x, KVMETA(&x, nbase));
+	uint64_t split = kvx_get(&x, KVMETA(&x, split));
+	uint64_t cap = kvx_get(&x, KVMETA(&x, dir_cap));
+	uint64_t tn = kvx_get(&x, KVMETA(&x, trash_nsegs));
+	pmtx_off td = kvx_get(&x, KVMETA(&x, trash_dir));
+	if (rc || nbase < PMKV_NBASE_MIN || (nbase & (nbase - 1)) ||
+	    split >= nbase || cap < PMKV_DIR_CAP_MIN ||
+	    pmkv_nsegs(nbase, split, PMKV_WSEG_SHIFT) > cap ||
+	    !directory_ok(&x, kvx_get(&x, KVMETA(&x, dir)), cap) ||
+	    (cap & (cap - 1)) || tn > PMKV_DIR_CAP_MAX ||
+	    (td && !kvx_view(&x, td, tn * W, NULL)) || x.err) {
+		snprintf(msg, len, "the table's geometry is corrupt");
+		return PMTX_E_CORRUPT;
+	}
+	return 0;
+}
+
+static void w_detach(struct pmkv_store *s)
+{
+	(void)s;
+}
+
+static uint64_t w_hint(struct pmkv_store *s, const void *k, size_t kn)
+{
+	(void)s, (void)k, (void)kn; /* no hints: store.c S9 */
+	return 0;
+}
+
+static void w_hint_more(struct pmkv_store *s, uint64_t token)
+{
+	(void)s, (void)token;
+}
+
+const struct ks_ops pmkv_ks_wrapped = {
+	.create = w_create, .attach = w_attach, .detach = w_detach,
+	.grow = assoc_maybe_grow, .find = w_find, .put = w_put,
+	.del = w_del, .count = w_count, .buckets = assoc_buckets,
+	.scan = w_scan, .flush = assoc_detach, .sweep = assoc_sweep,
+	.hint = w_hint, .hint_more = w_hint_more, .check = assoc_check,
+	.walk = assoc_walk,
+};

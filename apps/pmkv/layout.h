@@ -1,50 +1,88 @@
 /*
- * layout.h - pmkv's persistent format: the whole key space, inside one
- * pmtx region whose layout name is PMKV_LAYOUT (a region of another
- * application is refused by name, and a pmkv region by any other).
+ * layout.h - pmkv's persistent format: the whole store, inside one pmtx
+ * region whose layout name is PMKV_LAYOUT (a region of another
+ * application is refused by name, and a pmkv region by any other). The
+ * root's first 16 bytes (struct pmkv_root_hdr) say which format and which
+ * version (flavour) the rest is; the two versions have formats of their
+ * own.
  *
- *   root (struct pmkv_root)  format, version (opt or wrapped), key count,
- *                            the table's geometry and directory, the
- *                            trash left by FLUSHALL
+ * ---- Format 2.0: the opt version (keyspace.c) ----
+ *
+ *   root (struct pmkv_root)  the header, then the key space of each of
+ *                            PMKV_DBS databases and the trash
+ *   key space                a pmtx_hmap (pmtx_containers.h; its blocks
+ *                            and format are the library's): key bytes to
+ *                            a typed object
+ *   typed object             the bytes of an hmap value:
+ *       [u8 type][u8 flags][i64 expire_ms, if flags & PMKV_OBJ_EXPIRES]
+ *       [payload]
+ *     type PMKV_T_STRING: the payload is the string's bytes. Later types
+ *     (list, set, sorted set, hash) will hold a container's offset.
+ *
+ * Rules
+ *  L1. Persistent pointers are pmtx offsets from the region start, and
+ *      every one read from the region is checked before it is followed:
+ *      db[] and trash[] by pmtx_hmap_open (the map's header), a map's own
+ *      links by the hash map (its H3), an object's length and fields by
+ *      pmkv_obj_parse before any byte of it is used.
+ *  L2. Every field changes inside a pmtx transaction. An hmap entry, and
+ *      so an object, never changes once linked: a write of a key puts a
+ *      fresh entry (the hash map's H2), so a value never needs a
+ *      transactional write of its own bytes.
+ *  L3. A map is reachable from exactly one of db[] and trash[]; every
+ *      block of the store is a block of one of those maps (no leak after
+ *      any crash). db[0] always names a map; db[1..15] are 0 until their
+ *      database is first written. trash[i] is a map FLUSHALL detached
+ *      from db[i] in the transaction that put a new one (or 0) there,
+ *      destroyed a budget of entries a transaction (pmtx_hmap_
+ *      destroy_some); the slot is cleared in the step that frees the last
+ *      of it.
+ *  L4. An object's type is one of enum pmkv_type and its flags only hold
+ *      bits of PMKV_OBJ_FLAGS; anything else is a corrupt object. Its
+ *      length is at least its header (2 bytes, 10 with an expiry);
+ *      expire_ms is absolute, ms since the epoch, and nonzero.
+ *  L5. Versions: PMKV_FORMAT_MAJOR changes when a server of the older
+ *      major could misread the region. A minor adds types or flags: this
+ *      server opens its own major at any minor up to its own, and refuses
+ *      a newer minor (its objects may name blocks this server would not
+ *      know how to free). 2.0: the key space in pmtx_hmap (format 1.x's
+ *      opt version is refused at open, with what to do).
+ *
+ * ---- Format 1.1: the wrapped version (assoc.c, obj.c) ----
+ *
+ *   root (struct pmkv_root1) the header and `meta`, the wrapper of an
+ *                            object laid out as a struct pmkv_root1 whose
+ *                            geometry fields are the table's
  *   directory                dir_cap segment offsets
- *   segment                  2^shift bucket offsets: the first entry of
- *                            each chain
+ *   segment                  2^PMKV_WSEG_SHIFT bucket offsets: the first
+ *                            entry of each chain
  *   entry (struct pmkv_entry) header, key, value
  *
- * The two versions (flavour) hold these objects differently:
- *   opt      each object is one heap block, named by its offset; the
- *            geometry is in the root itself; segments of 4,096 buckets
- *            (PMKV_SEG_SHIFT).
- *   wrapped  each object is a pmtx copy-on-write object (pmtx.h): a
- *            wrapper block naming its payload, and every offset above
- *            (directory, segments, bucket heads, next) names a wrapper.
- *            The root holds only the format and `meta`, the wrapper of
- *            an object laid out as a struct pmkv_root whose geometry
- *            fields are the table's (its format fields are zero).
- *            Segments have 64 buckets (PMKV_WSEG_SHIFT): a copy-on-write
- *            write copies its whole segment.
+ * Every object is a pmtx copy-on-write object (pmtx.h): a wrapper block
+ * naming its payload, and every offset above (directory, segments, bucket
+ * heads, next) names a wrapper. Segments have 64 buckets: a copy-on-write
+ * write copies its whole segment. It is a table of its own because the
+ * library's containers do not run under copy-on-write (README.md).
  *
  * The table is a linear hash table (Litwin): buckets [0, nbase + split)
- * exist; a key whose hash h gives b = h mod nbase lives in b if
- * b >= split, else in h mod 2*nbase. Growing splits bucket `split` into
- * itself and split + nbase, one bucket per insert that finds the table
- * too full; when split reaches nbase, nbase doubles and split restarts at
- * 0. A split only ever moves entries to a higher bucket index, which is
- * what lets a SCAN cursor (a bucket index) miss nothing.
+ * exist; a key whose hash h gives b = h mod nbase lives in b if b >= split,
+ * else in h mod 2*nbase. Growing splits bucket `split` into itself and
+ * split + nbase, one bucket per insert that finds the table too full; when
+ * split reaches nbase, nbase doubles and split restarts at 0. A split only
+ * ever moves entries to a higher bucket index, which is what lets a SCAN
+ * cursor (a bucket index) miss nothing.
  *
- * Rules (pmtx's layout.h rules hold here too)
- *  L1. Persistent pointers are pmtx offsets from the region start, and
- *      every offset read from the region is checked (pmkv_entry_at and
- *      the segment lookups in assoc.c) before it is followed.
- *  L2. Every field changes inside a pmtx transaction, except the fields
+ * Rules: L1 (offsets checked by pmkv_entry_at and the segment lookups in
+ * assoc.c), and
+ *  W1. Every field changes inside a pmtx transaction, except the fields
  *      of a fresh entry that nothing reaches yet (naked stores, then
- *      pmtx_flush, before the transaction that links it commits).
- *  L3. An entry is reachable from exactly one chain, or from the trash;
+ *      pmtx_flush, before the transaction that links it commits). A linked
+ *      entry's fields other than next never change.
+ *  W2. An entry is reachable from exactly one chain, or from the trash;
  *      every allocated block of the store is reachable (no leak after any
  *      crash). count is the number of entries in the chains.
- *  L4. Format changes bump PMKV_FORMAT_MAJOR (incompatible) or the minor.
- *      1.0: the opt version. 1.1: the wrapped version (an opt region is
- *      the same in both; a 1.0 server refuses a wrapped one by flavour).
+ *  W3. Versions as L5 says (a newer minor is refused). 1.0: the opt
+ *      version of this table (no longer read). 1.1: the wrapped version.
  */
 #ifndef PMKV_LAYOUT_H
 #define PMKV_LAYOUT_H
@@ -56,27 +94,73 @@
 
 #define PMKV_LAYOUT "pmkv"
 #define PMKV_MAGIC 0x5f5f564b4d50ull /* "PMKV__" */
-#define PMKV_FORMAT_MAJOR 1
-#define PMKV_FORMAT_MINOR 1
+#define PMKV_FORMAT_MAJOR 2  /* the opt version */
+#define PMKV_FORMAT_MINOR 0
+#define PMKV_WFORMAT_MAJOR 1 /* the wrapped version */
+#define PMKV_WFORMAT_MINOR 1
 
-/* struct pmkv_root.flavour: a region holds one version of the store. */
+/* struct pmkv_root_hdr.flavour: a region holds one version of the store.
+ * Fixed on media. */
 enum pmkv_flavour {
-	PMKV_OPT = 1,     /* plain structs, plain loads (store.c) */
+	PMKV_OPT = 1,     /* the key space in pmtx_hmap (keyspace.c) */
 	PMKV_WRAPPED = 2, /* every object behind a pmtx wrapper (obj.c) */
 };
 
-#define PMKV_SEG_SHIFT 12 /* opt: 32 KiB of offsets per segment */
-#define PMKV_SEG_BUCKETS (1u << PMKV_SEG_SHIFT)
-#define PMKV_WSEG_SHIFT 6 /* wrapped: 512 bytes per segment */
-#define PMKV_NBASE_MIN 4u /* tests; a server starts at PMKV_SEG_BUCKETS */
-#define PMKV_DIR_CAP_MIN 64u
-#define PMKV_DIR_CAP_MAX (1u << 20) /* 2^32 buckets */
+/* Every format's first 16 bytes. */
+struct pmkv_root_hdr {
+	uint64_t magic;        /* PMKV_MAGIC */
+	uint16_t major, minor; /* the flavour's format */
+	uint32_t flavour;      /* enum pmkv_flavour */
+};
+_Static_assert(sizeof(struct pmkv_root_hdr) == 16, "root header");
+
+/* ---- format 2.0 (opt) ---- */
+
+#define PMKV_DBS 16 /* databases (SELECT 0..15) */
 
 struct pmkv_root {
-	uint64_t magic;        /* PMKV_MAGIC */
-	uint16_t major, minor; /* PMKV_FORMAT_* */
-	uint32_t flavour;      /* enum pmkv_flavour */
-	uint64_t count;        /* entries in the chains (L3) */
+	struct pmkv_root_hdr h;
+	uint32_t ndbs;              /* PMKV_DBS */
+	uint32_t flags;             /* zero */
+	uint64_t reserved0;         /* zero */
+	pmtx_off db[PMKV_DBS];      /* each database's key space (L3) */
+	pmtx_off trash[PMKV_DBS];   /* maps being destroyed (L3) */
+	uint64_t reserved[28];      /* zero */
+};
+_Static_assert(sizeof(struct pmkv_root) == 512, "root size");
+_Static_assert(offsetof(struct pmkv_root, ndbs) == 16, "root ndbs");
+_Static_assert(offsetof(struct pmkv_root, db) == 32, "root db");
+_Static_assert(offsetof(struct pmkv_root, trash) == 160, "root trash");
+_Static_assert(offsetof(struct pmkv_root, reserved) == 288, "root reserved");
+
+/* A typed object's type (L4). Redis's own numbering; fixed on media, only
+ * ever appended. */
+enum pmkv_type {
+	PMKV_T_STRING = 0,
+	/* to come: PMKV_T_LIST = 1, PMKV_T_SET = 2, PMKV_T_ZSET = 3,
+	 * PMKV_T_HASH = 4 */
+};
+#define PMKV_T_MAX PMKV_T_STRING
+
+/* A typed object's flags. */
+#define PMKV_OBJ_EXPIRES 0x01u /* an expiry follows the two bytes */
+#define PMKV_OBJ_FLAGS PMKV_OBJ_EXPIRES
+
+#define PMKV_OBJ_HDR 2u  /* type, flags */
+#define PMKV_OBJ_EXP 8u  /* expire_ms, when PMKV_OBJ_EXPIRES */
+#define PMKV_OBJ_HDR_MAX (PMKV_OBJ_HDR + PMKV_OBJ_EXP)
+
+/* ---- format 1.1 (wrapped) ---- */
+
+#define PMKV_WSEG_SHIFT 6 /* 512 bytes per segment */
+#define PMKV_NBASE_MIN 4u /* tests; a server starts at 4,096 */
+#define PMKV_NBASE_DEFAULT 4096u
+#define PMKV_DIR_CAP_MIN 64u
+#define PMKV_DIR_CAP_MAX (1u << 20)
+
+struct pmkv_root1 {
+	struct pmkv_root_hdr h;
+	uint64_t count;        /* entries in the chains (W2) */
 	uint64_t nbase;        /* buckets at the start of this round: a power
 	                        * of two, >= PMKV_NBASE_MIN */
 	uint64_t split;        /* next bucket to split, < nbase */
@@ -84,18 +168,17 @@ struct pmkv_root {
 	uint64_t dir_cap;      /* a power of two */
 	pmtx_off trash_dir;    /* FLUSHALL: the old table, being freed */
 	uint64_t trash_nsegs;  /* segments of trash_dir still in use */
-	pmtx_off meta;         /* wrapped: the geometry's object; opt: 0 */
+	pmtx_off meta;         /* the geometry's object (in the root only) */
 	uint64_t reserved[6];  /* must be zero */
 };
-_Static_assert(sizeof(struct pmkv_root) == 128, "root size");
-_Static_assert(offsetof(struct pmkv_root, count) == 16, "root count");
-_Static_assert(offsetof(struct pmkv_root, dir) == 40, "root dir");
-_Static_assert(offsetof(struct pmkv_root, trash_dir) == 56, "root trash");
-_Static_assert(offsetof(struct pmkv_root, meta) == 72, "root meta");
+_Static_assert(sizeof(struct pmkv_root1) == 128, "root 1.x size");
+_Static_assert(offsetof(struct pmkv_root1, count) == 16, "root count");
+_Static_assert(offsetof(struct pmkv_root1, dir) == 40, "root dir");
+_Static_assert(offsetof(struct pmkv_root1, trash_dir) == 56, "root trash");
+_Static_assert(offsetof(struct pmkv_root1, meta) == 72, "root meta");
 
-/* One key and its value, in one block: the header, then klen key bytes,
- * then vlen value bytes. A GET reads one block, usually one or two lines
- * (the opt version's placement for locality). */
+/* One key and its value, in one payload: the header, then klen key
+ * bytes, then vlen value bytes. */
 struct pmkv_entry {
 	pmtx_off next;     /* the next entry of the chain, 0 at its end */
 	uint64_t hash;     /* XXH3 of the key: chains compare it first */

@@ -10,7 +10,7 @@
  *      so the store is closed with no command running.
  *  V3. Active expiry: hz times a second the accept thread, between
  *      accepts, removes expired keys (store.c S10), as Redis's cron does:
- *      a step of EXPIRE_BUCKETS buckets, then more while a step finds at
+ *      a step over EXPIRE_KEYS keys, then more while a step finds at
  *      least a tenth of the keys it looked at expired, for at most a
  *      quarter of the period. Each step is one transaction under the
  *      store lock, so clients wait for one step at most, never a pass.
@@ -203,7 +203,7 @@ static void accept_one(struct server *srv, int lfd)
 		usleep(10000); /* out of descriptors: let some close */
 }
 
-#define EXPIRE_BUCKETS 256
+#define EXPIRE_KEYS 256 /* keys a step of active expiry looks at */
 
 /* V3: one pass of active expiry. */
 static void expire_cycle(struct server *srv)
@@ -212,7 +212,7 @@ static void expire_cycle(struct server *srv)
 	for (;;) {
 		uint64_t seen, removed;
 		if (pmkv_expire_step(srv->store, pmkv_now_ms(),
-		                     &srv->expire_cursor, EXPIRE_BUCKETS, &seen,
+		                     &srv->expire_cursor, EXPIRE_KEYS, &seen,
 		                     &removed))
 			break;
 		srv->expired += removed;

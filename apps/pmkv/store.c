@@ -1,41 +1,47 @@
 /*
- * store.c - pmkv's operations, each one pmtx transaction, for both
- * versions of the store (obj.c holds what differs between them).
+ * store.c - pmkv's operations, each one pmtx transaction, written once
+ * for both versions of the store over the key-space interface
+ * (store_int.h: keyspace.c for opt, assoc.c for wrapped).
  *
  * DESIGN
  * Persistent: everything in layout.h. Volatile: the lock, the runtime,
- * the version.
+ * the version, the opt version's map handles.
  *
  * Invariants
  *  S1. Every operation that writes runs in one transaction, under the
  *      store lock, and returns only after pmtx_commit has returned: the
  *      server acknowledges a write only once it is durable. A failed step
- *      aborts the whole transaction: nothing of it stays.
+ *      aborts the whole transaction: nothing of it stays (the hash map
+ *      aborts the caller's transaction itself when it fails after a
+ *      write: pmtx_containers.h).
  *  S2. Reads run in a transaction of their own under the store lock too,
- *      and read entries through views (obj.c O2): no writer runs
+ *      and read values through views (struct kval): no writer runs
  *      meanwhile (S1). The lock is one adaptive mutex (it spins a while
  *      before it sleeps): an operation holds it for about a microsecond,
  *      less than a sleeping thread takes to wake on this class of
  *      machine; a reader-writer lock, which lets readers run together,
  *      measured 4 to 7 times slower with two threads (a futex sleep and
  *      wake-up at every writer), in the server and in pmkv-storebench.
- *  S3. Within a writing transaction, fields that change are read with
- *      kvx_get (assoc.c H3); key bytes, klen and hash never change after
- *      an entry is linked, and an operation reads a value only before it
- *      writes it, so those are read through the entry's view.
- *  S4. A value is changed in place (pmtx_write) when it is short and fits
- *      the entry's block; otherwise a fresh entry (plain stores, flushed)
- *      replaces the old one in the chain, which is freed: either way, one
- *      transaction.
+ *  S3. A key's object never changes once linked (layout.h L2, W1): a
+ *      write of a value puts a fresh entry, which replaces the old one in
+ *      the same transaction. So a lookup's view shows what this
+ *      transaction (a group too) last wrote, under every runtime: a
+ *      fresh entry is written with plain stores, which plain loads see.
+ *      An operation reads the value it found before it writes the key.
+ *  S4. No value is written in place. Format 1.x wrote short values in
+ *      place with pmtx_write; under redo that write sat in the log, and
+ *      a later read in the same group read the old bytes through its
+ *      view (three pipelined INCRs answered 6, 6, 6). The hash map's
+ *      entries are immutable, and the wrapped table now does the same.
  *  S5. An entry whose expiry has passed is absent to every operation;
  *      a writing operation that meets it removes it in its transaction.
- *  S6. Growth (assoc_maybe_grow) runs at the start of an inserting
- *      operation, before its lookups, so no chain position it holds is
- *      moved under it.
- *  S7. Keys can be removed from a full region: under copy-on-write every
- *      write copies its object, so a removal (DEL, a FLUSHALL sweep step,
- *      its detach) that finds no room runs again under undo, which writes
- *      in place (the wrapped version runs under either).
+ *  S6. Growth (ks->grow, the wrapped table's split) runs at the start of
+ *      an inserting operation, before its lookups, so no chain position
+ *      it holds is moved under it. The hash map splits inside its put.
+ *  S7. Keys can be removed from a full region: under copy-on-write
+ *      (wrapped only) every write copies its object, so a removal (DEL, a
+ *      FLUSHALL sweep step, its detach, active expiry) that finds no room
+ *      runs again under undo, which writes in place.
  *  S8. A group (pmkv_group_begin/end) is one transaction of the store's
  *      runtime under the store lock, held from begin to end; each
  *      operation in it begins and ends as it would alone (x_begin, x_end)
@@ -48,31 +54,37 @@
  *      retry under undo (S7) cannot run in the group's transaction, so it
  *      breaks the group too; its caller runs the operations again, one
  *      transaction each.
- *  S9. Hints (pmkv_hint, assoc.c H6) read the table with plain loads
- *      outside the group's transaction, only to prefetch: only the
- *      group's thread calls them, holding the store lock (S8), so no
- *      other thread writes meanwhile. Under undo they see the group's
- *      writes, which are in place; under redo they see the values from
- *      before the group (its writes are in its log), so a hint may fetch
- *      a line the group has since replaced, which only makes it useless.
- *      They follow no offset beyond the region, and what they read
- *      decides nothing.
- *  S10. Active expiry (pmkv_expire_step) removes, in one transaction,
- *      every entry whose expiry has passed in a run of buckets, as a
- *      writing operation that meets one does (S5): what any operation
- *      sees does not change, only the count and the memory held. Under
- *      copy-on-write it runs again under undo if it finds no room (S7).
+ *  S9. Hints (pmkv_hint: pmtx_hmap_prefetch, opt only) read the map with
+ *      plain loads outside the group's transaction, only to prefetch:
+ *      only the group's thread calls them, holding the store lock (S8),
+ *      so no other thread writes meanwhile. Under redo they see the
+ *      values from before the group (its writes are in its log), so a
+ *      hint may fetch a line the group has since replaced, which only
+ *      makes it useless. They follow no offset beyond the region, and
+ *      what they read decides nothing.
+ *  S10. Active expiry (pmkv_expire_step) scans a run of buckets (the key
+ *      space's scan cursor), collects the keys whose expiry has passed,
+ *      and removes them in the same transaction (a scan's callback must
+ *      not write the map), as a writing operation that meets one does
+ *      (S5): what any operation sees does not change, only the count and
+ *      the memory held.
  *  S11. A commit that fails on the disk (PMTX_E_IO) may have been applied
  *      in memory or not (pmtx rolls back a transaction whose COMMIT
  *      record was not written, and applies one whose record was), and
  *      whether it is durable is unknown: every later barrier of the
  *      region fails until it is opened again, which replays what the
  *      disk kept. The store is broken from that moment: every later
- *      operation that would read the table (KEYS and SCAN too) returns
- *      PMTX_E_IO without reading it, so no client reads a write that was
- *      refused and may not survive, and a group's operations, run again
- *      one by one after its commit failed (G3), apply nothing twice.
- *      DBSIZE and INFO still read the count, one word.
+ *      operation that would read the key space (KEYS and SCAN too)
+ *      returns PMTX_E_IO without reading it, so no client reads a write
+ *      that was refused and may not survive, and a group's operations,
+ *      run again one by one after its commit failed (G3), apply nothing
+ *      twice. DBSIZE and INFO still read the count.
+ *  S12. FLUSHALL is atomic: one transaction detaches every key into the
+ *      trash (ks->flush: the maps into the root's trash slots, or the
+ *      wrapped table's directory), then batches of SWEEP_BATCH entries,
+ *      each a transaction of its own, free it (pmtx_hmap_destroy_some);
+ *      a restart finishes a sweep a crash cut short, and a FLUSHALL
+ *      sweeps what an earlier one left before it detaches.
  */
 #include <errno.h>
 #include <limits.h>
@@ -87,8 +99,8 @@
 
 #include "store_int.h"
 
-#define INPLACE_MAX 256u /* S4: longest value written in place */
 #define SWEEP_BATCH 1024u
+#define SCAN_MAX (UINT64_C(1) << 40) /* a SCAN's COUNT, at most */
 
 void pmkv_config_init(struct pmkv_config *c)
 {
@@ -99,7 +111,7 @@ void pmkv_config_init(struct pmkv_config *c)
 	c->flavour = 0;
 	c->domain = PMTX_PDOM1;
 	c->backend = PMTX_BACKEND_HARDWARE;
-	c->initial_buckets = PMKV_SEG_BUCKETS;
+	c->initial_buckets = PMKV_NBASE_DEFAULT;
 	c->max_key = 64u << 10;
 	c->max_value = 16u << 20;
 }
@@ -139,37 +151,10 @@ const char *pmkv_strerror(int status)
 	}
 }
 
-/* ---- entries ---- */
-
-/* klen and vlen, as this operation sees them (vlen may have changed). */
-static void lens(struct kvx *x, pmtx_off e, uint32_t *kl, uint32_t *vl)
-{
-	uint64_t w = kvx_get(x, KVENT(e, lens));
-	*kl = PMKV_KLEN(w);
-	*vl = PMKV_VLEN(w);
-}
-
-static int64_t expiry(struct kvx *x, pmtx_off e)
-{
-	return (int64_t)kvx_get(x, KVENT(e, expire_ms));
-}
-
-const struct pmkv_entry *pmkv_entry_at(struct kvx *x, pmtx_off obj)
-{
-	size_t usable;
-	const struct pmkv_entry *e =
-		kvx_view(x, obj, sizeof(struct pmkv_entry), &usable);
-	if (!e || (uint64_t)PMKV_KLEN(e->lens) + PMKV_VLEN(e->lens) >
-	                  usable - sizeof(*e))
-		return NULL;
-	return e;
-}
-
 /* S5 */
-static int expired(struct kvx *x, pmtx_off e, int64_t now)
+static int expired(const struct kval *v, int64_t now)
 {
-	int64_t t = expiry(x, e);
-	return t != 0 && t <= now;
+	return v->expire_ms != 0 && v->expire_ms <= now;
 }
 
 /* The thread's group (S8): the store it is open on (NULL: none), its
@@ -244,102 +229,74 @@ static int x_end(struct kvx *x, int rc)
 	return rc == PMTX_E_NOMEM ? PMKV_E_OOM : rc;
 }
 
-/* A fresh entry holding key k and the value v1 followed by v2 (obj.c
- * O3): its object in *out, its plain-store pointer in *ep. */
-static int new_entry(struct kvx *x, const void *k, size_t kn, uint64_t h,
-                     const void *v1, size_t n1, const void *v2, size_t n2,
-                     int64_t exp, pmtx_off *out, struct pmkv_entry **ep)
-{
-	struct pmkv_store *s = x->s;
-	struct pmkv_entry *e;
-	if (kn > s->max_key || n1 + n2 > s->max_value)
-		return PMKV_E_TOOBIG;
-	int rc = kvx_new(x, sizeof(*e) + kn + n1 + n2, 0, out, (void **)&e);
-	if (rc)
-		return rc;
-	*e = (struct pmkv_entry){0, h, (uint64_t)exp, PMKV_LENS(kn, n1 + n2)};
-	char *key = (char *)(e + 1);
-	memcpy(key, k, kn);
-	if (n1)
-		memcpy(key + kn, v1, n1);
-	if (n2)
-		memcpy(key + kn + n1, v2, n2);
-#ifndef PMKV_PLANTED_BUG /* tests: the explorer must catch its removal */
-	kvx_flush(x, e, sizeof(*e) + kn + n1 + n2);
-#endif
-	*ep = e;
-	return 0;
-}
+#define KPOS(key, len) ((struct kpos){.k = (key), .kn = (len)})
 
 /* Find a live key (S5): an expired one is removed first, in a writing
  * operation, or reported absent in a reader. */
-static int find_live(struct kvx *x, const void *k, size_t kn, uint64_t h,
-                     int64_t now, struct pos *pos)
+static int find_live(struct kvx *x, struct kpos *p, int64_t now)
 {
-	int rc = assoc_find(x, k, kn, h, pos);
-	if (rc || !pos->off || !expired(x, pos->off, now))
+	int rc = x->s->ks->find(x, p);
+	if (rc || !p->found || !expired(&p->v, now))
 		return rc;
 	if (x->writer)
-		rc = assoc_unlink(x, pos);
-	pos->off = 0;
-	pos->e = NULL;
+		rc = x->s->ks->del(x, p);
+	p->found = 0;
 	return rc;
 }
 
-/* Give key k the value v1 + v2 (S4), keeping or setting the expiry. */
-static int put(struct kvx *x, const void *k, size_t kn, uint64_t h,
-               struct pos *pos, const void *v1, size_t n1, const void *v2,
-               size_t n2, int64_t exp)
+#ifdef PMKV_PLANTED_BUG
+/* tests: the explorer must catch a replace made in two transactions (S1
+ * broken): the old entry's removal committed before the new one is put */
+static int planted_split(struct kvx *x, struct kpos *p)
 {
-	pmtx_off off;
-	struct pmkv_entry *e;
-	if (pos->off && n1 == 0 && n2 <= INPLACE_MAX) {
-		uint32_t kl, vl;
-		size_t room = 0;
-		lens(x, pos->off, &kl, &vl);
-		kvx_view(x, pos->off, 0, &room);
-		if (sizeof(struct pmkv_entry) + kl + n2 <= room) {
-			int rc = kvx_write(x, KVREF(pos->off, sizeof(*e) + kl),
-			                   v2, n2);
-			if (!rc)
-				rc = kvx_put(x, KVENT(pos->off, lens),
-				             PMKV_LENS(kl, n2));
-			if (!rc)
-				rc = kvx_put(x, KVENT(pos->off, expire_ms),
-				             (uint64_t)exp);
-			return rc;
-		}
-	}
-	int rc = new_entry(x, k, kn, h, v1, n1, v2, n2, exp, &off, &e);
+	int rc = p->looked ? 0 : x->s->ks->find(x, p);
+	if (!rc && p->found && grp.s != x->s && !x->s->wrapped &&
+	    !(rc = x->s->ks->del(x, p)) && !(rc = pmtx_commit(x->tx)))
+		rc = pmtx_begin(x->s->r, x->s->rt, &x->tx);
+	return rc;
+}
+#endif
+
+/* Give the key p looked up the string v1 + v2 (S3, S4). */
+static int put(struct kvx *x, struct kpos *p, const void *v1, size_t n1,
+               const void *v2, size_t n2, int64_t exp)
+{
+	if (p->kn > x->s->max_key || n1 + n2 > x->s->max_value)
+		return PMKV_E_TOOBIG;
+#ifdef PMKV_PLANTED_BUG
+	int rc = planted_split(x, p);
 	if (rc)
 		return rc;
-	return pos->off ? assoc_replace(x, pos, off, e)
-	                : assoc_link(x, off, e, h);
+#endif
+	return x->s->ks->put(x, p, PMKV_T_STRING, exp, v1, n1, v2, n2);
 }
 
 /* ---- operations ---- */
 
-/* An inserting operation's lookup of key k, to which it may give a value
- * of vn bytes: the limits, growth first (S6), then the key. */
-static int w_lookup(struct kvx *x, const void *k, size_t kn, size_t vn,
-                    uint64_t h, struct pos *pos)
+/* An inserting operation's lookup of p->k, to which it may give a value
+ * of vn bytes: the limits, growth first (S6), then the key, unless the
+ * operation only overwrites it (blind: a put replaces whatever is there,
+ * expired or not, as a lookup and a put would). */
+static int w_prepare(struct kvx *x, struct kpos *p, size_t vn, int blind)
 {
-	if (kn > x->s->max_key || vn > x->s->max_value)
+	if (p->kn > x->s->max_key || vn > x->s->max_value)
 		return PMKV_E_TOOBIG;
-	int rc = assoc_maybe_grow(x);
-	return rc ? rc : find_live(x, k, kn, h, pmkv_now_ms(), pos);
+	int rc = x->s->ks->grow(x);
+	return rc || blind ? rc : find_live(x, p, pmkv_now_ms());
+}
+
+static int w_lookup(struct kvx *x, struct kpos *p, size_t vn)
+{
+	return w_prepare(x, p, vn, 0);
 }
 
 /* A reader's lookup of one key: its transaction begun (the caller reads
- * pos, then ends it with x_end), or a status with nothing begun. */
-static int r_find(struct pmkv_store *s, const void *k, size_t kn,
-                  int64_t now, struct kvx *x, struct pos *pos)
+ * p, then ends it with x_end), or a status with nothing begun. */
+static int r_find(struct pmkv_store *s, struct kpos *p, int64_t now,
+                  struct kvx *x)
 {
 	int rc = x_begin(s, x, 0);
-	if (rc)
-		return rc;
-	rc = find_live(x, k, kn, pmkv_hash(k, kn), now, pos);
-	if (rc)
+	if (!rc && (rc = find_live(x, p, now)))
 		x_end(x, rc);
 	return rc;
 }
@@ -348,13 +305,13 @@ int pmkv_get(struct pmkv_store *s, const void *k, size_t kn,
              pmkv_emit_fn emit, void *arg, int *found)
 {
 	struct kvx x;
-	struct pos pos;
-	int rc = r_find(s, k, kn, pmkv_now_ms(), &x, &pos);
-	*found = !rc && pos.off;
+	struct kpos p = KPOS(k, kn);
+	int rc = r_find(s, &p, pmkv_now_ms(), &x);
+	*found = !rc && p.found;
 	if (rc)
 		return rc;
-	if (*found)
-		emit(arg, entry_val(pos.e), PMKV_VLEN(pos.e->lens));
+	if (p.found)
+		emit(arg, p.v.p, p.v.n);
 	return x_end(&x, 0);
 }
 
@@ -370,22 +327,21 @@ int pmkv_set(struct pmkv_store *s, const void *k, size_t kn, const void *v,
              pmkv_emit_fn emit, void *arg, int *found)
 {
 	struct kvx x;
-	struct pos pos;
-	uint64_t h = pmkv_hash(k, kn);
+	struct kpos p = KPOS(k, kn);
 	int rc = x_begin(s, &x, 1);
 	if (rc)
 		return rc;
 	*done = 0;
-	rc = w_lookup(&x, k, kn, vn, h, &pos);
+	rc = w_prepare(&x, &p, vn, !flags);
 	if (!rc && (flags & PMKV_SET_GET)) {
-		*found = pos.off != 0;
-		if (pos.off)
-			emit(arg, entry_val(pos.e), PMKV_VLEN(pos.e->lens));
+		*found = p.found;
+		if (p.found)
+			emit(arg, p.v.p, p.v.n);
 	}
-	if (!rc && set_applies(flags, pos.off != 0)) {
-		int64_t exp = (flags & PMKV_SET_KEEPTTL) && pos.off
-		              ? expiry(&x, pos.off) : expire_ms;
-		rc = put(&x, k, kn, h, &pos, NULL, 0, v, vn, exp);
+	if (!rc && set_applies(flags, p.found)) {
+		int64_t exp = (flags & PMKV_SET_KEEPTTL) && p.found
+		              ? p.v.expire_ms : expire_ms;
+		rc = put(&x, &p, NULL, 0, v, vn, exp);
 		*done = !rc;
 	}
 	return x_end(&x, rc);
@@ -399,12 +355,10 @@ int pmkv_mset(struct pmkv_store *s, const struct pmkv_key *keys,
 	if (rc)
 		return rc;
 	for (size_t i = 0; i < n && !rc; i++) {
-		struct pos pos;
-		uint64_t h = pmkv_hash(keys[i].p, keys[i].n);
-		rc = w_lookup(&x, keys[i].p, keys[i].n, vals[i].n, h, &pos);
+		struct kpos p = KPOS(keys[i].p, keys[i].n);
+		rc = w_prepare(&x, &p, vals[i].n, 1);
 		if (!rc)
-			rc = put(&x, keys[i].p, keys[i].n, h, &pos, NULL, 0,
-			         vals[i].p, vals[i].n, 0);
+			rc = put(&x, &p, NULL, 0, vals[i].p, vals[i].n, 0);
 	}
 	return x_end(&x, rc);
 }
@@ -428,12 +382,11 @@ static int each_key(struct pmkv_store *s, const struct pmkv_key *keys,
 		return rc;
 	*count = 0;
 	for (size_t i = 0; i < n && !rc; i++) {
-		struct pos pos;
-		uint64_t h = pmkv_hash(keys[i].p, keys[i].n);
-		rc = find_live(&x, keys[i].p, keys[i].n, h, now, &pos);
-		if (!rc && pos.off && del)
-			rc = assoc_unlink(&x, &pos);
-		*count += !rc && pos.off;
+		struct kpos p = KPOS(keys[i].p, keys[i].n);
+		rc = find_live(&x, &p, now);
+		if (!rc && p.found && del)
+			rc = s->ks->del(&x, &p);
+		*count += !rc && p.found;
 	}
 	return x_end(&x, rc);
 }
@@ -480,28 +433,23 @@ int pmkv_incrby(struct pmkv_store *s, const void *k, size_t kn,
                 int64_t delta, int64_t *result)
 {
 	struct kvx x;
-	struct pos pos;
-	uint64_t h = pmkv_hash(k, kn);
+	struct kpos p = KPOS(k, kn);
 	int64_t old = 0;
 	char buf[24];
 	int rc = x_begin(s, &x, 1);
 	if (rc)
 		return rc;
-	rc = w_lookup(&x, k, kn, 0, h, &pos);
-	if (!rc && pos.off) {
-		uint32_t kl, vl;
-		lens(&x, pos.off, &kl, &vl);
-		if (vl > 20 || parse_int(entry_val(pos.e), vl, &old)) /* S3 */
-			rc = PMKV_E_NOTINT;
-	}
+	rc = w_lookup(&x, &p, 0);
+	if (!rc && p.found && (p.v.n > 20 || parse_int(p.v.p, p.v.n, &old)))
+		rc = PMKV_E_NOTINT;
 	if (!rc && ((delta > 0 && old > INT64_MAX - delta) ||
 	            (delta < 0 && old < INT64_MIN - delta)))
 		rc = PMKV_E_OVERFLOW;
 	if (!rc) {
 		*result = old + delta;
 		int n = snprintf(buf, sizeof(buf), "%lld", (long long)*result);
-		rc = put(&x, k, kn, h, &pos, NULL, 0, buf, (size_t)n,
-		         pos.off ? expiry(&x, pos.off) : 0);
+		rc = put(&x, &p, NULL, 0, buf, (size_t)n,
+		         p.found ? p.v.expire_ms : 0);
 	}
 	return x_end(&x, rc);
 }
@@ -510,36 +458,17 @@ int pmkv_append(struct pmkv_store *s, const void *k, size_t kn,
                 const void *v, size_t vn, uint64_t *len)
 {
 	struct kvx x;
-	struct pos pos;
-	uint64_t h = pmkv_hash(k, kn);
+	struct kpos p = KPOS(k, kn);
 	int rc = x_begin(s, &x, 1);
 	if (rc)
 		return rc;
-	rc = w_lookup(&x, k, kn, vn, h, &pos);
-	if (rc || !pos.off) {
-		*len = vn;
-		rc = rc ? rc : put(&x, k, kn, h, &pos, NULL, 0, v, vn, 0);
-		return x_end(&x, rc);
-	}
-	uint32_t kl, vl;
-	size_t room = 0;
-	lens(&x, pos.off, &kl, &vl);
-	kvx_view(&x, pos.off, 0, &room);
-	*len = (uint64_t)vl + vn;
-	if (*len > s->max_value) {
+	rc = w_lookup(&x, &p, vn);
+	*len = (p.found ? p.v.n : 0) + vn;
+	if (!rc && *len > s->max_value)
 		rc = PMKV_E_TOOBIG;
-	} else if (sizeof(struct pmkv_entry) + kl + *len <= room) {
-		/* in place: the old bytes stay, the new ones follow (S4) */
-		rc = kvx_write(&x, KVREF(pos.off, sizeof(struct pmkv_entry) +
-		                                  kl + vl), v, vn);
-		if (!rc)
-			rc = kvx_put(&x, KVENT(pos.off, lens),
-			             PMKV_LENS(kl, *len));
-	} else {
-		/* the old value is read before anything writes it (S3) */
-		rc = put(&x, k, kn, h, &pos, entry_val(pos.e), vl, v, vn,
-		         expiry(&x, pos.off));
-	}
+	if (!rc) /* the old value is read before anything writes it (S3) */
+		rc = p.found ? put(&x, &p, p.v.p, p.v.n, v, vn, p.v.expire_ms)
+		             : put(&x, &p, NULL, 0, v, vn, 0);
 	return x_end(&x, rc);
 }
 
@@ -547,24 +476,23 @@ int pmkv_strlen(struct pmkv_store *s, const void *k, size_t kn,
                 uint64_t *len)
 {
 	struct kvx x;
-	struct pos pos;
-	int rc = r_find(s, k, kn, pmkv_now_ms(), &x, &pos);
+	struct kpos p = KPOS(k, kn);
+	int rc = r_find(s, &p, pmkv_now_ms(), &x);
 	if (rc)
 		return rc;
-	*len = pos.off ? PMKV_VLEN(pos.e->lens) : 0;
+	*len = p.found ? p.v.n : 0;
 	return x_end(&x, 0);
 }
 
 int pmkv_pttl(struct pmkv_store *s, const void *k, size_t kn, int64_t *ttl)
 {
 	struct kvx x;
-	struct pos pos;
+	struct kpos p = KPOS(k, kn);
 	int64_t now = pmkv_now_ms();
-	int rc = r_find(s, k, kn, now, &x, &pos);
+	int rc = r_find(s, &p, now, &x);
 	if (rc)
 		return rc;
-	*ttl = !pos.off ? -2 : pos.e->expire_ms
-	       ? (int64_t)pos.e->expire_ms - now : -1;
+	*ttl = !p.found ? -2 : p.v.expire_ms ? p.v.expire_ms - now : -1;
 	return x_end(&x, 0);
 }
 
@@ -576,9 +504,9 @@ static void counts(struct pmkv_store *s, uint64_t *keys, uint64_t *buckets)
 	lock_store(s);
 	if (grp.s == s)
 		x = grp.x; /* what the group wrote counts (S8) */
-	*keys = kvx_get(&x, KVMETA(&x, count));
+	*keys = s->ks->count(&x);
 	if (buckets)
-		*buckets = assoc_buckets(&x);
+		*buckets = s->ks->buckets(&x);
 	unlock_store(s);
 }
 
@@ -589,9 +517,8 @@ uint64_t pmkv_dbsize(struct pmkv_store *s)
 	return n;
 }
 
-/* Free the trash in batches, each its own transaction. */
-/* One FLUSHALL step in a transaction of its own: the detach (left ==
- * NULL) or a sweep batch; again under undo if it finds no room (S7). */
+/* One FLUSHALL step in a transaction of its own (S12): the detach (left
+ * == NULL) or a sweep batch; again under undo if it finds no room (S7). */
 static int flush_step(struct pmkv_store *s, int *left)
 {
 	pmtx_runtime rt = s->rt;
@@ -600,8 +527,8 @@ static int flush_step(struct pmkv_store *s, int *left)
 		struct kvx x;
 		if ((rc = x_begin_as(s, &x, 1, rt)))
 			break;
-		rc = x_end(&x, left ? assoc_sweep(&x, SWEEP_BATCH, left)
-		                    : assoc_detach(&x));
+		rc = x_end(&x, left ? s->ks->sweep(&x, SWEEP_BATCH, left)
+		                    : s->ks->flush(&x));
 	} while (rt != PMTX_RT_UNDO && (rt = removal_retry(s, rc)));
 	return rc;
 }
@@ -622,25 +549,18 @@ int pmkv_flushall(struct pmkv_store *s)
 	return rc ? rc : sweep_all(s);
 }
 
-/* Emit the live keys of bucket b; how many in *n. */
-static int scan_bucket(struct kvx *x, uint64_t b, int64_t now,
-                       pmkv_emit_fn emit, void *arg, uint64_t *n)
+struct scan_arg {
+	int64_t now;
+	pmkv_emit_fn emit;
+	void *arg;
+};
+
+static int scan_emit(void *arg, const void *k, size_t kn,
+                     const struct kval *v)
 {
-	struct kvref head;
-	uint64_t hops = 0, count = kvx_get(x, KVMETA(x, count));
-	int rc = assoc_bucket_head(x, b, &head);
-	if (rc)
-		return rc;
-	for (pmtx_off cur = kvx_get(x, head); cur; hops++) {
-		const struct pmkv_entry *e = pmkv_entry_at(x, cur);
-		if (!e || hops > count)
-			return PMTX_E_CORRUPT;
-		if (!expired(x, cur, now)) {
-			emit(arg, entry_key(e), PMKV_KLEN(e->lens));
-			(*n)++;
-		}
-		cur = kvx_get(x, KVENT(cur, next));
-	}
+	struct scan_arg *a = arg;
+	if (!expired(v, a->now))
+		a->emit(a->arg, k, kn);
 	return 0;
 }
 
@@ -648,67 +568,95 @@ int pmkv_scan(struct pmkv_store *s, uint64_t cursor, uint64_t count,
               pmkv_emit_fn emit, void *arg, uint64_t *next)
 {
 	struct kvx x;
-	int64_t now = pmkv_now_ms();
-	uint64_t n = 0, b = cursor;
+	struct scan_arg a = {pmkv_now_ms(), emit, arg};
 	int rc = x_begin(s, &x, 0);
 	if (rc)
 		return rc;
-	uint64_t nb = assoc_buckets(&x);
-	for (; b < nb && n < count && !rc; b++)
-		rc = scan_bucket(&x, b, now, emit, arg, &n);
-	*next = b < nb ? b : 0;
+	if (count > SCAN_MAX) /* 10 x count buckets must not wrap */
+		count = SCAN_MAX;
+	rc = s->ks->scan(&x, cursor, (size_t)count, scan_emit, &a, next);
 	return x_end(&x, rc);
 }
 
-/* Remove the expired entries of bucket b (S10); count what was looked at
- * and what was removed. */
-static int expire_bucket(struct kvx *x, uint64_t b, int64_t now,
-                         uint64_t *seen, uint64_t *removed)
+/* The expired keys a scan met (S10): each as its length, then its
+ * bytes, in one growing buffer. */
+struct reap {
+	int64_t now;
+	uint64_t seen;
+	char *buf;
+	size_t n, cap;
+};
+
+static int reap_key(void *arg, const void *k, size_t kn,
+                    const struct kval *v)
 {
-	struct kvref link;
-	uint64_t hops = 0, count = kvx_get(x, KVMETA(x, count));
-	int rc = assoc_bucket_head(x, b, &link);
-	for (pmtx_off cur; !rc && (cur = kvx_get(x, link)); hops++) {
-		const struct pmkv_entry *e = pmkv_entry_at(x, cur);
-		if (!e || hops > count)
-			return PMTX_E_CORRUPT;
-		(*seen)++;
-		if (expired(x, cur, now)) {
-			struct pos pos = {link, cur, e};
-			rc = assoc_unlink(x, &pos); /* link now names the next */
-			*removed += !rc;
-		} else {
-			link = KVENT(cur, next);
-		}
+	struct reap *r = arg;
+	r->seen++;
+	if (!expired(v, r->now))
+		return 0;
+	size_t need = r->n + sizeof(size_t) + kn;
+	if (need > r->cap) {
+		size_t cap = r->cap ? r->cap : 4096;
+		while (cap < need)
+			cap *= 2;
+		char *b = realloc(r->buf, cap);
+		if (!b)
+			return ENOMEM;
+		r->buf = b, r->cap = cap;
+	}
+	memcpy(r->buf + r->n, &kn, sizeof(kn));
+	memcpy(r->buf + r->n + sizeof(kn), k, kn);
+	r->n = need;
+	return 0;
+}
+
+/* Remove the keys reaped, each if it is (still) expired. */
+static int reap_remove(struct kvx *x, const struct reap *r,
+                       uint64_t *removed)
+{
+	int rc = 0;
+	for (size_t at = 0; at < r->n && !rc;) {
+		size_t kn;
+		memcpy(&kn, r->buf + at, sizeof(kn));
+		struct kpos p = KPOS(r->buf + at + sizeof(kn), kn);
+		at += sizeof(kn) + kn;
+		if (!(rc = x->s->ks->find(x, &p)) && p.found &&
+		    expired(&p.v, r->now) && !(rc = x->s->ks->del(x, &p)))
+			(*removed)++;
 	}
 	return rc;
 }
 
 static int expire_once(struct pmkv_store *s, pmtx_runtime rt, int64_t now,
-                       uint64_t *cursor, uint64_t buckets, uint64_t *seen,
+                       uint64_t *cursor, uint64_t count, uint64_t *seen,
                        uint64_t *removed)
 {
 	struct kvx x;
+	struct reap r = {now, 0, NULL, 0, 0};
+	uint64_t next = 0;
 	*seen = *removed = 0;
 	int rc = x_begin_as(s, &x, 1, rt);
 	if (rc)
 		return rc;
-	uint64_t nb = assoc_buckets(&x), b = *cursor < nb ? *cursor : 0;
-	for (uint64_t k = 0; k < buckets && b < nb && !rc; k++, b++)
-		rc = expire_bucket(&x, b, now, seen, removed);
+	uint64_t from = *cursor < s->ks->buckets(&x) ? *cursor : 0;
+	rc = s->ks->scan(&x, from, (size_t)count, reap_key, &r, &next);
+	if (!rc)
+		rc = reap_remove(&x, &r, removed);
+	free(r.buf);
+	*seen = r.seen;
 	if (!(rc = x_end(&x, rc)))
-		*cursor = b < nb ? b : 0;
+		*cursor = next;
 	return rc;
 }
 
 int pmkv_expire_step(struct pmkv_store *s, int64_t now_ms, uint64_t *cursor,
-                     uint64_t buckets, uint64_t *seen, uint64_t *removed)
+                     uint64_t count, uint64_t *seen, uint64_t *removed)
 {
 	if (grp.s == s)
 		return PMTX_E_INVAL;
-	int rc = expire_once(s, s->rt, now_ms, cursor, buckets, seen, removed);
+	int rc = expire_once(s, s->rt, now_ms, cursor, count, seen, removed);
 	pmtx_runtime rt = removal_retry(s, rc);
-	return rt ? expire_once(s, rt, now_ms, cursor, buckets, seen, removed)
+	return rt ? expire_once(s, rt, now_ms, cursor, count, seen, removed)
 	          : rc;
 }
 
@@ -730,11 +678,12 @@ int pmkv_check(struct pmkv_store *s, char *msg, size_t len)
 	int rc = x_begin(s, &x, 0);
 	if (rc)
 		return rc;
-	rc = assoc_check(&x, &n, msg, len);
-	uint64_t count = kvx_get(&x, KVMETA(&x, count));
+	rc = s->ks->check(&x, &n, msg, len);
+	uint64_t count = s->ks->count(&x);
 	if (!rc && n != count) {
-		snprintf(msg, len, "%llu entries in the chains, count says %llu",
-		         (unsigned long long)n, (unsigned long long)count);
+		snprintf(msg, len, "%llu keys in the key space, its count says "
+		         "%llu", (unsigned long long)n,
+		         (unsigned long long)count);
 		rc = PMTX_E_CORRUPT;
 	}
 	return x_end(&x, rc);
@@ -742,105 +691,100 @@ int pmkv_check(struct pmkv_store *s, char *msg, size_t len)
 
 /* ---- open and close ---- */
 
-/* A fresh region's root and table, in one transaction (a crash during
- * create leaves the root zero: then this runs at the next open). It runs
- * under undo when the store's runtime is copy-on-write, which writes
- * nothing outside wrappers: the root is raw. */
-static int init_root(struct pmkv_store *s, int wrapped)
-{
-	struct kvx x;
-	struct pmkv_root *root = s->root;
-	void *p;
-	s->wrapped = wrapped;
-	s->seg_shift = wrapped ? PMKV_WSEG_SHIFT : PMKV_SEG_SHIFT;
-	s->meta = pmtx_off_of(s->r, root);
-	int rc = x_begin_as(s, &x, 1,
-	                    s->rt == PMTX_RT_COW ? PMTX_RT_UNDO : s->rt);
-	if (rc)
-		return rc;
-	if (wrapped)
-		rc = kvx_new(&x, sizeof(*root), 1, &s->meta, &p);
-	if (!rc)
-		rc = assoc_new_table(&x);
-	if (!rc && wrapped)
-		rc = PMTX_SET(x.tx, root->meta, s->meta);
-	if (!rc)
-		rc = PMTX_SET(x.tx, root->magic, PMKV_MAGIC);
-	uint64_t format = PMKV_FORMAT_MAJOR | (uint64_t)PMKV_FORMAT_MINOR << 16 |
-	                  (uint64_t)(wrapped ? PMKV_WRAPPED : PMKV_OPT) << 32;
-	if (!rc) /* major, minor and flavour: one word */
-		rc = pmtx_write(x.tx, &root->major, &format, sizeof(format));
-	return x_end(&x, rc);
-}
-
 static const char *flavour_name(unsigned f)
 {
 	return f == PMKV_WRAPPED ? "wrapped" : "opt";
 }
 
+/* A fresh region's root and key space, in one transaction (a crash
+ * during create leaves the root zero: then this runs at the next open).
+ * It runs under undo when the store's runtime is copy-on-write, which
+ * writes nothing outside wrappers: the root is raw. */
+static int init_root(struct pmkv_store *s, unsigned flavour)
+{
+	struct kvx x;
+	struct pmkv_root_hdr *h = s->root;
+	int wrapped = flavour == PMKV_WRAPPED;
+	struct pmkv_root_hdr nh = {
+		PMKV_MAGIC, wrapped ? PMKV_WFORMAT_MAJOR : PMKV_FORMAT_MAJOR,
+		wrapped ? PMKV_WFORMAT_MINOR : PMKV_FORMAT_MINOR, flavour};
+	s->wrapped = wrapped;
+	s->ks = wrapped ? &pmkv_ks_wrapped : &pmkv_ks_opt;
+	int rc = x_begin_as(s, &x, 1,
+	                    s->rt == PMTX_RT_COW ? PMTX_RT_UNDO : s->rt);
+	if (rc)
+		return rc;
+	rc = s->ks->create(&x);
+	if (!rc)
+		rc = pmtx_write(x.tx, h, &nh, sizeof(nh));
+	return x_end(&x, rc);
+}
+
+/* The message for a region of the opt version's format 1.x (L5). */
+static int old_opt(const struct pmkv_root_hdr *h, char *msg, size_t len,
+                   const char *path)
+{
+	snprintf(msg, len, "%s: a pmkv store of format %u.%u (the opt "
+	         "version, in its own hash table); this pmkv reads the opt "
+	         "version of format %u.0 to %u.%u (the key space in a "
+	         "pmtx_hmap) and the wrapped version of format %u.%u. To keep "
+	         "its keys, serve it with the pmkv that wrote it (format 1.x) "
+	         "and copy them into a new store with a client; or move the "
+	         "file away to start empty", path, h->major, h->minor,
+	         PMKV_FORMAT_MAJOR, PMKV_FORMAT_MAJOR, PMKV_FORMAT_MINOR,
+	         PMKV_WFORMAT_MAJOR, PMKV_WFORMAT_MINOR);
+	return PMKV_E_FORMAT;
+}
+
+/* Does this pmkv read the root's format? (L5) */
+static int readable(const struct pmkv_root_hdr *h)
+{
+	if (h->flavour == PMKV_OPT)
+		return h->major == PMKV_FORMAT_MAJOR &&
+		       h->minor <= PMKV_FORMAT_MINOR;
+	return h->flavour == PMKV_WRAPPED && h->major == PMKV_WFORMAT_MAJOR &&
+	       h->minor <= PMKV_WFORMAT_MINOR;
+}
+
 /* The root's format and version, against what the caller asked for. */
 static int check_format(struct pmkv_store *s, const struct pmkv_config *c,
-                        char *msg, size_t len, const char *path)
+                        size_t rsz, char *msg, size_t len, const char *path)
 {
-	const struct pmkv_root *root = s->root;
-	if (root->magic != PMKV_MAGIC) {
+	const struct pmkv_root_hdr *h = s->root;
+	if (h->magic != PMKV_MAGIC) {
 		snprintf(msg, len, "%s: not a pmkv store", path);
 		return PMKV_E_FORMAT;
 	}
-	if (root->major != PMKV_FORMAT_MAJOR ||
-	    (root->flavour != PMKV_OPT && root->flavour != PMKV_WRAPPED)) {
+	if (h->flavour == PMKV_OPT && h->major < PMKV_FORMAT_MAJOR)
+		return old_opt(h, msg, len, path);
+	if (!readable(h)) {
 		snprintf(msg, len, "%s: pmkv format %u.%u, version %u; this "
-		         "server reads %u.x, versions %u (opt) and %u (wrapped)",
-		         path, root->major, root->minor, root->flavour,
-		         PMKV_FORMAT_MAJOR, PMKV_OPT, PMKV_WRAPPED);
+		         "pmkv reads %u.0 to %u.%u (version %u, opt) and %u.%u "
+		         "(version %u, wrapped)", path, h->major, h->minor,
+		         h->flavour, PMKV_FORMAT_MAJOR, PMKV_FORMAT_MAJOR,
+		         PMKV_FORMAT_MINOR, PMKV_OPT, PMKV_WFORMAT_MAJOR,
+		         PMKV_WFORMAT_MINOR, PMKV_WRAPPED);
 		return PMKV_E_FORMAT;
 	}
-	if (c->flavour && c->flavour != root->flavour) {
+	if (c->flavour && c->flavour != h->flavour) {
 		snprintf(msg, len, "%s: the store is the %s version; asked for "
-		         "the %s version", path, flavour_name(root->flavour),
+		         "the %s version", path, flavour_name(h->flavour),
 		         flavour_name(c->flavour));
 		return PMKV_E_FORMAT;
 	}
-	if (root->flavour == PMKV_OPT && s->rt == PMTX_RT_COW) {
-		snprintf(msg, len, "%s: the opt version writes in place and "
-		         "cannot run under cow; the wrapped version can", path);
+	if (h->flavour == PMKV_OPT && s->rt == PMTX_RT_COW) {
+		snprintf(msg, len, "%s: the opt version (pmtx_hmap) cannot "
+		         "run under cow; the wrapped version can", path);
 		return PMTX_E_UNSUPPORTED;
 	}
-	s->wrapped = root->flavour == PMKV_WRAPPED;
-	s->seg_shift = s->wrapped ? PMKV_WSEG_SHIFT : PMKV_SEG_SHIFT;
-	s->meta = s->wrapped ? root->meta : pmtx_off_of(s->r, root);
+	s->wrapped = h->flavour == PMKV_WRAPPED;
+	s->ks = s->wrapped ? &pmkv_ks_wrapped : &pmkv_ks_opt;
+	if (rsz < (s->wrapped ? sizeof(struct pmkv_root1)
+	                      : sizeof(struct pmkv_root))) {
+		snprintf(msg, len, "%s: root too small", path);
+		return PMKV_E_FORMAT;
+	}
 	return 0;
-}
-
-/* The table's geometry, checked (L1) before any operation follows it. */
-static int check_geometry(struct pmkv_store *s)
-{
-	struct kvx x = {s, NULL, 0, 0, 0};
-	if (s->wrapped && !kvx_view(&x, s->meta, sizeof(struct pmkv_root),
-	                            NULL))
-		return PMTX_E_CORRUPT;
-	uint64_t nbase = kvx_get(&x, KVMETA(&x, nbase));
-	uint64_t split = kvx_get(&x, KVMETA(&x, split));
-	uint64_t cap = kvx_get(&x, KVMETA(&x, dir_cap));
-	uint64_t tn = kvx_get(&x, KVMETA(&x, trash_nsegs));
-	pmtx_off td = kvx_get(&x, KVMETA(&x, trash_dir));
-	if (nbase < PMKV_NBASE_MIN || (nbase & (nbase - 1)) || split >= nbase ||
-	    cap < PMKV_DIR_CAP_MIN || cap > PMKV_DIR_CAP_MAX ||
-	    (cap & (cap - 1)) ||
-	    pmkv_nsegs(nbase, split, s->seg_shift) > cap ||
-	    !kvx_view(&x, kvx_get(&x, KVMETA(&x, dir)), cap * 8, NULL) ||
-	    tn > PMKV_DIR_CAP_MAX || (td && !kvx_view(&x, td, tn * 8, NULL)))
-		return PMTX_E_CORRUPT;
-	return x.err;
-}
-
-static int check_root(struct pmkv_store *s, const struct pmkv_config *c,
-                      char *msg, size_t len, const char *path)
-{
-	int rc = check_format(s, c, msg, len, path);
-	if (!rc && (rc = check_geometry(s)))
-		snprintf(msg, len, "%s: the table's geometry is corrupt", path);
-	return rc;
 }
 
 static int open_region(const struct pmkv_config *c, pmtx_region **r,
@@ -870,7 +814,25 @@ static int open_region(const struct pmkv_config *c, pmtx_region **r,
 
 static int valid_initial(uint64_t n)
 {
-	return n >= PMKV_NBASE_MIN && n <= PMKV_SEG_BUCKETS && !(n & (n - 1));
+	return n >= PMKV_NBASE_MIN && n <= PMKV_NBASE_DEFAULT && !(n & (n - 1));
+}
+
+static int all_zero(const void *p, size_t n)
+{
+	const unsigned char *b = p;
+	for (size_t i = 0; i < n; i++)
+		if (b[i])
+			return 0;
+	return 1;
+}
+
+/* A new store: as asked, else wrapped only if cow needs it. */
+static int create_store(struct pmkv_store *s, const struct pmkv_config *c)
+{
+	unsigned f = c->flavour ? c->flavour
+	             : c->runtime == PMTX_RT_COW ? PMKV_WRAPPED : PMKV_OPT;
+	return f == PMKV_OPT && c->runtime == PMTX_RT_COW ? PMTX_E_UNSUPPORTED
+	                                                   : init_root(s, f);
 }
 
 int pmkv_attach(pmtx_region *r, const struct pmkv_config *c, unsigned flags,
@@ -879,6 +841,7 @@ int pmkv_attach(pmtx_region *r, const struct pmkv_config *c, unsigned flags,
 	struct pmkv_store *s = calloc(1, sizeof(*s));
 	size_t rsz = 0;
 	int rc = 0;
+	char why[512] = "";
 	const char *name = c->path ? c->path : "region";
 	*out = NULL;
 	if (!s)
@@ -890,25 +853,22 @@ int pmkv_attach(pmtx_region *r, const struct pmkv_config *c, unsigned flags,
 	s->max_key = c->max_key;
 	s->max_value = c->max_value;
 	s->initial_buckets = valid_initial(c->initial_buckets)
-	                     ? c->initial_buckets : PMKV_SEG_BUCKETS;
+	                     ? c->initial_buckets : PMKV_NBASE_DEFAULT;
 	pthread_mutexattr_t ma;
 	pthread_mutexattr_init(&ma);
 	pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_ADAPTIVE_NP); /* S2 */
 	pthread_mutex_init(&s->lock, &ma);
 	pthread_mutexattr_destroy(&ma);
-	if (rsz < sizeof(struct pmkv_root)) {
+	if (rsz < sizeof(struct pmkv_root1)) {
 		snprintf(msg, len, "%s: root too small", name);
 		rc = PMKV_E_FORMAT;
-	} else if (s->root->magic == 0 && s->root->dir == 0 &&
-	           s->root->meta == 0 && !(flags & PMKV_ATTACH_INSPECT)) {
-		/* a new store: as asked, else wrapped only if cow needs it */
-		unsigned f = c->flavour ? c->flavour
-		             : c->runtime == PMTX_RT_COW ? PMKV_WRAPPED : PMKV_OPT;
-		rc = f == PMKV_OPT && c->runtime == PMTX_RT_COW
-		     ? PMTX_E_UNSUPPORTED : init_root(s, f == PMKV_WRAPPED);
+	} else if (all_zero(s->root, rsz) && !(flags & PMKV_ATTACH_INSPECT)) {
+		rc = create_store(s, c);
 	}
 	if (!rc)
-		rc = check_root(s, c, msg, len, name);
+		rc = check_format(s, c, rsz, msg, len, name);
+	if (!rc && (rc = s->ks->attach(s, why, sizeof(why))))
+		snprintf(msg, len, "%s: %s", name, why);
 	if (!rc && !(flags & PMKV_ATTACH_INSPECT))
 		rc = sweep_all(s);
 	if (rc == PMTX_E_UNSUPPORTED && !*msg) /* e.g. twin vs region kind */
@@ -928,6 +888,8 @@ void pmkv_detach(struct pmkv_store *s)
 {
 	if (!s)
 		return;
+	if (s->ks)
+		s->ks->detach(s);
 	pthread_mutex_destroy(&s->lock);
 	free(s);
 }
@@ -962,7 +924,7 @@ int pmkv_walk(struct pmkv_store *s, int (*fn)(pmtx_off off, void *arg),
 {
 	struct kvx x = {s, NULL, 0, 0, 0};
 	pthread_mutex_lock(&s->lock);
-	int rc = s->broken ? PMTX_E_IO : assoc_walk(&x, fn, arg); /* S11 */
+	int rc = s->broken ? PMTX_E_IO : s->ks->walk(&x, fn, arg); /* S11 */
 	pthread_mutex_unlock(&s->lock);
 	return rc;
 }
@@ -984,15 +946,13 @@ int pmkv_hinting(struct pmkv_store *s)
 
 uint64_t pmkv_hint(struct pmkv_store *s, const void *k, size_t kn)
 {
-	if (!pmkv_hinting(s)) /* S9 */
-		return 0;
-	return assoc_hint_bucket(s, pmkv_hash(k, kn));
+	return pmkv_hinting(s) ? s->ks->hint(s, k, kn) : 0; /* S9 */
 }
 
 void pmkv_hint_more(struct pmkv_store *s, uint64_t token)
 {
 	if (pmkv_hinting(s))
-		assoc_hint_entry(s, token);
+		s->ks->hint_more(s, token);
 }
 
 int pmkv_group_end(struct pmkv_store *s)

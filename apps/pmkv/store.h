@@ -1,6 +1,7 @@
 /*
  * store.h - pmkv's key space: string keys and values in a pmtx region,
- * every operation one failure-atomic transaction (store.c, assoc.c).
+ * every operation one failure-atomic transaction (store.c, over
+ * keyspace.c or assoc.c).
  *
  * Errors: every function returns 0 or one status: a PMKV_E_* (below), a
  * pmtx status (PMTX_E_*) or an errno value, as pmtx's own functions do.
@@ -23,8 +24,8 @@ enum {
 	PMKV_E_OOM,           /* the region is full */
 	PMKV_E_FORMAT,        /* the region is not a pmkv store we can use */
 	PMKV_E_GROUP,         /* an earlier operation of the group failed */
-	PMKV_E_TABLE_FULL,    /* the hash table's directory is at its largest
-	                       * (Redis's OOM error, as PMKV_E_OOM) */
+	PMKV_E_TABLE_FULL,    /* wrapped: the table's directory is at its
+	                       * largest (Redis's OOM error, as PMKV_E_OOM) */
 };
 
 /* A status that says there is no room: Redis's OOM error. */
@@ -49,8 +50,8 @@ struct pmkv_config {
 	                         * wrapped under cow) */
 	pmtx_domain domain;
 	pmtx_backend backend;
-	uint64_t initial_buckets; /* a new table's: a power of two, at least
-	                           * PMKV_NBASE_MIN (default 4096) */
+	uint64_t initial_buckets; /* a new wrapped table's: a power of two,
+	                           * PMKV_NBASE_MIN to 4,096 (the default) */
 	int fast_restart;       /* a new twin region without resealing
 	                         * (PMTX_CREATE_TWIN_FAST_RESTART) */
 	size_t max_key;         /* longest key, bytes */
@@ -74,8 +75,8 @@ enum { PMKV_ATTACH_INSPECT = 1 };
 int pmkv_attach(pmtx_region *r, const struct pmkv_config *c, unsigned flags,
                 struct pmkv_store **out, char *msg, size_t len);
 void pmkv_detach(struct pmkv_store *s);
-/* fn(off, arg) for every heap block the store owns: the directory, the
- * segments, the entries, and the trash of a FLUSHALL not yet freed.
+/* fn(off, arg) for every heap block the store owns: every block of the
+ * key space and of the trash of a FLUSHALL not yet freed.
  * Returns fn's first nonzero value, or a status. */
 int pmkv_walk(struct pmkv_store *s, int (*fn)(pmtx_off off, void *arg),
               void *arg);
@@ -128,24 +129,26 @@ int pmkv_strlen(struct pmkv_store *s, const void *k, size_t kn,
 int pmkv_pttl(struct pmkv_store *s, const void *k, size_t kn, int64_t *ttl);
 /* Keys in the store (expired ones not yet removed included, as Redis). */
 uint64_t pmkv_dbsize(struct pmkv_store *s);
-/* Remove every key: atomic (one transaction detaches the table); the
+/* Remove every key: atomic (one transaction detaches the key space); the
  * old entries are then freed in batches, each a transaction of its own,
  * and a restart finishes what a crash interrupted. */
 int pmkv_flushall(struct pmkv_store *s);
 /* SCAN from bucket cursor: emit each live key of buckets [cursor, ...)
- * until at least count keys were emitted or the table ends; *next is the
- * next cursor, 0 at the end. A key present for the whole scan is emitted
- * at least once. */
+ * until count keys (expired ones included) were met, 10 x count buckets
+ * passed, or the table ends; *next is the next cursor, 0 at the end. A
+ * key present for the whole scan is emitted at least once (Redis's
+ * guarantee), and may be emitted more than once. */
 int pmkv_scan(struct pmkv_store *s, uint64_t cursor, uint64_t count,
               pmkv_emit_fn emit, void *arg, uint64_t *next);
 
 /* Active expiry (store.c S10): in one transaction, remove every key
- * whose expiry is at or before now_ms in up to `buckets` buckets from
- * *cursor on, and set *cursor to the bucket after them (0 once the table's
- * end is reached; a cursor beyond the table starts again at 0). *seen:
- * the entries looked at; *removed: those removed. Not in a group. */
+ * whose expiry is at or before now_ms in the buckets a scan of count keys
+ * from *cursor on meets (pmkv_scan's bounds), and set *cursor to the
+ * bucket after them (0 once the table's end is reached; a cursor beyond
+ * the table starts again at 0). *seen: the keys looked at; *removed:
+ * those removed. Not in a group. */
 int pmkv_expire_step(struct pmkv_store *s, int64_t now_ms, uint64_t *cursor,
-                     uint64_t buckets, uint64_t *seen, uint64_t *removed);
+                     uint64_t count, uint64_t *seen, uint64_t *removed);
 
 /* A group (store.c S8): the operations this thread calls between
  * pmkv_group_begin and pmkv_group_end run in one transaction, under the
@@ -161,7 +164,8 @@ int pmkv_group_end(struct pmkv_store *s);
 
 /* Hints (store.c S9), in this thread's group only, and a no-op in the
  * wrapped version: pmkv_hint prefetches the bucket of key k and returns
- * a token for pmkv_hint_more, which prefetches the bucket's first entry.
+ * a token for pmkv_hint_more, which prefetches the bucket's first entry
+ * (pmtx_hmap_prefetch and _more).
  * Hinting many keys one step at a time lets their cache misses overlap.
  * They change nothing, and a wrong hint costs only its prefetch.
  * pmkv_hinting: 1 if they do anything (this thread's group, opt). */
@@ -181,7 +185,8 @@ struct pmkv_info {
 void pmkv_info_get(struct pmkv_store *s, struct pmkv_info *out);
 
 /* Check the whole store in a region already open (tests, --check):
- * every chain well formed, every key in its bucket, count right. */
+ * every chain well formed, every key in its bucket, every object well
+ * formed, the counts right. */
 int pmkv_check(struct pmkv_store *s, char *msg, size_t len);
 
 #endif

@@ -1,25 +1,37 @@
 /*
- * store_int.h - what store.c, assoc.c and obj.c share: the store handle,
- * the context of one operation's transaction, and the object layer that
- * lets one table serve both versions of the store.
+ * store_int.h - what the store's files share: the store handle, the
+ * context of one operation's transaction, and the key-space interface
+ * (struct ks_ops) that store.c's operations are written against, with
+ * one implementation per version of the store: keyspace.c (opt, format
+ * 2.0: pmtx_hmap) and assoc.c over obj.c (wrapped, format 1.1: its own
+ * table of copy-on-write objects).
  */
 #ifndef PMKV_STORE_INT_H
 #define PMKV_STORE_INT_H
 
 #include <pthread.h>
+#include <string.h>
+
+#include <pmtx_containers.h>
 
 #include "store.h"
 
+struct ks_ops;
+
 struct pmkv_store {
 	pmtx_region *r;
-	struct pmkv_root *root;
-	char *base;         /* the region's first byte (opt: off -> pointer) */
+	struct pmkv_root_hdr *root;
+	char *base;         /* the region's first byte */
 	int wrapped;        /* the region's version (layout.h flavour) */
-	pmtx_off meta;      /* the object holding the table's geometry: the
-	                     * root itself (opt) or root->meta (wrapped) */
-	unsigned seg_shift; /* buckets per segment, log 2 (layout.h) */
+	const struct ks_ops *ks; /* its key space */
 	pmtx_runtime rt;
 	size_t max_key, max_value;
+	/* opt (keyspace.c): a handle on each database's map, and the
+	 * offset it was opened on (reopened when the root names another:
+	 * FLUSHALL) */
+	pmtx_hmap *map[PMKV_DBS];
+	/* wrapped (assoc.c, obj.c) */
+	pmtx_off meta;      /* the object holding the table's geometry */
 	uint64_t initial_buckets;
 	/* Every operation holds it for its whole transaction (store.c
 	 * S1, S2). */
@@ -29,9 +41,7 @@ struct pmkv_store {
 };
 
 /* One operation: its transaction, whether it has written yet, and the
- * first failure of the object layer (obj.c O4). Until it has written,
- * the opt version's loads are plain loads; after, they go through
- * pmtx_read, which sees the transaction's own writes. */
+ * first failure of the object layer (obj.c O4). */
 struct kvx {
 	struct pmkv_store *s;
 	pmtx_tx *tx;
@@ -40,25 +50,129 @@ struct kvx {
 	int err;
 };
 
-/* ---- obj.c: persistent objects, as either version holds them ----
- *
- * An object is named by a pmtx_off: a heap block (opt) or a pmtx
- * copy-on-write wrapper (wrapped). A field is an object and a byte
- * position in it. */
+/* ---- the key space, one interface over both versions ---- */
+
+/* A key's value as a lookup found it: a view, valid until the key space
+ * is next written. */
+struct kval {
+	unsigned type;     /* enum pmkv_type */
+	int64_t expire_ms; /* 0: none */
+	const char *p;     /* the payload */
+	size_t n;
+};
+
+/* wrapped: a chain position, the link that names the entry (a bucket
+ * head or an entry's next field) and the entry (0 at the end). */
 struct kvref {
 	pmtx_off obj;
 	size_t at;
 };
+struct pos {
+	struct kvref link;
+	pmtx_off off;
+	const struct pmkv_entry *e;
+};
+
+/* One key's lookup: the key (set by the caller), and what was found. */
+struct kpos {
+	const void *k;
+	size_t kn;
+	int looked;    /* find ran (put may run without it: a blind put) */
+	int found;
+	struct kval v;
+	uint64_t h;    /* wrapped: the key's hash */
+	struct pos at; /* wrapped: where it is */
+};
+
+/* Called for each entry a scan meets (expired ones too); nonzero stops
+ * the scan. */
+typedef int (*ks_fn)(void *arg, const void *k, size_t kn,
+                     const struct kval *v);
+
+struct ks_ops {
+	/* A new store's root fields, in x's transaction. */
+	int (*create)(struct kvx *x);
+	/* Check what the root names (layout.h L1) and open it; 0, or a
+	 * status with msg saying what is wrong. */
+	int (*attach)(struct pmkv_store *s, char *msg, size_t len);
+	void (*detach)(struct pmkv_store *s);
+	/* Before the lookups of an operation that may insert (wrapped: a
+	 * bucket split, store.c S6). */
+	int (*grow)(struct kvx *x);
+	/* Look p->k up: 0 and p->found, p->v. */
+	int (*find)(struct kvx *x, struct kpos *p);
+	/* Give the key of p (looked up or not) a fresh object of this type
+	 * and expiry whose payload is v1 then v2, in place of any old one. */
+	int (*put)(struct kvx *x, struct kpos *p, unsigned type, int64_t exp,
+	           const void *v1, size_t n1, const void *v2, size_t n2);
+	/* Remove the key p found. */
+	int (*del)(struct kvx *x, struct kpos *p);
+	/* Keys, and buckets, as this operation sees them. */
+	uint64_t (*count)(struct kvx *x);
+	uint64_t (*buckets)(struct kvx *x);
+	/* pmtx_hmap_scan's contract: fn for every entry of the buckets
+	 * from cursor on until count entries were met or 10 x count
+	 * buckets passed; *next 0 at the end. fn must not write. */
+	int (*scan)(struct kvx *x, uint64_t cursor, size_t count, ks_fn fn,
+	            void *arg, uint64_t *next);
+	/* FLUSHALL: detach every key into the trash, leave an empty key
+	 * space (the trash must be empty: sweep first). */
+	int (*flush)(struct kvx *x);
+	/* Free up to budget entries of the trash; *left = 1 while some
+	 * remain. */
+	int (*sweep)(struct kvx *x, unsigned budget, int *left);
+	/* Hints (store.c S9): prefetch what a lookup of k reads first,
+	 * and a token for hint_more, which prefetches the next. */
+	uint64_t (*hint)(struct pmkv_store *s, const void *k, size_t kn);
+	void (*hint_more)(struct pmkv_store *s, uint64_t token);
+	/* Check every structure the store owns; *keys: the keys found. */
+	int (*check)(struct kvx *x, uint64_t *keys, char *msg, size_t len);
+	/* fn for every heap block the store owns. */
+	int (*walk)(struct kvx *x, int (*fn)(pmtx_off, void *), void *arg);
+};
+
+extern const struct ks_ops pmkv_ks_opt;     /* keyspace.c */
+extern const struct ks_ops pmkv_ks_wrapped; /* assoc.c */
+
+/* layout.h L4: the typed object in bytes [p, p + n) as a struct kval, or
+ * PMTX_E_CORRUPT. */
+static inline int pmkv_obj_parse(const void *p, size_t n, struct kval *v)
+{
+	const unsigned char *b = p;
+	size_t hdr = PMKV_OBJ_HDR;
+	if (n < hdr || b[0] > PMKV_T_MAX || (b[1] & ~PMKV_OBJ_FLAGS))
+		return PMTX_E_CORRUPT;
+	v->type = b[0];
+	v->expire_ms = 0;
+	if (b[1] & PMKV_OBJ_EXPIRES) {
+		hdr += PMKV_OBJ_EXP;
+		if (n < hdr)
+			return PMTX_E_CORRUPT;
+		memcpy(&v->expire_ms, b + PMKV_OBJ_HDR, PMKV_OBJ_EXP);
+		if (v->expire_ms == 0)
+			return PMTX_E_CORRUPT;
+	}
+	v->p = (const char *)b + hdr;
+	v->n = n - hdr;
+	return 0;
+}
+
+uint64_t pmkv_hash(const void *k, size_t n);
+
+/* ---- obj.c: the wrapped version's objects ----
+ *
+ * An object is a pmtx copy-on-write object, named by its wrapper. A
+ * field is an object and a byte position in it. */
 #define KVREF(o, a) ((struct kvref){(o), (a)})
-/* A field of the geometry (struct pmkv_root, in the meta object). */
-#define KVMETA(x, field) KVREF((x)->s->meta, offsetof(struct pmkv_root, field))
+/* A field of the geometry (struct pmkv_root1, in the meta object). */
+#define KVMETA(x, field) \
+	KVREF((x)->s->meta, offsetof(struct pmkv_root1, field))
 
 /* The word at f, as this operation sees it. A failure is kept in x->err
  * (O4) and reads as 0. */
 uint64_t kvx_get(struct kvx *x, struct kvref f);
-/* Write the word at f, or n bytes from src. */
+/* Write the word at f. */
 int kvx_put(struct kvx *x, struct kvref f, uint64_t v);
-int kvx_write(struct kvx *x, struct kvref f, const void *src, size_t n);
 /* The object's bytes for reading (O2), at least n of them, checked
  * (layout.h L1): NULL if obj names no such object. *size: its size. */
 const void *kvx_view(struct kvx *x, pmtx_off obj, size_t n, size_t *size);
@@ -68,11 +182,9 @@ int kvx_new(struct kvx *x, size_t n, int zero, pmtx_off *obj, void **p);
 void kvx_flush(struct kvx *x, const void *p, size_t n);
 /* Free the object when the transaction commits. */
 int kvx_free(struct kvx *x, pmtx_off obj);
-/* Every heap block of the object (its block; or its wrapper and payload). */
+/* Every heap block of the object (its wrapper and payload). */
 int kvx_walk_obj(struct pmkv_store *s, pmtx_off obj,
                  int (*fn)(pmtx_off, void *), void *arg);
-
-/* ---- entries ---- */
 
 /* The entry obj for reading, checked (L1): NULL if obj names no entry. */
 const struct pmkv_entry *pmkv_entry_at(struct kvx *x, pmtx_off obj);
@@ -80,60 +192,11 @@ static inline const char *entry_key(const struct pmkv_entry *e)
 {
 	return (const char *)(e + 1);
 }
-/* The value, after the key (klen never changes: store.c S3). */
 static inline const char *entry_val(const struct pmkv_entry *e)
 {
 	return (const char *)(e + 1) + PMKV_KLEN(e->lens);
 }
 /* An entry's fields. */
 #define KVENT(obj, field) KVREF((obj), offsetof(struct pmkv_entry, field))
-
-uint64_t pmkv_hash(const void *k, size_t n);
-
-/* ---- assoc.c: the linear hash table ---- */
-
-/* A chain position: the link that names the entry (a bucket head or an
- * entry's next field), and the entry (0 at the end). */
-struct pos {
-	struct kvref link;
-	pmtx_off off;
-	const struct pmkv_entry *e;
-};
-/* Find key k (hash h). 0 and pos->off == 0: absent. */
-int assoc_find(struct kvx *x, const void *k, size_t kn, uint64_t h,
-               struct pos *pos);
-/* Link a fresh entry (e: its plain-store pointer) at the head of its
- * bucket; count + 1. */
-int assoc_link(struct kvx *x, pmtx_off off, struct pmkv_entry *e,
-               uint64_t h);
-/* Unlink the entry at pos and free it; count - 1. */
-int assoc_unlink(struct kvx *x, const struct pos *pos);
-/* Replace the entry at pos by the fresh entry off (same key). */
-int assoc_replace(struct kvx *x, const struct pos *pos, pmtx_off off,
-                  struct pmkv_entry *e);
-/* Split one bucket if the table is fuller than its load factor. */
-int assoc_maybe_grow(struct kvx *x);
-/* Buckets in the table. */
-uint64_t assoc_buckets(struct kvx *x);
-/* The head of bucket b (< assoc_buckets), checked: 0 and *head, or
- * PMTX_E_CORRUPT if the directory or the segment is. */
-int assoc_bucket_head(struct kvx *x, uint64_t b, struct kvref *head);
-/* A new, empty table in the geometry (create, FLUSHALL). */
-int assoc_new_table(struct kvx *x);
-/* FLUSHALL's detach: the table becomes the trash, a new one replaces it. */
-int assoc_detach(struct kvx *x);
-/* Free up to budget blocks of the trash; *left = 1 while some remain. */
-int assoc_sweep(struct kvx *x, unsigned budget, int *left);
-/* Hints (H6, opt version): prefetch the bucket of hash h and return its
- * offset (0: none), or prefetch the first entry of the bucket at slot. */
-pmtx_off assoc_hint_bucket(struct pmkv_store *s, uint64_t h);
-void assoc_hint_entry(struct pmkv_store *s, pmtx_off slot);
-/* The one bound every offset a hint follows passes (H6): 1 if
- * [off, off + n) lies in the region and off is a nonzero multiple of 8. */
-int assoc_hint_in(const struct pmkv_store *s, pmtx_off off, uint64_t n);
-/* Walk every chain, checking it; *entries: how many. */
-int assoc_check(struct kvx *x, uint64_t *entries, char *msg, size_t len);
-/* fn for every block of the table and the trash (pmkv_walk). */
-int assoc_walk(struct kvx *x, int (*fn)(pmtx_off, void *), void *arg);
 
 #endif

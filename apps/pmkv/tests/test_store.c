@@ -12,6 +12,7 @@
 
 #include "testutil.h"
 
+#include "containers/hmap_layout.h"
 #include "layout.h"
 #include "store.h"
 #include "store_int.h"
@@ -385,7 +386,9 @@ static void growth_keeps_every_key_across_reopen(void **state)
 	assert_int_equal(pmkv_dbsize(s), NKEYS);
 	struct pmkv_info in;
 	pmkv_info_get(s, &in);
-	assert_true(in.buckets + 1 >= NKEYS); /* a split per insert past 1 */
+	/* a split per insert past the load factor: 2 keys a bucket in the
+	 * hash map, 1 in the wrapped table */
+	assert_true(in.buckets * (g_flavour == PMKV_OPT ? 2 : 1) + 1 >= NKEYS);
 	check(s);
 	assert_int_equal(pmkv_close(s), 0);
 	s = open_at(path);
@@ -589,33 +592,32 @@ static void a_group_commits_together(void **state)
 
 /* Hints (store.c S9) give nothing outside a group or in the wrapped
  * version; in the opt version they follow no offset out of the region,
- * whatever a directory or a bucket holds, and change nothing. */
-/* H6's bound, at each of its edges. */
-static void hint_bound_cases(struct pmkv_store *s)
+ * whatever the root or the map's header holds, and change nothing. */
+struct hint_run {
+	uint64_t tok, far_seg, bad_geom, bad_root, again;
+};
+
+/* In the group: a key's token, then with the map's segment table far out
+ * of the region, its geometry out of range and the root naming no map,
+ * each put back after. */
+static void hint_corrupt(struct pmkv_store *s, const char *k,
+                         struct hint_run *h)
 {
-	const uint64_t size = pmtx_region_size(pmkv_region(s));
-	static const struct {
-		int off_from_end;  /* off is size + off_from_end ... */
-		uint64_t off, n;   /* ... or off itself */
-		int in;
-	} c[] = {
-		{0, 0, 8, 0},                  /* no offset */
-		{0, 8, 8, 1},                  /* the first word */
-		{0, 12, 8, 0},                 /* misaligned */
-		{1, -16, 16, 1},               /* ends at the end */
-		{1, -8, 16, 0},                /* ends 8 past it */
-		{1, 0, 8, 0},                  /* begins at the end */
-		{0, ~(uint64_t)7, 16, 0},      /* off + n wraps */
-		{0, 8, ~(uint64_t)0 - 7, 0},   /* n wraps */
-		{0, (uint64_t)1 << 44, 8, 0},  /* far out */
-	};
-	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
-		uint64_t off = c[i].off_from_end ? size + c[i].off : c[i].off;
-		if (assoc_hint_in(s, off, c[i].n) != c[i].in)
-			fail_msg("case %zu: off %#llx n %#llx", i,
-			         (unsigned long long)off,
-			         (unsigned long long)c[i].n);
-	}
+	pmtx_region *r = pmkv_region(s);
+	struct pmkv_root *root = pmtx_root(r, NULL);
+	pmtx_off map = root->db[0];
+	struct hmap_hdr *H = pmtx_ptr(r, map);
+	uint64_t segtab = H->segtab, geom = H->geom;
+	H->segtab = ((pmtx_off)1 << 44) + 16;
+	h->far_seg = pmkv_hint(s, k, strlen(k));
+	H->segtab = segtab;
+	H->geom = (uint64_t)63 << HMAP_GEOM_LOG_SHIFT;
+	h->bad_geom = pmkv_hint(s, k, strlen(k));
+	H->geom = geom;
+	root->db[0] = ~(uint64_t)15; /* aligned, and its end wraps */
+	h->bad_root = pmkv_hint(s, k, strlen(k));
+	root->db[0] = map;
+	h->again = pmkv_hint(s, k, strlen(k));
 }
 
 static void hints_follow_no_offset_out_of_the_region(void **state)
@@ -623,36 +625,38 @@ static void hints_follow_no_offset_out_of_the_region(void **state)
 	(void)state;
 	const char *path = tu_path();
 	struct pmkv_store *s = open_at(path);
-	assert_int_equal(set(s, "k1", "v1", 0, 0), 1);
-	hint_bound_cases(s);
+	struct hint_run h = {0, 1, 1, 1, 0};
+	char k[32];
+	for (int i = 0; i < 300; i++) { /* buckets beyond the header's */
+		snprintf(k, sizeof(k), "k%d", i);
+		set(s, k, "v", 0, 0);
+	}
 	assert_int_equal(pmkv_hint(s, "k1", 2), 0); /* not in a group */
-	/* In the group, broken geometry, then put back; asserted after its
-	 * end, so that a failure leaves no group open for later tests. */
-	uint64_t tok, far_seg = 1, wrap_dir = 1, again = 0;
+	/* asserted after the group's end, so that a failure leaves no group
+	 * open for later tests */
+	pmtx_off map = ((struct pmkv_root *)pmtx_root(pmkv_region(s),
+	                                             NULL))->db[0];
 	assert_int_equal(pmkv_group_begin(s), 0);
-	tok = pmkv_hint(s, "k1", 2);
-	pmkv_hint_more(s, tok);
-	if (g_flavour == PMKV_OPT && tok) {
-		pmtx_region *r = pmkv_region(s);
-		struct pmkv_root *root = pmtx_root(r, NULL);
-		pmtx_off *seg0 = pmtx_ptr(r, root->dir), seg = *seg0;
-		uint64_t dir = root->dir;
-		*seg0 = ((pmtx_off)1 << 44) + 16; /* a segment out of it */
-		far_seg = pmkv_hint(s, "k1", 2);
-		*seg0 = seg;
-		root->dir = ~(uint64_t)7; /* aligned, and its end wraps */
-		wrap_dir = pmkv_hint(s, "k1", 2);
-		root->dir = dir;
-		again = pmkv_hint(s, "k1", 2);
+	h.tok = pmkv_hint(s, "k1", 2);
+	pmkv_hint_more(s, h.tok);
+	/* a key whose bucket is in a segment, not in the map's header */
+	for (int i = 0; g_flavour == PMKV_OPT && i < 300; i++) {
+		snprintf(k, sizeof(k), "k%d", i);
+		if ((h.tok = pmkv_hint(s, k, strlen(k))) > map + 256)
+			break;
 	}
+	if (g_flavour == PMKV_OPT)
+		hint_corrupt(s, k, &h);
 	assert_int_equal(pmkv_group_end(s), 0);
-	assert_int_equal(tok != 0, g_flavour == PMKV_OPT);
+	assert_int_equal(h.tok != 0, g_flavour == PMKV_OPT);
 	if (g_flavour == PMKV_OPT) {
-		assert_int_equal(far_seg, 0);
-		assert_int_equal(wrap_dir, 0);
-		assert_int_equal(again, tok);
+		assert_true(h.tok > map + 256);
+		assert_int_equal(h.far_seg, 0);
+		assert_int_equal(h.bad_geom, 0);
+		assert_int_equal(h.bad_root, 0);
+		assert_int_equal(h.again, h.tok);
 	}
-	expect(s, "k1", "v1");
+	expect(s, "k1", "v");
 	check(s);
 	assert_int_equal(pmkv_close(s), 0);
 	unlink(path);
@@ -701,6 +705,206 @@ static void a_failed_operation_aborts_its_group(void **state)
 	unlink(path);
 }
 
+/* A group reads what its own operations wrote, under every runtime
+ * (store.c S3, S4): format 1.x wrote short values in place, which a
+ * later read of the same group under redo did not see. */
+static void a_group_reads_its_own_writes(void **state)
+{
+	(void)state;
+	const char *path = tu_path();
+	struct pmkv_store *s = open_at(path);
+	int64_t r;
+	uint64_t len;
+	assert_int_equal(set(s, "k", "xxxxx", 0, 0), 1);
+	assert_int_equal(set(s, "c", "5", 0, 0), 1);
+	assert_int_equal(pmkv_group_begin(s), 0);
+	assert_int_equal(set(s, "k", "yy", 0, 0), 1);
+	expect(s, "k", "yy");
+	for (int i = 6; i <= 8; i++) {
+		assert_int_equal(pmkv_incrby(s, "c", 1, 1, &r), 0);
+		assert_int_equal(r, i);
+	}
+	expect(s, "c", "8");
+	assert_int_equal(pmkv_append(s, "k", 1, "zz", 2, &len), 0);
+	assert_int_equal(len, 4);
+	expect(s, "k", "yyzz");
+	assert_int_equal(pmkv_strlen(s, "k", 1, &len), 0);
+	assert_int_equal(len, 4);
+	assert_int_equal(pmkv_group_end(s), 0);
+	expect(s, "k", "yyzz");
+	expect(s, "c", "8");
+	check(s);
+	assert_int_equal(pmkv_close(s), 0);
+	unlink(path);
+}
+
+static int keep_off(pmtx_off off, void *arg)
+{
+	tu_offs_push(arg, off);
+	return 0;
+}
+
+/* pmkv_walk reaches exactly the heap's blocks (the explorer's leak check
+ * relies on it), after growth, removals and a FLUSHALL. */
+static void the_walk_reaches_every_block(void **state)
+{
+	(void)state;
+	const char *path = tu_path();
+	struct pmkv_store *s = open_at(path);
+	struct tu_offs used = {0};
+	uint64_t n;
+	char k[32];
+	for (int round = 0; round < 3; round++) {
+		for (int i = 0; i < 3000; i++) {
+			snprintf(k, sizeof(k), "key:%d", i);
+			set(s, k, i % 2 ? "v" : "a longer value, a longer block",
+			    0, 0);
+		}
+		for (int i = 0; i < 3000; i += 3) {
+			struct pmkv_key d = {k, (size_t)snprintf(k, sizeof(k),
+			                                         "key:%d", i)};
+			assert_int_equal(pmkv_del(s, &d, 1, &n), 0);
+		}
+		used.n = 0;
+		assert_int_equal(pmkv_walk(s, keep_off, &used), 0);
+		tu_assert_heap_blocks(pmkv_region(s), &used, "after deletes");
+		if (round == 1)
+			assert_int_equal(pmkv_flushall(s), 0);
+	}
+	free(used.v);
+	check(s);
+	assert_int_equal(pmkv_close(s), 0);
+	unlink(path);
+}
+
+/* An object that is not one (layout.h L4) is PMTX_E_CORRUPT to every
+ * operation that reads it and to the check (opt). */
+static void a_malformed_object_is_corrupt(void **state)
+{
+	(void)state;
+	if (g_flavour != PMKV_OPT)
+		return;
+	static const struct {
+		const char *v;
+		size_t n;
+	} bad[] = {
+		{"", 0},                 /* no header */
+		{"\x09\x00x", 3},        /* a type this format has not */
+		{"\x00\x02x", 3},        /* an unknown flag */
+		{"\x00\x01\x01\x02", 4}, /* an expiry cut short */
+		{"\x00\x01\0\0\0\0\0\0\0\0", 10}, /* expiry 0 */
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+		const char *path = tu_path();
+		struct pmkv_store *s = open_at(path);
+		pmtx_region *r = pmkv_region(s);
+		struct pmkv_root *root = pmtx_root(r, NULL);
+		pmtx_hmap *m;
+		char msg[256] = "";
+		int found;
+		struct buf b;
+		set(s, "good", "v", 0, 0);
+		assert_int_equal(pmtx_hmap_open(r, root->db[0], NULL, &m), 0);
+		assert_int_equal(pmtx_hmap_put(NULL, m, "bad", 3, bad[i].v,
+		                               bad[i].n, 0, NULL), 0);
+		pmtx_hmap_close(m);
+		expect(s, "good", "v");
+		assert_int_equal(pmkv_get(s, "bad", 3, keep, &b, &found),
+		                 PMTX_E_CORRUPT);
+		assert_int_equal(pmkv_check(s, msg, sizeof(msg)),
+		                 PMTX_E_CORRUPT);
+		assert_non_null(strstr(msg, "database 0"));
+		assert_int_equal(pmkv_close(s), 0);
+		unlink(path);
+	}
+}
+
+/* A region of a newer minor of this format (L5) is refused, by name. */
+static void a_newer_minor_is_refused(void **state)
+{
+	(void)state;
+	const char *path = tu_path();
+	struct pmkv_store *s = open_at(path);
+	struct pmkv_root_hdr *h = pmtx_root(pmkv_region(s), NULL);
+	char msg[256], want[32];
+	uint16_t minor = (uint16_t)(h->minor + 1);
+	h->minor = minor; /* a plain store, then a clean close */
+	pmtx_persist(pmkv_region(s), &h->minor, sizeof(h->minor));
+	snprintf(want, sizeof(want), "format %u.%u", h->major, minor);
+	assert_int_equal(pmkv_close(s), 0);
+	assert_int_equal(try_open(path, g_rt, g_flavour, &s, msg,
+	                          sizeof(msg)), PMKV_E_FORMAT);
+	assert_non_null(strstr(msg, want));
+	unlink(path);
+}
+
+static const char *g_golden; /* the unpacked golden regions (argv[1]) */
+
+/* A copy of the golden region of format 1.1 of this version. */
+static const char *golden_copy(const char *version)
+{
+	char src[4096];
+	const char *dst = tu_path();
+	if (!g_golden)
+		fail_msg("no golden directory (test_pmkv_store DIR)");
+	snprintf(src, sizeof(src), "%s/pmkv-1.1-%s.region", g_golden, version);
+	tu_copy_file(src, dst);
+	return dst;
+}
+
+/* Format 1.1's opt version is refused at open, with what it is, what
+ * this pmkv reads and what to do (layout.h L5), and left as it was. */
+static void the_old_opt_format_is_refused(void **state)
+{
+	(void)state;
+	const char *path = golden_copy("opt");
+	uint64_t before = tu_file_hash(path);
+	struct pmkv_store *s = NULL;
+	char msg[1024];
+	for (unsigned f = 0; f <= PMKV_OPT; f++) {
+		assert_int_equal(try_open(path, PMTX_RT_REDO, f, &s, msg,
+		                          sizeof(msg)), PMKV_E_FORMAT);
+		assert_null(s);
+		assert_non_null(strstr(msg, path));
+		assert_non_null(strstr(msg, "format 1.1 (the opt version"));
+		assert_non_null(strstr(msg, "reads the opt version of format "
+		                            "2.0"));
+		assert_non_null(strstr(msg, "the pmkv that wrote it"));
+	}
+	assert_int_equal(tu_file_hash(path), before);
+	unlink(path);
+}
+
+/* Format 1.1's wrapped version is still this pmkv's: it opens under
+ * every runtime with the keys it was written with. */
+static void the_wrapped_format_still_opens(void **state)
+{
+	(void)state;
+	const char *path = golden_copy("wrapped");
+	pmtx_runtime rts[] = {PMTX_RT_REDO, PMTX_RT_UNDO, PMTX_RT_COW};
+	g_flavour = PMKV_WRAPPED;
+	for (unsigned i = 0; i < 3; i++) {
+		struct pmkv_store *s;
+		int64_t ttl;
+		g_rt = rts[i];
+		s = open_at(path);
+		expect(s, "greeting", "hello");
+		expect(s, "counter", i ? "43" : "42");
+		expect(s, "a", "1");
+		expect(s, "b", "2");
+		expect(s, "c", "3");
+		assert_int_equal(pmkv_pttl(s, "later", 5, &ttl), 0);
+		assert_true(ttl > 0 && ttl <= 4102444800000 - pmkv_now_ms());
+		assert_int_equal(pmkv_dbsize(s), 6);
+		check(s);
+		if (i == 0)
+			assert_int_equal(pmkv_incrby(s, "counter", 7, 1, &ttl),
+			                 0);
+		assert_int_equal(pmkv_close(s), 0);
+	}
+	unlink(path);
+}
+
 static int use(pmtx_runtime rt, unsigned flavour)
 {
 	g_rt = rt;
@@ -724,7 +928,7 @@ static int w_cow(void **s) { return (void)s, use(PMTX_RT_COW, PMKV_WRAPPED); }
 		cmocka_unit_test_setup(f, w_redo),                           \
 		cmocka_unit_test_setup(f, w_cow)
 
-int main(void)
+int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		ALL(set_get_del_and_conditions),
@@ -740,8 +944,15 @@ int main(void)
 		ALL(a_group_commits_together),
 		ALL(a_failed_operation_aborts_its_group),
 		ALL(hints_follow_no_offset_out_of_the_region),
+		ALL(a_group_reads_its_own_writes),
+		ALL(the_walk_reaches_every_block),
+		ALL(a_malformed_object_is_corrupt),
+		ALL(a_newer_minor_is_refused),
 		cmocka_unit_test(other_regions_are_refused),
 		cmocka_unit_test(versions_are_kept_apart),
+		cmocka_unit_test(the_old_opt_format_is_refused),
+		cmocka_unit_test(the_wrapped_format_still_opens),
 	};
+	g_golden = argc > 1 ? argv[1] : NULL;
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

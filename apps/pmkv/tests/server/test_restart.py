@@ -6,6 +6,7 @@ import os
 import signal
 import subprocess
 import sys
+import tarfile
 
 import redis
 
@@ -74,14 +75,13 @@ def test_foreign_and_damaged_regions_are_refused(pmkv_bin, tmp_path):
     assert r.returncode == 1
     assert str(other) in r.stderr and "pmkv:" in r.stderr
     assert digest(other) == before
-    # a pmkv region whose table directory offset is damaged
+    # a pmkv region whose key space offset (root offset 32) is damaged
     s = Server(pmkv_bin, str(tmp_path))
     s.start()
     redis.Redis(port=s.port).set("a", "b")
     s.stop()
-    root_dir_field = find_root_dir_field(s.region)
     with open(s.region, "r+b") as f:
-        f.seek(root_dir_field)
+        f.seek(find_root(s.region) + 32)
         f.write((12345).to_bytes(8, "little"))
     before = digest(s.region)
     r = subprocess.run([pmkv_bin, "--check", "--region", s.region],
@@ -94,13 +94,13 @@ def test_foreign_and_damaged_regions_are_refused(pmkv_bin, tmp_path):
     assert r.returncode == 1 and "corrupt" in r.stderr
 
 
-def find_root_dir_field(path):
-    """The file offset of the root's `dir` field: the root starts with
-    PMKV_MAGIC ("PMKV__"), and dir is at offset 40 (layout.h)."""
+def find_root(path):
+    """The file offset of the root: it starts with PMKV_MAGIC ("PMKV__",
+    layout.h)."""
     data = open(path, "rb").read()
     at = data.find(b"PMKV__\x00\x00")
     assert at > 0
-    return at + 40
+    return at
 
 
 def refused(pmkv_bin, s, *flags):
@@ -144,7 +144,7 @@ def test_versions_are_kept_apart(pmkv_bin, tmp_path):
                                                          "--opt")
     # a wrapped store whose meta offset (root offset 72) is damaged
     with open(w.region, "r+b") as f:
-        f.seek(find_root_dir_field(w.region) - 40 + 72)
+        f.seek(find_root(w.region) + 72)
         f.write((12345).to_bytes(8, "little"))
     assert "corrupt" in refused(pmkv_bin, w)
 
@@ -215,3 +215,33 @@ def test_fast_restart_makes_a_twin_region_that_does_not_reseal(pmkv_bin,
                        capture_output=True, text=True, timeout=30)
     assert r.returncode == 2 and "twin" in r.stderr
     assert not os.path.exists(tmp_path / "x.region")
+
+
+GOLDEN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
+                      "golden", "regions-1.1.tar.xz")
+
+
+def test_format_1_regions(pmkv_bin, tmp_path):
+    """A region of format 1.1 (tests/golden): the opt version's is refused
+    with its format, what this pmkv reads and what to do, and left as it
+    was; the wrapped version's, still format 1.1, serves its keys."""
+    with tarfile.open(GOLDEN) as t:
+        t.extractall(tmp_path)
+    opt = Server(pmkv_bin, str(tmp_path))
+    opt.region = str(tmp_path / "pmkv-1.1-opt.region")
+    msg = refused(pmkv_bin, opt)
+    assert "format 1.1 (the opt version" in msg
+    assert "reads the opt version of format 2.0" in msg
+    assert "serve it with the pmkv that wrote it" in msg
+    r = subprocess.run([pmkv_bin, "--check", "--region", opt.region],
+                       capture_output=True, text=True, timeout=30)
+    assert r.returncode == 1 and "format 1.1" in r.stderr
+    w = Server(pmkv_bin, str(tmp_path), "--runtime", "undo")
+    w.region = str(tmp_path / "pmkv-1.1-wrapped.region")
+    w.start()
+    c = redis.Redis(port=w.port)
+    assert c.info("persistence")["pmkv_store_version"] == "wrapped"
+    assert c.mget("greeting", "counter", "a", "b", "c", "later") == [
+        b"hello", b"42", b"1", b"2", b"3", b"v"]
+    assert c.dbsize() == 6 and c.ttl("later") > 0
+    assert w.stop() == 0
