@@ -1,6 +1,8 @@
 /*
- * testutil.h - helpers shared by the tests: unique region paths in
- * /dev/shm, region creation with explicit options, file hashing, and the
+ * testutil.h - what the tests share, so that each reads as what it
+ * checks: fresh paths (removed at exit), regions made and closed with an
+ * asserted status, files read and hashed without a mapping, the heap's
+ * blocks against those in use, children and threads, counters, and the
  * long-mode switch (PMTX_LONG_TESTS=1).
  *
  * Every path these helpers hand out starts with pmtx-test-<pid>-, <pid>
