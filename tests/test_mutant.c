@@ -698,6 +698,44 @@ MEASURED(wl_cont_str, make)
 	assert_int_equal(pmtx_commit(tx), 0);
 }
 
+/* The pairs of a bulk load: keys "load-NN", values of 3 bytes. */
+static int load_next(void *arg, pmtx_bytes *k, pmtx_bytes *v)
+{
+	static char key[16];
+	unsigned *i = arg;
+	if (*i == 60)
+		return 0;
+	snprintf(key, sizeof(key), "load-%02u", (*i)++);
+	*k = (pmtx_bytes){key, strlen(key), 0};
+	*v = (pmtx_bytes){"val", 3, 0};
+	return 1;
+}
+
+/* An undo transaction creates an ordered map of byte keys (its header
+ * and an empty leaf) and puts 49 keys: the 49th splits the leaf (a new
+ * leaf, a new root, a separator item); then it creates a second map and
+ * bulk-loads 60 pairs into it (two leaves and their parent). */
+MEASURED(wl_cont_map, make)
+{
+	pmtx_tx *tx = begin(r, PMTX_RT_UNDO);
+	pmtx_map *m;
+	pmtx_off off;
+	unsigned i = 0;
+	assert_int_equal(pmtx_map_create(tx, PMTX_MAP_BYTES, &off), 0);
+	assert_int_equal(pmtx_map_open(r, off, NULL, &m), 0);
+	for (unsigned k = 0; k < 49; k++) {
+		char key[4] = {'k', (char)('0' + k / 10), (char)('0' + k % 10)};
+		assert_int_equal(pmtx_map_put(tx, m, key, 3, "value", 5, 0,
+		                              NULL), 0);
+	}
+	pmtx_map_close(m);
+	assert_int_equal(pmtx_map_create(tx, PMTX_MAP_BYTES, &off), 0);
+	assert_int_equal(pmtx_map_open(r, off, NULL, &m), 0);
+	assert_int_equal(pmtx_map_load(tx, m, load_next, &i, 100), 0);
+	assert_int_equal(pmtx_commit(tx), 0);
+	pmtx_map_close(m);
+}
+
 /* ---- the cases: one per site ---- */
 
 struct site_case {
@@ -870,6 +908,13 @@ static const struct site_case cases[] = {
 	FLUSH(MUT_LIST_SPLIT_HEAD_FLUSH, wl_cont_list, 1),
 	FLUSH(MUT_LIST_SPLIT_LAST_FLUSH, wl_cont_list, 1),
 	FLUSH(MUT_STR_MOVED_FLUSH, wl_cont_str, 2), /* 100 B at +16 */
+	FLUSH(MUT_MAP_CREATE_FLUSH, wl_cont_map, 2), /* 48 B at +16, twice */
+	/* two first leaves and a split's (880 B at +16: 14 lines each),
+	 * a new root and a loaded leaves' parent (816 B at +16: 13 each) */
+	FLUSH(MUT_MAP_NODE_FLUSH, wl_cont_map, 68),
+	/* 49 put, 60 loaded, 2 separators; 15 of them across a line */
+	FLUSH(MUT_MAP_ITEM_FLUSH, wl_cont_map, 126),
+	FLUSH(MUT_MAP_LOAD_FLUSH, wl_cont_map, 28), /* two leaves */
 };
 
 static int64_t diff(uint64_t on, uint64_t off)

@@ -89,12 +89,12 @@ static void make_combos(void)
 }
 
 /* A site of src/containers, and whether workload w uses its container:
- * the hash map's in hmap and cross, the list's in clist and cross, the
- * strings' in str. */
+ * the hash map's in hmap and cross, the ordered map's in map, the
+ * list's in clist and cross, the strings' in str. */
 static int cont_site(const char *site)
 {
 	return !strncmp(site, "hmap.", 5) || !strncmp(site, "list.", 5) ||
-	       !strncmp(site, "str.", 4);
+	       !strncmp(site, "str.", 4) || !strncmp(site, "map.", 4);
 }
 
 static int cont_uses(const char *site, const pmtx_explore_workload *w)
@@ -103,6 +103,8 @@ static int cont_uses(const char *site, const pmtx_explore_workload *w)
 		return !strcmp(w->name, "hmap") || !strcmp(w->name, "cross");
 	if (!strncmp(site, "list.", 5))
 		return !strcmp(w->name, "clist") || !strcmp(w->name, "cross");
+	if (!strncmp(site, "map.", 4))
+		return !strcmp(w->name, "map");
 	return !strcmp(w->name, "str");
 }
 

@@ -393,7 +393,20 @@
 	  "committed split may leave a chunk the list refuses")               \
 	X(MUT_STR_MOVED_FLUSH, "str.moved_flush",                            \
 	  "a string moved to a fresh block: flush of its bytes; else a "     \
-	  "committed set or append may keep garbage bytes")
+	  "committed set or append may keep garbage bytes")                   \
+	X(MUT_MAP_CREATE_FLUSH, "map.create_flush",                          \
+	  "flush of a new ordered map's header; else a committed map may "   \
+	  "read as no map after a crash")                                     \
+	X(MUT_MAP_NODE_FLUSH, "map.node_flush",                              \
+	  "flush of a fresh node (a split's right half, a new root, a "      \
+	  "map's first leaf) before it is linked; else a committed split "   \
+	  "may leave a node the map refuses")                                 \
+	X(MUT_MAP_ITEM_FLUSH, "map.item_flush",                              \
+	  "flush of a fresh item (a byte key, a value, a separator); else "  \
+	  "a committed put may keep garbage bytes")                           \
+	X(MUT_MAP_LOAD_FLUSH, "map.load_flush",                              \
+	  "bulk load: flush of each fresh leaf; else a committed load may "  \
+	  "leave leaves the map refuses")
 
 enum pmtx_mutant_id {
 	MUT_NONE = 0,

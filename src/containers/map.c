@@ -499,7 +499,7 @@ static int item_new(struct mop *o, const void *k, size_t kn, const void *v,
 		memcpy(it->b, k, kn);
 	if (vn)
 		memcpy(it->b + kn, v, vn);
-	cx_flush(&o->c, it, sizeof(*it) + kn + vn);
+	cx_flush_site(&o->c, it, sizeof(*it) + kn + vn, MUT_MAP_ITEM_FLUSH);
 	return 0;
 }
 
@@ -566,7 +566,7 @@ static int node_new(struct mop *o, const void *img, size_t size,
 	if (rc)
 		return rc;
 	memcpy(p, img, size);
-	cx_flush(&o->c, p, size);
+	cx_flush_site(&o->c, p, size, MUT_MAP_NODE_FLUSH);
 	return 0;
 }
 
@@ -1184,7 +1184,7 @@ int pmtx_map_create(pmtx_tx *tx, unsigned kind, pmtx_off *out)
 		cont_hdr_init(&h->h, CONT_MAGIC_MAP, kind);
 		h->root = h->first = h->last = leaf;
 		h->height = 1;
-		cx_flush(&o.c, h, sizeof(*h));
+		cx_flush_site(&o.c, h, sizeof(*h), MUT_MAP_CREATE_FLUSH);
 	}
 	rc = cx_end(&o.c, rc);
 	if (!rc)
@@ -1829,7 +1829,7 @@ static int load_leaves(struct mop *o, const struct lbuf *b, unsigned per,
 		}
 		lf->hd.count = (uint8_t)l->cnt[g];
 		lf->hd.used = (1ull << l->cnt[g]) - 1;
-		cx_flush(&o->c, lf, sizeof(*lf));
+		cx_flush_site(&o->c, lf, sizeof(*lf), MUT_MAP_LOAD_FLUSH);
 	}
 	return rc;
 }

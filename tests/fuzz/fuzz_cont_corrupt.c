@@ -9,9 +9,10 @@
  *
  * Design
  *  CC1. A template region is made once per process: two hash maps (one
- *       split several times, one PMTX_HMAP_LOCKED), a list of several
- *       chunks (one holding an element bigger than a chunk) and three
- *       strings (two in heap blocks) in the root. Its blocks are listed:
+ *       split several times, one PMTX_HMAP_LOCKED), two ordered maps of
+ *       three levels (byte keys: items and separators; u64 keys with byte
+ *       values), a list of several chunks (one holding an element bigger
+ *       than a chunk) and three strings (two in heap blocks) in the root. Its blocks are listed:
  *       the root, each container's header and every block it owns.
  *  CC2. Each input is a list of patches: a block (a byte, modulo the
  *       blocks), an offset in it (two bytes, modulo its usable size), a
@@ -41,17 +42,18 @@
 #include "containers/hmap.h"
 #include "containers/list.h"
 #include "containers/list_layout.h"
+#include "containers/map.h"
 #include "containers/str_layout.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#define REGION (1u << 20)
+#define REGION (2u << 20)
 #define NSTR 3
-#define MAXBLOCKS 4096
+#define MAXBLOCKS 16384
 
 struct root {
-	pmtx_off hmap, locked, list;
+	pmtx_off hmap, locked, list, bmap, umap;
 	pmtx_str s[NSTR];
 };
 
@@ -140,6 +142,25 @@ static void fill_list(pmtx_region *r, pmtx_tx *tx, pmtx_off off)
 	pmtx_list_close(l);
 }
 
+/* An ordered map of 1,000 keys (byte keys, or u64 keys with byte
+ * values; the u64 map has three levels). */
+static void fill_map(pmtx_region *r, pmtx_tx *tx, pmtx_off off, int u64)
+{
+	pmtx_map *m;
+	ok("map open", pmtx_map_open(r, off, NULL, &m));
+	for (unsigned i = 0; i < 1000; i++) {
+		unsigned char k[16], v[300];
+		size_t kn, vn;
+		uint64_t kw = i * 7;
+		kv(i, k, &kn, v, &vn);
+		ok("map put", u64 ? pmtx_map_put(tx, m, &kw, 8, v, vn % 40, 0,
+		                                 NULL)
+		                  : pmtx_map_put(tx, m, k, kn, v, vn % 40, 0,
+		                                 NULL));
+	}
+	pmtx_map_close(m);
+}
+
 static int add_block(pmtx_off off, size_t n)
 {
 	if (nblocks < MAXBLOCKS)
@@ -164,19 +185,25 @@ static void make_template(void)
 	unlink(tmpl_path);
 	ok("create", pmtx_create(tmpl_path, REGION, &o, &r));
 	struct root *rt = pmtx_root(r, NULL);
-	pmtx_off h, hl, l;
+	pmtx_off h, hl, l, bm, um;
 	ok("begin", pmtx_begin(r, PMTX_RT_UNDO, &tx));
 	ok("hmap create", pmtx_hmap_create(tx, 0, &h));
 	ok("hmap create", pmtx_hmap_create(tx, PMTX_HMAP_LOCKED, &hl));
 	ok("list create", pmtx_list_create(tx, &l));
+	ok("map create", pmtx_map_create(tx, PMTX_MAP_BYTES, &bm));
+	ok("map create", pmtx_map_create(tx, PMTX_MAP_U64, &um));
 	ok("set", PMTX_SET(tx, rt->hmap, h));
 	ok("set", PMTX_SET(tx, rt->locked, hl));
 	ok("set", PMTX_SET(tx, rt->list, l));
+	ok("set", PMTX_SET(tx, rt->bmap, bm));
+	ok("set", PMTX_SET(tx, rt->umap, um));
 	ok("commit", pmtx_commit(tx));
 	ok("begin", pmtx_begin(r, PMTX_RT_UNDO, &tx));
 	fill_hmap(r, tx, h, 40);
 	fill_hmap(r, tx, hl, 10);
 	fill_list(r, tx, l);
+	fill_map(r, tx, bm, 0);
+	fill_map(r, tx, um, 1);
 	ok("str", pmtx_str_set(r, tx, &rt->s[0], s0, sizeof(s0)));
 	ok("str", pmtx_str_set(r, tx, &rt->s[1], "inline", 6));
 	ok("str", pmtx_str_set(r, tx, &rt->s[2], s0, 40));
@@ -324,6 +351,52 @@ static void list_ops(pmtx_region *r, pmtx_tx *tx, pmtx_off off)
 		pmtx_list_destroy(tx, off);
 }
 
+static void map_ops(pmtx_region *r, pmtx_tx *tx, pmtx_off off, int u64)
+{
+	pmtx_map *m;
+	pmtx_map_cursor c;
+	pmtx_bytes k, v;
+	uint64_t n;
+	char why[128];
+	if (pmtx_map_open(r, off, NULL, &m))
+		return;
+	if (!tx)
+		map_check(m, why, sizeof(why));
+	pmtx_map_len(tx, m, &n);
+	for (unsigned i = 0; i < 1100; i += 61) {
+		unsigned char kb[16], b[300];
+		size_t kn, vn;
+		uint64_t kw = i * 7;
+		kv(i, kb, &kn, b, &vn);
+		const void *key = u64 ? (const void *)&kw : kb;
+		size_t keyn = u64 ? 8 : kn;
+		pmtx_map_get(tx, m, key, keyn, &v);
+		pmtx_map_rank(tx, m, key, keyn, PMTX_MAP_INCL, &n);
+		pmtx_map_count(tx, m, key, keyn, NULL, 0, 0, &n);
+		if (!pmtx_map_seek(tx, m, PMTX_SEEK_GE, key, keyn, &c)) {
+			pmtx_map_cursor_get(&c, &k, &v);
+			pmtx_map_next(&c);
+			pmtx_map_prev(&c);
+		}
+		if (i % 2)
+			pmtx_map_put(tx, m, key, keyn, b, vn % 50, 0, NULL);
+		else
+			pmtx_map_del(tx, m, key, keyn);
+	}
+	if (!pmtx_map_seek(tx, m, PMTX_SEEK_FIRST, NULL, 0, &c))
+		for (unsigned j = 0; j < 200 && !pmtx_map_next(&c); j++)
+			pmtx_map_cursor_get(&c, &k, &v);
+	if (!pmtx_map_seek(tx, m, PMTX_SEEK_LAST, NULL, 0, &c))
+		for (unsigned j = 0; j < 200 && !pmtx_map_prev(&c); j++)
+			;
+	pmtx_map_seek_rank(tx, m, 700, &c);
+	if (tx)
+		pmtx_map_clear(tx, m);
+	pmtx_map_close(m);
+	if (tx)
+		pmtx_map_destroy(tx, off);
+}
+
 static void str_ops(pmtx_region *r, pmtx_tx *tx, pmtx_str *s)
 {
 	static const unsigned char b[600];
@@ -347,7 +420,7 @@ static void all_ops(pmtx_region *r, int in_tx)
 	struct root rt;
 	pmtx_tx *tx = NULL;
 	memcpy(&rt, pmtx_root(r, NULL), sizeof(rt)); /* the ops may write it */
-	for (unsigned step = 0; step < 3 + NSTR; step++) {
+	for (unsigned step = 0; step < 5 + NSTR; step++) {
 		if (in_tx && (!tx || pmtx_tx_current() != tx) &&
 		    pmtx_begin(r, PMTX_RT_UNDO, &tx))
 			return;
@@ -357,9 +430,13 @@ static void all_ops(pmtx_region *r, int in_tx)
 			hmap_ops(r, tx, rt.locked, 4, 0);
 		else if (step == 2)
 			list_ops(r, tx, rt.list);
+		else if (step == 3)
+			map_ops(r, tx, rt.bmap, 0);
+		else if (step == 4)
+			map_ops(r, tx, rt.umap, 1);
 		else
 			str_ops(r, tx, &((struct root *)pmtx_root(r, NULL))
-			                        ->s[step - 3]);
+			                        ->s[step - 5]);
 	}
 	if (tx && pmtx_tx_current() == tx)
 		pmtx_abort(tx);

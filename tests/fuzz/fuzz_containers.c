@@ -9,11 +9,11 @@
  *       deterministic) and a twin one. The input's first byte chooses the
  *       runtime (undo, redo, redo-async, auto, twin) and whether the hash
  *       map is made with PMTX_HMAP_LOCKED (opened with 4 stripes).
- *  FC2. Each execution creates a hash map and a list in one transaction,
- *       runs the input's operations on them and on NSTR strings of the
- *       root, and destroys them at the end: the heap then holds exactly
- *       the user blocks it held before (no leak), and pmtx_heap_check
- *       passes.
+ *  FC2. Each execution creates a hash map, an ordered map (byte keys) and
+ *       a list in one transaction, runs the input's operations on them
+ *       and on NSTR strings of the root, and destroys them at the end:
+ *       the heap then holds exactly the user blocks it held before (no
+ *       leak), and pmtx_heap_check passes.
  *  FC3. Operations run alone (tx NULL: a transaction of their own) or
  *       inside a transaction the input begins; it commits or aborts it.
  *       BEGIN copies the model, ABORT restores the copy. Reads inside a
@@ -23,13 +23,17 @@
  *       read (get, pop, index, range, scan, a string) equals the model's.
  *       Anything else aborts (libFuzzer keeps the input), after a line on
  *       stderr saying what differed.
- *  FC5. The checkers (hmap_check, list_check) run at a CHECK op and at
- *       the end, with the whole contents compared.
+ *  FC5. The checkers (hmap_check, map_check, list_check) run at a CHECK
+ *       op and at the end, with the whole contents compared (the ordered
+ *       map's by a cursor both ways).
  *  FC6. Keys come from a universe of HKEYS (their bytes fixed by their
  *       number), so that puts meet present keys; values and elements take
  *       their length from the input and their bytes from it while it
  *       lasts (a pattern after), up to BIG bytes: larger than a list
- *       chunk, so that an element gets a chunk of its own.
+ *       chunk, so that an element gets a chunk of its own. The ordered
+ *       map's keys come from a universe of MKEYS, with values of up to
+ *       MVAL bytes, and ops that put or delete a run of keys, so that its
+ *       leaves split and merge.
  */
 #define _GNU_SOURCE
 #include <stdint.h>
@@ -42,6 +46,7 @@
 #include "pmtx_containers.h"
 #include "containers/hmap.h"
 #include "containers/list.h"
+#include "containers/map.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -51,6 +56,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 #define NSTR 2
 #define BIG 1200        /* longest value or element */
 #define SMAX 6000       /* longest string */
+#define MKEYS 256       /* the ordered map's keys */
+#define MVAL 64         /* and its longest value */
 #define REGION (4u << 20)
 
 /* ---- the input ---- */
@@ -113,7 +120,14 @@ struct val {
 	unsigned char b[BIG];
 };
 
+struct mval {
+	uint8_t n;
+	unsigned char b[MVAL];
+};
+
 struct model {
+	uint8_t mp[MKEYS];
+	struct mval mv[MKEYS];
 	uint8_t present[HKEYS];
 	struct val hv[HKEYS];
 	unsigned ln;
@@ -129,6 +143,35 @@ static size_t key_of(unsigned k, unsigned char *b)
 	size_t n = 1 + k % 9;
 	for (size_t j = 0; j < n; j++)
 		b[j] = (unsigned char)(k * 31 + j * 5 + 1);
+	return n;
+}
+
+/* The ordered map's key k: 1 to 6 bytes, so that prefixes happen; and
+ * the keys in the map's order (memcmp, a prefix first). */
+static size_t mkey_of(unsigned k, unsigned char *b)
+{
+	size_t n = 1 + k % 6;
+	for (size_t j = 0; j < n; j++)
+		b[j] = (unsigned char)((k >> (j % 3 * 3)) * 37 + j);
+	return n;
+}
+
+static unsigned morder[MKEYS];
+
+static int mkey_cmp(const void *a, const void *b)
+{
+	unsigned char x[8], y[8];
+	size_t xn = mkey_of(*(const unsigned *)a, x);
+	size_t yn = mkey_of(*(const unsigned *)b, y);
+	int c = memcmp(x, y, xn < yn ? xn : yn);
+	return c ? c : (xn > yn) - (xn < yn);
+}
+
+static unsigned mlen(void)
+{
+	unsigned n = 0;
+	for (unsigned k = 0; k < MKEYS; k++)
+		n += M.mp[k];
 	return n;
 }
 
@@ -206,11 +249,12 @@ static struct reg plain, twin;
 static struct reg *R;        /* this execution's region */
 static pmtx_runtime RT;      /* its transactions' runtime */
 static pmtx_hmap *H;
+static pmtx_map *O;
 static pmtx_list *L;
 static pmtx_tx *TX;          /* the input's transaction, or NULL */
 
 struct root {
-	pmtx_off hmap, list;
+	pmtx_off hmap, list, map;
 	pmtx_str s[NSTR];
 };
 
@@ -251,6 +295,9 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	(void)argc, (void)argv;
 	atexit(remove_files);
+	for (unsigned k = 0; k < MKEYS; k++)
+		morder[k] = k;
+	qsort(morder, MKEYS, sizeof(*morder), mkey_cmp);
 	make_region(&plain, PMTX_RT_UNDO, REGION);
 	make_region(&twin, PMTX_RT_TWIN, 2 * REGION);
 	return 0;
@@ -274,17 +321,20 @@ static uint64_t user_blocks(void)
 static void containers_make(unsigned locked)
 {
 	pmtx_cont_options o;
-	pmtx_off h, l;
+	pmtx_off h, l, m;
 	pmtx_tx *tx;
 	pmtx_cont_options_init(&o);
 	o.runtime = RT;
 	expect("begin", pmtx_begin(R->r, RT, &tx), 0);
 	expect("hmap create", pmtx_hmap_create(tx, locked ? PMTX_HMAP_LOCKED
 	                                                 : 0, &h), 0);
+	expect("map create", pmtx_map_create(tx, PMTX_MAP_BYTES, &m), 0);
 	expect("list create", pmtx_list_create(tx, &l), 0);
 	expect("set", PMTX_SET(tx, root()->hmap, h), 0);
+	expect("set", PMTX_SET(tx, root()->map, m), 0);
 	expect("set", PMTX_SET(tx, root()->list, l), 0);
 	expect("commit", pmtx_commit(tx), 0);
+	expect("map open", pmtx_map_open(R->r, m, &o, &O), 0);
 	o.stripes = locked ? 4 : 0;
 	expect("hmap open", pmtx_hmap_open(R->r, h, &o, &H), 0);
 	o.stripes = 0;
@@ -294,16 +344,19 @@ static void containers_make(unsigned locked)
 static void containers_drop(void)
 {
 	pmtx_tx *tx;
-	pmtx_off h = root()->hmap, l = root()->list;
+	pmtx_off h = root()->hmap, l = root()->list, m = root()->map;
 	pmtx_hmap_close(H);
+	pmtx_map_close(O);
 	pmtx_list_close(L);
-	H = NULL, L = NULL;
+	H = NULL, O = NULL, L = NULL;
 	expect("begin", pmtx_begin(R->r, PMTX_RT_DEFAULT, &tx), 0);
 	expect("hmap destroy", pmtx_hmap_destroy(tx, h), 0);
+	expect("map destroy", pmtx_map_destroy(tx, m), 0);
 	expect("list destroy", pmtx_list_destroy(tx, l), 0);
 	for (unsigned s = 0; s < NSTR; s++)
 		expect("str clear", pmtx_str_clear(R->r, tx, &root()->s[s]), 0);
 	expect("set", PMTX_SET(tx, root()->hmap, 0), 0);
+	expect("set", PMTX_SET(tx, root()->map, 0), 0);
 	expect("set", PMTX_SET(tx, root()->list, 0), 0);
 	expect("commit", pmtx_commit(tx), 0);
 }
@@ -386,9 +439,49 @@ static void check_strings(void)
 	}
 }
 
+/* The ordered map: the checker, its length, and a cursor from each end
+ * against the model in key order. */
+static void check_map(void)
+{
+	pmtx_map_cursor c;
+	char why[200];
+	uint64_t n;
+	int rc;
+	if (!TX && map_check(O, why, sizeof(why)))
+		fail(why, PMTX_E_CORRUPT, 0);
+	expect("map len", pmtx_map_len(TX, O, &n), 0);
+	expect("map len: value", (int)n, (int)mlen());
+	for (int back = 0; back < 2; back++) {
+		unsigned j = 0, seen = 0;
+		rc = pmtx_map_seek(TX, O, back ? PMTX_SEEK_LAST
+		                               : PMTX_SEEK_FIRST, NULL, 0, &c);
+		for (; !rc; rc = back ? pmtx_map_prev(&c) : pmtx_map_next(&c)) {
+			pmtx_bytes k, v;
+			unsigned char kb[8];
+			while (j < MKEYS &&
+			       !M.mp[morder[back ? MKEYS - 1 - j : j]])
+				j++;
+			if (j == MKEYS)
+				fail("map cursor: past the model's keys", 0, 0);
+			unsigned key = morder[back ? MKEYS - 1 - j : j];
+			expect("map cursor get", pmtx_map_cursor_get(&c, &k, &v),
+			       0);
+			same("map cursor: key", k.p, k.n, kb, mkey_of(key, kb));
+			same("map cursor: value", v.p, v.n, M.mv[key].b,
+			     M.mv[key].n);
+			expect("map cursor: rank", (int)c.rank,
+			       back ? (int)(mlen() - 1 - seen) : (int)seen);
+			j++, seen++;
+		}
+		expect("map cursor: end", rc, PMTX_E_NOT_FOUND);
+		expect("map cursor: entries", (int)seen, (int)mlen());
+	}
+}
+
 static void check_all(void)
 {
 	check_hmap();
+	check_map();
 	check_list();
 	check_strings();
 }
@@ -399,7 +492,8 @@ enum {
 	OP_BEGIN, OP_COMMIT, OP_ABORT, OP_HPUT, OP_HDEL, OP_HGET, OP_HCLEAR,
 	OP_LPUSH, OP_LPOP, OP_LINDEX, OP_LSET, OP_LINSERT, OP_LREMOVE,
 	OP_LTRIM, OP_LRANGE, OP_SSET, OP_SAPPEND, OP_SRANGE, OP_SCLEAR,
-	OP_SREAD, OP_CHECK, NOPS
+	OP_SREAD, OP_CHECK, OP_MPUT, OP_MDEL, OP_MGET, OP_MRANK, OP_MSEEK,
+	OP_MFILL, OP_MDROP, NOPS
 };
 
 static void op_begin(void)
@@ -675,6 +769,109 @@ static void op_sread(struct in *in)
 	expect("slen: value", (int)len, (int)M.sn[s]);
 }
 
+static void m_put(unsigned key, unsigned flags, const unsigned char *v,
+                  size_t vn)
+{
+	unsigned char kb[8];
+	size_t kn = mkey_of(key, kb);
+	int existed = -1, want = 0;
+	if ((flags & PMTX_HMAP_NX) && M.mp[key])
+		want = PMTX_E_EXISTS;
+	if ((flags & PMTX_HMAP_XX) && !M.mp[key])
+		want = PMTX_E_NOT_FOUND;
+	expect("mput", pmtx_map_put(TX, O, kb, kn, v, vn, flags, &existed),
+	       want);
+	if (want)
+		return;
+	expect("mput: existed", existed, M.mp[key]);
+	M.mp[key] = 1;
+	M.mv[key].n = (uint8_t)vn;
+	memcpy(M.mv[key].b, v, vn);
+}
+
+static void m_del(unsigned key)
+{
+	unsigned char kb[8];
+	size_t kn = mkey_of(key, kb);
+	expect("mdel", pmtx_map_del(TX, O, kb, kn),
+	       M.mp[key] ? 0 : PMTX_E_NOT_FOUND);
+	M.mp[key] = 0;
+}
+
+/* MPUT, MDEL, MGET, MRANK, MSEEK on one key; MFILL and MDROP on a run
+ * of keys in the map's order (so that leaves split and merge). */
+static void op_map(struct in *in, int op)
+{
+	static unsigned char v[BIG];
+	unsigned key = get8(in) % MKEYS, f = get8(in) % 3, n;
+	unsigned flags = f == 1 ? PMTX_HMAP_NX : f == 2 ? PMTX_HMAP_XX : 0;
+	unsigned char kb[8];
+	size_t kn = mkey_of(key, kb), vn;
+	pmtx_bytes got;
+	uint64_t rank, want = 0;
+	pmtx_map_cursor c;
+	switch (op) {
+	case OP_MPUT:
+		vn = get_bytes(in, v) % (MVAL + 1);
+		m_put(key, flags, v, vn);
+		return;
+	case OP_MDEL:
+		m_del(key);
+		return;
+	case OP_MGET:
+		expect("mget", pmtx_map_get(TX, O, kb, kn, &got),
+		       M.mp[key] ? 0 : PMTX_E_NOT_FOUND);
+		if (M.mp[key])
+			same("mget: value", got.p, got.n, M.mv[key].b,
+			     M.mv[key].n);
+		return;
+	case OP_MRANK: /* keys below (or at, INCL) */
+		expect("mrank", pmtx_map_rank(TX, O, kb, kn, f & 1, &rank), 0);
+		for (unsigned j = 0; j < MKEYS; j++) {
+			unsigned k = morder[j];
+			if (k == key) {
+				want += (f & 1) && M.mp[k];
+				break;
+			}
+			want += M.mp[k];
+		}
+		expect("mrank: value", (int)rank, (int)want);
+		return;
+	case OP_MSEEK: { /* the first key >= key */
+		unsigned j = 0;
+		while (morder[j] != key)
+			j++;
+		while (j < MKEYS && !M.mp[morder[j]])
+			j++;
+		int rc = pmtx_map_seek(TX, O, PMTX_SEEK_GE, kb, kn, &c);
+		expect("mseek", rc, j < MKEYS ? 0 : PMTX_E_NOT_FOUND);
+		if (j < MKEYS) {
+			expect("mseek get", pmtx_map_cursor_get(&c, &got, NULL),
+			       0);
+			same("mseek: key", got.p, got.n, kb,
+			     mkey_of(morder[j], kb));
+		}
+		return;
+	}
+	default: { /* MFILL, MDROP: n keys from key on, in key order */
+		unsigned at = 0;
+		n = 1 + get8(in) % 64;
+		while (morder[at] != key)
+			at++;
+		for (unsigned j = 0; at < MKEYS && j < n; at++, j++) {
+			unsigned k = morder[at];
+			unsigned char b[4] = {(unsigned char)k, (unsigned char)j,
+			                      1, 2};
+			if (op == OP_MFILL)
+				m_put(k, 0, b, 1 + (k + j) % 4);
+			else if (M.mp[k])
+				m_del(k);
+		}
+		return;
+	}
+	}
+}
+
 static void run_op(struct in *in)
 {
 	int op = (int)(get8(in) % NOPS);
@@ -699,6 +896,13 @@ static void run_op(struct in *in)
 	case OP_LRANGE: op_lrange(in); break;
 	case OP_SREAD: op_sread(in); break;
 	case OP_CHECK: check_all(); break;
+	case OP_MPUT:
+	case OP_MDEL:
+	case OP_MGET:
+	case OP_MRANK:
+	case OP_MSEEK:
+	case OP_MFILL:
+	case OP_MDROP: op_map(in, op); break;
 	default: op_string(in, op); break; /* SSET .. SCLEAR */
 	}
 }

@@ -1,16 +1,19 @@
 /*
  * wl_containers.c - the crash-state explorer's workloads over the
  * crash-safe containers (include/pmtx_containers.h): the hash map, the
- * list, strings, and two containers changed in one transaction. They are
+ * ordered map, the list, strings, and two containers changed in one
+ * transaction. They are
  * run by `pmtx crashtest --containers` (cmd.c) and hunted with by the
  * mutation test (tests/test_mutation.c).
  *
  * Each workload drives its containers through the public API only; what
- * it observes is read through the public API too (a get per key, a range
- * over the list, a read per string), after the container's own checker
- * (hmap_check, list_check) has passed on the recovered image. Only the
- * leak check's walk reads the persistent layouts (src/containers/
- * *_layout.h), since no API lists a container's blocks.
+ * it observes is read through the public API too (a get per key, a
+ * cursor over an ordered map, a range over the list, a read per string),
+ * after the container's own checker (hmap_check, list_check, map_check)
+ * has passed on the recovered image. The leak check's walk lists the
+ * hash map's blocks with hmap_walk, and reads the other containers'
+ * persistent layouts (src/containers/ *_layout.h), since no API lists
+ * their blocks.
  *
  * Invariants
  *  WC1. Determinism (W1 of workloads.c). Transaction i is planned by
@@ -62,9 +65,10 @@
 #include <pmtx_explore.h>
 
 #include "containers/hmap.h"
-#include "containers/hmap_layout.h"
 #include "containers/list.h"
 #include "containers/list_layout.h"
+#include "containers/map.h"
+#include "containers/map_layout.h"
 #include "containers/str_layout.h"
 #include "workloads.h"
 
@@ -75,8 +79,9 @@
 struct croot {
 	pmtx_off hmap;
 	pmtx_off list;
-	pmtx_off map;
-	uint64_t reserved;
+	pmtx_off map;  /* map: u64 keys and values */
+	pmtx_off smap; /* map: byte keys */
+	pmtx_off tmap; /* map: a map made by a bulk load, or 0 */
 	pmtx_str s[NSTR];
 };
 
@@ -272,53 +277,17 @@ static size_t hm_observe(pmtx_region *r, pmtx_off off, uint64_t *out,
 	return got;
 }
 
-/* Every block of the map at off (hmap_layout.h); nonzero if it cannot
- * be walked. */
+/* Every block of the map at off (hmap_walk); nonzero if it cannot be
+ * walked. */
 static int hm_walk(pmtx_region *r, pmtx_off off, pmtx_explore_block_fn fn,
                    void *arg)
 {
-	const struct hmap_hdr *H = blk(r, off, sizeof(*H));
-	if (!H || H->min_log > HMAP_MIN_LOG_LOCKED ||
-	    (H->ncount != 1 && H->ncount != HMAP_STRIPE_COUNTS))
+	pmtx_hmap *m;
+	if (pmtx_hmap_open(r, off, NULL, &m))
 		return 1;
-	const uint64_t *cnt = (const uint64_t *)(H + 1);
-	const uint64_t *b0 = cnt + H->ncount;
-	const struct hmap_segtab *t = NULL;
-	uint64_t total = 0, seen = 0;
-	unsigned log = (unsigned)(H->geom >> HMAP_GEOM_LOG_SHIFT);
-	uint64_t split = H->geom & ((UINT64_C(1) << HMAP_GEOM_LOG_SHIFT) - 1);
-	if (fn(off, arg) || log < H->min_log || log > 30 ||
-	    split >= (UINT64_C(1) << log))
-		return 1;
-	for (unsigned c = 0; c < H->ncount; c++)
-		total += cnt[c];
-	if (H->segtab) {
-		if (!(t = blk(r, H->segtab, sizeof(*t))) || fn(H->segtab, arg))
-			return 1;
-		for (unsigned s = 1; s < HMAP_MAX_SEG; s++)
-			if (t->seg[s] && fn(t->seg[s], arg))
-				return 1;
-	}
-	for (uint64_t b = 0; b < (UINT64_C(1) << log) + split; b++) {
-		const uint64_t *w = b0 + b;
-		if (b >= (UINT64_C(1) << H->min_log)) {
-			unsigned top = 63 - (unsigned)__builtin_clzll(b);
-			unsigned s = top - H->min_log + 1;
-			uint64_t first = UINT64_C(1) << top;
-			if (!t || s >= HMAP_MAX_SEG ||
-			    !(w = blk(r, t->seg[s], 8 * first)))
-				return 1;
-			w += b - first;
-		}
-		for (uint64_t l = *w; l; seen++) {
-			pmtx_off eo = l & HMAP_LINK_OFF_MASK;
-			const struct hmap_entry *en = blk(r, eo, sizeof(*en));
-			if (!en || seen >= total || fn(eo, arg))
-				return 1;
-			l = en->next;
-		}
-	}
-	return seen != total;
+	int rc = hmap_walk(m, fn, arg);
+	pmtx_hmap_close(m);
+	return rc != 0;
 }
 
 /* ---- the hmap workload ---- */
@@ -1595,7 +1564,614 @@ static const pmtx_explore_workload wl_cross = {
 	.max_ntx = CW_MAX_NTX, .setup = wcx_setup, .run = wcx_run,
 	.observe = wcx_observe, .model = wcx_model, .walk = wcx_walk};
 
+
+/* ======================================================================
+ * map: two ordered maps. The big one has u64 keys and u64 values
+ * (PMTX_MAP_VAL_U64: kept in the leaves), and setup bulk-loads it full: MM_BIG even keys in 32 leaves
+ * of 48 under one inner root, so that the first leaf split also splits
+ * the root and grows the tree to three levels. The small one has byte
+ * keys (items; its inner nodes own copies as separators), loaded half
+ * full: 17 leaves of 24 under two inner nodes of 9 and 8 children, so
+ * that 13 deletes in a leaf under the second make the leaf merge with
+ * its neighbour, the inner node merge with its sibling, and the root,
+ * left with one child, give way to it. Transaction 7 (mod 8) replaces a
+ * third map, tmap, by a new one of MT_N entries bulk-loaded: a map's
+ * creation, a load and a destroy are explored too.
+ * ==================================================================== */
+
+#define MM_BIG (32u * MAP_LEAF_SLOTS)  /* keys 0, 2, .., 2 MM_BIG - 2 */
+#define MM_KEYS (2u * MM_BIG + 64u)    /* the big map's key universe */
+#define MS_LOAD (17u * MAP_LEAF_SLOTS / 2) /* 17 leaves of 24 under */
+#define MS_KEYS (MS_LOAD + 72u)            /* inner nodes of 9 and 8 */
+
+struct mm_model {
+	uint8_t bp[MM_KEYS];
+	struct el bv[MM_KEYS];
+	uint8_t sp[MS_KEYS];
+	struct el sv[MS_KEYS];
+	int64_t tlast; /* the transaction that made tmap, or -1 */
+};
+
+/* The small map's key k: 2 to 13 bytes, so that prefixes happen. */
+static size_t ms_key(unsigned k, unsigned char *b)
+{
+	size_t n = 2 + k % 12;
+	gen(0x6d73000000ull + k / 3, n, b);
+	b[0] = (unsigned char)(k >> 4);
+	b[1] = (unsigned char)k;
+	return n;
+}
+
+/* The small map's keys in the map's order (memcmp, a prefix first). */
+static unsigned ms_order[MS_KEYS];
+
+static int ms_cmp(const void *a, const void *b)
+{
+	unsigned char x[16], y[16];
+	size_t xn = ms_key(*(const unsigned *)a, x);
+	size_t yn = ms_key(*(const unsigned *)b, y);
+	int c = memcmp(x, y, MIN(xn, yn));
+	return c ? c : (xn > yn) - (xn < yn);
+}
+
+static void ms_sort(void)
+{
+	if (ms_order[1])
+		return;
+	for (unsigned k = 0; k < MS_KEYS; k++)
+		ms_order[k] = k;
+	qsort(ms_order, MS_KEYS, sizeof(*ms_order), ms_cmp);
+}
+
+enum { MOP_BPUT, MOP_BDEL, MOP_SPUT, MOP_SDEL };
+
+struct mop_ {
+	int kind;
+	unsigned key, flags;
+	struct el v;
+	int want, existed;
+};
+
+#define MM_MAXOPS 64
+
+struct mplan {
+	unsigned n;
+	struct mop_ op[MM_MAXOPS];
+	int solo, abort;
+	int tmap; /* first, tmap replaced by a map of MT_N entries loaded */
+};
+
+#define MT_N 60 /* tmap: two leaves */
+
+/* Entry j of the tmap made by transaction i: key and value ids. */
+static uint64_t mt_id(int64_t i, unsigned j, int val)
+{
+	return (uint64_t)i << 16 | j << 1 | (unsigned)val | 0x74ull << 56;
+}
+
+static size_t mt_key(int64_t i, unsigned j, unsigned char *b)
+{
+	size_t n = 3 + j % 9;
+	gen(mt_id(i, j, 0), n, b);
+	return n;
+}
+
+static void mop_apply(struct mm_model *m, struct mop_ *o)
+{
+	int big = o->kind == MOP_BPUT || o->kind == MOP_BDEL;
+	uint8_t *pres = big ? &m->bp[o->key] : &m->sp[o->key];
+	struct el *val = big ? &m->bv[o->key] : &m->sv[o->key];
+	o->existed = *pres;
+	o->want = 0;
+	if (o->kind == MOP_BDEL || o->kind == MOP_SDEL) {
+		if (!*pres)
+			o->want = PMTX_E_NOT_FOUND;
+		*pres = 0;
+		return;
+	}
+	if ((o->flags & PMTX_HMAP_NX) && *pres) {
+		o->want = PMTX_E_EXISTS;
+		return;
+	}
+	if ((o->flags & PMTX_HMAP_XX) && !*pres) {
+		o->want = PMTX_E_NOT_FOUND;
+		return;
+	}
+	*pres = 1;
+	*val = o->v;
+}
+
+static void mm_add(struct mplan *p, struct mm_model *m, int kind,
+                   unsigned key, unsigned flags, struct el v)
+{
+	if (p->n == MM_MAXOPS)
+		return;
+	struct mop_ *o = &p->op[p->n++];
+	*o = (struct mop_){kind, key, flags, v, 0, 0};
+	mop_apply(m, o);
+}
+
+/* The first present key of the big map at or after k (MM_KEYS: none). */
+static unsigned mm_next(const struct mm_model *m, unsigned k)
+{
+	while (k < MM_KEYS && !m->bp[k])
+		k++;
+	return k;
+}
+
+/* Transaction i's first ops when i % 8 < 7 (WC5): a key put into a full
+ * leaf (the leaf splits, the root splits, the tree grows), 30 keys
+ * deleted there (leaves under a quarter merge or share), the small
+ * map's puts (an insert, a replace), an XX put, 13
+ * consecutive keys of the small map deleted (a leaf, an inner node and
+ * the root give way), puts that abort, 20 new keys in one stretch (more
+ * leaf splits). The big map's values are 8 bytes: the el's id. */
+static void mm_sched(uint64_t i, uint64_t r, struct mm_model *m,
+                     struct mplan *p)
+{
+	unsigned at = (unsigned)(r % (MM_BIG / 2)) * 2 + MM_BIG / 2, k;
+	struct el v = {(i + 1) << 8 | 0x3a9ull << 48, (uint32_t)(r >> 40) % 40};
+	switch (i % 8) {
+	case 0:
+		mm_add(p, m, MOP_BPUT, MM_BIG + 1, 0, v);
+		return;
+	case 1:
+		k = mm_next(m, MM_BIG - 24);
+		for (unsigned j = 0; j < 30 && k < MM_KEYS; j++) {
+			mm_add(p, m, MOP_BDEL, k, 0, v);
+			k = mm_next(m, k + 1);
+		}
+		return;
+	case 2:
+		mm_add(p, m, MOP_SPUT, MS_LOAD + (unsigned)(r % 50), 0, v);
+		mm_add(p, m, MOP_SPUT, (unsigned)(r >> 8) % MS_LOAD, 0, v);
+		return;
+	case 3:
+		mm_add(p, m, MOP_BPUT, at, PMTX_HMAP_XX, v);
+		return;
+	case 4: /* the second leaf under the second inner node */
+		for (unsigned j = 0; j < 13; j++)
+			mm_add(p, m, MOP_SDEL, ms_order[10 * 24 + j], 0, v);
+		return;
+	default: /* 5, aborted; 6 */
+		for (unsigned j = 0; j < 20; j++, v.id++)
+			mm_add(p, m, MOP_BPUT, at + 2 * j + 1, 0, v);
+		return;
+	}
+}
+
+static void mm_plan(const pmtx_explore_env *e, uint64_t i,
+                    struct mm_model *m, struct mplan *p)
+{
+	ms_sort();
+	p->n = 0;
+	p->solo = i % 5 == 3;
+	p->abort = !p->solo && i % 7 == 5 && i % 8 != 7;
+	p->tmap = i % 8 == 7;
+	if (p->tmap)
+		m->tlast = (int64_t)i;
+	if (i % 8 != 7)
+		mm_sched(i, rnd(e, i, 98), m, p);
+	for (unsigned k = 0, n = p->solo ? 0 : (unsigned)(rnd(e, i, 99) % 3);
+	     k < n; k++) {
+		uint64_t r = rnd(e, i, k);
+		unsigned roll = (unsigned)(r % 8);
+		int big = (r >> 8) & 1;
+		unsigned key = (unsigned)((r >> 16) % (big ? MM_KEYS : MS_KEYS));
+		unsigned flags = roll == 4 ? PMTX_HMAP_NX
+		               : roll == 5 ? PMTX_HMAP_XX : 0;
+		struct el v = {(i + 1) << 8 | k | 0x3a8ull << 48,
+		               (uint32_t)((r >> 40) % 60)};
+		int kind = roll >= 6 ? (big ? MOP_BDEL : MOP_SDEL)
+		                     : (big ? MOP_BPUT : MOP_SPUT);
+		mm_add(p, m, kind, key, flags, v);
+	}
+}
+
+static void mm_model_init(struct mm_model *m)
+{
+	ms_sort();
+	memset(m, 0, sizeof(*m));
+	m->tlast = -1;
+	for (unsigned k = 0; k < MM_BIG; k++) {
+		m->bp[2 * k] = 1;
+		m->bv[2 * k] = (struct el){0x3a7000000ull + k, 4 + k % 29};
+	}
+	for (unsigned j = 0; j < MS_LOAD; j++) {
+		unsigned k = ms_order[j]; /* the first MS_LOAD in key order */
+		m->sp[k] = 1;
+		m->sv[k] = (struct el){0x3a6000000ull + k, 3 + k % 17};
+	}
+}
+
+static void mm_replay(const pmtx_explore_env *e, uint64_t k,
+                      struct mm_model *m)
+{
+	static struct {
+		int valid;
+		uint64_t seed, k;
+		struct mm_model m;
+	} c;
+	static struct mm_model t;
+	if (!c.valid || c.seed != e->seed || c.k > k) {
+		mm_model_init(&c.m);
+		c.valid = 1, c.seed = e->seed, c.k = 0;
+	}
+	for (; c.k < k; c.k++) {
+		static struct mplan p;
+		t = c.m;
+		mm_plan(e, c.k, &t, &p);
+		if (!p.abort)
+			c.m = t;
+	}
+	*m = c.m;
+}
+
+/* tmap's pairs (key hash, value hash) in key order, after n words. */
+struct mt_pair {
+	unsigned char k[16];
+	size_t kn;
+	unsigned j;
+};
+
+static int mt_cmp(const void *a, const void *b)
+{
+	const struct mt_pair *x = a, *y = b;
+	int c = memcmp(x->k, y->k, MIN(x->kn, y->kn));
+	return c ? c : (x->kn > y->kn) - (x->kn < y->kn);
+}
+
+static size_t mt_vector(int64_t tlast, uint64_t *out, size_t n, size_t max)
+{
+	struct mt_pair pr[MT_N];
+	unsigned cnt = tlast < 0 ? 0 : MT_N;
+	if (n + 1 + 2 * cnt > max)
+		return 0;
+	out[n++] = cnt;
+	for (unsigned j = 0; j < cnt; j++) {
+		pr[j].kn = mt_key(tlast, j, pr[j].k);
+		pr[j].j = j;
+	}
+	qsort(pr, cnt, sizeof(*pr), mt_cmp);
+	for (unsigned j = 0; j < cnt; j++) {
+		out[n++] = hash_bytes(pr[j].k, pr[j].kn);
+		out[n++] = el_hash((struct el){mt_id(tlast, pr[j].j, 1),
+		                              pr[j].j % 23});
+	}
+	return n;
+}
+
+/* [big map: len, then key and value hash per entry in key order; small
+ * map: len, then key hash and value hash per entry in key order; tmap:
+ * the same] */
+static size_t mm_vector(const struct mm_model *m, uint64_t *out, size_t max)
+{
+	size_t n = 1, at = 0;
+	for (unsigned k = 0; k < MM_KEYS; k++)
+		if (m->bp[k]) {
+			if (n + 2 > max)
+				return 0;
+			out[n++] = k;
+			out[n++] = m->bv[k].id;
+		}
+	out[at] = (n - 1) / 2;
+	at = n++;
+	for (unsigned j = 0; j < MS_KEYS; j++) {
+		unsigned k = ms_order[j];
+		unsigned char kb[16];
+		if (!m->sp[k])
+			continue;
+		if (n + 2 > max)
+			return 0;
+		out[n++] = hash_bytes(kb, ms_key(k, kb));
+		out[n++] = el_hash(m->sv[k]);
+	}
+	out[at] = (n - at - 1) / 2;
+	return mt_vector(m->tlast, out, n, max);
+}
+
+/* One map as its part of the vector above, after map_check; big: its
+ * keys are u64 words. */
+static size_t mm_observe_one(pmtx_region *r, pmtx_off off, int big,
+                             uint64_t *out, size_t max, char *msg,
+                             size_t len)
+{
+	pmtx_map *m;
+	pmtx_map_cursor c;
+	char why[160];
+	uint64_t n, got = 0;
+	int rc = pmtx_map_open(r, off, NULL, &m);
+	if (rc)
+		return bad(msg, len, "map: open", pmtx_strerror(rc));
+	size_t w = 1;
+	if ((rc = map_check(m, why, sizeof(why))))
+		w = bad(msg, len, "map: map_check", why);
+	else if ((rc = pmtx_map_len(NULL, m, &n)))
+		w = bad(msg, len, "map: len", pmtx_strerror(rc));
+	else if (1 + 2 * n > max)
+		w = 0;
+	for (rc = w > 0 && w != (size_t)-1
+	              ? pmtx_map_seek(NULL, m, PMTX_SEEK_FIRST, NULL, 0, &c)
+	              : -1;
+	     !rc; rc = pmtx_map_next(&c), got++) {
+		pmtx_bytes k, v;
+		uint64_t kw = 0;
+		if (got == n || (rc = pmtx_map_cursor_get(&c, &k, &v))) {
+			w = bad(msg, len, "map", "more entries than its len");
+			break;
+		}
+		uint64_t vw = 0;
+		if (big && k.n == 8 && v.n == 8) {
+			memcpy(&kw, k.p, 8);
+			memcpy(&vw, v.p, 8);
+		}
+		out[w++] = big ? kw : hash_bytes(k.p, k.n);
+		out[w++] = big ? vw : hash_bytes(v.p, v.n);
+	}
+	if (w && w != (size_t)-1 && rc != PMTX_E_NOT_FOUND && rc != -1)
+		w = bad(msg, len, "map: cursor", pmtx_strerror(rc));
+	else if (w && w != (size_t)-1 && got != n)
+		w = bad(msg, len, "map", "fewer entries than its len");
+	out[0] = got;
+	pmtx_map_close(m);
+	return w;
+}
+
+static int mop_run(pmtx_tx *tx, pmtx_map *big, pmtx_map *small,
+                   const struct mop_ *o, uint64_t i)
+{
+	unsigned char kb[16], vb[MAXBYTES];
+	uint64_t kw = o->key;
+	int isbig = o->kind == MOP_BPUT || o->kind == MOP_BDEL;
+	pmtx_map *m = isbig ? big : small;
+	const void *k = isbig ? (const void *)&kw : kb;
+	size_t kn = isbig ? 8 : ms_key(o->key, kb);
+	int existed = -1, rc;
+	if (o->kind == MOP_BDEL || o->kind == MOP_SDEL) {
+		rc = pmtx_map_del(tx, m, k, kn);
+	} else if (isbig) {
+		rc = pmtx_map_put(tx, m, k, kn, &o->v.id, 8, o->flags,
+		                  &existed);
+	} else {
+		gen(o->v.id, o->v.n, vb);
+		rc = pmtx_map_put(tx, m, k, kn, vb, o->v.n, o->flags, &existed);
+	}
+	if (rc != o->want)
+		return wl_fail("map", i, "status", rc, o->want);
+	if (!rc && existed != -1 && existed != o->existed)
+		return wl_fail("map", i, "existed", existed, o->existed);
+	return 0;
+}
+
+/* The bulk load's source for the tmap of transaction i. */
+struct mt_src {
+	int64_t i;
+	struct mt_pair pr[MT_N];
+	unsigned at;
+	unsigned char vb[32];
+};
+
+static int mt_next_pair(void *arg, pmtx_bytes *k, pmtx_bytes *v)
+{
+	struct mt_src *s = arg;
+	if (s->at == MT_N)
+		return 0;
+	const struct mt_pair *q = &s->pr[s->at++];
+	gen(mt_id(s->i, q->j, 1), q->j % 23, s->vb);
+	*k = (pmtx_bytes){q->k, q->kn, 0};
+	*v = (pmtx_bytes){s->vb, q->j % 23, 0};
+	return 1;
+}
+
+/* tmap replaced, in tx, by a new map of MT_N entries bulk-loaded (the
+ * old one destroyed): a map's creation and a load are explored too. */
+static int mt_replace(pmtx_tx *tx, pmtx_region *r, pmtx_runtime rt,
+                      int64_t i)
+{
+	static struct mt_src src;
+	pmtx_cont_options o = copts(rt, 0);
+	pmtx_off off, old = croot(r)->tmap;
+	pmtx_map *m = NULL;
+	src.i = i;
+	src.at = 0;
+	for (unsigned j = 0; j < MT_N; j++) {
+		src.pr[j].kn = mt_key(i, j, src.pr[j].k);
+		src.pr[j].j = j;
+	}
+	qsort(src.pr, MT_N, sizeof(*src.pr), mt_cmp);
+	int rc = pmtx_map_create(tx, PMTX_MAP_BYTES, &off);
+	if (!rc)
+		rc = pmtx_map_open(r, off, &o, &m);
+	if (!rc)
+		rc = pmtx_map_load(tx, m, mt_next_pair, &src, 100);
+	pmtx_map_close(m);
+	if (!rc && old)
+		rc = pmtx_map_destroy(tx, old);
+	return rc ? rc : PMTX_SET(tx, croot(r)->tmap, off);
+}
+
+static int wmm_run(const pmtx_explore_env *e, pmtx_region *r, unsigned t,
+                   uint64_t i)
+{
+	static struct mm_model m;
+	static struct mplan p;
+	pmtx_cont_options o = copts(e->runtime, 0);
+	pmtx_map *big = NULL, *small = NULL;
+	pmtx_tx *tx = NULL;
+	mm_replay(e, i, &m);
+	mm_plan(e, i, &m, &p);
+	int rc = pmtx_map_open(r, croot(r)->map, &o, &big);
+	if (!rc)
+		rc = pmtx_map_open(r, croot(r)->smap, &o, &small);
+	if (!rc && !p.solo)
+		rc = pmtx_begin(r, e->runtime, &tx);
+	if (!rc && p.tmap)
+		rc = mt_replace(tx, r, e->runtime, (int64_t)i);
+	for (unsigned k = 0; !rc && k < p.n; k++)
+		rc = mop_run(tx, big, small, &p.op[k], i);
+	if (tx && p.abort && !rc)
+		rc = pmtx_abort(tx);
+	else if (tx)
+		rc = tx_done(tx, rc);
+	pmtx_map_close(big);
+	pmtx_map_close(small);
+	return rc;
+}
+
+/* The bulk load's source: the model's entries of one map, in order. */
+struct mm_src {
+	const struct mm_model *m;
+	int big;
+	unsigned at;
+	uint64_t kw;
+	unsigned char kb[16], vb[MAXBYTES];
+};
+
+static int mm_next_pair(void *arg, pmtx_bytes *k, pmtx_bytes *v)
+{
+	struct mm_src *s = arg;
+	unsigned lim = s->big ? MM_KEYS : MS_KEYS;
+	for (; s->at < lim; s->at++) {
+		unsigned key = s->big ? s->at : ms_order[s->at];
+		if (!(s->big ? s->m->bp[key] : s->m->sp[key]))
+			continue;
+		struct el x = s->big ? s->m->bv[key] : s->m->sv[key];
+		s->kw = key;
+		*k = s->big ? (pmtx_bytes){&s->kw, 8, 0}
+		            : (pmtx_bytes){s->kb, ms_key(key, s->kb), 0};
+		if (s->big)
+			memcpy(s->vb, &x.id, 8);
+		else
+			gen(x.id, x.n, s->vb);
+		*v = (pmtx_bytes){s->vb, s->big ? 8 : x.n, 0};
+		s->at++;
+		return 1;
+	}
+	return 0;
+}
+
+static int create_map(pmtx_region *r, const struct mm_model *mod, int big,
+                      pmtx_off *field)
+{
+	static struct mm_src src;
+	pmtx_tx *tx;
+	pmtx_off off;
+	pmtx_map *m = NULL;
+	int rc = pmtx_begin(r, PMTX_RT_DEFAULT, &tx);
+	if (rc)
+		return rc;
+	rc = pmtx_map_create(tx, big ? PMTX_MAP_U64 | PMTX_MAP_VAL_U64
+	                             : PMTX_MAP_BYTES, &off);
+	if (!rc)
+		rc = PMTX_SET(tx, *field, off);
+	if (!rc)
+		rc = pmtx_map_open(r, off, NULL, &m);
+	src = (struct mm_src){.m = mod, .big = big};
+	if (!rc)
+		rc = pmtx_map_load(tx, m, mm_next_pair, &src, big ? 100 : 50);
+	pmtx_map_close(m);
+	return tx_done(tx, rc);
+}
+
+static int wmm_setup(const pmtx_explore_env *e, pmtx_region *r)
+{
+	static struct mm_model m;
+	ms_sort();
+	mm_model_init(&m);
+	int rc = create_map(r, &m, 1, &croot(r)->map);
+	return rc ? rc : create_map(r, &m, 0, &croot(r)->smap);
+}
+
+static size_t wmm_observe(const pmtx_explore_env *e, pmtx_region *r,
+                          unsigned t, uint64_t *out, size_t max, char *msg,
+                          size_t len)
+{
+	size_t n = mm_observe_one(r, croot(r)->map, 1, out, max, msg, len);
+	if (n == 0 || n == (size_t)-1)
+		return n;
+	size_t s = mm_observe_one(r, croot(r)->smap, 0, out + n, max - n,
+	                          msg, len);
+	if (s == 0 || s == (size_t)-1)
+		return s;
+	n += s;
+	if (!croot(r)->tmap) {
+		out[n] = 0;
+		return n < max ? n + 1 : 0;
+	}
+	size_t tn = mm_observe_one(r, croot(r)->tmap, 0, out + n, max - n,
+	                           msg, len);
+	return tn == 0 || tn == (size_t)-1 ? tn : n + tn;
+}
+
+static size_t wmm_model(const pmtx_explore_env *e, unsigned t, uint64_t k,
+                        uint64_t *out, size_t max)
+{
+	static struct mm_model m;
+	ms_sort();
+	mm_replay(e, k, &m);
+	return mm_vector(&m, out, max);
+}
+
+/* Every block of the map at off (map_layout.h): header, nodes, items. */
+static int mm_walk_node(pmtx_region *r, pmtx_off off, unsigned level,
+                        int items, int vitems, pmtx_explore_block_fn fn,
+                        void *arg)
+{
+	if (level == 1) {
+		const struct map_leaf *lf = blk(r, off, sizeof(*lf));
+		if (!lf || fn(off, arg) || lf->hd.count > MAP_LEAF_SLOTS)
+			return 1;
+		for (unsigned j = 0; j < lf->hd.count; j++) {
+			const struct map_entry *en = &lf->e[lf->hd.order[j] %
+			                                    MAP_LEAF_SLOTS];
+			if ((items && fn(en->key, arg)) ||
+			    (vitems && en->val && fn(en->val, arg)))
+				return 1;
+		}
+		return 0;
+	}
+	const struct map_inner *in = blk(r, off, sizeof(*in));
+	if (!in || fn(off, arg) || !in->n || in->n > MAP_FANOUT)
+		return 1;
+	for (unsigned j = 0; j < in->n; j++)
+		if ((items && j + 1 < in->n && fn(in->key[j], arg)) ||
+		    mm_walk_node(r, in->child[j], level - 1, items, vitems, fn,
+		                 arg))
+			return 1;
+	return 0;
+}
+
+static int mm_walk(pmtx_region *r, pmtx_off off, pmtx_explore_block_fn fn,
+                   void *arg)
+{
+	const struct map_hdr *h = blk(r, off, sizeof(*h));
+	if (!h || fn(off, arg) || !h->height || h->height > MAP_MAX_HEIGHT)
+		return 1;
+	unsigned kind = h->h.flags & 0xff;
+	int items = kind == PMTX_MAP_BYTES || kind == PMTX_MAP_SCORE;
+	int vitems = !items && !(h->h.flags & PMTX_MAP_VAL_U64);
+	return mm_walk_node(r, h->root, h->height, items, vitems, fn, arg);
+}
+
+static int wmm_walk(const pmtx_explore_env *e, pmtx_region *r,
+                    pmtx_explore_block_fn fn, void *arg)
+{
+	return mm_walk(r, croot(r)->map, fn, arg) ||
+	       mm_walk(r, croot(r)->smap, fn, arg) ||
+	       (croot(r)->tmap && mm_walk(r, croot(r)->tmap, fn, arg));
+}
+
+static const pmtx_explore_workload wl_map = {
+	.name = "map",
+	.help = "ordered maps (B+trees): u64 keys bulk-loaded full, byte "
+	        "keys half full; inserts and deletes that split and merge "
+	        "leaves and inner nodes, grow and shrink the tree; NX, XX",
+	.root_size = sizeof(struct croot), .runtimes = CONT_RUNTIMES,
+	.max_ntx = CW_MAX_NTX, .setup = wmm_setup,
+	.run = wmm_run, .observe = wmm_observe, .model = wmm_model,
+	.walk = wmm_walk};
+
 const pmtx_explore_workload *const ct_cont_workloads[] = {
-	&wl_hmap, &wl_clist, &wl_str, &wl_cross};
+	&wl_hmap, &wl_map, &wl_clist, &wl_str, &wl_cross};
 const size_t ct_ncont_workloads =
 	sizeof(ct_cont_workloads) / sizeof(*ct_cont_workloads);

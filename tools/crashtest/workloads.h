@@ -13,7 +13,8 @@
 /* sps, bank, list, abort, mt, big, handoff. */
 extern const pmtx_explore_workload *const ct_workloads[];
 extern const size_t ct_nworkloads;
-/* The containers' workloads (wl_containers.c): hmap, clist, str, cross.
+/* The containers' workloads (wl_containers.c): hmap, map, clist, str,
+ * cross.
  * `pmtx crashtest --containers` runs them all; --workload names one. */
 extern const pmtx_explore_workload *const ct_cont_workloads[];
 extern const size_t ct_ncont_workloads;
