@@ -789,27 +789,14 @@ int pmtx_hmap_clear(pmtx_tx *tx, pmtx_hmap *m)
 	return cx_end(&c, rc ? rc : free_all(&c, m));
 }
 
+static int destroy(pmtx_tx *tx, pmtx_off off, size_t budget, int *left);
+
 int pmtx_hmap_destroy(pmtx_tx *tx, pmtx_off off)
 {
-	pmtx_hmap *m;
-	struct cx c;
+	int left;
 	if (!tx)
 		return PMTX_E_INVAL;
-	int rc = pmtx_hmap_open(pmtx_tx_region(tx), off, NULL, &m);
-	if (rc)
-		return rc;
-	if (!(rc = cx_begin(&c, m->r, tx, PMTX_RT_DEFAULT))) {
-		rc = free_all(&c, m);
-		/* a handle kept after this is refused while the block is not
-		 * reused: the magic is gone */
-		if (!rc)
-			rc = cx_put64(&c, &hdr(&c, m)->h, 0);
-		if (!rc)
-			rc = cx_free(&c, off);
-		rc = cx_end(&c, rc);
-	}
-	pmtx_hmap_close(m);
-	return rc;
+	return destroy(tx, off, SIZE_MAX, &left);
 }
 
 /* ---- piecewise destruction ---- */
@@ -870,31 +857,38 @@ static int destroy_step(struct cx *c, pmtx_hmap *m, size_t budget)
 	return rc;
 }
 
-int pmtx_hmap_destroy_some(pmtx_tx *tx, pmtx_off off, size_t budget,
-                           int *left)
+/* Free the map: its entries (up to budget of them, from the last buckets
+ * on, unless budget is SIZE_MAX: all), and once none is left its table
+ * and header, with the magic cleared first, so that a handle kept after
+ * this is refused while the block is not reused. */
+static int destroy(pmtx_tx *tx, pmtx_off off, size_t budget, int *left)
 {
 	pmtx_hmap *m;
 	struct cx c;
-	if (!tx || !left || !budget)
-		return PMTX_E_INVAL;
 	int rc = pmtx_hmap_open(pmtx_tx_region(tx), off, NULL, &m);
 	if (rc)
 		return rc;
 	if (!(rc = cx_begin(&c, m->r, tx, PMTX_RT_DEFAULT))) {
-		rc = destroy_step(&c, m, budget);
 		*left = 1;
-		if (!rc && entries(&c, m) == 0) {
-			rc = free_all(&c, m);
-			if (!rc)
-				rc = cx_put64(&c, &hdr(&c, m)->h, 0);
-			if (!rc)
-				rc = cx_free(&c, off);
-			*left = rc != 0;
-		}
+		if (budget != SIZE_MAX)
+			rc = destroy_step(&c, m, budget);
+		if (!rc && (budget == SIZE_MAX || entries(&c, m) == 0) &&
+		    !(rc = free_all(&c, m)) &&
+		    !(rc = cx_put64(&c, &hdr(&c, m)->h, 0)) &&
+		    !(rc = cx_free(&c, off)))
+			*left = 0;
 		rc = cx_end(&c, rc);
 	}
 	pmtx_hmap_close(m);
 	return rc;
+}
+
+int pmtx_hmap_destroy_some(pmtx_tx *tx, pmtx_off off, size_t budget,
+                           int *left)
+{
+	if (!tx || !left || !budget)
+		return PMTX_E_INVAL;
+	return destroy(tx, off, budget, left);
 }
 
 /* ---- prefetching ---- */
