@@ -108,7 +108,7 @@ containers.jsonl, the section in report/containers.py:
   --smoke   2,000 keys, 100 and 1 % updates, 0.02 s per ratio; 2,000
             entries: a few seconds.
   --quick   100,000 keys, 0.5 s per ratio in 3 rounds; memory at
-            100,000 entries: about 30 seconds.
+            100,000 entries: about 40 seconds.
   (none)    1,000,000 keys, 1 s per ratio in 5 rounds; memory at
             1,000,000 entries: about 2 minutes.
   --full    1,000,000 keys, 3 s per ratio in 5 rounds.
@@ -540,10 +540,13 @@ CONTAINERS = {
 SET_RUNNERS = 12  # pmtx's two maps under five runtimes, PMDK's two
 COST_LINES = 3 + 5 * 9  # memory: 3 containers; cost: 9 ops x 5 runtimes
 # Measured on the 2-core development VM: seconds per key of a set
-# runner's prefill (pmtx's about 1 us, PMDK's B-tree about 3), and per
-# entry of the containers workload's fills and operations.
+# runner's prefill (pmtx's about 1 us, PMDK's B-tree about 3) and to
+# make a runner's region or pool; per entry of the containers workload's
+# fills and operations, and its regions.
 SET_FILL_S = 2e-6
-CONT_ENTRY_S = 3e-6
+SET_RUNNER_S = 0.08
+CONT_ENTRY_S = 8e-6
+CONT_BASE_S = 0.5
 
 
 class ContStep(Step):
@@ -562,11 +565,11 @@ def cont_steps(mode):
     spec = CONTAINERS[mode]
     run, st, ct = spec["_run"], spec["set"], spec["containers"]
     ratios = len(st["update_pct"])
-    set_est = SET_RUNNERS * (st["keys"] * SET_FILL_S +
+    set_est = SET_RUNNERS * (SET_RUNNER_S + st["keys"] * SET_FILL_S +
                              2 * st["split"] * SET_FILL_S +
                              ratios * run["seconds"] *
                              (1 + 0.25 / run["rounds"]))
-    cont_est = CONT_ENTRY_S * (3 * ct["entries"] + 5 * (
+    cont_est = CONT_BASE_S + CONT_ENTRY_S * (3 * ct["entries"] + 5 * (
         2 * ct["cost_entries"] + 9 * ct["ops"]))
     return [ContStep("set", st, run, set_est, SET_RUNNERS * ratios),
             ContStep("containers", ct, run, cont_est, COST_LINES)]
