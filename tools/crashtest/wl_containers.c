@@ -1561,6 +1561,9 @@ static const pmtx_explore_workload wl_cross = {
 	        "put, get, push and delete; both containers replaced by new "
 	        "ones; some transactions abort",
 	.root_size = sizeof(struct croot), .runtimes = CONT_RUNTIMES,
+	/* 2 MiB: the containers it makes and destroys take superblocks of
+	 * size classes 1 MiB runs out of by transaction 26 */
+	.region_size = 2u << 20,
 	.max_ntx = CW_MAX_NTX, .setup = wcx_setup, .run = wcx_run,
 	.observe = wcx_observe, .model = wcx_model, .walk = wcx_walk};
 
@@ -1745,15 +1748,16 @@ static void mm_plan(const pmtx_explore_env *e, uint64_t i,
 {
 	ms_sort();
 	p->n = 0;
-	p->solo = i % 5 == 3;
-	p->abort = !p->solo && i % 7 == 5 && i % 8 != 7;
-	p->tmap = i % 8 == 7;
+	p->tmap = i % 8 == 7; /* in a transaction, never aborted */
 	if (p->tmap)
 		m->tlast = (int64_t)i;
 	if (i % 8 != 7)
 		mm_sched(i, rnd(e, i, 98), m, p);
-	for (unsigned k = 0, n = p->solo ? 0 : (unsigned)(rnd(e, i, 99) % 3);
-	     k < n; k++) {
+	/* one op alone (WC2) when i % 5 == 3: the scheduled one, or one */
+	unsigned nrand = i % 5 == 3 ? !p->n : (unsigned)(rnd(e, i, 99) % 3);
+	p->solo = i % 5 == 3 && p->n + nrand == 1 && !p->tmap;
+	p->abort = !p->solo && i % 7 == 5 && !p->tmap;
+	for (unsigned k = 0, n = nrand; k < n; k++) {
 		uint64_t r = rnd(e, i, k);
 		unsigned roll = (unsigned)(r % 8);
 		int big = (r >> 8) & 1;
