@@ -4,9 +4,9 @@
     leftovers.py check LIST BUILD_DIR  after every test: fail on what is new
 
 Looked at: the entries of /dev/shm, /tmp and /var/tmp whose names start
-with pmtx-, psq-, pmcached- or pmkv-, or end with .pmtx, .pmtxj or
-.creating (regions, journals, half-made regions, and the directories the
-tests and their servers make). An entry that was there before the suite
+with pmtx- or end with .pmtx, .pmtxj or .creating (regions, journals,
+half-made regions), and the directories whose names start with psq-,
+pmcached- or pmkv- (those the applications' tests and servers make). An entry that was there before the suite
 ran is not the suite's. Nor is one that a live process outside BUILD_DIR
 holds (its pid in the name, an open file, a mapping or its working
 directory under it): on a shared machine, another tree's tests may be
@@ -21,7 +21,8 @@ import re
 import sys
 
 DIRS = ("/dev/shm", "/tmp", "/var/tmp")
-NAME = re.compile(r"^(pmtx-|psq-|pmcached-|pmkv-)|\.(pmtx|pmtxj|creating)$")
+NAME = re.compile(r"^pmtx-|\.(pmtx|pmtxj|creating)$")
+DIR_NAME = re.compile(r"^(psq|pmcached|pmkv)-")
 PID = re.compile(r"-(\d+)(?=[-.]|$)")
 
 
@@ -32,7 +33,9 @@ def entries():
             names = os.listdir(d)
         except OSError:
             continue
-        found.update(os.path.join(d, n) for n in names if NAME.search(n))
+        found.update(os.path.join(d, n) for n in names
+                     if NAME.search(n) or (DIR_NAME.search(n) and
+                                           os.path.isdir(os.path.join(d, n))))
     return found
 
 
