@@ -1366,12 +1366,13 @@ static int switch_tx(const pmtx_explore_env *e, pmtx_region *r, uint64_t i)
 	uint64_t *cells = pmtx_root(r, NULL);
 	pmtx_tx *tx;
 	int rc = pmtx_begin(r, switch_runtime(i), &tx);
+	if (rc)
+		return rc; /* nothing begun: tx was not set */
 	for (unsigned j = 0; !rc && j < SCELLS; j++)
 		if (switch_writes(i, j))
 			rc = PMTX_SET(tx, cells[j], switch_value(i, j));
 	if (rc) {
-		if (tx)
-			pmtx_abort(tx);
+		pmtx_abort(tx);
 		return rc;
 	}
 	return pmtx_commit(tx);
