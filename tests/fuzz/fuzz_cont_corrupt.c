@@ -8,12 +8,14 @@
  * a read outside the region.
  *
  * Design
- *  CC1. A template region is made once per process: two hash maps (one
- *       split several times, one PMTX_HMAP_LOCKED), two ordered maps of
- *       three levels (byte keys: items and separators; u64 keys with byte
- *       values), a list of several chunks (one holding an element bigger
- *       than a chunk) and three strings (two in heap blocks) in the root. Its blocks are listed:
- *       the root, each container's header and every block it owns.
+ *  CC1. A template region is made once per process (its file read into
+ *       memory and removed): two hash maps (one split several times, one
+ *       PMTX_HMAP_LOCKED), two ordered maps (byte keys: items and
+ *       separators; u64 keys with byte values, three levels), a list of
+ *       several chunks (one holding an element bigger than a chunk) and
+ *       three strings (two in heap blocks) in the root. Its blocks are
+ *       listed: the root, each container's header and every block it
+ *       owns.
  *  CC2. Each input is a list of patches: a block (a byte, modulo the
  *       blocks), an offset in it (two bytes, modulo its usable size), a
  *       length and that many bytes, written over the block in a copy of
@@ -84,7 +86,6 @@ static void remove_files(void)
 {
 	if (strncmp(file_path, "/dev/shm/", 9) == 0)
 		unlink(file_path);
-	unlink(tmpl_path);
 }
 
 static pmtx_options options(void)
@@ -219,6 +220,7 @@ static void make_template(void)
 		die("read the template", 0);
 	tmpl_size = (size_t)end;
 	close(fd);
+	unlink(tmpl_path); /* nothing left, however the process ends */
 }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)

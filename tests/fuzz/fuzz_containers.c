@@ -3,12 +3,13 @@
  * container operations, checked against a model in DRAM.
  *
  * Design
- *  FC1. Two regions are made once per process (in /dev/shm, removed at
- *       exit): an ordinary one (emulated backend, no barrier delay, lazy
- *       redo-async truncation, auto in rotation: an execution is
- *       deterministic) and a twin one. The input's first byte chooses the
- *       runtime (undo, redo, redo-async, auto, twin) and whether the hash
- *       map is made with PMTX_HMAP_LOCKED (opened with 4 stripes).
+ *  FC1. Two regions are made once per process (in /dev/shm, their files
+ *       removed once they are open and mapped): an ordinary one
+ *       (emulated backend, no barrier delay, lazy redo-async truncation,
+ *       auto in rotation: an execution is deterministic) and a twin
+ *       one. The input's first byte chooses the runtime (undo, redo,
+ *       redo-async, auto, twin) and whether the hash map is made with
+ *       PMTX_HMAP_LOCKED (opened with 4 stripes).
  *  FC2. Each execution creates a hash map, an ordered map (byte keys) and
  *       a list in one transaction, runs the input's operations on them
  *       and on NSTR strings of the root, and destroys them at the end:
@@ -288,6 +289,8 @@ static void make_region(struct reg *g, pmtx_runtime rt, size_t size)
 	int rc = pmtx_create(g->path, size, &o, &g->r);
 	if (rc)
 		fail("create a region", rc, 0);
+	unlink(g->path); /* mapped: nothing left, however the process ends */
+	g->path[0] = '\0';
 	g->rt = rt;
 }
 

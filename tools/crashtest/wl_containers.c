@@ -2,9 +2,9 @@
  * wl_containers.c - the crash-state explorer's workloads over the
  * crash-safe containers (include/pmtx_containers.h): the hash map, the
  * ordered map, the list, strings, and two containers changed in one
- * transaction. They are
- * run by `pmtx crashtest --containers` (cmd.c) and hunted with by the
- * mutation test (tests/test_mutation.c).
+ * transaction. `pmtx crashtest --containers` (cmd.c) runs them, and the
+ * mutation test (tests/test_mutation.c) hunts the containers' sites
+ * with them.
  *
  * Each workload drives its containers through the public API only; what
  * it observes is read through the public API too (a get per key, a
@@ -41,11 +41,14 @@
  *       structure is named by what is wrong with it.
  *  WC5. Growth happens inside explored transactions: setup leaves the
  *       hash map a few entries short of its first bucket split, the
- *       list a couple of chunks long, so that splits, segment and
- *       segment-table allocations, chunk splits and merges, and an
- *       element bigger than a chunk fall in the first transactions (the
- *       mutation test explores 8). The cross workload creates a list and
- *       a hash map and destroys the old ones in transactions 5 and 6.
+ *       list a couple of chunks long, the ordered maps one leaf split
+ *       from a new root and one merge from a smaller tree, so that
+ *       splits, segment and segment-table allocations, chunk splits and
+ *       merges, an element bigger than a chunk, node splits and merges
+ *       fall in the first transactions (the mutation test explores 8).
+ *       The cross workload creates a list and a hash map and destroys
+ *       the old ones in transactions 5 and 6, the map workload a map by
+ *       a bulk load in transaction 7.
  *  WC6. A hash map draws its hash seed from the clock when it is created
  *       (hmap.c new_seed), and the explorer runs setup and the workload
  *       more than once (a run that counts the crash points, the explored
@@ -1570,16 +1573,17 @@ static const pmtx_explore_workload wl_cross = {
 
 /* ======================================================================
  * map: two ordered maps. The big one has u64 keys and u64 values
- * (PMTX_MAP_VAL_U64: kept in the leaves), and setup bulk-loads it full: MM_BIG even keys in 32 leaves
- * of 48 under one inner root, so that the first leaf split also splits
- * the root and grows the tree to three levels. The small one has byte
- * keys (items; its inner nodes own copies as separators), loaded half
- * full: 17 leaves of 24 under two inner nodes of 9 and 8 children, so
- * that 13 deletes in a leaf under the second make the leaf merge with
- * its neighbour, the inner node merge with its sibling, and the root,
- * left with one child, give way to it. Transaction 7 (mod 8) replaces a
- * third map, tmap, by a new one of MT_N entries bulk-loaded: a map's
- * creation, a load and a destroy are explored too.
+ * (PMTX_MAP_VAL_U64: kept in the leaves), and setup bulk-loads it full:
+ * MM_BIG even keys in 32 leaves of 48 under one inner root, so that the
+ * first leaf split also splits the root and grows the tree to three
+ * levels. The small one has byte keys (items; its inner nodes own
+ * copies as separators), loaded half full: 17 leaves of 24 under two
+ * inner nodes of 9 and 8 children, so that 13 deletes in a leaf under
+ * the second make the leaf merge with its neighbour, the inner node
+ * merge with its sibling, and the root, left with one child, give way
+ * to it. Transaction 7 (mod 8) replaces a third map, tmap, by a new one
+ * of MT_N entries bulk-loaded: a map's creation, a load and a destroy
+ * are explored too.
  * ==================================================================== */
 
 #define MM_BIG (32u * MAP_LEAF_SLOTS)  /* keys 0, 2, .., 2 MM_BIG - 2 */
