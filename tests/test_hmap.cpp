@@ -456,6 +456,64 @@ void prefetch_is_harmless_on_a_corrupt_map(void **)
 	drop(f);
 }
 
+/* The link that names the entry at eoff: a word of one of the map's
+ * blocks whose offset field (hmap_layout.h: bits 0-43, the offset over
+ * 16) is eoff's. */
+uint64_t *link_to(fixture &f, pmtx_off eoff)
+{
+	std::vector<pmtx_off> blocks;
+	auto add = [](pmtx_off off, void *arg) {
+		static_cast<std::vector<pmtx_off> *>(arg)->push_back(off);
+		return 0;
+	};
+	assert_int_equal(hmap_walk(f.m, add, &blocks), 0);
+	for (pmtx_off b : blocks) {
+		uint64_t *w = (uint64_t *)pmtx_ptr(f.r, b);
+		for (size_t i = 0; i < pmtx_usable_size(f.r, b) / 8; i++)
+			if (w[i] && (w[i] & ((1ull << 44) - 1)) == eoff >> 4)
+				return &w[i];
+	}
+	fail_msg("no link names entry %llu", (unsigned long long)eoff);
+	return nullptr;
+}
+
+/* A link's filter holds the tags of its chain from the entry it names on
+ * (hmap_layout.h HL4): one that lacks them is reported by the checker,
+ * and a lookup of such a key stops at that link, not finding it (the
+ * filter is what spares an absent key's lookup the chain). */
+void checker_catches_a_filter_that_lacks_a_key(void **)
+{
+	fixture f;
+	make(f, PMTX_RT_UNDO);
+	model mm;
+	for (unsigned i = 0; i < 300; i++) {
+		std::string k = "k" + std::to_string(i);
+		mm[k] = "v" + k;
+		assert_int_equal(pmtx_hmap_put(nullptr, f.m, k.data(), k.size(),
+		                               mm[k].data(), mm[k].size(), 0,
+		                               nullptr), 0);
+	}
+	check(f, mm);
+	for (const char *k : {"k7", "k150", "k299"}) {
+		pmtx_bytes v;
+		assert_int_equal(pmtx_hmap_get(nullptr, f.m, k, strlen(k), &v),
+		                 0);
+		/* the entry: its 16-byte header, the key, then the value */
+		pmtx_off e = pmtx_off_of(f.r, v.p) - strlen(k) - 16;
+		uint64_t *l = link_to(f, e), keep = *l;
+		*l &= ~(0xfffull << 44);
+		char msg[200];
+		assert_int_equal(hmap_check(f.m, msg, sizeof msg),
+		                 PMTX_E_CORRUPT);
+		assert_non_null(strstr(msg, "filter"));
+		assert_int_equal(pmtx_hmap_get(nullptr, f.m, k, strlen(k), &v),
+		                 PMTX_E_NOT_FOUND);
+		*l = keep;
+		check(f, mm);
+	}
+	drop(f);
+}
+
 /* A header whose geometry no map can have (a shift of 64 bits or more, a
  * split at or past 2^log, fewer buckets than segment 0 holds) is refused
  * at open, as the rest of a corrupt header is: every operation trusts the
@@ -624,6 +682,7 @@ int main(void)
 		cmocka_unit_test(concurrent_writers_on_stripes),
 		cmocka_unit_test(destroy_some_frees_everything_in_steps),
 		cmocka_unit_test(prefetch_is_harmless_on_a_corrupt_map),
+		cmocka_unit_test(checker_catches_a_filter_that_lacks_a_key),
 		cmocka_unit_test(open_refuses_a_corrupt_geometry),
 		cmocka_unit_test(an_insert_costs_only_its_writes),
 	};

@@ -954,9 +954,10 @@ template <typename F> Cost cost_of(F op)
 }
 
 /* What one operation writes back, by runtime: an insert into a leaf with
- * room writes its entry's line and the leaf's head line, and one count
- * word per inner level (map.c M1, M2); a delete, the head line and the
- * counts; a new value (VAL_U64), its word. Twin writes back exactly those
+ * room writes its entry's line and the leaf's head (its order line and
+ * its probe line), and one count word per inner level (map.c M1, M2); a
+ * delete, the head's two lines and the counts; a new value (VAL_U64),
+ * its word. Twin writes back exactly those
  * lines (its seal and back copy go by non-temporal stores); the logging
  * runtimes add their logs' lines, the same for every operation of a
  * kind. */
@@ -1011,9 +1012,9 @@ void an_insert_writes_back_its_lines_and_one_per_level(void **)
 					first[0] = ins, first[1] = val, first[2] = del;
 				}
 				if (rt == PMTX_RT_TWIN) {
-					assert_true(ins == (Cost{1 + h, 2}));
+					assert_true(ins == (Cost{2 + h, 2}));
 					assert_true(val == (Cost{1, 2}));
-					assert_true(del == (Cost{h, 2}));
+					assert_true(del == (Cost{1 + h, 2}));
 				} else if (rt == PMTX_RT_UNDO) {
 					/* A logged range (a barrier) per written
 					 * line, then commit's two. */
@@ -1039,9 +1040,9 @@ void an_insert_writes_back_its_lines_and_one_per_level(void **)
  * layout header is C only). */
 enum {
 	HDR_ROOT = 16, HDR_HEIGHT = 24, HDR_FIRST = 32, HDR_LAST = 40,
-	LEAF_NEXT = 8, LEAF_PREV = 16, LEAF_RESERVED = 24, LEAF_USED = 48,
-	LEAF_COUNT = 56, LEAF_ORDER = 64, LEAF_E = 112,
-	IN_N = 4, IN_KEY = 48, IN_CHILD = 304, IN_CNT = 560,
+	LEAF_ORDER = 0, LEAF_RESERVED = 47, LEAF_COUNT = 52, LEAF_USED = 56,
+	LEAF_FP = 64, LEAF_E = 112, LEAF_NEXT = 864, LEAF_PREV = 872,
+	IN_N = 52, IN_KEY = 56, IN_CHILD = 304, IN_CNT = 560,
 };
 
 template <typename T> T at(pmtx_region *r, pmtx_off off, size_t field)
@@ -1208,7 +1209,9 @@ void checker_catches_each_planted_violation(void **)
 		p.run("the header's last not the last leaf", h, HDR_LAST,
 		      (uint64_t)first);
 		p.run("a leaf as the root", h, HDR_ROOT, (uint64_t)leaf, true);
-		p.run("a reserved word set", leaf, LEAF_RESERVED, (uint64_t)1);
+		p.run("a reserved byte set", leaf, LEAF_RESERVED, (uint8_t)1);
+		p.run("a fingerprint that is not its key's", leaf, LEAF_FP + o0,
+		      (uint8_t)(at<uint8_t>(r, leaf, LEAF_FP + o0) ^ 1));
 		if (kind == PMTX_MAP_BYTES) {
 			unsigned s0 = at<uint8_t>(r, leaf, LEAF_ORDER);
 			p.run("a key item outside the region", leaf,

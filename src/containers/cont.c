@@ -21,6 +21,7 @@ static void cx_bind(struct cx *c, pmtx_region *r, pmtx_tx *tx)
 {
 	c->r = r;
 	c->base = r->base; /* not pmtx_ptr(r, 0): NULL for offset 0 */
+	c->size = &r->size;
 	c->tx = tx;
 	c->wrote = 0;
 	c->in_place = !tx || tx->kind == PMTX_RT_UNDO ||
@@ -91,17 +92,6 @@ int cx_free(struct cx *c, pmtx_off off)
 {
 	c->wrote = 1;
 	return pmtx_free(c->tx, off);
-}
-
-void *cx_block(const struct cx *c, pmtx_off off, size_t n, uint32_t magic)
-{
-	size_t size = pmtx_region_size(c->r);
-	if (!off || off % 16 || n > size || off > size - n)
-		return NULL;
-	void *p = c->base + off;
-	uint32_t m;
-	memcpy(&m, p, sizeof m); /* a node's magic never changes (C2) */
-	return !magic || m == magic ? p : NULL;
 }
 
 int cont_check_hdr(pmtx_region *r, pmtx_off off, uint32_t magic, size_t n)

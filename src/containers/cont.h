@@ -23,8 +23,10 @@
  *      a redo commit).
  *  C3. Every offset read from the region is checked before it is
  *      followed: cx_block checks alignment, bounds and the block's
- *      magic word (each node starts with one); a loop over a chain is
- *      bounded by the container's count.
+ *      magic word (each node has one: at its start, or with cx_block_at
+ *      in the line its search reads first, so that the check costs no
+ *      line of its own); a loop over a chain is bounded by the
+ *      container's count.
  *  C4. An operation that fails before its first write leaves the
  *      transaction as it was; one that fails after aborts it (cx_end),
  *      so a caller's commit can never persist half an operation.
@@ -32,6 +34,7 @@
 #ifndef PMTX_CONT_H
 #define PMTX_CONT_H
 
+#include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -66,6 +69,10 @@ enum {
 struct cx {
 	pmtx_region *r;
 	char *base;       /* the region's first byte */
+	const _Atomic size_t *size; /* the region's bytes in use: read at
+	                   * each check, since the region may grow (by
+	                   * this operation's allocations or another
+	                   * thread's) while the operation runs */
 	pmtx_tx *tx;      /* NULL: a read outside any transaction */
 	int began;        /* cx_begin began (or joined) a level */
 	int wrote;        /* a write or allocation was made */
@@ -145,9 +152,32 @@ static inline void cx_flush_site(struct cx *c, const void *p, size_t n,
 }
 
 /* The block at off, if it lies in the region with at least n bytes from
- * off, is 16-byte aligned and starts with magic (0: no magic check), or
- * NULL (C3). */
-void *cx_block(const struct cx *c, pmtx_off off, size_t n, uint32_t magic);
+ * off, is 16-byte aligned and holds magic at byte moff (magic 0: no magic
+ * check), or NULL (C3). Inline: it is the first touch of every node a
+ * search visits. */
+static inline size_t cx_size(const struct cx *c)
+{
+	return atomic_load_explicit(c->size, memory_order_acquire);
+}
+static inline void *cx_block_at(const struct cx *c, pmtx_off off, size_t n,
+                                uint32_t magic, size_t moff)
+{
+	size_t size = cx_size(c);
+	if (!off || off % 16 || n > size || off > size - n)
+		return NULL;
+	char *p = c->base + off;
+	uint32_t m;
+	if (!magic)
+		return p;
+	memcpy(&m, p + moff, sizeof m); /* a node's magic never changes (C2) */
+	return m == magic ? p : NULL;
+}
+/* The same with the magic word at the block's start. */
+static inline void *cx_block(const struct cx *c, pmtx_off off, size_t n,
+                             uint32_t magic)
+{
+	return cx_block_at(c, off, n, magic, 0);
+}
 static inline pmtx_off cx_off(const struct cx *c, const void *p)
 {
 	return (pmtx_off)((const char *)p - c->base);

@@ -32,6 +32,18 @@
  *      within the region) before it is read, every chain walk is bounded
  *      by the entry count, and a split checks each moved entry's tag
  *      against its key's hash: a corrupt map gives PMTX_E_CORRUPT.
+ *  H7. Filters (HL4). A put of a new key links its entry at the head of
+ *      the chain with the filter of what its walk saw of the chain (the
+ *      tags it passed, and the filter of the link where it stopped), so
+ *      bits of entries deleted since a bucket's last put of a new key
+ *      leave it then; a replace keeps the old link's filter; a delete
+ *      writes the deleted entry's next, filter and all, into the link
+ *      that named it (the links before keep the deleted entry's bits:
+ *      more bits, never fewer). A split moves each entry with the link
+ *      that named it (a superset of its new chain's bits) and gives the
+ *      two bucket words exactly their chains' bits. Entries are not
+ *      prefetched along a chain: each next is known only once its entry
+ *      is loaded; the filter spares the loads instead.
  *  H4. Concurrency (PMTX_HMAP_LOCKED maps opened with stripes S): a key's
  *      stripe is hash mod S. Segment 0 has at least 64 >= S buckets, so
  *      bucket b holds only keys of stripe b mod S, and a bucket split
@@ -174,24 +186,43 @@ static uint64_t *bucket_word(const struct cx *c, const pmtx_hmap *m,
 
 static pmtx_off link_off(uint64_t link)
 {
-	return link & HMAP_LINK_OFF_MASK;
+	return (link & HMAP_LINK_OFF_MASK) << HMAP_LINK_OFF_SHIFT;
 }
 
-static uint64_t make_link(pmtx_off off, uint64_t h)
+/* The filter bits of tag t (HL4): two of the 12, by a multiplicative
+ * hash of t. On media: never changed without a format change. */
+static uint64_t tag_filter(unsigned t)
 {
-	return (h >> HMAP_LINK_OFF_BITS) << HMAP_LINK_OFF_BITS | off;
+	uint32_t x = (t + 1) * 0x9e3779b1u;
+	unsigned a = (unsigned)(((x >> 16) & 0xff) * HMAP_LINK_FILTER_BITS >> 8);
+	unsigned b = (unsigned)((x >> 24) * HMAP_LINK_FILTER_BITS >> 8);
+	return (UINT64_C(1) << a | UINT64_C(1) << b) << HMAP_LINK_FILTER_SHIFT;
+}
+
+static unsigned link_tag(uint64_t link)
+{
+	return (unsigned)(link >> HMAP_LINK_TAG_SHIFT);
+}
+
+/* A link to the entry at off of hash h whose chain from it on has the
+ * filter bits filt besides its own. */
+static uint64_t make_link(pmtx_off off, uint64_t h, uint64_t filt)
+{
+	unsigned t = (unsigned)(h >> HMAP_LINK_TAG_SHIFT);
+	return (uint64_t)t << HMAP_LINK_TAG_SHIFT | tag_filter(t) |
+	       (filt & HMAP_LINK_FILTER_MASK) | off >> HMAP_LINK_OFF_SHIFT;
 }
 
 static int same_tag(uint64_t link, uint64_t h)
 {
-	return (link >> HMAP_LINK_OFF_BITS) == (h >> HMAP_LINK_OFF_BITS);
+	return link_tag(link) == (unsigned)(h >> HMAP_LINK_TAG_SHIFT);
 }
 
 /* The entry a link names, checked (H3), or NULL. */
 static struct hmap_entry *entry_at(const struct cx *c, uint64_t link)
 {
 	struct hmap_entry *e = cx_block(c, link_off(link), sizeof(*e), 0);
-	size_t size = pmtx_region_size(c->r);
+	size_t size = cx_size(c);
 	if (!e || (uint64_t)e->klen + e->vlen >
 	                  size - link_off(link) - sizeof(*e))
 		return NULL;
@@ -214,11 +245,13 @@ static void entry_view(const struct hmap_entry *e, pmtx_bytes *k,
 
 /* Where a key is: the link that names its entry (a bucket word or the
  * next field of the entry before), and the entry (NULL: absent; then
- * link is the bucket word). */
+ * link is the bucket word, and filt holds the filter bits of the chain's
+ * every entry: H7). */
 struct pos {
 	uint64_t *link;
 	uint64_t *bucket;
 	struct hmap_entry *e;
+	uint64_t filt;
 };
 
 static int find(const struct cx *c, const pmtx_hmap *m, const void *k,
@@ -228,12 +261,15 @@ static int find(const struct cx *c, const pmtx_hmap *m, const void *k,
 	if (!p->bucket)
 		return PMTX_E_CORRUPT;
 	uint64_t limit = chain_bound(c, m, h);
+	uint64_t want = tag_filter((unsigned)(h >> HMAP_LINK_TAG_SHIFT));
 	p->link = p->bucket;
+	p->filt = 0;
 	for (uint64_t hops = 0;; hops++) {
 		uint64_t l = cx_load(c, p->link);
-		if (!l) {
+		if ((l & want) != want) { /* not in the rest (HL4); 0: none */
 			p->e = NULL;
 			p->link = p->bucket;
+			p->filt |= l & HMAP_LINK_FILTER_MASK;
 			return 0;
 		}
 		if (hops > limit || !(p->e = entry_at(c, l)))
@@ -241,6 +277,7 @@ static int find(const struct cx *c, const pmtx_hmap *m, const void *k,
 		if (same_tag(l, h) && p->e->klen == kn &&
 		    memcmp(entry_key(p->e), k, kn) == 0)
 			return 0;
+		p->filt |= tag_filter(link_tag(l));
 		p->link = &p->e->next;
 	}
 }
@@ -326,6 +363,23 @@ static int ensure_segment(struct cx *c, const pmtx_hmap *m, struct geom g)
 	return cx_put64(c, &t->seg[i], soff);
 }
 
+/* Give the two bucket words of a split their chains' filter bits
+ * exactly (H7): the links they took kept the bits of the whole old
+ * chain. */
+static int split_filters(struct cx *c, uint64_t *from, uint64_t *to,
+                         const uint64_t filt[2])
+{
+	uint64_t *w[2] = {from, to};
+	for (unsigned side = 0; side < 2; side++) {
+		uint64_t l = cx_load(c, w[side]);
+		uint64_t nl = (l & ~HMAP_LINK_FILTER_MASK) | filt[side];
+		int rc = l && nl != l ? cx_put64(c, w[side], nl) : 0;
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
 /* Cut bucket g.split's chain in two by hash bit g.log (H3 checks). */
 static int split_chain(struct cx *c, const pmtx_hmap *m, struct geom g)
 {
@@ -333,7 +387,7 @@ static int split_chain(struct cx *c, const pmtx_hmap *m, struct geom g)
 	uint64_t *from = bucket_word(c, m, g.split);
 	uint64_t *to = bucket_word(c, m, g.split + nb);
 	uint64_t limit = chain_bound(c, m, g.split), heads[2] = {0, 0};
-	uint64_t *tails[2] = {from, to};
+	uint64_t *tails[2] = {from, to}, filt[2] = {0, 0};
 	int rc;
 	if (!from || !to)
 		return PMTX_E_CORRUPT;
@@ -350,6 +404,7 @@ static int split_chain(struct cx *c, const pmtx_hmap *m, struct geom g)
 		    (rc = cx_put64(c, tails[side], l)))
 			return rc;
 		heads[side] = 1;
+		filt[side] |= tag_filter(link_tag(l));
 		tails[side] = &e->next;
 		l = cx_load(c, &e->next);
 	}
@@ -359,7 +414,7 @@ static int split_chain(struct cx *c, const pmtx_hmap *m, struct geom g)
 			return rc;
 	if (!heads[0] && cx_load(c, from))
 		return cx_put64(c, from, 0);
-	return 0;
+	return split_filters(c, from, to, filt);
 }
 
 static int split_one(struct cx *c, pmtx_hmap *m)
@@ -554,8 +609,11 @@ static int do_put(struct cx *c, pmtx_hmap *m, const void *k, size_t kn,
 	if ((flags & PMTX_HMAP_XX) && !p.e)
 		return PMTX_E_NOT_FOUND;
 	uint64_t next = cx_load(c, p.e ? &p.e->next : p.link);
+	/* H7: a replace keeps the old link's filter; a new head, what the
+	 * walk saw of the chain */
+	uint64_t filt = p.e ? cx_load(c, p.link) : p.filt;
 	if ((rc = new_entry(c, k, kn, v, vn, next, &off)) ||
-	    (rc = cx_put64(c, p.link, make_link(off, h))))
+	    (rc = cx_put64(c, p.link, make_link(off, h, filt))))
 		return rc;
 	if (p.e)
 		return cx_free(c, cx_off(c, p.e));
@@ -962,12 +1020,18 @@ static int check_bucket(struct cx *c, pmtx_hmap *m, struct geom g,
                         uint64_t b, uint64_t *n, struct chk *k)
 {
 	uint64_t *w = bucket_word(c, m, b);
+	uint64_t all = HMAP_LINK_FILTER_MASK; /* the filters of the links
+	                                       * so far, intersected */
 	if (!w)
 		return bad(k, "bucket word out of the table", b);
 	for (uint64_t l = cx_load(c, w); l; l = cx_load(c, w)) {
 		struct hmap_entry *e = entry_at(c, l);
 		if (!e)
 			return bad(k, "link to no entry", b);
+		all &= l;
+		if (tag_filter(link_tag(l)) & ~all)
+			return bad(k, "a link's filter lacks the bits of an "
+			           "entry after it", b);
 		if (pmtx_usable_size(c->r, link_off(l)) <
 		    sizeof(*e) + e->klen + e->vlen)
 			return bad(k, "entry is not a block of its size", b);

@@ -8,9 +8,19 @@
  *                  [2^(min_log+i-1), 2^(min_log+i)), in a block of its own
  *   entry          struct hmap_entry, then the key, then the value
  *
- * A link (a bucket word, an entry's next) is 0 or (tag << 48) | offset:
- * the entry's offset (below 2^48) and the top 16 bits of its key's hash,
- * so that a lookup compares the keys of matching tags only.
+ * A link (a bucket word, an entry's next) is 0 or
+ *   tag << 56 | filter << 44 | offset >> 4
+ * the entry's offset (16-byte aligned, below 2^48), the top 8 bits of its
+ * key's hash (the tag: a lookup compares the keys of matching tags only),
+ * and a filter of 12 bits: the union of hmap.c's tag_filter(tag), two
+ * bits a tag, over the entry the link names and every entry after it in
+ * the chain (HL4). A lookup of an absent key stops at the first link
+ * whose filter lacks its tag's bits, most often the bucket word, without
+ * loading an entry.
+ *
+ * History (the format is unreleased: PMTX_CONT_FORMAT stays 1.0). Up to
+ * commit 47fc042 a link was tag << 48 | offset, a tag of 16 bits and no
+ * filter: a lookup of an absent key loaded every entry of its chain.
  *
  * Invariants (hmap.c's design comment builds on them)
  *  HL1. geom = (log2 nbase) << 56 | split, split < nbase: the live buckets
@@ -22,6 +32,9 @@
  *  HL3. ncount is 1, or HMAP_STRIPE_COUNTS for a map made with
  *       PMTX_HMAP_LOCKED, whose entry with hash h counts in count[h mod
  *       HMAP_STRIPE_COUNTS]; the entries are the sum of the counts.
+ *  HL4. A link's filter holds the filter bits of the tags of the entry it
+ *       names and of every entry after it in its chain. It may hold more
+ *       (bits of entries since deleted or moved by a split).
  */
 #ifndef PMTX_HMAP_LAYOUT_H
 #define PMTX_HMAP_LAYOUT_H
@@ -31,8 +44,14 @@
 
 #include "cont.h"
 
-#define HMAP_LINK_OFF_BITS 48
+#define HMAP_LINK_OFF_SHIFT 4     /* offsets are 16-byte aligned */
+#define HMAP_LINK_OFF_BITS 44     /* offset >> 4 */
 #define HMAP_LINK_OFF_MASK ((UINT64_C(1) << HMAP_LINK_OFF_BITS) - 1)
+#define HMAP_LINK_FILTER_SHIFT 44
+#define HMAP_LINK_FILTER_BITS 12
+#define HMAP_LINK_FILTER_MASK \
+	(((UINT64_C(1) << HMAP_LINK_FILTER_BITS) - 1) << HMAP_LINK_FILTER_SHIFT)
+#define HMAP_LINK_TAG_SHIFT 56
 #define HMAP_GEOM_LOG_SHIFT 56
 #define HMAP_MAX_SEG 48
 #define HMAP_STRIPE_COUNTS 64

@@ -4,13 +4,25 @@
  * count and seek by rank take one descent. Layout: map_layout.h (L1-L6).
  *
  * Design
- *  M1. Leaves of 48 entries whose entries never move while live: an
+ *  M1. Leaves of 47 entries whose entries never move while live: an
  *      insert writes its entry into a free slot (one line) and rewrites
- *      the leaf's head line (count, used-slot bitmap and the order of
- *      the slots) with one write; a delete rewrites the head line only.
- *      Searches go through the order array (binary search, a load of a
- *      key per step). So an insert into a leaf that has room writes back
- *      two lines of the leaf, and a delete one, whatever the position.
+ *      the leaf's head (its two lines: the order of the slots; count,
+ *      used-slot bitmap and fingerprints) with one write; a delete
+ *      rewrites the head only. So an insert into a leaf that has room
+ *      writes back three lines of the leaf, and a delete two, whatever
+ *      the position.
+ *  M1a. Fingerprints. A lookup does not search the order: it compares a
+ *      byte of its key's hash (key_fp) with the fingerprints of the used
+ *      slots, all in the probe line, and compares keys only where they
+ *      match. A present key costs its entry's line, an absent one none
+ *      but for a false match (1 in 256 a used slot: about one lookup in
+ *      eight at the 32 entries a leaf holds after random inserts). The binary search through the order array (a load of
+ *      a key per step, about four entry lines) is left to what needs a
+ *      position: an insert of a new key, ranks and seeks. The price: an
+ *      insert or delete writes the order line besides the probe line
+ *      (one more line than a head of one line, which had no room for
+ *      fingerprints), and a slot fewer than 48 (next and prev take the
+ *      room: the leaf stays in heap class 896).
  *  M2. Subtree counts. An insert or a delete adds or takes one from the
  *      count word of its child in every inner node of its path: one line
  *      per inner level. The header holds no entry count: the length is
@@ -65,14 +77,20 @@
  *      for U64 and I64, at least 8 for SCORE, no NaN), flags and a bulk
  *      load's whole input are checked before the first write.
  *  M9. Lookups make no allocation and, outside a transaction, only plain
- *      loads. A descent prefetches each child's first lines (its magic
- *      word and separators, or a leaf's head) and a leaf's entry lines as
- *      soon as their offsets are known, so that their misses overlap
- *      instead of coming one after another (a search's next probe depends
- *      on the line before).
+ *      loads. A descent prefetches each child's lines that its search
+ *      reads (an inner node's magic word and separators, a leaf's probe
+ *      line, and its order line for an update) as soon as the child's
+ *      offset is known, and a binary search in a leaf its entry lines, so
+ *      that their misses overlap instead of coming one after another (a
+ *      search's next probe depends on the line before). Separators of
+ *      U64 and I64 maps are searched without branches on the keys (a
+ *      mispredicted branch per step cost more than the step).
  */
 #include <math.h>
 #include <stdarg.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,6 +100,7 @@
 #include "map_layout.h"
 
 #define LEAF_ALL ((1ull << MAP_LEAF_SLOTS) - 1)
+#define INNER_MAGIC_OFF offsetof(struct map_inner, magic)
 #define MAP_KIND_MASK 0xffu
 #define STORE_GAP 8 /* words: runs closer than a line are written as one */
 
@@ -263,27 +282,110 @@ static inline int key_cmp(struct mop *o, const struct mkey *k, uint64_t w)
 
 static struct map_leaf *leaf_at(struct mop *o, uint64_t off)
 {
-	return cx_block(&o->c, off, sizeof(struct map_leaf),
-	                CONT_MAGIC_MAP_LEAF);
+	return cx_block_at(&o->c, off, sizeof(struct map_leaf),
+	                   CONT_MAGIC_MAP_LEAF, MAP_LEAF_PROBE_OFF);
 }
 
 static struct map_inner *inner_at(struct mop *o, uint64_t off)
 {
-	return cx_block(&o->c, off, sizeof(struct map_inner),
-	                CONT_MAGIC_MAP_INNER);
+	return cx_block_at(&o->c, off, sizeof(struct map_inner),
+	                   CONT_MAGIC_MAP_INNER, INNER_MAGIC_OFF);
 }
 
-/* A leaf's head as the transaction sees it, its bounds checked. */
+/* The fingerprint of a key (L2, M1a): a byte of its hash. Keys that
+ * compare equal have one fingerprint: a SCORE key's -0.0 hashes as 0.0.
+ * On media: never changed without a format change. */
+static uint8_t key_fp(const pmtx_map *m, const struct mkey *k)
+{
+	uint64_t h;
+	if (m->kind == PMTX_MAP_U64 || m->kind == PMTX_MAP_I64)
+		return (uint8_t)((k->w * 0x9e3779b97f4a7c15ull) >> 56);
+	if (m->kind == PMTX_MAP_SCORE) {
+		double s = k->score == 0 ? 0.0 : k->score;
+		memcpy(&h, &s, 8);
+		h = pmtx_checksum(k->p, k->n, h);
+	} else {
+		h = pmtx_checksum(k->p, k->n, 0);
+	}
+	return (uint8_t)(h >> 56);
+}
+
+/* The used slots whose fingerprint is f. */
+static inline uint64_t fp_match(const struct map_leaf_head *hd, uint8_t f)
+{
+	uint64_t m = 0;
+#if defined(__SSE2__)
+	const __m128i v = _mm_set1_epi8((char)f);
+	for (unsigned i = 0; i < MAP_LEAF_SLOTS; i += 16) {
+		__m128i x = _mm_loadu_si128((const __m128i *)(hd->fp + i));
+		m |= (uint64_t)(uint16_t)_mm_movemask_epi8(
+		             _mm_cmpeq_epi8(x, v))
+		     << i;
+	}
+#else
+	for (unsigned i = 0; i < MAP_LEAF_SLOTS; i++)
+		m |= (uint64_t)(hd->fp[i] == f) << i;
+#endif
+	return m & hd->used & LEAF_ALL;
+}
+_Static_assert(MAP_LEAF_SLOTS <= 48 &&
+               offsetof(struct map_leaf_head, fp) + 48 <=
+                       sizeof(struct map_leaf_head),
+               "fp_match reads 48 bytes of fingerprints");
+
+/* Is every byte of order[0, count) a slot (< MAP_LEAF_SLOTS)? A word at a
+ * time: b + 81 has its top bit set for 47 <= b < 128, b itself for b >=
+ * 128 (a carry out of a byte only ever follows a byte already found). */
+static int order_ok(const uint8_t *order, unsigned count)
+{
+	uint64_t bad = 0;
+	_Static_assert(MAP_LEAF_SLOTS == 47, "order_ok's constant is 128 - 47");
+	for (unsigned i = 0; i < count; i += 8) {
+		uint64_t w;
+		memcpy(&w, order + i, 8);
+		if (count - i < 8)
+			w &= (1ull << (8 * (count - i))) - 1;
+		bad |= ((w + 0x5151515151515151ull) | w) & 0x8080808080808080ull;
+	}
+	return !bad;
+}
+_Static_assert(sizeof(((struct map_leaf_head *)0)->order) + 1 >= 48,
+               "order_ok reads whole words of the order line");
+
+/* A leaf's head (both lines) as the transaction sees it, its bounds
+ * checked. */
 static int leaf_head(struct mop *o, const struct map_leaf *lf,
                      struct map_leaf_head *hd)
 {
 	cx_read(&o->c, hd, &lf->hd, sizeof(*hd));
 	if (hd->count > MAP_LEAF_SLOTS)
 		return corrupt("a leaf's count is over its slots");
-	unsigned bad = 0;
-	for (unsigned i = 0; i < hd->count; i++)
-		bad |= hd->order[i] >= MAP_LEAF_SLOTS;
-	return bad ? corrupt("a leaf's order names no slot") : 0;
+	return order_ok(hd->order, hd->count)
+	               ? 0
+	               : corrupt("a leaf's order names no slot");
+}
+
+/* A leaf's probe line alone (a lookup's: M1a), into hd. */
+static int leaf_probe(struct mop *o, const struct map_leaf *lf,
+                      struct map_leaf_head *hd)
+{
+	cx_read(&o->c, &hd->magic, &lf->hd.magic, MAP_LEAF_PROBE_BYTES);
+	if (hd->count > MAP_LEAF_SLOTS)
+		return corrupt("a leaf's count is over its slots");
+	return 0;
+}
+
+/* The slot of the leaf that holds key k (fingerprint f), or -1. */
+static int leaf_find(struct mop *o, const struct map_leaf *lf,
+                     const struct map_leaf_head *hd, const struct mkey *k,
+                     uint8_t f)
+{
+	for (uint64_t m = fp_match(hd, f); m; m &= m - 1) {
+		unsigned s = (unsigned)__builtin_ctzll(m);
+		if (!key_cmp(o, k, cx_load(&o->c, &lf->e[s].key)) && !o->err)
+			return (int)s;
+	}
+	return -1;
 }
 
 static inline uint64_t leaf_key(struct mop *o, const struct map_leaf *lf,
@@ -320,11 +422,33 @@ static unsigned leaf_search(struct mop *o, const struct map_leaf *lf,
 	return lo;
 }
 
+/* The number of words of a[0, n) <= k, a sorted (signed: as int64_t),
+ * with no branch on the words (M9). */
+static unsigned count_le(const uint64_t *a, unsigned n, uint64_t k,
+                         int sgn)
+{
+	const uint64_t *b = a;
+	uint64_t flip = sgn ? 1ull << 63 : 0;
+	if (!n)
+		return 0;
+	k ^= flip;
+	while (n > 1) {
+		size_t half = n / 2;
+		/* a mask, not a conditional: compilers branch on those */
+		b += half & -(size_t)((b[half - 1] ^ flip) <= k);
+		n -= (unsigned)half;
+	}
+	return (unsigned)(b - a) + ((*b ^ flip) <= k);
+}
+
 /* The child of an inner node of n children under which k lies: the
  * number of separators <= k (L3). */
 static unsigned inner_search(struct mop *o, const struct map_inner *in,
                              unsigned n, const struct mkey *k)
 {
+	unsigned kind = o->m->kind;
+	if (cx_direct(&o->c) && (kind == PMTX_MAP_U64 || kind == PMTX_MAP_I64))
+		return count_le(in->key, n - 1, k->w, kind == PMTX_MAP_I64);
 	unsigned lo = 0, hi = n - 1;
 	while (lo < hi) {
 		unsigned mid = (lo + hi) / 2;
@@ -357,18 +481,26 @@ static uint64_t sum_counts(struct mop *o, const struct map_inner *in,
 	return s;
 }
 
-/* Ask for the lines of the node at off that a search reads first, all at
- * once rather than one miss after another: its first line (the magic
- * word, C3) and an inner node's separators, or a leaf's head. A prefetch
- * never faults, so off need not be checked yet (integer arithmetic: a
- * wild off makes no pointer overflow). */
-static inline void node_prefetch(const struct mop *o, uint64_t off, int leaf)
+/* What a descent prefetches of the leaf it reaches (M9). */
+enum { PF_INNER, PF_PROBE, PF_HEAD };
+
+/* Ask for the lines of the node at off that a search reads, all at once
+ * rather than one miss after another: an inner node's magic word and
+ * separators; a leaf's probe line (PF_PROBE), and its order line too
+ * (PF_HEAD). A prefetch never faults, so off need not be checked yet
+ * (integer arithmetic: a wild off makes no pointer overflow). */
+static inline void node_prefetch(const struct mop *o, uint64_t off, int what)
 {
 	const char *p = (const char *)((uintptr_t)o->c.base + off);
-	__builtin_prefetch(p);
-	__builtin_prefetch(p + offsetof(struct map_leaf, hd));
-	for (unsigned i = 0; !leaf && i < MAP_FANOUT * 8; i += 64)
-		__builtin_prefetch(p + offsetof(struct map_inner, key) + i);
+	if (what != PF_INNER) {
+		__builtin_prefetch(p + MAP_LEAF_PROBE_OFF);
+		if (what == PF_HEAD)
+			__builtin_prefetch(p);
+		return;
+	}
+	for (size_t i = INNER_MAGIC_OFF; i < offsetof(struct map_inner, child);
+	     i += 64)
+		__builtin_prefetch(p + i);
 }
 
 /* A leaf's entry lines, once its head is known: a binary search reads
@@ -380,8 +512,9 @@ static inline void entries_prefetch(const struct map_leaf *lf)
 }
 
 /* Walk from the root to the leaf where k is or would go; with rank, sum
- * the entries left of it into p->before. */
-static int descend(struct mop *o, const struct mkey *k, int rank,
+ * the entries left of it into p->before. pf: PF_PROBE or PF_HEAD, what
+ * the caller reads of the leaf. */
+static int descend(struct mop *o, const struct mkey *k, int rank, int pf,
                    struct path *p)
 {
 	uint64_t off;
@@ -405,27 +538,47 @@ static int descend(struct mop *o, const struct mkey *k, int rank,
 		p->in[d] = in;
 		p->idx[d] = i;
 		off = cx_load(&o->c, &in->child[i]);
-		node_prefetch(o, off, d + 1 == p->depth);
+		node_prefetch(o, off, d + 1 == p->depth ? pf : PF_INNER);
 	}
 	p->leaf = leaf_at(o, off);
 	return p->leaf ? 0 : corrupt("a leaf is not one");
 }
 
-/* Where k is or would go: its path, leaf head and position; *eq if the
- * key there is k. */
-static int locate(struct mop *o, const struct mkey *k, int rank,
+/* The position in the leaf's order of slot s, which is used. */
+static int order_pos(const struct map_leaf_head *hd, unsigned s,
+                     unsigned *pos)
+{
+	const uint8_t *q = memchr(hd->order, (int)s, hd->count);
+	if (!q)
+		return corrupt("a used slot is missing from its leaf's order");
+	*pos = (unsigned)(q - hd->order);
+	return 0;
+}
+
+/* Where k (fingerprint f) is or would go, for an update: its path, leaf
+ * head and position; *eq if the key there is k. The position of a key
+ * that is not there is searched only if where (it is where an insert
+ * goes): a delete of an absent key reads no entry (M1a). */
+static int locate(struct mop *o, const struct mkey *k, uint8_t f, int where,
                   struct path *p, struct map_leaf_head *hd, unsigned *pos,
                   int *eq)
 {
-	int rc = descend(o, k, rank, p);
+	int rc = descend(o, k, 0, PF_HEAD, p);
 	if (!rc)
 		rc = leaf_head(o, p->leaf, hd);
 	if (rc)
 		return rc;
+	int s = leaf_find(o, p->leaf, hd, k, f);
+	*eq = s >= 0;
+	*pos = 0;
+	if (o->err)
+		return o->err;
+	if (*eq)
+		return order_pos(hd, (unsigned)s, pos);
+	if (!where)
+		return 0;
 	entries_prefetch(p->leaf);
 	*pos = leaf_search(o, p->leaf, hd, k, 0);
-	*eq = *pos < hd->count &&
-	      key_cmp(o, k, leaf_key(o, p->leaf, hd, *pos)) == 0;
 	return o->err;
 }
 
@@ -578,6 +731,7 @@ struct lent {
 	struct map_entry e;
 	int home;
 	unsigned slot;
+	uint8_t fp;
 };
 
 /* Append the entries of a leaf image to l (home h). */
@@ -587,6 +741,7 @@ static unsigned lent_load(struct lent *l, unsigned n,
 	for (unsigned i = 0; i < img->hd.count; i++, n++) {
 		l[n].slot = img->hd.order[i];
 		l[n].e = img->e[l[n].slot];
+		l[n].fp = img->hd.fp[l[n].slot];
 		l[n].home = h;
 	}
 	return n;
@@ -608,6 +763,7 @@ static void leaf_assign(struct map_leaf *img, int me, const struct lent *l,
 			s = (unsigned)__builtin_ctzll(~used & LEAF_ALL);
 			used |= 1ull << s;
 			img->e[s] = l[i].e;
+			img->hd.fp[s] = l[i].fp;
 		}
 		img->hd.order[i - from] = (uint8_t)s;
 	}
@@ -698,10 +854,11 @@ static void inner_remove(struct map_inner *img, unsigned b, uint64_t cnt)
 
 /* ---- insert ---- */
 
-/* Put entry ne at position pos of a leaf that has room (M1). */
+/* Put entry ne (fingerprint f) at position pos of a leaf that has room
+ * (M1). */
 static int leaf_insert(struct mop *o, struct map_leaf *lf,
                        const struct map_leaf_head *hd, unsigned pos,
-                       const struct map_entry *ne)
+                       const struct map_entry *ne, uint8_t f)
 {
 	uint64_t free_slots = ~hd->used & LEAF_ALL;
 	if (!free_slots)
@@ -715,6 +872,7 @@ static int leaf_insert(struct mop *o, struct map_leaf *lf,
 	nh.order[pos] = (uint8_t)s;
 	nh.count++;
 	nh.used |= 1ull << s;
+	nh.fp[s] = f;
 	return cx_write(&o->c, &lf->hd, &nh, sizeof(nh));
 }
 
@@ -730,9 +888,11 @@ static int link_back(struct mop *o, uint64_t nx, uint64_t lf)
 	return cx_put64(&o->c, &n->prev, lf);
 }
 
-/* Split a full leaf, ne going in at pos (M3); *cy for the parent. */
+/* Split a full leaf, ne (fingerprint f) going in at pos (M3); *cy for
+ * the parent. */
 static int leaf_split(struct mop *o, struct map_leaf *lf, unsigned pos,
-                      const struct map_entry *ne, struct carry *cy)
+                      const struct map_entry *ne, uint8_t f,
+                      struct carry *cy)
 {
 	struct map_leaf old, img, right;
 	struct lent l[MAP_LEAF_SLOTS + 1];
@@ -741,13 +901,13 @@ static int leaf_split(struct mop *o, struct map_leaf *lf, unsigned pos,
 		return rc;
 	unsigned n = lent_load(l, 0, &old, 0);
 	memmove(&l[pos + 1], &l[pos], (n - pos) * sizeof(l[0]));
-	l[pos] = (struct lent){ .e = *ne, .home = -1 };
+	l[pos] = (struct lent){ .e = *ne, .home = -1, .fp = f };
 	n++;
 	unsigned half = (n + 1) / 2;
 	img = old;
 	leaf_assign(&img, 0, l, 0, half);
 	memset(&right, 0, sizeof(right));
-	right.magic = CONT_MAGIC_MAP_LEAF;
+	right.hd.magic = CONT_MAGIC_MAP_LEAF;
 	right.prev = cx_off(&o->c, lf);
 	right.next = old.next;
 	leaf_assign(&right, 1, l, half, n);
@@ -851,14 +1011,14 @@ static int path_count(struct mop *o, const struct path *p, unsigned depth,
  * the splits up the path (M2, M3). */
 static int insert(struct mop *o, struct path *p,
                   const struct map_leaf_head *hd, unsigned pos,
-                  const struct map_entry *ne)
+                  const struct map_entry *ne, uint8_t f)
 {
 	struct carry cy = { 0 };
 	int rc;
 	if (hd->count < MAP_LEAF_SLOTS)
-		rc = leaf_insert(o, p->leaf, hd, pos, ne);
+		rc = leaf_insert(o, p->leaf, hd, pos, ne, f);
 	else
-		rc = leaf_split(o, p->leaf, pos, ne, &cy);
+		rc = leaf_split(o, p->leaf, pos, ne, f, &cy);
 	unsigned d = p->depth;
 	for (; !rc && cy.split && d > 0; d--)
 		rc = inner_insert(o, p->in[d - 1], p->idx[d - 1], &cy);
@@ -1109,7 +1269,7 @@ static int leaf_new_empty(struct mop *o, uint64_t *off)
 {
 	struct map_leaf img;
 	memset(&img, 0, sizeof(img));
-	img.magic = CONT_MAGIC_MAP_LEAF;
+	img.hd.magic = CONT_MAGIC_MAP_LEAF;
 	return node_new(o, &img, sizeof(img), off);
 }
 
@@ -1320,7 +1480,9 @@ int pmtx_map_put(pmtx_tx *tx, pmtx_map *m, const void *k, size_t kn,
 	if ((rc = key_parse(m, k, kn, &key)) || (rc = val_check(m, v, vn)) ||
 	    (rc = op_begin(&o, m, tx, 1)))
 		return rc;
-	if ((rc = locate(&o, &key, 0, &p, &hd, &pos, &eq)))
+	uint8_t f = key_fp(m, &key);
+	if ((rc = locate(&o, &key, f, !(flags & PMTX_HMAP_XX), &p, &hd, &pos,
+	                 &eq)))
 		return op_end(&o, rc);
 	if (existed)
 		*existed = eq;
@@ -1331,7 +1493,7 @@ int pmtx_map_put(pmtx_tx *tx, pmtx_map *m, const void *k, size_t kn,
 	else if (flags & PMTX_HMAP_XX)
 		rc = PMTX_E_NOT_FOUND;
 	else if (!(rc = entry_make(&o, &key, k, kn, v, vn, &ne)))
-		rc = insert(&o, &p, &hd, pos, &ne);
+		rc = insert(&o, &p, &hd, pos, &ne, f);
 	return op_end(&o, rc);
 }
 
@@ -1342,16 +1504,20 @@ int pmtx_map_get(pmtx_tx *tx, pmtx_map *m, const void *k, size_t kn,
 	struct mop o;
 	struct path p;
 	struct map_leaf_head hd;
-	unsigned pos;
-	int eq, rc;
+	int rc;
 	if (!m || !v)
 		return PMTX_E_INVAL;
 	if ((rc = key_parse(m, k, kn, &key)) || (rc = op_begin(&o, m, tx, 0)))
 		return rc;
-	rc = locate(&o, &key, 0, &p, &hd, &pos, &eq);
+	rc = descend(&o, &key, 0, PF_PROBE, &p);
 	if (!rc)
-		rc = eq ? view_val(&o, p.leaf, hd.order[pos], v)
-		        : PMTX_E_NOT_FOUND;
+		rc = leaf_probe(&o, p.leaf, &hd);
+	if (!rc) {
+		int s = leaf_find(&o, p.leaf, &hd, &key, key_fp(m, &key));
+		rc = o.err           ? o.err
+		     : s >= 0        ? view_val(&o, p.leaf, (unsigned)s, v)
+		                     : PMTX_E_NOT_FOUND;
+	}
 	return op_end(&o, rc);
 }
 
@@ -1367,7 +1533,7 @@ int pmtx_map_del(pmtx_tx *tx, pmtx_map *m, const void *k, size_t kn)
 		return PMTX_E_INVAL;
 	if ((rc = key_parse(m, k, kn, &key)) || (rc = op_begin(&o, m, tx, 1)))
 		return rc;
-	rc = locate(&o, &key, 0, &p, &hd, &pos, &eq);
+	rc = locate(&o, &key, key_fp(m, &key), 0, &p, &hd, &pos, &eq);
 	if (!rc)
 		rc = eq ? entry_remove(&o, &p, &hd, pos) : PMTX_E_NOT_FOUND;
 	return op_end(&o, rc);
@@ -1409,7 +1575,7 @@ static int rank_of(struct mop *o, const struct mkey *k, int incl,
 {
 	struct path p;
 	struct map_leaf_head hd;
-	int rc = descend(o, k, 1, &p);
+	int rc = descend(o, k, 1, PF_HEAD, &p);
 	if (!rc)
 		rc = leaf_head(o, p.leaf, &hd);
 	if (rc)
@@ -1502,7 +1668,7 @@ static int seek_key(struct mop *o, pmtx_map_cursor *c, int how,
 {
 	struct path p;
 	struct map_leaf_head hd;
-	int rc = descend(o, k, 1, &p);
+	int rc = descend(o, k, 1, PF_HEAD, &p);
 	if (!rc)
 		rc = leaf_head(o, p.leaf, &hd);
 	if (rc)
@@ -1818,14 +1984,17 @@ static int load_leaves(struct mop *o, const struct lbuf *b, unsigned per,
 	for (size_t g = 0; !rc && g < nl; g++) {
 		lf = (struct map_leaf *)(o->c.base + l->off[g]);
 		memset(lf, 0, sizeof(*lf));
-		lf->magic = CONT_MAGIC_MAP_LEAF;
+		lf->hd.magic = CONT_MAGIC_MAP_LEAF;
 		lf->prev = g ? l->off[g - 1] : 0;
 		lf->next = g + 1 < nl ? l->off[g + 1] : 0;
 		l->cnt[g] = share(b->n, nl, g);
 		l->first[g] = at;
 		for (unsigned i = 0; !rc && i < l->cnt[g]; i++, at++) {
+			struct mkey key;
 			rc = load_entry(o, b, at, &lf->e[i]);
+			lpair_key(o->m, b, at, &key);
 			lf->hd.order[i] = (uint8_t)i;
+			lf->hd.fp[i] = key_fp(o->m, &key);
 		}
 		lf->hd.count = (uint8_t)l->cnt[g];
 		lf->hd.used = (1ull << l->cnt[g]) - 1;
@@ -2012,6 +2181,19 @@ static int chk_leaf_chain(struct chk *k, uint64_t off,
 	return 0;
 }
 
+/* Slot s's fingerprint is its key's (L2). */
+static int chk_fp(struct chk *k, uint64_t off, const struct map_leaf *img,
+                  unsigned s)
+{
+	struct mkey key;
+	if (key_of(&k->o, img->e[s].key, &key))
+		return k->o.err;
+	if (img->hd.fp[s] != key_fp(k->o.m, &key))
+		return chk_fail(k, "leaf %llu: slot %u's fingerprint is not "
+		                "its key's", (unsigned long long)off, s);
+	return 0;
+}
+
 static int chk_leaf(struct chk *k, uint64_t off, int root,
                     const struct mkey *lo, const struct mkey *hi,
                     uint64_t *count)
@@ -2024,8 +2206,8 @@ static int chk_leaf(struct chk *k, uint64_t off, int root,
 	int rc = chk_block(k, off, sizeof(img));
 	if (rc || (rc = leaf_image(&k->o, lf, &img)))
 		return rc;
-	if (img.reserved0 || img.reserved1[0] || img.reserved1[1] ||
-	    img.reserved1[2] || memcmp(img.hd.reserved, "\0\0\0\0\0\0\0", 7))
+	if (img.hd.reserved0 || img.hd.reserved2 ||
+	    memcmp(img.hd.reserved1, "\0\0\0", 3))
 		return chk_fail(k, "leaf %llu: reserved bytes set",
 		                (unsigned long long)off);
 	if (!root && img.hd.count < MAP_LEAF_MIN)
@@ -2041,7 +2223,7 @@ static int chk_leaf(struct chk *k, uint64_t off, int root,
 			                (unsigned long long)off, s);
 		seen |= 1ull << s;
 		if ((rc = chk_bounds(k, e->key, lo, hi)) ||
-		    (rc = chk_entry(k, e)))
+		    (rc = chk_entry(k, e)) || (rc = chk_fp(k, off, &img, s)))
 			return rc;
 		if (i && (key_of(&k->o, img.e[img.hd.order[i - 1]].key, &pk) ||
 		          key_cmp(&k->o, &pk, e->key) >= 0))
@@ -2068,12 +2250,13 @@ static int chk_inner_words(struct chk *k, uint64_t off,
 	if (n < (root ? 2u : MAP_INNER_MIN))
 		return chk_fail(k, "inner node %llu has %u children",
 		                (unsigned long long)off, n);
-	for (unsigned i = 0; i < 5; i++)
+	for (unsigned i = 0; i < 6; i++)
 		if (img->reserved[i])
 			return chk_fail(k, "inner node %llu: reserved set",
 			                (unsigned long long)off);
 	for (unsigned i = n - 1; i < MAP_FANOUT; i++)
-		if (img->key[i] || (i >= n && (img->child[i] || img->cnt[i])))
+		if ((i < MAP_FANOUT - 1 && img->key[i]) ||
+		    (i >= n && (img->child[i] || img->cnt[i])))
 			return chk_fail(k, "inner node %llu: unused words set",
 			                (unsigned long long)off);
 	for (unsigned i = 0; i + 1 < n; i++)

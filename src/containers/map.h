@@ -10,7 +10,7 @@
 
 #include "pmtx_containers.h"
 
-#define MAP_LEAF_SLOTS 48   /* entries of a leaf */
+#define MAP_LEAF_SLOTS 47   /* entries of a leaf */
 #define MAP_LEAF_MIN 12     /* a leaf under it is merged or refilled */
 #define MAP_LEAF_MERGE 36   /* two leaves of at most this merge */
 #define MAP_FANOUT 32       /* children of an inner node */

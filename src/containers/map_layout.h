@@ -7,27 +7,46 @@
  *
  * Lines. A heap block of a class that is a multiple of 64 bytes starts
  * its user bytes 16 bytes into a cache line (after the heap's object
- * header), so each node keeps its rarely written fields in its first 48
- * bytes (the line it shares with that header) and starts its hot fields
- * at byte 48, on a line of their own:
+ * header). A node's magic word (cont.h C3) sits in the first line its
+ * search reads anyway, so that checking it costs no line of its own:
  *
  *   leaf (880 bytes, heap class 896)
- *     [0, 48)    magic, next, prev: written by splits and merges only
- *     [48, 112)  struct map_leaf_head, one line: the used-slot bitmap,
- *                the count and the order of the slots; every insert and
- *                delete rewrites it whole (one write)
- *     [112, 880) 48 entries of 16 bytes, 4 to a line; an entry never
+ *     [0, 48)    the order of the slots (the line shared with the heap's
+ *                header): read by inserts, deletes, ranks and cursors,
+ *                not by a lookup
+ *     [48, 112)  the probe line: magic, count, the used-slot bitmap and
+ *                a one-byte fingerprint of each slot's key. A lookup
+ *                reads this line and then only the entries whose
+ *                fingerprint matches (one line for a present key, none
+ *                for an absent one but for a 1 in 256 chance a slot).
+ *                struct map_leaf_head is both lines; every insert and
+ *                delete rewrites it whole (one write of two lines)
+ *     [112, 864) 47 entries of 16 bytes, 4 to a line; an entry never
  *                moves while it is live (an insert writes its free slot)
+ *     [864, 880) next, prev: written by splits and merges only
  *   inner node (816 bytes, heap class 896)
- *     [0, 48)    magic, number of children
- *     [48, 304)  separator keys, [304, 560) children, [560, 816) counts:
- *                an insert or delete below writes one count word
+ *     [0, 48)    reserved (the line shared with the heap's header: a
+ *                descent does not read it)
+ *     [48, 56)   magic, number of children, in the line of the first
+ *                7 separators
+ *     [56, 304)  31 separator keys, [304, 560) children, [560, 816)
+ *                counts: an insert or delete below writes one count word
+ *
+ * History (the format is unreleased: PMTX_CONT_FORMAT stays 1.0). Up to
+ * commit 47fc042 a leaf held 48 entries and no fingerprints, its magic word,
+ * next and prev in [0, 48) and its order in the head line [48, 112), and
+ * an inner node its magic in [0, 48): a lookup read each node's first
+ * line for the magic word alone, and a leaf's binary search read about
+ * four entry lines.
  *
  * Invariants (map.c's checker, map_check, tests each of them)
  *  L1. The header's root is a leaf when height is 1, else an inner node;
  *      every path from the root to a leaf has height nodes.
  *  L2. A leaf's order[0, count) is a permutation of the slots whose bit is
- *      set in used, and lists their keys in strictly increasing order.
+ *      set in used, and lists their keys in strictly increasing order;
+ *      fp[s] of each such slot is the fingerprint of its key (map.c
+ *      key_fp). Slots whose bit is clear are free: their entry and
+ *      fingerprint bytes mean nothing.
  *      The leaves, from first by next (and from last by prev), list every
  *      key of the map in increasing order.
  *  L3. An inner node of n children has n - 1 separators: every key under
@@ -73,38 +92,47 @@ struct map_entry {
 };
 _Static_assert(sizeof(struct map_entry) == 16, "map entry");
 
-/* The hot line of a leaf (L2). */
+/* A leaf's head (L2): its order line and its probe line. */
 struct map_leaf_head {
-	uint64_t used;                  /* bit s: slot s holds an entry */
-	uint8_t count;                  /* entries, 0..MAP_LEAF_SLOTS */
-	uint8_t reserved[7];
 	uint8_t order[MAP_LEAF_SLOTS];  /* slots by increasing key */
+	uint8_t reserved0;
+	uint32_t magic;                 /* CONT_MAGIC_MAP_LEAF */
+	uint8_t count;                  /* entries, 0..MAP_LEAF_SLOTS */
+	uint8_t reserved1[3];
+	uint64_t used;                  /* bit s: slot s holds an entry */
+	uint8_t fp[MAP_LEAF_SLOTS];     /* fp[s]: slot s's key's fingerprint */
+	uint8_t reserved2;
 };
-_Static_assert(sizeof(struct map_leaf_head) == 64, "leaf head: one line");
+_Static_assert(offsetof(struct map_leaf_head, magic) == 48,
+               "leaf probe line");
+_Static_assert(sizeof(struct map_leaf_head) == 112, "leaf head: two lines");
+
+/* The bytes of a leaf's probe line, from its magic word. */
+#define MAP_LEAF_PROBE_OFF offsetof(struct map_leaf_head, magic)
+#define MAP_LEAF_PROBE_BYTES \
+	(sizeof(struct map_leaf_head) - MAP_LEAF_PROBE_OFF)
 
 struct map_leaf {
-	uint32_t magic;                 /* CONT_MAGIC_MAP_LEAF */
-	uint32_t reserved0;
-	uint64_t next, prev;            /* neighbours in key order, 0: none */
-	uint64_t reserved1[3];
 	struct map_leaf_head hd;
 	struct map_entry e[MAP_LEAF_SLOTS];
+	uint64_t next, prev;            /* neighbours in key order, 0: none */
 };
-_Static_assert(offsetof(struct map_leaf, hd) == 48, "leaf head offset");
 _Static_assert(offsetof(struct map_leaf, e) == 112, "leaf entries offset");
+_Static_assert(offsetof(struct map_leaf, next) == 864, "leaf links");
 _Static_assert(sizeof(struct map_leaf) == 880, "leaf size");
 _Static_assert(MAP_LEAF_SLOTS <= 64, "used is one word");
 
 struct map_inner {
+	uint64_t reserved[6];
 	uint32_t magic;                 /* CONT_MAGIC_MAP_INNER */
 	uint32_t n;                     /* children, 1..MAP_FANOUT */
-	uint64_t reserved[5];
-	uint64_t key[MAP_FANOUT];       /* key[i]: between child i and i+1;
+	uint64_t key[MAP_FANOUT - 1];   /* key[i]: between child i and i+1;
 	                                 * key[n - 1 ..] are zero */
 	uint64_t child[MAP_FANOUT];
 	uint64_t cnt[MAP_FANOUT];       /* entries under child[i] (L4) */
 };
-_Static_assert(offsetof(struct map_inner, key) == 48, "inner keys");
+_Static_assert(offsetof(struct map_inner, magic) == 48, "inner magic");
+_Static_assert(offsetof(struct map_inner, key) == 56, "inner keys");
 _Static_assert(offsetof(struct map_inner, child) == 304, "inner children");
 _Static_assert(offsetof(struct map_inner, cnt) == 560, "inner counts");
 _Static_assert(sizeof(struct map_inner) == 816, "inner size");
