@@ -197,11 +197,7 @@ static int one_tx(pmtx_region *r, pmtx_runtime rt,
 	int rc = pmtx_begin(r, rt, &tx);
 	if (rc)
 		return rc;
-	if ((rc = body(ctx, tx))) {
-		pmtx_abort(tx);
-		return rc;
-	}
-	return pmtx_commit(tx);
+	return bench_tx_end(tx, body(ctx, tx));
 }
 
 int bench_txs(pmtx_region *r, pmtx_runtime rt, uint64_t n,

@@ -96,6 +96,16 @@ int bench_point(struct runner *rs, int n, int rc, const struct bench_opts *o,
 int bench_finish(struct runner *rs, int n, int rc, const struct bench_opts *o,
                  const char *workload);
 
+/* The end of a transaction whose body returned rc: commit tx if rc is 0,
+ * else abort it and return rc. */
+static inline int bench_tx_end(pmtx_tx *tx, int rc)
+{
+	if (rc) {
+		pmtx_abort(tx);
+		return rc;
+	}
+	return pmtx_commit(tx);
+}
 /* n transactions of runtime rt in r, each running body(ctx, tx): a body
  * failure aborts its transaction and is returned. The run() of a pmtx
  * runner is usually just this. */

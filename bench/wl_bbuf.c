@@ -212,11 +212,7 @@ static int log_tx(struct bb_ctx *c, int nadd, int nget)
 	int rc = pmtx_begin(c->r, c->rt, &tx);
 	if (rc)
 		return rc;
-	if ((rc = log_apply(c, tx, nadd, nget))) {
-		pmtx_abort(tx);
-		return rc;
-	}
-	return pmtx_commit(tx);
+	return bench_tx_end(tx, log_apply(c, tx, nadd, nget));
 }
 
 static int cow_tx(struct bb_ctx *c, int nadd, int nget)
@@ -229,11 +225,7 @@ static int cow_tx(struct bb_ctx *c, int nadd, int nget)
 	rc = pmtx_cow_open(tx, c->w, PMTX_COW_WRITE, NULL, &p);
 	if (!rc)
 		rc = bb_apply(c, p, nadd, nget);
-	if (rc) {
-		pmtx_abort(tx);
-		return rc;
-	}
-	return pmtx_commit(tx);
+	return bench_tx_end(tx, rc);
 }
 
 /* PMDK: snapshot each field before storing to it. A full or empty buffer
@@ -431,11 +423,7 @@ static int bb_cow_setup(struct bb_ctx *c)
 	rc = pmtx_cow_new(tx, sizeof(struct bbuf), &c->w);
 	if (!rc)
 		rc = PMTX_SET(tx, *root, c->w);
-	if (rc) {
-		pmtx_abort(tx);
-		return rc;
-	}
-	return pmtx_commit(tx);
+	return bench_tx_end(tx, rc);
 }
 
 static int bb_pmtx_runner(struct runner *r, const struct bench_opts *o,

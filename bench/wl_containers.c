@@ -321,11 +321,7 @@ static int lookup_tx(struct ct *c, int map, uint64_t k)
 	         : pmtx_hmap_get(tx, c->hm, &k, 8, &v);
 	if (!rc && (v.n != 8 || memcmp(v.p, &k, 8)))
 		rc = PMTX_E_CORRUPT;
-	if (rc) {
-		pmtx_abort(tx);
-		return rc;
-	}
-	return pmtx_commit(tx);
+	return bench_tx_end(tx, rc);
 }
 
 /* Insert, look up and delete pl->ops keys of the map (map 1) or the
@@ -395,11 +391,8 @@ static int append_tx(struct ct *c, const void *p)
 	int rc = pmtx_begin(c->r, c->rt, &tx);
 	if (rc)
 		return rc;
-	if ((rc = pmtx_str_append(c->r, tx, &c->root->str, p, ELEM))) {
-		pmtx_abort(tx);
-		return rc;
-	}
-	return pmtx_commit(tx);
+	return bench_tx_end(tx, pmtx_str_append(c->r, tx, &c->root->str, p,
+	                                        ELEM));
 }
 
 static int cost_str(struct ct *c, const struct runner *names,

@@ -504,19 +504,31 @@ static void emit_fit(const struct costs *c, const long *ks, const double *y,
 	fflush(stdout);
 }
 
+/* The points of a sweep: the values of parameter name (defaults: defs),
+ * each in [lo, hi], in ks (MAX_POINTS at most). Returns how many, or 0
+ * (with a message on stderr) if there are none or one is out of range:
+ * nothing is measured then. */
+static int points(const struct costs *c, const char *name, const char *defs,
+                  long lo, long hi, long *ks)
+{
+	int nk = bench_param(c->o, name, defs, ks, MAX_POINTS);
+	for (int i = 0; i < nk; i++)
+		if (ks[i] < lo || ks[i] > hi) {
+			fprintf(stderr, "costs: %s=%ld: %ld..%ld\n", name, ks[i],
+			        lo, hi);
+			return 0;
+		}
+	return nk;
+}
+
 static int costs_barrier(struct costs *c)
 {
 	long ks[MAX_POINTS];
 	double y[MAX_POINTS];
-	int nk = bench_param(c->o, "lines", "0,1,2,4,8,16,32,64", ks,
-	                     MAX_POINTS);
+	int nk = points(c, "lines", "0,1,2,4,8,16,32,64", 0, NLINES, ks);
 	if (nk < 1)
 		return PMTX_E_INVAL;
 	for (int i = 0; i < nk; i++) {
-		if (ks[i] < 0 || ks[i] > (long)NLINES) {
-			fprintf(stderr, "costs: lines=%ld: 0..%u\n", ks[i], NLINES);
-			return PMTX_E_INVAL;
-		}
 		struct meas m = {op_barrier, op_stores, check_barrier, ks[i]};
 		struct result r;
 		int rc = measure(c, &m, &r);
@@ -551,14 +563,10 @@ static const char *fs_name(const char *dir)
 static int costs_msync(struct costs *c)
 {
 	long ks[MAX_POINTS];
-	int nk = bench_param(c->o, "pages", "1,4,16,64", ks, MAX_POINTS);
+	int nk = points(c, "pages", "1,4,16,64", 1, 64, ks);
 	if (nk < 1)
 		return PMTX_E_INVAL;
 	for (int i = 0; i < nk; i++) {
-		if (ks[i] < 1 || ks[i] > 64) {
-			fprintf(stderr, "costs: pages=%ld: 1..64\n", ks[i]);
-			return PMTX_E_INVAL;
-		}
 		struct meas m = {op_msync, NULL, check_msync, ks[i]};
 		struct result r;
 		int rc = measure(c, &m, &r);

@@ -477,11 +477,7 @@ static int pmtx_txn(struct hm_ctx *c, long n)
 	int rc = pmtx_begin(c->r, c->rt, &tx);
 	if (rc)
 		return rc;
-	if ((rc = hm_steps(c, tx, n))) {
-		pmtx_abort(tx);
-		return rc;
-	}
-	return pmtx_commit(tx);
+	return bench_tx_end(tx, hm_steps(c, tx, n));
 }
 
 struct hm_steps_arg {
@@ -854,11 +850,7 @@ static int hm_pmtx_setup(struct hm_ctx *c)
 		return rc;
 	if (!(rc = PMTX_SET(tx, c->root->nbuckets, (uint64_t)c->pl->nbuckets)))
 		rc = c->kind == HM_COW ? cow_setup(c, tx) : log_setup(c, tx);
-	if (rc) {
-		pmtx_abort(tx);
-		return rc;
-	}
-	if ((rc = pmtx_commit(tx)))
+	if ((rc = bench_tx_end(tx, rc)))
 		return rc;
 	c->heads = pmtx_ptr(c->r, c->root->buckets);
 	c->groups = c->heads;

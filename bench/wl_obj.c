@@ -216,11 +216,7 @@ static int pmtx_obj_tx(struct obj_ctx *c)
 		return rc;
 	rc = c->kind == OBJ_COW ? cow_ops(c, tx) : log_ops(c, tx);
 	c->txno++;
-	if (rc) {
-		pmtx_abort(tx);
-		return rc;
-	}
-	return pmtx_commit(tx);
+	return bench_tx_end(tx, rc);
 }
 
 /* pmdk (add_range before each write) and plain (no transaction). */

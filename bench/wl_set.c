@@ -173,11 +173,7 @@ static int pm_lookup(struct set_ctx *c, uint64_t k, int *found)
 	int rc = pmtx_begin(c->r, c->rt, &tx);
 	if (rc)
 		return rc;
-	if ((rc = pm_get(c, tx, k, found))) {
-		pmtx_abort(tx);
-		return rc;
-	}
-	return pmtx_commit(tx);
+	return bench_tx_end(tx, pm_get(c, tx, k, found));
 }
 
 /* ---- PMDK's ---- */
@@ -492,11 +488,7 @@ static int pm_create(struct set_ctx *c)
 	             : pmtx_hmap_create(tx, 0, &off);
 	if (!rc)
 		rc = PMTX_SET(tx, root->cont, off);
-	if (rc) {
-		pmtx_abort(tx);
-		return rc;
-	}
-	return pmtx_commit(tx);
+	return bench_tx_end(tx, rc);
 }
 
 static int pm_setup(struct set_ctx *c)
@@ -532,22 +524,24 @@ static size_t set_region_size(const struct set_plan *pl)
 	return (64u << 20) + (size_t)pl->keys * 112;
 }
 
-static const char *map_name(pmtx_runtime rt)
+/* "pmtx-CONTAINER-RUNTIME", in the next of 8 buffers used in turn. */
+static const char *pm_name(const char *container, pmtx_runtime rt)
 {
 	static char buf[8][32];
 	static unsigned k;
 	char *p = buf[k++ % 8];
-	snprintf(p, 32, "pmtx-map-%s", pmtx_runtime_name(rt));
+	snprintf(p, 32, "pmtx-%s-%s", container, pmtx_runtime_name(rt));
 	return p;
+}
+
+static const char *map_name(pmtx_runtime rt)
+{
+	return pm_name("map", rt);
 }
 
 static const char *hmap_name(pmtx_runtime rt)
 {
-	static char buf[8][32];
-	static unsigned k;
-	char *p = buf[k++ % 8];
-	snprintf(p, 32, "pmtx-hmap-%s", pmtx_runtime_name(rt));
-	return p;
+	return pm_name("hmap", rt);
 }
 
 static int pm_runner(struct runner *r, const struct bench_opts *o,

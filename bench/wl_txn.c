@@ -118,11 +118,7 @@ static int pmtx_run(void *vctx, uint64_t n)
 			if (!rc)
 				rc = pmtx_alloc(tx, 64, slot);
 		}
-		if (rc) {
-			pmtx_abort(tx);
-			return rc;
-		}
-		if ((rc = pmtx_commit(tx)))
+		if ((rc = bench_tx_end(tx, rc)))
 			return rc;
 		for (long w = 0; w < c->p.writes; w++)
 			c->count[line_of(c->iter, w)]++;
