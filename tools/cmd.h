@@ -28,10 +28,12 @@
 #include "region/layout.h"
 
 enum { CMD_OK = 0, CMD_PROBLEM = 1, CMD_USAGE = 2 };
-/* Returned by the parsers once --help is printed: exit with CMD_OK. */
+/* Returned by the parsers once --help is printed, and passed on by the
+ * subcommands: main exits with CMD_OK. */
 enum { CMD_HELP_DONE = -1 };
 
-/* Subcommands: argc/argv hold the words after the subcommand's name. */
+/* Subcommands: argc/argv hold the words after the subcommand's name; each
+ * returns an exit status or CMD_HELP_DONE. */
 int cmd_create(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_check(int argc, char **argv);

@@ -111,7 +111,7 @@ int cmd_check(int argc, char **argv)
 	const char *path;
 	int rc = cmd_parse_file_only(&check_usage, argc, argv, &path);
 	if (rc)
-		return rc == CMD_HELP_DONE ? CMD_OK : rc;
+		return rc;
 	pmtx_region *r;
 	if (cmd_open_view("check", path, 0, &r))
 		return CMD_PROBLEM;
@@ -251,7 +251,7 @@ int cmd_dump(int argc, char **argv)
 	memset(&a, 0, sizeof(a));
 	int rc = parse_dump(argc, argv, &a);
 	if (rc)
-		return rc == CMD_HELP_DONE ? CMD_OK : rc;
+		return rc;
 	pmtx_region *r;
 	if (cmd_open_view("dump", a.path, 0, &r))
 		return CMD_PROBLEM;

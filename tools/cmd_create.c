@@ -179,7 +179,7 @@ int cmd_create(int argc, char **argv)
 	const char *path;
 	int rc = parse_create(argc, argv, &a, &path);
 	if (rc)
-		return rc == CMD_HELP_DONE ? CMD_OK : rc;
+		return rc;
 	pmtx_region *r;
 	rc = pmtx_create(path, (size_t)a.size, &a.o, &r);
 	if (rc) {
@@ -299,7 +299,7 @@ int cmd_recover(int argc, char **argv)
 	unsigned flags = 0;
 	int rc = recover_args(argc, argv, &path, &flags);
 	if (rc)
-		return rc == CMD_HELP_DONE ? CMD_OK : rc;
+		return rc;
 	char jpath[4200];
 	snprintf(jpath, sizeof(jpath), "%s.pmtxj", path);
 	if (access(jpath, F_OK) == 0)

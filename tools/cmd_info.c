@@ -304,22 +304,14 @@ static int gather(pmtx_region *r, struct info *in)
 static int parse_info(int argc, char **argv, struct info *in, int *json)
 {
 	struct cmd_parser p;
-	int c, bad = 0, n;
+	int c, bad = 0;
 	cmd_parser_init(&p, "info", argc, argv, info_opts);
 	while ((c = cmd_next_opt(&p)) != -1) {
 		*json |= c == OPT_JSON;
 		in->all |= c == OPT_ALL;
 		bad |= c == '?';
 	}
-	char **pos = cmd_positional(&p, &n);
-	in->path = n == 1 ? pos[0] : NULL;
-	int help = p.help;
-	cmd_parser_free(&p);
-	if (help) {
-		cmd_usage(&info_usage, 1);
-		return CMD_HELP_DONE;
-	}
-	return bad || !in->path ? cmd_usage(&info_usage, 0) : CMD_OK;
+	return cmd_parse_file(&p, &info_usage, bad, &in->path);
 }
 
 int cmd_info(int argc, char **argv)
@@ -329,7 +321,7 @@ int cmd_info(int argc, char **argv)
 	memset(&in, 0, sizeof(in));
 	int rc = parse_info(argc, argv, &in, &json);
 	if (rc)
-		return rc == CMD_HELP_DONE ? CMD_OK : rc;
+		return rc;
 	pmtx_region *r;
 	if (cmd_open_view("info", in.path, 0, &r))
 		return CMD_PROBLEM;

@@ -44,7 +44,7 @@ int cmd_trace_dump(int argc, char **argv)
 	const char *path;
 	int rc = cmd_parse_file_only(&trace_usage, argc, argv, &path);
 	if (rc)
-		return rc == CMD_HELP_DONE ? CMD_OK : rc;
+		return rc;
 	pmtx_trace_reader *rd;
 	if ((rc = pmtx_trace_open(path, &rd)) != 0) {
 		cmd_report("trace dump", path, rc, NULL);

@@ -274,7 +274,7 @@ int cmd_trace_analyze(int argc, char **argv)
 	struct analyze_args a;
 	int rc = parse_args(argc, argv, &a);
 	if (rc)
-		return rc == CMD_HELP_DONE ? CMD_OK : rc;
+		return rc;
 	struct ta_opts o = {a.window_us * 1000, 0};
 	struct ta_result *r = malloc(sizeof(*r));
 	int status = r ? CMD_OK : CMD_PROBLEM;

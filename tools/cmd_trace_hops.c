@@ -345,7 +345,7 @@ int cmd_trace_hops(int argc, char **argv)
 	struct th_opts o;
 	int rc = parse_args(argc, argv, &a);
 	if (rc)
-		return rc == CMD_HELP_DONE ? CMD_OK : rc;
+		return rc;
 	th_opts_default(&o);
 	int status = a.costs ? read_costs(a.costs, &o) : CMD_OK;
 	apply_given(&a, &o);

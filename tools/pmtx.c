@@ -103,8 +103,10 @@ int main(int argc, char **argv)
 		return cmd_help(0, NULL);
 	for (size_t i = 0; i < NSUBCMDS; i++) {
 		int n = match(subcmds[i].name, argc - 1, argv + 1);
-		if (n)
-			return subcmds[i].run(argc - 1 - n, argv + 1 + n);
+		if (n) {
+			int rc = subcmds[i].run(argc - 1 - n, argv + 1 + n);
+			return rc == CMD_HELP_DONE ? CMD_OK : rc;
+		}
 	}
 	fprintf(stderr, "pmtx: unknown subcommand '%s'\n", argv[1]);
 	usage(stderr);
