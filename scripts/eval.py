@@ -514,8 +514,15 @@ def workload_steps(w, wspec, systems, systems_wanted, cfgs, how, notes):
 # ---- the containers: pmtx-bench set and pmtx-bench containers ----
 
 CONT_WORKLOADS = ["containers"]
+# The two invocations' parameters at full size (--p; a list is a sweep in
+# one run): the default and full modes' (full measures longer).
+CONT_FULL_SIZE = {
+    "set": {"keys": 1000000, "update_pct": [100, 10, 1], "split": 20000},
+    "containers": {"entries": 1000000, "cost_entries": 100000,
+                   "ops": 10000},
+}
 # Per mode: the measurement of each set ratio (seconds, rounds) and the
-# two invocations' parameters (--p; a list is a sweep in one run).
+# two invocations' parameters.
 CONTAINERS = {
     "smoke": {"_run": {"seconds": 0.02, "rounds": 1},
               "set": {"keys": 2000, "update_pct": [100, 1], "split": 200},
@@ -526,16 +533,8 @@ CONTAINERS = {
                       "split": 5000},
               "containers": {"entries": 100000, "cost_entries": 20000,
                              "ops": 2000}},
-    "default": {"_run": {"seconds": 1.0, "rounds": 5},
-                "set": {"keys": 1000000, "update_pct": [100, 10, 1],
-                        "split": 20000},
-                "containers": {"entries": 1000000, "cost_entries": 100000,
-                               "ops": 10000}},
-    "full": {"_run": {"seconds": 3.0, "rounds": 5},
-             "set": {"keys": 1000000, "update_pct": [100, 10, 1],
-                     "split": 20000},
-             "containers": {"entries": 1000000, "cost_entries": 100000,
-                            "ops": 10000}},
+    "default": {"_run": {"seconds": 1.0, "rounds": 5}, **CONT_FULL_SIZE},
+    "full": {"_run": {"seconds": 3.0, "rounds": 5}, **CONT_FULL_SIZE},
 }
 SET_RUNNERS = 12  # pmtx's two maps under five runtimes, PMDK's two
 COST_LINES = 3 + 5 * 9  # memory: 3 containers; cost: 9 ops x 5 runtimes

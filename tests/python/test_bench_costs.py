@@ -9,16 +9,10 @@ Timings are never asserted.
 import json
 import math
 import os
-import subprocess
 
 import pytest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__))))
-BENCH = os.environ.get("PMTX_BENCH") or \
-    os.path.join(ROOT, "build", "bench", "pmtx-bench")
-needs_bench = pytest.mark.skipif(not os.access(BENCH, os.X_OK),
-                                 reason=f"no pmtx-bench at {BENCH}")
+from benchbin import bench, needs_bench
 
 LINES = {0, 1, 2, 4, 8, 16, 32, 64}
 PAGES = {1, 4, 16, 64}
@@ -28,14 +22,8 @@ WHATS = {"sfence", "clwb_clean", "barrier_lines", "barrier_fit",
 
 def costs(*extra):
     """Run pmtx-bench costs; the completed process, with its pid."""
-    with subprocess.Popen([BENCH, "costs", "--seconds", "0.05",
-                           "--rounds", "1"] + list(extra),
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                          text=True) as p:
-        out, err = p.communicate(timeout=120)
-        done = subprocess.CompletedProcess(p.args, p.returncode, out, err)
-        done.pid = p.pid
-        return done
+    return bench("costs", "--seconds", "0.05", "--rounds", "1", *extra,
+                 timeout=120)
 
 
 def leftovers(pid):

@@ -15,12 +15,7 @@ import subprocess
 
 import pytest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__))))
-BENCH = os.environ.get("PMTX_BENCH") or \
-    os.path.join(ROOT, "build", "bench", "pmtx-bench")
-needs_bench = pytest.mark.skipif(not os.access(BENCH, os.X_OK),
-                                 reason=f"no pmtx-bench at {BENCH}")
+from benchbin import BENCH, ROOT, bench, needs_bench
 
 RUNTIMES = ["undo", "redo", "redo-async", "twin", "auto"]
 SYSTEMS = [f"pmtx-{c}-{rt}" for c in ("map", "hmap") for rt in RUNTIMES] \
@@ -35,17 +30,6 @@ KEYS = 2000
 COST_OPS = {"hmap": {"insert", "lookup", "delete"},
             "map": {"insert", "lookup", "delete"},
             "list": {"push", "pop"}, "str": {"append"}}
-
-
-def bench(*args, timeout=300):
-    """Run pmtx-bench in a fresh directory; the completed process (with
-    its pid) and the directory's leftovers."""
-    with subprocess.Popen([BENCH] + list(args), stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, text=True) as p:
-        out, err = p.communicate(timeout=timeout)
-        done = subprocess.CompletedProcess(p.args, p.returncode, out, err)
-        done.pid = p.pid
-        return done
 
 
 def rows_of(p):

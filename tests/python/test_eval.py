@@ -21,11 +21,7 @@ sys.path.insert(0, SCRIPTS)
 
 import eval as harness  # noqa: E402
 import report  # noqa: E402
-
-BENCH = os.environ.get("PMTX_BENCH") or \
-    os.path.join(ROOT, "build", "bench", "pmtx-bench")
-needs_bench = pytest.mark.skipif(not os.access(BENCH, os.X_OK),
-                                 reason=f"no pmtx-bench at {BENCH}")
+from benchbin import BENCH, needs_bench  # noqa: E402
 
 # Tiny parameter points, one per workload (the smoke mode's).
 TINY = {w: harness.MODES["smoke"][w]
@@ -318,24 +314,26 @@ def test_report_runs_as_a_script(tmp_path):
 
 # ---- the driver's plan ----
 
-def test_quick_plan_covers_every_workload_on_four_configs(monkeypatch):
-    # The plan depends on the memory free when it is made; the suite's
-    # other tests hold some of it, so the budget is fixed here.
-    monkeypatch.setattr(harness, "mem_budget", lambda pool_dir: 8 << 30)
-    notes = set()
+def quick_plan(monkeypatch, budget):
+    """The quick mode's plan of every workload on every config, made with
+    budget bytes of memory to spare. The plan depends on the memory free
+    when it is made; the suite's other tests hold some of it, so the
+    budget is fixed here."""
+    monkeypatch.setattr(harness, "mem_budget", lambda pool_dir: budget)
     steps = harness.plan("quick", harness.WORKLOADS, None,
-                         list(harness.CONFIGS), None, None, notes)
+                         list(harness.CONFIGS), None, None, set())
     assert {s.workload for s in steps} == set(harness.WORKLOADS)
+    return steps
+
+
+def test_quick_plan_covers_every_workload_on_four_configs(monkeypatch):
+    steps = quick_plan(monkeypatch, 8 << 30)
     assert all(s.cfg is None for s in steps)  # all configs, interleaved
     assert sum(s.est for s in steps) < 240
 
 
 def test_plan_runs_one_config_per_step_when_memory_is_short(monkeypatch):
-    monkeypatch.setattr(harness, "mem_budget", lambda pool_dir: 64 << 20)
-    notes = set()
-    steps = harness.plan("quick", harness.WORKLOADS, None,
-                         list(harness.CONFIGS), None, None, notes)
-    assert {s.workload for s in steps} == set(harness.WORKLOADS)
+    steps = quick_plan(monkeypatch, 64 << 20)
     assert any(s.cfg is not None for s in steps)
     for w in {s.workload for s in steps if s.cfg is not None}:
         cfgs = {s.cfg for s in steps if s.workload == w}
