@@ -19,9 +19,10 @@
  *      root's words change only in FLUSHALL's detach and at create, whose
  *      transactions run alone under the store lock, so a plain load of
  *      them outside those transactions reads what is committed.
- *  K3. A put writes one fresh entry (pmtx_hmap_put): the typed object
- *      (layout.h L4) is built in a volatile buffer first, since the map
- *      copies one contiguous value. A lookup parses the object it finds
+ *  K3. A put writes the whole typed object (layout.h L4) with one
+ *      pmtx_hmap_put, in place when it fits (store.c S3): it is built in
+ *      a volatile buffer first, since the map copies one contiguous
+ *      value, and the view it may be built from can change under it. A lookup parses the object it finds
  *      (pmkv_obj_parse) before any byte of it is used: a malformed one is
  *      PMTX_E_CORRUPT, and so is one in a scan or a check.
  *  K4. FLUSHALL (store.c S12) moves each nonempty database's map to its

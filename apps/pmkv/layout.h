@@ -25,10 +25,9 @@
  *      db[] and trash[] by pmtx_hmap_open (the map's header), a map's own
  *      links by the hash map (its H3), an object's length and fields by
  *      pmkv_obj_parse before any byte of it is used.
- *  L2. Every field changes inside a pmtx transaction. An hmap entry, and
- *      so an object, never changes once linked: a write of a key puts a
- *      fresh entry (the hash map's H2), so a value never needs a
- *      transactional write of its own bytes.
+ *  L2. Every field changes inside a pmtx transaction. A write of a key
+ *      puts its whole object with one pmtx_hmap_put: in place when it
+ *      fits the entry's block, else a fresh entry (the hash map's H2).
  *  L3. A map is reachable from exactly one of db[] and trash[]; every
  *      block of the store is a block of one of those maps (no leak after
  *      any crash). db[0] always names a map; db[1..15] are 0 until their

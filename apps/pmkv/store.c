@@ -22,17 +22,20 @@
  *      machine; a reader-writer lock, which lets readers run together,
  *      measured 4 to 7 times slower with two threads (a futex sleep and
  *      wake-up at every writer), in the server and in pmkv-storebench.
- *  S3. A key's object never changes once linked (layout.h L2, W1): a
- *      write of a value puts a fresh entry, which replaces the old one in
- *      the same transaction. So a lookup's view shows what this
- *      transaction (a group too) last wrote, under every runtime: a
- *      fresh entry is written with plain stores, which plain loads see.
- *      An operation reads the value it found before it writes the key.
- *  S4. No value is written in place. Format 1.x wrote short values in
- *      place with pmtx_write; under redo that write sat in the log, and
- *      a later read in the same group read the old bytes through its
- *      view (three pipelined INCRs answered 6, 6, 6). The hash map's
- *      entries are immutable, and the wrapped table now does the same.
+ *  S3. A write of a value puts the whole object (pmtx_hmap_put; the
+ *      wrapped table: a fresh entry), which replaces the old one in the
+ *      same transaction; the hash map writes it in place when it fits
+ *      the old entry's block (hmap.c H2). A lookup's view shows what
+ *      this transaction (a group too) last wrote, under every runtime:
+ *      the hash map's views copy bytes the transaction holds only in its
+ *      write set (cont.h C5), and a fresh entry is written with plain
+ *      stores, which plain loads see. An operation reads the value it
+ *      found before it writes the key: the view may change under it.
+ *  S4. The wrapped table writes no value in place. Format 1.x wrote short
+ *      values in place with pmtx_write and read them through plain
+ *      views; under redo that write sat in the log, and a later read in
+ *      the same group read the old bytes (three pipelined INCRs answered
+ *      6, 6, 6). The hash map's views do not have that flaw (S3).
  *  S5. An entry whose expiry has passed is absent to every operation;
  *      a writing operation that meets it removes it in its transaction.
  *  S6. Growth (ks->grow, the wrapped table's split) runs at the start of

@@ -1,6 +1,10 @@
 /*
- * cont.c - the operation context every container shares (cont.h C1-C4).
+ * cont.c - the operation context every container shares, and its views
+ * (cont.h C1-C5).
  */
+#include <errno.h>
+#include <stdlib.h>
+
 #include "cont.h"
 #include "../region/region.h"
 #include "../tx/tx.h"
@@ -92,6 +96,73 @@ int cx_free(struct cx *c, pmtx_off off)
 {
 	c->wrote = 1;
 	return pmtx_free(c->tx, off);
+}
+
+/* ---- views (C5) ---- */
+
+struct cx_vcopy {
+	struct cx_vcopy *next;
+	unsigned char b[];
+};
+
+void cx_views_init(struct cx_views *v)
+{
+	pthread_mutex_init(&v->lock, NULL);
+	atomic_init(&v->head, NULL);
+}
+
+void cx_views_drop(struct cx_views *v)
+{
+	if (!atomic_load_explicit(&v->head, memory_order_relaxed))
+		return; /* the common case: nothing was copied */
+	pthread_mutex_lock(&v->lock);
+	struct cx_vcopy *p = atomic_exchange(&v->head, NULL);
+	pthread_mutex_unlock(&v->lock);
+	while (p) {
+		struct cx_vcopy *next = p->next;
+		free(p);
+		p = next;
+	}
+}
+
+void cx_views_fini(struct cx_views *v)
+{
+	cx_views_drop(v);
+	pthread_mutex_destroy(&v->lock);
+}
+
+int cx_view(struct cx *c, struct cx_views *keep, const void *at,
+            const void *img, size_t n, pmtx_bytes *out)
+{
+	*out = (pmtx_bytes){n ? at : (const void *)"", n, 0};
+	if (!n || (!img && cx_direct(c)) || at == img ||
+	    (img && !memcmp(at, img, n)))
+		return 0;
+	struct cx_vcopy *v = malloc(sizeof(*v) + n);
+	if (!v)
+		return ENOMEM;
+	if (img)
+		memcpy(v->b, img, n);
+	else
+		cx_read(c, v->b, at, n);
+	if (!img && !memcmp(v->b, at, n)) {
+		free(v); /* unchanged by the transaction: in place */
+		return 0;
+	}
+	out->p = v->b;
+	if (!keep) {
+		int rc = pmtx_defer(c->tx, free, v);
+		if (rc) {
+			free(v);
+			out->p = NULL;
+		}
+		return rc;
+	}
+	pthread_mutex_lock(&keep->lock);
+	v->next = atomic_load_explicit(&keep->head, memory_order_relaxed);
+	atomic_store(&keep->head, v);
+	pthread_mutex_unlock(&keep->lock);
+	return 0;
 }
 
 int cont_check_hdr(pmtx_region *r, pmtx_off off, uint32_t magic, size_t n)

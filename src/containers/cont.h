@@ -30,10 +30,20 @@
  *  C4. An operation that fails before its first write leaves the
  *      transaction as it was; one that fails after aborts it (cx_end),
  *      so a caller's commit can never persist half an operation.
+ *  C5. Views (pmtx_containers.h) point into the region when the bytes in
+ *      place are the ones the transaction sees: plain loads see its
+ *      writes (C1), or it has not changed those bytes. Otherwise (redo,
+ *      after it wrote them) they live only in its write set until
+ *      commit, and cx_view copies them: into the handle's list of copies
+ *      (struct cx_views), dropped when the container is next written
+ *      through the handle or the handle is closed, so the view lives as
+ *      long as the API says; a container with no handle (a string) has
+ *      its copy freed when the transaction ends (pmtx_defer).
  */
 #ifndef PMTX_CONT_H
 #define PMTX_CONT_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
@@ -182,6 +192,23 @@ static inline pmtx_off cx_off(const struct cx *c, const void *p)
 {
 	return (pmtx_off)((const char *)p - c->base);
 }
+
+/* The copies a handle has handed out as views (C5). */
+struct cx_vcopy;
+struct cx_views {
+	pthread_mutex_t lock;
+	struct cx_vcopy *_Atomic head;
+};
+void cx_views_init(struct cx_views *v);
+/* Free the copies: at each write through the handle, and at its close. */
+void cx_views_drop(struct cx_views *v);
+void cx_views_fini(struct cx_views *v);
+/* *out: a view of the n bytes at `at` as the transaction sees them (C5).
+ * img: those bytes as the caller has read them with cx_read (NULL: read
+ * them here). keep: the handle's copies, or NULL (the copy is freed when
+ * the transaction ends). 0 or ENOMEM. */
+int cx_view(struct cx *c, struct cx_views *keep, const void *at,
+            const void *img, size_t n, pmtx_bytes *out);
 
 /* Check a container header: magic, major version, and that the block
  * holds n bytes. 0, PMTX_E_NOT_CONTAINER or PMTX_E_BAD_VERSION. */

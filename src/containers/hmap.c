@@ -21,13 +21,23 @@
  *
  * Invariants
  *  H1. Every link, bucket word or next field, that this transaction may
- *      have written is read with cx_load (cont.h C1); an entry's key,
- *      value and lengths are read with plain loads (HL2: immutable).
- *  H2. A put allocates a fresh entry, fills it with plain stores and
- *      flushes it (C2), then links it with one cx_write of the link that
- *      names it; a replaced or deleted entry is unlinked by one write and
- *      freed (the free takes effect at commit). A view of an entry is
- *      therefore valid until the map is next written.
+ *      have written is read with cx_load (cont.h C1); an entry's key and
+ *      key length with plain loads (HL2: immutable); its value length
+ *      with a plain load where plain loads see the transaction's writes,
+ *      else cx_read, and its value through cx_view (C5), which copies
+ *      the bytes into the handle's copies when this transaction changed
+ *      them under redo.
+ *  H2. A put of a new key allocates a fresh entry, fills it with plain
+ *      stores and flushes it (C2), then links it with one cx_write of
+ *      the link that names it. A put over an existing key writes the
+ *      value in place (cx_write of the bytes, and of the value length if
+ *      it changes) when it is at most IN_PLACE_MAX bytes and the entry's
+ *      block holds it with at most IN_PLACE_SLACK bytes to spare (HL2);
+ *      otherwise it links a fresh entry in the old one's place. A
+ *      replaced or deleted entry is unlinked by one write and freed (the
+ *      free takes effect at commit). A view is therefore valid until the
+ *      map is next written (every write through the handle drops its
+ *      copies).
  *  H3. Every entry offset is checked (bounds, alignment, its lengths
  *      within the region) before it is read, every chain walk is bounded
  *      by the entry count, and a split checks each moved entry's tag
@@ -75,6 +85,13 @@
 #include "hmap_layout.h"
 
 #define LOAD 2 /* entries per live bucket before a split */
+/* H2: values written in place, as format 1.1 of pmkv's own table did: up
+ * to this many bytes a transactional write of the value costs less than
+ * a fresh entry (its allocation, its flush, under redo a barrier before
+ * the commit record, and the free of the old one) */
+#define IN_PLACE_MAX 256u
+#define IN_PLACE_SLACK 64u /* a value that shrinks more moves to a
+                            * smaller block */
 
 struct pmtx_hmap {
 	pmtx_region *r;
@@ -85,6 +102,7 @@ struct pmtx_hmap {
 	unsigned nstripes; /* 0: no locks */
 	pthread_mutex_t *stripe;
 	pthread_mutex_t geom_lock;
+	struct cx_views views; /* H1, C5 */
 };
 
 /* ---- the header's fields ---- */
@@ -234,13 +252,35 @@ static const char *entry_key(const struct hmap_entry *e)
 	return (const char *)(e + 1);
 }
 
-static void entry_view(const struct hmap_entry *e, pmtx_bytes *k,
-                       pmtx_bytes *v)
+/* The value length as the transaction sees it (H1), checked against the
+ * region like entry_at's. */
+static int entry_vlen(const struct cx *c, const struct hmap_entry *e,
+                      uint32_t *vn)
 {
+	if (cx_direct(c)) {
+		*vn = e->vlen;
+		return 0;
+	}
+	cx_read(c, vn, &e->vlen, sizeof(*vn));
+	return (uint64_t)e->klen + *vn >
+	               cx_size(c) - cx_off(c, e) - sizeof(*e)
+	           ? PMTX_E_CORRUPT
+	           : 0;
+}
+
+/* Views of an entry's key and value (H1). */
+static int entry_view(struct cx *c, pmtx_hmap *m,
+                      const struct hmap_entry *e, pmtx_bytes *k,
+                      pmtx_bytes *v)
+{
+	uint32_t vn;
 	if (k)
 		*k = (pmtx_bytes){entry_key(e), e->klen, 0};
-	if (v)
-		*v = (pmtx_bytes){entry_key(e) + e->klen, e->vlen, 0};
+	if (!v)
+		return 0;
+	int rc = entry_vlen(c, e, &vn);
+	return rc ? rc
+	          : cx_view(c, &m->views, entry_key(e) + e->klen, NULL, vn, v);
 }
 
 /* Where a key is: the link that names its entry (a bucket word or the
@@ -498,8 +538,13 @@ int pmtx_hmap_open(pmtx_region *r, pmtx_off off, const pmtx_cont_options *o,
 	pmtx_hmap *m = calloc(1, sizeof(*m));
 	if (!m)
 		return ENOMEM;
-	*m = (pmtx_hmap){r, off, cont_runtime(o), H->seed, H->min_log,
-	                 H->ncount, s, NULL, PTHREAD_MUTEX_INITIALIZER};
+	m->r = r;
+	m->off = off;
+	m->rt = cont_runtime(o);
+	m->seed = H->seed;
+	m->min_log = H->min_log;
+	m->ncount = H->ncount;
+	m->nstripes = s;
 	if (s && !(m->stripe = calloc(s, sizeof(*m->stripe)))) {
 		free(m);
 		return ENOMEM;
@@ -511,6 +556,7 @@ int pmtx_hmap_open(pmtx_region *r, pmtx_off off, const pmtx_cont_options *o,
 		pthread_mutex_init(&m->stripe[i], &a);
 	pthread_mutex_init(&m->geom_lock, &a);
 	pthread_mutexattr_destroy(&a);
+	cx_views_init(&m->views);
 	*out = m;
 	return 0;
 }
@@ -522,6 +568,7 @@ void pmtx_hmap_close(pmtx_hmap *m)
 	for (unsigned i = 0; i < m->nstripes; i++)
 		pthread_mutex_destroy(&m->stripe[i]);
 	pthread_mutex_destroy(&m->geom_lock);
+	cx_views_fini(&m->views);
 	free(m->stripe);
 	free(m);
 }
@@ -584,6 +631,8 @@ op_begin(struct cx *c, pmtx_hmap *m, pmtx_tx *tx, uint64_t h)
 	int rc = cx_begin(c, m->r, tx, m->rt);
 	if (!rc && (rc = hold(c->tx, stripe_of(m, h))))
 		cx_end(c, 0);
+	if (!rc)
+		cx_views_drop(&m->views); /* H2: the map is written */
 	return rc;
 }
 
@@ -591,6 +640,26 @@ static int key_ok(const void *k, size_t kn)
 {
 	return (k || !kn) ? (cont_len_ok(kn) ? 0 : PMTX_E_TOO_BIG)
 	                  : PMTX_E_INVAL;
+}
+
+/* Write v over e's value if it fits (H2): 0, a status, or 1 (it does
+ * not fit: the caller links a fresh entry). */
+static int put_in_place(struct cx *c, struct hmap_entry *e, const void *v,
+                        size_t vn)
+{
+	uint32_t old;
+	size_t need = sizeof(*e) + e->klen + vn;
+	size_t cap = vn <= IN_PLACE_MAX ? pmtx_usable_size(c->r, cx_off(c, e))
+	                                : 0;
+	if (need > cap || cap - need > IN_PLACE_SLACK)
+		return 1;
+	int rc = entry_vlen(c, e, &old);
+	uint32_t n32 = (uint32_t)vn;
+	if (!rc && old != vn)
+		rc = cx_write(c, &e->vlen, &n32, sizeof(n32));
+	if (!rc && vn)
+		rc = cx_write(c, (char *)(e + 1) + e->klen, v, vn);
+	return rc;
 }
 
 static int do_put(struct cx *c, pmtx_hmap *m, const void *k, size_t kn,
@@ -608,6 +677,8 @@ static int do_put(struct cx *c, pmtx_hmap *m, const void *k, size_t kn,
 		return PMTX_E_EXISTS;
 	if ((flags & PMTX_HMAP_XX) && !p.e)
 		return PMTX_E_NOT_FOUND;
+	if (p.e && (rc = put_in_place(c, p.e, v, vn)) <= 0)
+		return rc;
 	uint64_t next = cx_load(c, p.e ? &p.e->next : p.link);
 	/* H7: a replace keeps the old link's filter; a new head, what the
 	 * walk saw of the chain */
@@ -703,7 +774,7 @@ int pmtx_hmap_get(pmtx_tx *tx, pmtx_hmap *m, const void *k, size_t kn,
 		return rc;
 	if (!(rc = find(&c, m, k, kn, h, &p))) {
 		if (p.e)
-			entry_view(p.e, NULL, v);
+			rc = entry_view(&c, m, p.e, NULL, v);
 		else
 			rc = PMTX_E_NOT_FOUND;
 	}
@@ -733,8 +804,9 @@ static int scan_bucket(struct cx *c, pmtx_hmap *m, uint64_t b,
 		pmtx_bytes k, v;
 		if (hops > limit || !e)
 			return PMTX_E_CORRUPT;
-		entry_view(e, &k, &v);
-		int rc = fn(&k, &v, arg);
+		int rc = entry_view(c, m, e, &k, &v);
+		if (!rc)
+			rc = fn(&k, &v, arg);
 		if (rc)
 			return rc;
 		++*seen;
@@ -844,6 +916,8 @@ int pmtx_hmap_clear(pmtx_tx *tx, pmtx_hmap *m)
 		rc = hold(c.tx, &m->stripe[s]);
 	if (!rc)
 		rc = hold(c.tx, m->nstripes ? &m->geom_lock : NULL);
+	if (!rc)
+		cx_views_drop(&m->views);
 	return cx_end(&c, rc ? rc : free_all(&c, m));
 }
 

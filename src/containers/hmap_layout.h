@@ -21,14 +21,18 @@
  * History (the format is unreleased: PMTX_CONT_FORMAT stays 1.0). Up to
  * commit 47fc042 a link was tag << 48 | offset, a tag of 16 bits and no
  * filter: a lookup of an absent key loaded every entry of its chain.
+ * Up to commit 5f5301d no value was written in place (HL2 kept the whole
+ * entry immutable); the bytes of the format are the same.
  *
  * Invariants (hmap.c's design comment builds on them)
  *  HL1. geom = (log2 nbase) << 56 | split, split < nbase: the live buckets
  *       are [0, nbase + split). Bucket words beyond them are never read,
  *       and are written when they become live (a segment is allocated
  *       without zeroing).
- *  HL2. An entry's key and value bytes, lengths and hash never change
- *       while it is linked: only its next link is ever written.
+ *  HL2. An entry's key bytes, key length and hash never change while it
+ *       is linked. Its value and value length may be rewritten in place
+ *       (hmap.c H2), always within its block: 16 + klen + vlen is at
+ *       most the block's usable size.
  *  HL3. ncount is 1, or HMAP_STRIPE_COUNTS for a map made with
  *       PMTX_HMAP_LOCKED, whose entry with hash h counts in count[h mod
  *       HMAP_STRIPE_COUNTS]; the entries are the sum of the counts.
