@@ -72,6 +72,17 @@ def script(marked, name="page"):
     return "\n".join(parts) + "\n"
 
 
+def reader_env(**values):
+    """The environment of a reader's shell: this one without the variables
+    that would point a page's commands at another pmtx (PMTX_PREFIX,
+    PKG_CONFIG_PATH, LD_LIBRARY_PATH), then with values set."""
+    e = dict(os.environ)
+    for name in ("PMTX_PREFIX", "PKG_CONFIG_PATH", "LD_LIBRARY_PATH"):
+        e.pop(name, None)
+    e.update(values)
+    return e
+
+
 def run(text, cwd, env, timeout=600, name="page"):
     """Run a page's marked blocks with bash; the CompletedProcess."""
     with tempfile.NamedTemporaryFile("w", suffix=".sh",

@@ -12,36 +12,19 @@ Environment: PMTX_SOURCE (the source tree), PMTX_BUILD (the build tree).
 """
 import os
 
-import pytest
-
 import docblocks
 
 
-def env(name):
-    value = os.environ.get(name)
-    if not value:
-        pytest.skip(f"{name} is not set (run through CTest)")
-    return value
-
-
-def test_the_visits_program_runs_as_the_page_says(tmp_path):
-    src, build = env("PMTX_SOURCE"), env("PMTX_BUILD")
+def test_the_visits_program_runs_as_the_page_says(trees, region, tmp_path):
+    src, build = trees
     with open(os.path.join(src, "docs", "cpp.md")) as f:
         text = f.read()
     marked = docblocks.blocks(text, "cpp.md")
     assert ("file", "visits.cpp") in [(k, a) for k, a, *_ in marked]
-    region = f"/dev/shm/pmtx-docs-cpp-{os.getpid()}.pmtx"
-    e = dict(os.environ, PMTX_BUILD=build, PMTX_REGION=region,
-             PMTX_PREFIX=str(tmp_path / "prefix"))
-    for name in ("PKG_CONFIG_PATH", "LD_LIBRARY_PATH"):
-        e.pop(name, None)
-    try:
-        p = docblocks.run(text, cwd=tmp_path, env=e, timeout=600,
-                          name="cpp.md")
-        left = os.path.exists(region)
-    finally:
-        if os.path.exists(region):
-            os.unlink(region)
+    e = docblocks.reader_env(PMTX_BUILD=build, PMTX_REGION=region,
+                             PMTX_PREFIX=str(tmp_path / "prefix"))
+    p = docblocks.run(text, cwd=tmp_path, env=e, timeout=600, name="cpp.md")
+    left = os.path.exists(region)
     assert p.returncode == 0, p.stdout + p.stderr
     assert p.stdout == "7: 1 of 1\n7: 2 of 2\n42: 1 of 3\n", p.stdout
     assert not left, "the page's block should remove the region"
