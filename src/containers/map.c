@@ -405,6 +405,23 @@ static int inner_n(struct mop *o, const struct map_inner *in, unsigned *n)
 	return 0;
 }
 
+/* The inner node at off and its children; what: the corruption to
+ * report if off is no inner node. */
+static inline int inner_get(struct mop *o, uint64_t off, const char *what,
+                            struct map_inner **in, unsigned *n)
+{
+	*in = inner_at(o, off);
+	return *in ? inner_n(o, *in, n) : corrupt(what);
+}
+
+/* The leaf at off and its head; what: as for inner_get. */
+static int leaf_get(struct mop *o, uint64_t off, const char *what,
+                    struct map_leaf **lf, struct map_leaf_head *hd)
+{
+	*lf = leaf_at(o, off);
+	return *lf ? leaf_head(o, *lf, hd) : corrupt(what);
+}
+
 /* Position in the leaf's order of the first key >= k (upper: > k). */
 static unsigned leaf_search(struct mop *o, const struct map_leaf *lf,
                             const struct map_leaf_head *hd,
@@ -525,10 +542,9 @@ static int descend(struct mop *o, const struct mkey *k, int rank, int pf,
 	p->depth = height - 1;
 	p->before = 0;
 	for (unsigned d = 0; d < p->depth; d++) {
-		struct map_inner *in = inner_at(o, off);
-		if (!in)
-			return corrupt("an inner node is not one");
-		if ((rc = inner_n(o, in, &n)))
+		struct map_inner *in;
+		rc = inner_get(o, off, "an inner node is not one", &in, &n);
+		if (rc)
 			return rc;
 		unsigned i = inner_search(o, in, n, k);
 		if (o->err)
@@ -591,22 +607,18 @@ static int map_len(struct mop *o, uint64_t *len)
 	if (rc)
 		return rc;
 	if (height == 1) {
+		struct map_leaf *lf;
 		struct map_leaf_head hd;
-		struct map_leaf *lf = leaf_at(o, off);
-		if (!lf)
-			return corrupt("the root is not a leaf");
-		if ((rc = leaf_head(o, lf, &hd)))
-			return rc;
-		*len = hd.count;
-		return 0;
-	}
-	struct map_inner *in = inner_at(o, off);
-	if (!in)
-		return corrupt("the root is not an inner node");
-	if ((rc = inner_n(o, in, &n)))
+		rc = leaf_get(o, off, "the root is not a leaf", &lf, &hd);
+		if (!rc)
+			*len = hd.count;
 		return rc;
-	*len = sum_counts(o, in, 0, n);
-	return 0;
+	}
+	struct map_inner *in;
+	rc = inner_get(o, off, "the root is not an inner node", &in, &n);
+	if (!rc)
+		*len = sum_counts(o, in, 0, n);
+	return rc;
 }
 
 /* ---- operations: begin and end ---- */
@@ -1286,12 +1298,16 @@ static int hdr_set_tree(struct mop *o, uint64_t root, unsigned height,
 	return cx_put64(&o->c, &o->h->last, last);
 }
 
-/* Free the whole tree and leave an empty root leaf. */
+/* Free the whole tree and leave an empty root leaf; an empty map is
+ * left as it is (nothing written). */
 static int tree_clear(struct mop *o)
 {
-	uint64_t root, leaf;
+	uint64_t root, leaf, len;
 	unsigned height;
-	int rc = hdr_root(o, &root, &height);
+	int rc = map_len(o, &len);
+	if (rc || !len)
+		return rc;
+	rc = hdr_root(o, &root, &height);
 	if (!rc)
 		rc = tree_free(o, root, height);
 	if (!rc)
@@ -1553,21 +1569,24 @@ int pmtx_map_len(pmtx_tx *tx, pmtx_map *m, uint64_t *n)
 int pmtx_map_clear(pmtx_tx *tx, pmtx_map *m)
 {
 	struct mop o;
-	uint64_t n;
 	if (!m)
 		return PMTX_E_INVAL;
 	int rc = op_begin(&o, m, tx, 1);
-	if (rc)
-		return rc;
-	rc = map_len(&o, &n);
-	if (!rc && n)
-		rc = tree_clear(&o);
-	return op_end(&o, rc);
+	return rc ? rc : op_end(&o, tree_clear(&o));
 }
 
 /* ========================================================================
  * Order statistics and cursors.
  * ===================================================================== */
+
+/* Walk to the leaf where k is or would go, summing the entries left of
+ * it (p->before), and read that leaf's head. */
+static int descend_head(struct mop *o, const struct mkey *k, struct path *p,
+                        struct map_leaf_head *hd)
+{
+	int rc = descend(o, k, 1, PF_HEAD, p);
+	return rc ? rc : leaf_head(o, p->leaf, hd);
+}
 
 /* Keys below k (incl: at most k). */
 static int rank_of(struct mop *o, const struct mkey *k, int incl,
@@ -1575,9 +1594,7 @@ static int rank_of(struct mop *o, const struct mkey *k, int incl,
 {
 	struct path p;
 	struct map_leaf_head hd;
-	int rc = descend(o, k, 1, PF_HEAD, &p);
-	if (!rc)
-		rc = leaf_head(o, p.leaf, &hd);
+	int rc = descend_head(o, k, &p, &hd);
 	if (rc)
 		return rc;
 	*rank = p.before + leaf_search(o, p.leaf, &hd, k, incl);
@@ -1625,11 +1642,9 @@ int pmtx_map_count(pmtx_tx *tx, pmtx_map *m, const void *lo, size_t lon,
 static int cur_place(struct mop *o, pmtx_map_cursor *c, uint64_t off,
                      unsigned pos, int last, uint64_t rank)
 {
+	struct map_leaf *lf;
 	struct map_leaf_head hd;
-	struct map_leaf *lf = leaf_at(o, off);
-	if (!lf)
-		return corrupt("a leaf link names no leaf");
-	int rc = leaf_head(o, lf, &hd);
+	int rc = leaf_get(o, off, "a leaf link names no leaf", &lf, &hd);
 	if (rc)
 		return rc;
 	if (last)
@@ -1668,9 +1683,7 @@ static int seek_key(struct mop *o, pmtx_map_cursor *c, int how,
 {
 	struct path p;
 	struct map_leaf_head hd;
-	int rc = descend(o, k, 1, PF_HEAD, &p);
-	if (!rc)
-		rc = leaf_head(o, p.leaf, &hd);
+	int rc = descend_head(o, k, &p, &hd);
 	if (rc)
 		return rc;
 	int upper = how == PMTX_SEEK_GT || how == PMTX_SEEK_LE;
@@ -1721,10 +1734,9 @@ static int seek_rank(struct mop *o, pmtx_map_cursor *c, uint64_t r)
 	if (rc || r >= len)
 		return rc ? rc : PMTX_E_NOT_FOUND;
 	for (unsigned d = 0; d + 1 < height; d++) {
-		struct map_inner *in = inner_at(o, off);
-		if (!in)
-			return corrupt("an inner node is not one");
-		if ((rc = inner_n(o, in, &n)))
+		struct map_inner *in;
+		rc = inner_get(o, off, "an inner node is not one", &in, &n);
+		if (rc)
 			return rc;
 		unsigned i = 0;
 		for (uint64_t x; i < n && left >= (x = cx_load(&o->c,
@@ -1758,44 +1770,58 @@ int pmtx_map_seek_rank(pmtx_tx *tx, pmtx_map *m, uint64_t r,
 	return op_end(&o, rc);
 }
 
+/* Begin a read at cursor c's entry: PMTX_E_INVAL, or PMTX_E_NOT_FOUND
+ * for a cursor not valid, with nothing begun. */
+static int cur_begin(struct mop *o, const pmtx_map_cursor *c)
+{
+	if (!c || !c->m)
+		return PMTX_E_INVAL;
+	if (!c->valid)
+		return PMTX_E_NOT_FOUND;
+	return op_begin(o, c->m, c->tx, 0);
+}
+
 /* The cursor's leaf and head, or an error (the cursor then invalid). */
 static int cur_leaf(struct mop *o, const pmtx_map_cursor *c,
                     struct map_leaf **lf, struct map_leaf_head *hd)
 {
-	*lf = leaf_at(o, c->leaf);
-	if (!*lf)
-		return corrupt("a cursor's leaf is not one");
-	int rc = leaf_head(o, *lf, hd);
+	int rc = leaf_get(o, c->leaf, "a cursor's leaf is not one", lf, hd);
 	if (!rc && c->pos >= hd->count)
 		rc = PMTX_E_NOT_FOUND; /* the map was written since */
 	return rc;
 }
 
+/* Move c to the next entry (down: the previous one). */
+static int cur_step(struct mop *o, pmtx_map_cursor *c, int down)
+{
+	struct map_leaf *lf;
+	struct map_leaf_head hd;
+	int rc = cur_leaf(o, c, &lf, &hd);
+	if (rc)
+		return rc;
+	if (!down && c->pos + 1 < hd.count) {
+		c->pos++;
+		c->rank++;
+		return 0;
+	}
+	if (down && c->pos > 0) {
+		c->pos--;
+		c->rank--;
+		return 0;
+	}
+	uint64_t nb = cx_load(&o->c, down ? &lf->prev : &lf->next);
+	return !nb ? PMTX_E_NOT_FOUND
+	           : cur_place(o, c, nb, 0, down,
+	                       down ? c->rank - 1 : c->rank + 1);
+}
+
 static int step(pmtx_map_cursor *c, int down)
 {
 	struct mop o;
-	struct map_leaf *lf;
-	struct map_leaf_head hd;
-	if (!c || !c->m)
-		return PMTX_E_INVAL;
-	if (!c->valid)
-		return PMTX_E_NOT_FOUND;
-	int rc = op_begin(&o, c->m, c->tx, 0);
+	int rc = cur_begin(&o, c);
 	if (rc)
 		return rc;
-	rc = cur_leaf(&o, c, &lf, &hd);
-	if (!rc && !down && c->pos + 1 < hd.count) {
-		c->pos++;
-		c->rank++;
-	} else if (!rc && down && c->pos > 0) {
-		c->pos--;
-		c->rank--;
-	} else if (!rc) {
-		uint64_t nb = cx_load(&o.c, down ? &lf->prev : &lf->next);
-		rc = !nb ? PMTX_E_NOT_FOUND
-		         : cur_place(&o, c, nb, 0, down,
-		                     down ? c->rank - 1 : c->rank + 1);
-	}
+	rc = cur_step(&o, c, down);
 	if (rc)
 		c->valid = 0;
 	return op_end(&o, rc);
@@ -1811,26 +1837,27 @@ int pmtx_map_prev(pmtx_map_cursor *c)
 	return step(c, 1);
 }
 
+/* The key and value of c's entry (either may be NULL). */
+static int cur_entry(struct mop *o, const pmtx_map_cursor *c, pmtx_bytes *k,
+                     pmtx_bytes *v)
+{
+	struct map_leaf *lf;
+	struct map_leaf_head hd;
+	int rc = cur_leaf(o, c, &lf, &hd);
+	unsigned s = rc ? 0 : hd.order[c->pos];
+	if (!rc && k)
+		rc = view_key(o, cx_load(&o->c, &lf->e[s].key), k);
+	if (!rc && v)
+		rc = view_val(o, lf, s, v);
+	return rc;
+}
+
 int pmtx_map_cursor_get(const pmtx_map_cursor *c, pmtx_bytes *k,
                         pmtx_bytes *v)
 {
 	struct mop o;
-	struct map_leaf *lf;
-	struct map_leaf_head hd;
-	if (!c || !c->m)
-		return PMTX_E_INVAL;
-	if (!c->valid)
-		return PMTX_E_NOT_FOUND;
-	int rc = op_begin(&o, c->m, c->tx, 0);
-	if (rc)
-		return rc;
-	rc = cur_leaf(&o, c, &lf, &hd);
-	unsigned s = rc ? 0 : hd.order[c->pos];
-	if (!rc && k)
-		rc = view_key(&o, cx_load(&o.c, &lf->e[s].key), k);
-	if (!rc && v)
-		rc = view_val(&o, lf, s, v);
-	return op_end(&o, rc);
+	int rc = cur_begin(&o, c);
+	return rc ? rc : op_end(&o, cur_entry(&o, c, k, v));
 }
 
 /* ========================================================================
@@ -1852,16 +1879,8 @@ struct lbuf {
 
 static int arena_add(struct lbuf *b, const void *p, size_t n, size_t *off)
 {
-	if (b->acap - b->used < n) {
-		size_t cap = b->acap ? b->acap : 4096;
-		while (cap - b->used < n)
-			cap *= 2;
-		char *a = realloc(b->arena, cap);
-		if (!a)
-			return ENOMEM;
-		b->arena = a;
-		b->acap = cap;
-	}
+	if (pmtx_reserve(&b->arena, b->used, n, &b->acap, 1, 4096))
+		return ENOMEM;
 	if (n)
 		memcpy(b->arena + b->used, p, n);
 	*off = b->used;
