@@ -276,6 +276,21 @@ static int op_begin(struct op *o, pmtx_tx *tx, pmtx_list *l, int write)
 	return rc ? cx_end(&o->c, rc) : 0;
 }
 
+/* Begin a writing operation given the bytes (v, n) of an element:
+ * PMTX_E_INVAL for a null list or bytes, PMTX_E_TOO_BIG past
+ * PMTX_CONT_BYTES_MAX, with nothing begun. Inlined, so that each
+ * operation keeps its own call of op_begin (cx_begin: PMTX_RT_AUTO
+ * chooses a runtime per call site). */
+static inline __attribute__((always_inline)) int
+w_begin(struct op *o, pmtx_tx *tx, pmtx_list *l, const void *v, size_t n)
+{
+	if (!l || (n && !v))
+		return PMTX_E_INVAL;
+	if (!cont_len_ok(n))
+		return PMTX_E_TOO_BIG;
+	return op_begin(o, tx, l, 1);
+}
+
 static int op_end(struct op *o, int rc)
 {
 	int wrote = o->c.wrote;
@@ -376,28 +391,27 @@ static int chunk_put(struct op *o, struct chunk *k, uint32_t count,
 	return cx_write(&o->c, &k->p->count + i, &v[i], (j - i) * 4);
 }
 
-/* from.next = to, or the head when from is 0. */
-static int link_next(struct op *o, pmtx_off from, pmtx_off to)
+/* from.next = to (prev: from.prev = to), or, when from is 0, the head
+ * (prev: the tail). */
+static int link_set(struct op *o, pmtx_off from, pmtx_off to, int prev)
 {
 	struct chunk f;
 	if (!from) {
-		o->h.head = to;
+		*(prev ? &o->h.tail : &o->h.head) = to;
 		return 0;
 	}
 	int rc = chunk_load(o, from, &f);
-	return rc ? rc : cx_put64(&o->c, &f.p->next, to);
+	return rc ? rc : cx_put64(&o->c, prev ? &f.p->prev : &f.p->next, to);
 }
 
-/* from.prev = to, or the tail when from is 0. */
+static int link_next(struct op *o, pmtx_off from, pmtx_off to)
+{
+	return link_set(o, from, to, 0);
+}
+
 static int link_prev(struct op *o, pmtx_off from, pmtx_off to)
 {
-	struct chunk f;
-	if (!from) {
-		o->h.tail = to;
-		return 0;
-	}
-	int rc = chunk_load(o, from, &f);
-	return rc ? rc : cx_put64(&o->c, &f.p->prev, to);
+	return link_set(o, from, to, 1);
 }
 
 /* Unlink k and free it (the caller writes the header). */
@@ -1173,12 +1187,10 @@ int pmtx_list_open(pmtx_region *r, pmtx_off list, const pmtx_cont_options *o,
 	                        sizeof(struct list_hdr));
 	if (rc)
 		return rc;
-	pmtx_list *l = calloc(1, sizeof(*l));
+	pmtx_list *l = malloc(sizeof(*l));
 	if (!l)
 		return ENOMEM;
-	l->r = r;
-	l->off = list;
-	l->rt = rt;
+	*l = (pmtx_list){.r = r, .off = list, .rt = rt}; /* no views yet */
 	pthread_mutex_init(&l->lock, NULL);
 	*out = l;
 	return 0;
@@ -1218,11 +1230,9 @@ int pmtx_list_push(pmtx_tx *tx, pmtx_list *l, int end, const void *v,
                    size_t n)
 {
 	struct op o;
-	if (!l || !end_ok(end) || (n && !v))
+	if (!end_ok(end))
 		return PMTX_E_INVAL;
-	if (!cont_len_ok(n))
-		return PMTX_E_TOO_BIG;
-	int rc = op_begin(&o, tx, l, 1);
+	int rc = w_begin(&o, tx, l, v, n);
 	return rc ? rc : op_end(&o, do_push(&o, end, v, n));
 }
 
@@ -1265,11 +1275,7 @@ int pmtx_list_set(pmtx_tx *tx, pmtx_list *l, int64_t i, const void *v,
 {
 	struct op o;
 	uint64_t j;
-	if (!l || (n && !v))
-		return PMTX_E_INVAL;
-	if (!cont_len_ok(n))
-		return PMTX_E_TOO_BIG;
-	int rc = op_begin(&o, tx, l, 1);
+	int rc = w_begin(&o, tx, l, v, n);
 	if (rc)
 		return rc;
 	rc = index_norm(&o, i, &j);
@@ -1294,11 +1300,7 @@ int pmtx_list_remove(pmtx_tx *tx, pmtx_list *l, const void *v, size_t n,
 {
 	struct op o;
 	uint64_t dummy;
-	if (!l || (n && !v))
-		return PMTX_E_INVAL;
-	if (!cont_len_ok(n))
-		return PMTX_E_TOO_BIG;
-	int rc = op_begin(&o, tx, l, 1);
+	int rc = w_begin(&o, tx, l, v, n);
 	return rc ? rc
 	          : op_end(&o, do_remove(&o, v, n, count,
 	                                 removed ? removed : &dummy));
