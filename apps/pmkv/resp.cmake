@@ -15,18 +15,9 @@ if(PMTX_TESTS)
 
   # The parser fuzzed in the clang tree build-fuzz (tests/fuzz_resp.sh):
   # 10,000 executions by default, 10,000,000 with PMTX_LONG_TESTS=1.
-  add_test(NAME pmkv_fuzz_resp_short
-           COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/tests/fuzz_resp.sh)
-  set_tests_properties(pmkv_fuzz_resp_short PROPERTIES LABELS fuzz
-                       TIMEOUT 7200 RESOURCE_LOCK build-fuzz)
+  app_fuzz_test(pmkv_fuzz_resp_short
+                ${CMAKE_CURRENT_LIST_DIR}/tests/fuzz_resp.sh)
 endif()
-
-# libFuzzer harness: only in a tree configured with -DPMTX_FUZZ=ON and
-# clang, where every target (pmkv_resp too) is built with
-# -fsanitize=fuzzer-no-link,address,undefined.
-if(PMTX_FUZZ)
-  add_executable(pmkv-fuzz-resp ${CMAKE_CURRENT_LIST_DIR}/tests/fuzz_resp.c)
-  target_compile_options(pmkv-fuzz-resp PRIVATE -fsanitize=fuzzer)
-  target_link_options(pmkv-fuzz-resp PRIVATE -fsanitize=fuzzer)
-  target_link_libraries(pmkv-fuzz-resp PRIVATE pmkv_resp)
-endif()
+# ... by this harness (app_fuzzer: built in that tree only)
+app_fuzzer(pmkv-fuzz-resp ${CMAKE_CURRENT_LIST_DIR}/tests/fuzz_resp.c
+           pmkv_resp)

@@ -10,19 +10,7 @@
 # the executions and exec/s at the end.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/../../.." && pwd)
-bdir=${PMTX_FUZZ_BUILD:-$root/build-fuzz}
-. "$root/tests/fuzz/common.sh"
+. "$here/../../../tests/fuzz/common.sh"
 fuzz_limits 10000 "$@" || exit 2
-fuzz_build "$bdir" pmkv-fuzz-resp
-work=$bdir/fuzz-pmkv-resp
-rm -rf "$work/corpus"
-mkdir -p "$work/corpus" "$work/artifacts"
-set +e
-fuzz_exec "$work/fuzz.log" "$bdir/apps/pmkv/pmkv-fuzz-resp" \
-	-dict="$here/fuzz_resp.dict" -timeout=10 -rss_limit_mb=2048 \
-	-max_len=4096 -artifact_prefix="$work/artifacts/" "${limit[@]}" "${extra[@]}" \
-	"$work/corpus" "$here/fuzz_seeds"
-rc=$?
-[ $rc -ne 0 ] && echo "fuzz: the input is in $work/artifacts" >&2
-exit $rc
+fuzz_app pmkv-fuzz-resp fuzz-pmkv-resp apps/pmkv/pmkv-fuzz-resp \
+	"$here/fuzz_seeds" -dict="$here/fuzz_resp.dict" -max_len=4096
