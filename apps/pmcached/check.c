@@ -161,6 +161,25 @@ static int count_heap(pmtx_off off, size_t usable, void *arg)
 	return count_owned(off, arg);
 }
 
+int mc_store_count_blocks(pmtx_region *r, uint64_t *owned, uint64_t *heap)
+{
+	*owned = *heap = 0;
+	int rc = mc_store_walk(r, count_owned, owned);
+	return rc ? rc : pmtx_heap_walk(r, count_heap, heap);
+}
+
+/* Open the cache's region at path on that backend (flags: PMTX_OPEN_*). */
+static int open_cache(const char *path, pmtx_backend backend, unsigned flags,
+                      pmtx_region **r)
+{
+	pmtx_options o;
+	pmtx_options_init(&o);
+	o.layout = MC_LAYOUT;
+	o.backend = backend;
+	o.flags = flags;
+	return pmtx_open(path, &o, r);
+}
+
 /* 1 if the region at path has a journal ("<path>.pmtxj", pmtx's journal
  * backend). */
 static int has_journal(const char *path)
@@ -177,13 +196,8 @@ static int has_journal(const char *path)
  * the server would. */
 static int apply_journal(const char *path, char *msg, size_t len)
 {
-	pmtx_options o;
-	pmtx_options_init(&o);
-	o.layout = MC_LAYOUT;
-	o.domain = PMTX_PDOM1;
-	o.backend = PMTX_BACKEND_JOURNAL;
 	pmtx_region *r;
-	int rc = pmtx_open(path, &o, &r);
+	int rc = open_cache(path, PMTX_BACKEND_JOURNAL, 0, &r);
 	if (!rc)
 		rc = pmtx_close(r);
 	if (rc)
@@ -192,40 +206,46 @@ static int apply_journal(const char *path, char *msg, size_t len)
 	return rc;
 }
 
-/* Everything the explorer checks on an image, on a region file: opened
- * as a private view (recovery runs in memory; the file is not written),
- * but for a journal that holds commits, first applied (apply_journal). */
-int mc_store_verify(const char *path, char *msg, size_t len)
+/* A private view of the region at path (recovery runs in memory; the
+ * file is not written), but for a journal that holds commits, first
+ * applied (apply_journal; *applied = 1). */
+static int open_view(const char *path, pmtx_region **r, int *applied,
+                     char *msg, size_t len)
 {
-	pmtx_options o;
-	pmtx_options_init(&o);
-	o.layout = MC_LAYOUT;
-	o.flags = PMTX_OPEN_PRIVATE;
-	pmtx_region *r;
-	msg[0] = '\0';
-	int rc = pmtx_open(path, &o, &r), applied = 0;
+	const pmtx_backend hw = PMTX_BACKEND_HARDWARE;
+	int rc = open_cache(path, hw, PMTX_OPEN_PRIVATE, r);
+	*applied = 0;
 	if (rc == PMTX_E_UNSUPPORTED && has_journal(path)) {
 		if ((rc = apply_journal(path, msg, len)))
 			return rc;
-		applied = 1;
-		rc = pmtx_open(path, &o, &r);
+		*applied = 1;
+		rc = open_cache(path, hw, PMTX_OPEN_PRIVATE, r);
 	}
-	if (rc) {
+	if (rc)
 		snprintf(msg, len, "%s: %s (%s)", path, pmtx_strerror(rc),
 		         pmtx_errmsg());
+	return rc;
+}
+
+/* Everything the explorer checks on an image, on a region file, opened
+ * by open_view. */
+int mc_store_verify(const char *path, char *msg, size_t len)
+{
+	pmtx_region *r;
+	int applied;
+	msg[0] = '\0';
+	int rc = open_view(path, &r, &applied, msg, len);
+	if (rc)
 		return rc;
-	}
 	pmtx_heap_stats st;
-	uint64_t owned = 0, blocks = 0;
+	uint64_t owned, blocks;
 	rc = pmtx_heap_check(r, &st);
 	if (rc)
 		snprintf(msg, len, "heap: %s", pmtx_errmsg());
 	if (!rc)
 		rc = mc_store_check(r, msg, len);
 	if (!rc)
-		rc = mc_store_walk(r, count_owned, &owned);
-	if (!rc)
-		rc = pmtx_heap_walk(r, count_heap, &blocks);
+		rc = mc_store_count_blocks(r, &owned, &blocks);
 	if (!rc && owned != blocks) {
 		snprintf(msg, len, "%llu heap blocks, %llu reachable: a leak",
 		         (unsigned long long)blocks, (unsigned long long)owned);

@@ -27,6 +27,9 @@ bool mc_strtol(struct mc_str tok, int32_t *out);
 bool mc_strtoull(struct mc_str tok, uint64_t *out);
 int mc_fail(struct mc_request *req, const char *text, size_t swallow,
             size_t at, size_t *consumed);
+/* The command's one key, t->tok[1], in req: false if it is longer than
+ * memcached's MC_KEY_MAX. */
+bool mc_one_key(const struct mc_tokens *t, struct mc_request *req);
 /* The data block of a storage command (set ..., ms): req->bytes bytes
  * and "\r\n" at buf + next. MC_OK with req->data set, MC_NEED_MORE, or
  * MC_ERROR when the block does not end in "\r\n". */

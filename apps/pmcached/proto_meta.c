@@ -213,9 +213,7 @@ int mc_parse_meta(const char *buf, size_t len, size_t line_len, size_t next,
 		return mc_fail(req, E_FORMAT, 0, next, consumed);
 	if (t->n < 2)
 		return mc_fail(req, "ERROR", 0, next, consumed);
-	req->key = t->tok[1];
-	req->nkeys = 1;
-	if (req->key.len > MC_KEY_MAX)
+	if (!mc_one_key(t, req))
 		return mc_fail(req, E_FORMAT, 0, next, consumed);
 	if (t->n + 1 > MC_META_MAX_TOKENS)
 		return mc_fail(req, req->cmd == MC_CMD_MS ?

@@ -60,6 +60,13 @@ int mc_fail(struct mc_request *req, const char *text, size_t swallow,
 	return MC_ERROR;
 }
 
+bool mc_one_key(const struct mc_tokens *t, struct mc_request *req)
+{
+	req->key = t->tok[1];
+	req->nkeys = 1;
+	return req->key.len <= MC_KEY_MAX;
+}
+
 /* memcached's item_size_ok: header, key + NUL, flags if nonzero, data +
  * "\r\n" must fit in the largest slab class. */
 bool mc_too_large(const struct mc_limits *lim, size_t nkey, uint32_t flags,
@@ -74,6 +81,18 @@ bool mc_too_large(const struct mc_limits *lim, size_t nkey, uint32_t flags,
 static bool noreply_maybe(const struct mc_tokens *t)
 {
 	return t->n > 0 && mc_tok_is(t->tok[t->n - 1], "noreply");
+}
+
+/* A command line of lo to hi tokens, the last of which may be "noreply"
+ * (sets req->noreply); false, noreply left alone, if it has fewer or
+ * more. */
+static bool tokens_between(const struct mc_tokens *t, size_t lo, size_t hi,
+                           struct mc_request *req)
+{
+	if (t->n < lo || t->n > hi)
+		return false;
+	req->noreply = noreply_maybe(t);
+	return true;
 }
 
 static enum mc_cmd storage_cmd(struct mc_str w)
@@ -108,9 +127,8 @@ static int parse_storage(const char *buf, size_t len, size_t next,
 {
 	bool cas = req->cmd == MC_CMD_CAS;
 	size_t want = cas ? 6 : 5;
-	if (t->n != want && t->n != want + 1)
+	if (!tokens_between(t, want, want + 1, req))
 		return mc_fail(req, "ERROR", 0, next, consumed);
-	req->noreply = noreply_maybe(t);
 	req->key = t->tok[1];
 	if (req->key.len > MC_KEY_MAX ||
 	    !mc_strtoul(t->tok[2], &req->flags) ||
@@ -187,9 +205,7 @@ static int parse_delete(const struct mc_tokens *t, size_t next,
 			               "  Usage: delete <key> [noreply]",
 			               0, next, consumed);
 	}
-	req->key = t->tok[1];
-	req->nkeys = 1;
-	if (req->key.len > MC_KEY_MAX)
+	if (!mc_one_key(t, req))
 		return mc_fail(req, E_FORMAT, 0, next, consumed);
 	*consumed = next;
 	return MC_OK;
@@ -199,12 +215,9 @@ static int parse_delete(const struct mc_tokens *t, size_t next,
 static int parse_keynum(const struct mc_tokens *t, size_t next,
                         struct mc_request *req, size_t *consumed)
 {
-	if (t->n != 3 && t->n != 4)
+	if (!tokens_between(t, 3, 4, req))
 		return mc_fail(req, "ERROR", 0, next, consumed);
-	req->noreply = noreply_maybe(t);
-	req->key = t->tok[1];
-	req->nkeys = 1;
-	if (req->key.len > MC_KEY_MAX)
+	if (!mc_one_key(t, req))
 		return mc_fail(req, E_FORMAT, 0, next, consumed);
 	if (req->cmd == MC_CMD_TOUCH) {
 		if (!mc_strtol(t->tok[2], &req->exptime))
@@ -221,9 +234,8 @@ static int parse_keynum(const struct mc_tokens *t, size_t next,
 static int parse_flush(const struct mc_tokens *t, size_t next,
                        struct mc_request *req, size_t *consumed)
 {
-	if (t->n > 3)
+	if (!tokens_between(t, 1, 3, req))
 		return mc_fail(req, "ERROR", 0, next, consumed);
-	req->noreply = noreply_maybe(t);
 	if (t->n != (req->noreply ? 2u : 1u)) {
 		if (!mc_strtol(t->tok[1], &req->delay))
 			return mc_fail(req, "CLIENT_ERROR invalid exptime argument",
@@ -237,9 +249,8 @@ static int parse_flush(const struct mc_tokens *t, size_t next,
 static int parse_verbosity(const struct mc_tokens *t, size_t next,
                            struct mc_request *req, size_t *consumed)
 {
-	if (t->n != 2 && t->n != 3)
+	if (!tokens_between(t, 2, 3, req))
 		return mc_fail(req, "ERROR", 0, next, consumed);
-	req->noreply = noreply_maybe(t);
 	if (!mc_strtoul(t->tok[1], &req->verbosity))
 		return mc_fail(req, E_FORMAT, 0, next, consumed);
 	*consumed = next;

@@ -141,6 +141,9 @@ int mc_store_lru_info(struct mc_store *s, unsigned l,
  * chains and on the pending lists): the explorer's leak check. */
 int mc_store_walk(pmtx_region *r, int (*fn)(pmtx_off off, void *arg),
                   void *arg);
+/* The blocks the cache owns (mc_store_walk's) and the heap's blocks
+ * (pmtx_heap_walk's): equal when no block leaks. */
+int mc_store_count_blocks(pmtx_region *r, uint64_t *owned, uint64_t *heap);
 /* Look key up in a region no store has attached (after recovery, for
  * inspection): no lock, no reference, no write. ref->off == 0 if absent
  * or dead at time now. */

@@ -24,6 +24,14 @@ static int parse(const char *s, size_t *consumed)
 	return mc_parse(s, strlen(s), &lim, &req, consumed);
 }
 
+/* All of in is one request, parsed into req. */
+static void parses(const char *in)
+{
+	size_t used;
+	assert_int_equal(parse(in, &used), MC_OK);
+	assert_int_equal(used, strlen(in));
+}
+
 static void expect_error(const char *in, const char *err, size_t swallow)
 {
 	size_t used;
@@ -117,10 +125,10 @@ static void get_lists_every_key(void **state)
 		assert_true(str_is(k, want));
 	}
 	assert_int_equal(n, 100);
-	assert_int_equal(parse("gat 10 a b\n", &used), MC_OK);
+	parses("gat 10 a b\n");
 	assert_int_equal(req.exptime, 10);
 	assert_int_equal(req.nkeys, 2);
-	assert_int_equal(parse("gat 10\r\n", &used), MC_OK);
+	parses("gat 10\r\n");
 	assert_int_equal(req.nkeys, 0);
 	expect_error("gat x a\r\n", "CLIENT_ERROR invalid exptime argument", 0);
 	expect_error("get\r\n", "ERROR", 0);
@@ -129,25 +137,25 @@ static void get_lists_every_key(void **state)
 static void other_commands_parse(void **state)
 {
 	size_t used;
-	assert_int_equal(parse("delete k 0\r\n", &used), MC_OK);
+	parses("delete k 0\r\n");
 	assert_int_equal(req.cmd, MC_CMD_DELETE);
 	expect_error("delete k 1\r\n", "CLIENT_ERROR bad command line format."
 	             "  Usage: delete <key> [noreply]", 0);
-	assert_int_equal(parse("incr k 18446744073709551615\r\n", &used), MC_OK);
+	parses("incr k 18446744073709551615\r\n");
 	assert_int_equal(req.delta, UINT64_MAX);
 	expect_error("decr k 18446744073709551616\r\n",
 	             "CLIENT_ERROR invalid numeric delta argument", 0);
 	expect_error("incr k -1\r\n",
 	             "CLIENT_ERROR invalid numeric delta argument", 0);
-	assert_int_equal(parse("touch k 5 noreply\r\n", &used), MC_OK);
+	parses("touch k 5 noreply\r\n");
 	assert_true(req.noreply && req.exptime == 5);
-	assert_int_equal(parse("flush_all 9 noreply\r\n", &used), MC_OK);
+	parses("flush_all 9 noreply\r\n");
 	assert_true(req.has_delay && req.delay == 9 && req.noreply);
 	expect_error("flush_all x\r\n", "CLIENT_ERROR invalid exptime argument",
 	             0);
-	assert_int_equal(parse("verbosity 2\r\n", &used), MC_OK);
+	parses("verbosity 2\r\n");
 	assert_int_equal(req.verbosity, 2);
-	assert_int_equal(parse("stats slabs\r\n", &used), MC_OK);
+	parses("stats slabs\r\n");
 	assert_true(str_is(req.arg, "slabs"));
 	expect_error("stats nosuch\r\n", "ERROR", 0);
 	expect_error("shutdown\r\n", "ERROR: shutdown not enabled", 0);
@@ -158,33 +166,32 @@ static void other_commands_parse(void **state)
 	assert_int_equal(mc_parse("shutdown x\r\n", 12, &lim, &req, &used),
 	                 MC_ERROR);
 	assert_string_equal(req.error, "CLIENT_ERROR invalid shutdown mode");
-	assert_int_equal(parse("quit\r\n", &used), MC_OK);
-	assert_int_equal(parse("version\r\n", &used), MC_OK);
+	parses("quit\r\n");
+	parses("version\r\n");
 	expect_error("bogus\r\n", "ERROR", 0);
 	expect_error("\r\n", "ERROR", 0);
 }
 
 static void meta_commands_parse_flags(void **state)
 {
-	size_t used;
-	assert_int_equal(parse("mg a k v Oxyz q T30\r\n", &used), MC_OK);
+	parses("mg a k v Oxyz q T30\r\n");
 	assert_int_equal(req.cmd, MC_CMD_MG);
 	assert_int_equal(req.nmflags, 5);
 	assert_true(req.quiet);
 	assert_true(str_is(req.opaque, "Oxyz"));
 	assert_true(str_is(mc_meta_find(&req, 'T')->tok, "30"));
-	assert_int_equal(parse("ms YWJj 2 b MA F5\r\nab\r\n", &used), MC_OK);
+	parses("ms YWJj 2 b MA F5\r\nab\r\n");
 	assert_int_equal(req.mode, 'A');
 	assert_int_equal(req.flags, 5);
 	assert_int_equal(req.bkey_len, 3);
 	assert_memory_equal(req.bkey, "abc", 3);
 	assert_true(str_is(req.data, "ab"));
 	/* memcached's decoder skips bytes outside the alphabet. */
-	assert_int_equal(parse("mg Y.W.J.j b\r\n", &used), MC_OK);
+	parses("mg Y.W.J.j b\r\n");
 	assert_int_equal(req.bkey_len, 3);
-	assert_int_equal(parse("mn\r\n", &used), MC_OK);
+	parses("mn\r\n");
 	assert_int_equal(req.cmd, MC_CMD_MN);
-	assert_int_equal(parse("ma k MD D5 J1 N0\r\n", &used), MC_OK);
+	parses("ma k MD D5 J1 N0\r\n");
 	assert_int_equal(req.mode, 'D');
 }
 
@@ -304,8 +311,7 @@ static void replies_are_formatted_like_memcached(void **state)
 	assert_memory_equal(out, "18446744073709551615\r\n", n);
 	n = mc_reply_line(out, sizeof(out), "STORED");
 	assert_memory_equal(out, "STORED\r\n", n);
-	size_t used;
-	assert_int_equal(parse("mg k s v t f c k Ox\r\n", &used), MC_OK);
+	parses("mg k s v t f c k Ox\r\n");
 	struct mc_meta_values v = {.cas = 7, .flags = 3, .ttl = -1,
 	                           .data = data};
 	n = mc_reply_meta(out, sizeof(out), &req, "VA", &v);
@@ -314,10 +320,10 @@ static void replies_are_formatted_like_memcached(void **state)
 	assert_memory_equal(out, want, n);
 	n = mc_reply_meta(out, sizeof(out), &req, "EN", NULL);
 	assert_memory_equal(out, "EN kk Ox\r\n", n);
-	assert_int_equal(parse("md Y.W.J.jZA== b k\r\n", &used), MC_OK);
+	parses("md Y.W.J.jZA== b k\r\n");
 	n = mc_reply_meta(out, sizeof(out), &req, "NF", NULL);
 	assert_memory_equal(out, "NF kYWJjZA== b\r\n", n);
-	assert_int_equal(parse("ms k 1 q\r\nx\r\n", &used), MC_OK);
+	parses("ms k 1 q\r\nx\r\n");
 	assert_int_equal(mc_reply_meta(out, sizeof(out), &req, "HD", NULL), 0);
 	assert_int_equal(mc_reply_meta(out, sizeof(out), &req, "NS", NULL), 4);
 }
