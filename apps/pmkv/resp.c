@@ -65,15 +65,13 @@
 
 #include "resp.h"
 
-static const char E_MBULK[] = "Protocol error: invalid multibulk length";
-static const char E_BULK[] = "Protocol error: invalid bulk length";
-static const char E_INLINE_BIG[] = "Protocol error: too big inline request";
-static const char E_MBULK_BIG[] =
-	"Protocol error: too big mbulk count string";
-static const char E_BULK_BIG[] = "Protocol error: too big bulk count string";
-static const char E_QUOTES[] =
-	"Protocol error: unbalanced quotes in request";
-static const char E_NOMEM[] = "out of memory";
+const char RESP_E_MBULK[] = "Protocol error: invalid multibulk length";
+const char RESP_E_BULK[] = "Protocol error: invalid bulk length";
+const char RESP_E_INLINE_BIG[] = "Protocol error: too big inline request";
+const char RESP_E_MBULK_BIG[] = "Protocol error: too big mbulk count string";
+const char RESP_E_BULK_BIG[] = "Protocol error: too big bulk count string";
+const char RESP_E_QUOTES[] = "Protocol error: unbalanced quotes in request";
+const char RESP_E_NOMEM[] = "out of memory";
 
 #define STORE_KEEP ((size_t)64 << 10) /* argument bytes always kept */
 #define VEC_KEEP ((size_t)1024)       /* argv/argl entries always kept */
@@ -188,12 +186,12 @@ static int mbulk_count(const char *in, size_t n,
 	long long ll;
 	int rc = header_end(in, n, 0, lim->max_inline, &cr);
 	if (rc == RESP_EPROTO)
-		return fail(err, E_MBULK_BIG);
+		return fail(err, RESP_E_MBULK_BIG);
 	if (rc == RESP_MORE)
 		return rc;
 	if (parse_ll(in + 1, cr - 1, &ll) != 0 ||
 	    (ll > 0 && (unsigned long long)ll > lim->max_args))
-		return fail(err, E_MBULK);
+		return fail(err, RESP_E_MBULK);
 	*count = ll > 0 ? (size_t)ll : 0;
 	*first = cr + 2;
 	return RESP_OK;
@@ -217,14 +215,14 @@ static int next_bulk(const char *in, size_t n,
 	long long ll;
 	int rc = header_end(in, n, at, lim->max_inline, &cr);
 	if (rc == RESP_EPROTO)
-		return fail(err, E_BULK_BIG);
+		return fail(err, RESP_E_BULK_BIG);
 	if (rc == RESP_MORE)
 		return rc;
 	if (in[at] != '$')
 		return expected_dollar(q, in[at], err);
 	if (parse_ll(in + at + 1, cr - at - 1, &ll) != 0 || ll < 0 ||
 	    (unsigned long long)ll > lim->max_bulk)
-		return fail(err, E_BULK);
+		return fail(err, RESP_E_BULK);
 	b->data = cr + 2;
 	b->len = (size_t)ll;
 	if (n - b->data < 2 || n - b->data - 2 < b->len)
@@ -272,7 +270,7 @@ static int parse_multibulk(const char *in, size_t n,
 		bytes += b.len + 1;
 	}
 	if (count > 0 && req_reserve(q, count, bytes) != 0)
-		return fail(err, E_NOMEM);
+		return fail(err, RESP_E_NOMEM);
 	copy_bulks(in, n, lim, first, count, q);
 	*used = b.next;
 	return RESP_OK;
@@ -464,16 +462,16 @@ static int parse_inline(const char *in, size_t n,
 	const char *nl = memchr(in, '\n', n <= max ? n : max + 1);
 	struct split count = {NULL, 0, 0, 0, 0}, write = {q, 0, 0, 0, 0};
 	if (!nl)
-		return n > max ? fail(err, E_INLINE_BIG) : RESP_MORE;
+		return n > max ? fail(err, RESP_E_INLINE_BIG) : RESP_MORE;
 	len = (size_t)(nl - in);
 	if (len > 0 && in[len - 1] == '\r')
 		len--;
 	if (split_line(in, len, &count) != 0)
-		return fail(err, E_QUOTES);
+		return fail(err, RESP_E_QUOTES);
 	if (count.argc > lim->max_args || count.longest > lim->max_bulk)
-		return fail(err, E_INLINE_BIG);
+		return fail(err, RESP_E_INLINE_BIG);
 	if (count.argc > 0 && req_reserve(q, count.argc, count.bytes) != 0)
-		return fail(err, E_NOMEM);
+		return fail(err, RESP_E_NOMEM);
 	if (count.argc > 0) {
 		int rc = split_line(in, len, &write);
 		assert(rc == 0 && write.argc == count.argc);

@@ -73,6 +73,16 @@ void resp_req_free(struct resp_req *q);
 int resp_parse(const char *in, size_t n, const struct resp_limits *lim,
                struct resp_req *q, size_t *used, const char **err);
 
+/* The texts of *err (but "Protocol error: expected '$', got 'x'", which
+ * names the byte it met), as Redis words them. */
+extern const char RESP_E_MBULK[];     /* a multibulk count out of range */
+extern const char RESP_E_BULK[];      /* a bulk length out of range */
+extern const char RESP_E_INLINE_BIG[]; /* an inline line too long */
+extern const char RESP_E_MBULK_BIG[]; /* a '*' header line too long */
+extern const char RESP_E_BULK_BIG[];  /* a '$' header line too long */
+extern const char RESP_E_QUOTES[];    /* inline quotes left open */
+extern const char RESP_E_NOMEM[];
+
 /*
  * A look ahead, for hints only: if in[0..n) begins with a whole multibulk
  * request, returns its argument count, with the first k arguments (or

@@ -421,28 +421,30 @@ static size_t store_model(const pmtx_explore_env *e, unsigned t, uint64_t k,
 	return NOBS;
 }
 
+/* Both versions run the same operations through the same store API
+ * (store_setup picks the version by the workload's name). */
+#define STORE_WORKLOAD                                                     \
+	.nthreads = 1, .root_size = sizeof(struct pmkv_root),              \
+	.layout = PMKV_LAYOUT, .max_ntx = 60, .setup = store_setup,        \
+	.run = store_run, .observe = store_observe, .model = store_model,  \
+	.walk = store_walk
+
 static const pmtx_explore_workload wl_store = {
 	.name = "store",
 	.help = "pmkv's store (opt, on pmtx_hmap): SET, SET NX, DEL, INCRBY, "
 	        "APPEND, MSET, bucket splits, active expiry, FLUSHALL",
-	.nthreads = 1, .root_size = sizeof(struct pmkv_root),
-	.layout = PMKV_LAYOUT, .max_ntx = 60,
 	.runtimes = PMTX_EXPLORE_UNDO | PMTX_EXPLORE_REDO |
 	            PMTX_EXPLORE_REDO_ASYNC | PMTX_EXPLORE_AUTO |
 	            PMTX_EXPLORE_TWIN,
-	.setup = store_setup, .run = store_run, .observe = store_observe,
-	.model = store_model, .walk = store_walk};
+	STORE_WORKLOAD};
 
 static const pmtx_explore_workload wl_wrapped = {
 	.name = "store-wrapped",
 	.help = "the same run over pmkv's wrapped version: every object "
 	        "behind a pmtx wrapper",
-	.nthreads = 1, .root_size = sizeof(struct pmkv_root),
-	.layout = PMKV_LAYOUT, .max_ntx = 60,
 	.runtimes = PMTX_EXPLORE_UNDO | PMTX_EXPLORE_REDO | PMTX_EXPLORE_COW |
 	            PMTX_EXPLORE_AUTO,
-	.setup = store_setup, .run = store_run, .observe = store_observe,
-	.model = store_model, .walk = store_walk};
+	STORE_WORKLOAD};
 
 int main(int argc, char **argv)
 {

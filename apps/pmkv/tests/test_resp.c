@@ -89,16 +89,29 @@ static void expect_args(size_t argc, const char *const *want)
 		expect_args(sizeof(want_) / sizeof(want_[0]), want_);  \
 	} while (0)
 
+/* The first want bytes of in[0..n) are one request, inline or not. */
+static void expect_parsed(const char *in, size_t n, size_t want, int inl)
+{
+	size_t used;
+	const char *err;
+	assert_int_equal(parse(in, n, &used, &err), RESP_OK);
+	assert_int_equal(used, want);
+	assert_int_equal(q.is_inline, inl);
+}
+
 /* The whole of a literal is one request with these arguments. */
 #define EXPECT_REQUEST(lit, inl, ...)                                  \
 	do {                                                           \
-		size_t used_;                                          \
-		const char *err_;                                      \
-		assert_int_equal(parse(lit, LEN(lit), &used_, &err_),  \
-		                 RESP_OK);                             \
-		assert_int_equal(used_, LEN(lit));                     \
-		assert_int_equal(q.is_inline, inl);                    \
+		expect_parsed(lit, LEN(lit), LEN(lit), inl);           \
 		EXPECT_ARGS(__VA_ARGS__);                              \
+	} while (0)
+
+/* The literal begins with an empty request (no arguments) of want
+ * bytes. */
+#define EXPECT_EMPTY(lit, want, inl)                                   \
+	do {                                                           \
+		expect_parsed(lit, LEN(lit), want, inl);               \
+		assert_int_equal(q.argc, 0);                           \
 	} while (0)
 
 static void expect_error(const char *in, size_t n, const char *text)
@@ -120,15 +133,6 @@ static void expect_more(const char *in, size_t n)
 
 #define EXPECT_MORE(lit) expect_more(lit, LEN(lit))
 
-static const char E_MBULK[] = "Protocol error: invalid multibulk length";
-static const char E_BULK[] = "Protocol error: invalid bulk length";
-static const char E_INLINE_BIG[] = "Protocol error: too big inline request";
-static const char E_MBULK_BIG[] =
-	"Protocol error: too big mbulk count string";
-static const char E_BULK_BIG[] = "Protocol error: too big bulk count string";
-static const char E_QUOTES[] =
-	"Protocol error: unbalanced quotes in request";
-
 /* ------------------------------------------------------------------ */
 
 static void multibulk_request_gives_its_arguments(void **state)
@@ -142,18 +146,9 @@ static void multibulk_request_gives_its_arguments(void **state)
 
 static void empty_multibulk_is_an_empty_request(void **state)
 {
-	size_t used;
-	const char *err;
-	assert_int_equal(parse("*0\r\n", 4, &used, &err), RESP_OK);
-	assert_int_equal(used, 4);
-	assert_int_equal(q.argc, 0);
-	assert_int_equal(parse("*-1\r\nPING", 9, &used, &err), RESP_OK);
-	assert_int_equal(used, 5);
-	assert_int_equal(q.argc, 0);
-	assert_int_equal(parse("*-10\r\n", 6, &used, &err), RESP_OK);
-	assert_int_equal(used, 6);
-	assert_int_equal(q.argc, 0);
-	assert_int_equal(q.is_inline, 0);
+	EXPECT_EMPTY("*0\r\n", 4, 0);
+	EXPECT_EMPTY("*-1\r\nPING", 5, 0);
+	EXPECT_EMPTY("*-10\r\n", 6, 0);
 }
 
 static void inline_request_splits_on_blanks(void **state)
@@ -165,18 +160,9 @@ static void inline_request_splits_on_blanks(void **state)
 	EXPECT_REQUEST("\v\fa\vb c\rd\n", 1, "a\vb", "c", "d");
 	/* a CR is dropped only right before the LF */
 	EXPECT_REQUEST("a\r\r\n", 1, "a");
-	size_t used;
-	const char *err;
-	assert_int_equal(parse("\r\nPING\r\n", 8, &used, &err), RESP_OK);
-	assert_int_equal(used, 2);
-	assert_int_equal(q.argc, 0);
-	assert_int_equal(q.is_inline, 1);
-	assert_int_equal(parse(" \t \n", 4, &used, &err), RESP_OK);
-	assert_int_equal(used, 4);
-	assert_int_equal(q.argc, 0);
-	assert_int_equal(parse("\n", 1, &used, &err), RESP_OK);
-	assert_int_equal(used, 1);
-	assert_int_equal(q.argc, 0);
+	EXPECT_EMPTY("\r\nPING\r\n", 2, 1);
+	EXPECT_EMPTY(" \t \n", 4, 1);
+	EXPECT_EMPTY("\n", 1, 1);
 }
 
 static void inline_quotes_and_escapes_are_sdssplitargs(void **state)
@@ -213,14 +199,14 @@ static void inline_quotes_and_escapes_are_sdssplitargs(void **state)
 
 static void unbalanced_quotes_are_refused(void **state)
 {
-	EXPECT_ERROR("set \"abc\n", E_QUOTES);
-	EXPECT_ERROR("set 'abc\r\n", E_QUOTES);
-	EXPECT_ERROR("\"a\"b\n", E_QUOTES);
-	EXPECT_ERROR("'a'b\n", E_QUOTES);
-	EXPECT_ERROR("\"a\"\"\n", E_QUOTES);
-	EXPECT_ERROR("\"abc\\\"\n", E_QUOTES);  /* the quote is escaped */
-	EXPECT_ERROR("\"abc\\\n", E_QUOTES);    /* a backslash, then end */
-	EXPECT_ERROR("'abc\\'\n", E_QUOTES);
+	EXPECT_ERROR("set \"abc\n", RESP_E_QUOTES);
+	EXPECT_ERROR("set 'abc\r\n", RESP_E_QUOTES);
+	EXPECT_ERROR("\"a\"b\n", RESP_E_QUOTES);
+	EXPECT_ERROR("'a'b\n", RESP_E_QUOTES);
+	EXPECT_ERROR("\"a\"\"\n", RESP_E_QUOTES);
+	EXPECT_ERROR("\"abc\\\"\n", RESP_E_QUOTES);  /* the quote is escaped */
+	EXPECT_ERROR("\"abc\\\n", RESP_E_QUOTES);    /* a backslash, then end */
+	EXPECT_ERROR("'abc\\'\n", RESP_E_QUOTES);
 	/* the CR before LF is not part of the line: the quote is closed */
 	EXPECT_REQUEST("\"a\"\r\n", 1, "a");
 }
@@ -239,25 +225,27 @@ static void binary_values_keep_every_byte(void **state)
 
 static void errors_are_redis_texts(void **state)
 {
-	EXPECT_ERROR("*abc\r\n", E_MBULK);
-	EXPECT_ERROR("*\r\n", E_MBULK);
-	EXPECT_ERROR("*01\r\n", E_MBULK);
-	EXPECT_ERROR("*-0\r\n", E_MBULK);
-	EXPECT_ERROR("*+1\r\n", E_MBULK);
-	EXPECT_ERROR("* 1\r\n", E_MBULK);
-	EXPECT_ERROR("*99999999999999999999\r\n", E_MBULK);
-	EXPECT_ERROR("*1048577\r\n", E_MBULK); /* above max_args */
-	EXPECT_ERROR("*3\n$3\r\nSET\r\n", E_MBULK); /* the line ends at CR */
+	EXPECT_ERROR("*abc\r\n", RESP_E_MBULK);
+	EXPECT_ERROR("*\r\n", RESP_E_MBULK);
+	EXPECT_ERROR("*01\r\n", RESP_E_MBULK);
+	EXPECT_ERROR("*-0\r\n", RESP_E_MBULK);
+	EXPECT_ERROR("*+1\r\n", RESP_E_MBULK);
+	EXPECT_ERROR("* 1\r\n", RESP_E_MBULK);
+	EXPECT_ERROR("*99999999999999999999\r\n", RESP_E_MBULK);
+	EXPECT_ERROR("*1048577\r\n", RESP_E_MBULK); /* above max_args */
+	/* the line ends at CR */
+	EXPECT_ERROR("*3\n$3\r\nSET\r\n", RESP_E_MBULK);
 	/* Redis's tests/unit/protocol.tcl */
-	EXPECT_ERROR("*20000000\r\n", E_MBULK);
+	EXPECT_ERROR("*20000000\r\n", RESP_E_MBULK);
 	EXPECT_ERROR("*3\r\n$3\r\nSET\r\n$1\r\nx\r\nfooz\r\n",
 	             "Protocol error: expected '$', got 'f'");
-	EXPECT_ERROR("*3\r\n$3\r\nSET\r\n$1\r\nx\r\n$-10\r\n", E_BULK);
-	EXPECT_ERROR("*3\r\n$3\r\nSET\r\n$1\r\nx\r\n$2000000000\r\n", E_BULK);
-	EXPECT_ERROR("*3\r\n$3\r\nSET\r\n$1\r\nx\r\n$blabla\r\n", E_BULK);
-	EXPECT_ERROR("*1\r\n$\r\n", E_BULK);
-	EXPECT_ERROR("*1\r\n$-0\r\n", E_BULK);
-	EXPECT_ERROR("*1\r\n$67108865\r\n", E_BULK); /* above max_bulk */
+	EXPECT_ERROR("*3\r\n$3\r\nSET\r\n$1\r\nx\r\n$-10\r\n", RESP_E_BULK);
+	EXPECT_ERROR("*3\r\n$3\r\nSET\r\n$1\r\nx\r\n$2000000000\r\n",
+	             RESP_E_BULK);
+	EXPECT_ERROR("*3\r\n$3\r\nSET\r\n$1\r\nx\r\n$blabla\r\n", RESP_E_BULK);
+	EXPECT_ERROR("*1\r\n$\r\n", RESP_E_BULK);
+	EXPECT_ERROR("*1\r\n$-0\r\n", RESP_E_BULK);
+	EXPECT_ERROR("*1\r\n$67108865\r\n", RESP_E_BULK); /* above max_bulk */
 	EXPECT_ERROR("*1\r\n\r\n", "Protocol error: expected '$', got '\r'");
 	/* %c of a NUL ends the text, as Redis's sdscatvprintf cuts it */
 	EXPECT_ERROR("*1\r\n\0\r\n", "Protocol error: expected '$', got '");
@@ -274,13 +262,13 @@ static void errors_are_redis_texts(void **state)
 	char big[(64 << 10) + 16];
 	memset(big, '1', sizeof(big));
 	big[0] = '*';
-	expect_error(big, sizeof(big), E_MBULK_BIG);
+	expect_error(big, sizeof(big), RESP_E_MBULK_BIG);
 	memcpy(big, "*1\r\n$", 5);
-	expect_error(big, sizeof(big), E_BULK_BIG);
+	expect_error(big, sizeof(big), RESP_E_BULK_BIG);
 	big[4] = 'x';
-	expect_error(big, sizeof(big), E_BULK_BIG);
+	expect_error(big, sizeof(big), RESP_E_BULK_BIG);
 	memset(big, 'a', sizeof(big));
-	expect_error(big, sizeof(big), E_INLINE_BIG);
+	expect_error(big, sizeof(big), RESP_E_INLINE_BIG);
 }
 
 /* Every proper prefix of in[0..n) shorter than the point of decision is
@@ -416,37 +404,38 @@ static void limits_bound_bulks_arguments_and_lines(void **state)
 {
 	lim.max_bulk = 4;
 	EXPECT_REQUEST("*1\r\n$4\r\nabcd\r\n", 0, "abcd");
-	EXPECT_ERROR("*1\r\n$5\r\n", E_BULK);
+	EXPECT_ERROR("*1\r\n$5\r\n", RESP_E_BULK);
 	lim.max_args = 2;
 	EXPECT_REQUEST("*2\r\n$1\r\na\r\n$0\r\n\r\n", 0, "a", "");
-	EXPECT_ERROR("*3\r\n", E_MBULK);
+	EXPECT_ERROR("*3\r\n", RESP_E_MBULK);
 	/* inline requests respect both too (a pmkv addition) */
 	EXPECT_REQUEST("a bcd\n", 1, "a", "bcd");
-	EXPECT_ERROR("a b c\n", E_INLINE_BIG);
-	EXPECT_ERROR("abcde\n", E_INLINE_BIG);
+	EXPECT_ERROR("a b c\n", RESP_E_INLINE_BIG);
+	EXPECT_ERROR("abcde\n", RESP_E_INLINE_BIG);
 	lim.max_args = 100;
 	lim.max_bulk = 100;
 
 	lim.max_inline = 8;
 	EXPECT_REQUEST("1234567\r\n", 1, "1234567"); /* LF at offset 8 */
 	EXPECT_MORE("12345678");
-	EXPECT_ERROR("123456789", E_INLINE_BIG);
+	EXPECT_ERROR("123456789", RESP_E_INLINE_BIG);
 	/* refused even when the end has arrived, as a byte-at-a-time
 	 * reader would have refused it */
-	EXPECT_ERROR("12345678\r\n", E_INLINE_BIG);
+	EXPECT_ERROR("12345678\r\n", RESP_E_INLINE_BIG);
 }
 
 static void header_lines_are_bounded_by_max_inline(void **state)
 {
 	lim.max_inline = 8;
-	EXPECT_ERROR("*1234567\r\n", E_MBULK); /* CR at 8: read, > max_args */
-	EXPECT_ERROR("*12345678\r\n", E_MBULK_BIG);
+	/* CR at 8: read, > max_args */
+	EXPECT_ERROR("*1234567\r\n", RESP_E_MBULK);
+	EXPECT_ERROR("*12345678\r\n", RESP_E_MBULK_BIG);
 	EXPECT_MORE("*1234567");
-	EXPECT_ERROR("*12345678", E_MBULK_BIG);
+	EXPECT_ERROR("*12345678", RESP_E_MBULK_BIG);
 	lim.max_bulk = 10000000;
 	EXPECT_MORE("*1\r\n$1000000\r\n");
-	EXPECT_ERROR("*1\r\n$10000000\r\n", E_BULK_BIG);
-	EXPECT_ERROR("*1\r\n$10000000", E_BULK_BIG);
+	EXPECT_ERROR("*1\r\n$10000000\r\n", RESP_E_BULK_BIG);
+	EXPECT_ERROR("*1\r\n$10000000", RESP_E_BULK_BIG);
 	EXPECT_MORE("*1\r\n$1000000");
 }
 

@@ -53,21 +53,30 @@ static int try_open_max(const char *path, pmtx_runtime rt, unsigned flavour,
 	return pmkv_open(&c, s, msg, len);
 }
 
+#define MAX_SIZE (256u << 20) /* the size a region may grow to */
+
 static int try_open(const char *path, pmtx_runtime rt, unsigned flavour,
                     struct pmkv_store **s, char *msg, size_t len)
 {
-	return try_open_max(path, rt, flavour, 256u << 20, s, msg, len);
+	return try_open_max(path, rt, flavour, MAX_SIZE, s, msg, len);
 }
 
-static struct pmkv_store *open_at(const char *path)
+/* The store at path under this test's runtime and version. */
+static struct pmkv_store *open_max(const char *path, size_t max_size)
 {
 	struct pmkv_store *s = NULL;
 	char msg[256];
-	int rc = try_open(path, g_rt, g_flavour, &s, msg, sizeof(msg));
+	int rc = try_open_max(path, g_rt, g_flavour, max_size, &s, msg,
+	                      sizeof(msg));
 	if (rc)
 		fprintf(stderr, "pmkv_open: %s\n", msg);
 	assert_int_equal(rc, 0);
 	return s;
+}
+
+static struct pmkv_store *open_at(const char *path)
+{
+	return open_max(path, MAX_SIZE);
 }
 
 static void check(struct pmkv_store *s)
@@ -77,6 +86,39 @@ static void check(struct pmkv_store *s)
 	if (rc)
 		fprintf(stderr, "check: %s\n", msg);
 	assert_int_equal(rc, 0);
+}
+
+/* The store of a test that runs under every runtime and version (ALL):
+ * opened on a fresh region file by the setup that names them, and
+ * checked, closed and removed by store_done, unless the test closed it
+ * (s NULL). */
+static struct {
+	const char *path;
+	struct pmkv_store *s;
+} t;
+
+/* The test's store closed as it is, without a check. */
+static void close_store(void)
+{
+	assert_int_equal(pmkv_close(t.s), 0);
+	t.s = NULL;
+}
+
+/* The test's store checked, closed and opened again. */
+static struct pmkv_store *reopen(void)
+{
+	check(t.s);
+	close_store();
+	return t.s = open_at(t.path);
+}
+
+/* The test's store closed as it is and its file removed; a fresh one in
+ * its place, whose region grows to max_size. */
+static struct pmkv_store *replace_store(size_t max_size)
+{
+	close_store();
+	unlink(t.path);
+	return t.s = open_max(t.path, max_size);
 }
 
 static int get(struct pmkv_store *s, const char *k, struct buf *b)
@@ -110,9 +152,7 @@ static void expect(struct pmkv_store *s, const char *k, const char *v)
 
 static void set_get_del_and_conditions(void **state)
 {
-	(void)state;
-	const char *path = tu_path();
-	struct pmkv_store *s = open_at(path);
+	struct pmkv_store *s = t.s;
 	uint64_t n;
 	expect(s, "a", NULL);
 	assert_int_equal(set(s, "a", "1", 0, 0), 1);
@@ -132,16 +172,11 @@ static void set_get_del_and_conditions(void **state)
 	assert_int_equal(n, 1);
 	expect(s, "a", NULL);
 	assert_int_equal(pmkv_dbsize(s), 0);
-	check(s);
-	assert_int_equal(pmkv_close(s), 0);
-	unlink(path);
 }
 
 static void binary_keys_and_values(void **state)
 {
-	(void)state;
-	const char *path = tu_path();
-	struct pmkv_store *s = open_at(path);
+	struct pmkv_store *s = t.s;
 	const char k[] = {'\0', '\r', '\n', 'x', '\0'};
 	const char v[] = {'\n', '\0', '\0', '\xff'};
 	int done, found;
@@ -154,15 +189,11 @@ static void binary_keys_and_values(void **state)
 	assert_memory_equal(b.p, v, sizeof(v));
 	assert_int_equal(pmkv_get(s, k, sizeof(k) - 1, keep, &b, &found), 0);
 	assert_int_equal(found, 0); /* a prefix is another key */
-	assert_int_equal(pmkv_close(s), 0);
-	unlink(path);
 }
 
 static void incr_append_strlen(void **state)
 {
-	(void)state;
-	const char *path = tu_path();
-	struct pmkv_store *s = open_at(path);
+	struct pmkv_store *s = t.s;
 	int64_t v;
 	uint64_t len;
 	assert_int_equal(pmkv_incrby(s, "n", 1, 5, &v), 0);
@@ -197,16 +228,11 @@ static void incr_append_strlen(void **state)
 	assert_int_equal(len, 304);
 	assert_int_equal(pmkv_strlen(s, "none", 4, &len), 0);
 	assert_int_equal(len, 0);
-	check(s);
-	assert_int_equal(pmkv_close(s), 0);
-	unlink(path);
 }
 
 static void limits_store_nothing(void **state)
 {
-	(void)state;
-	const char *path = tu_path();
-	struct pmkv_store *s = open_at(path);
+	struct pmkv_store *s = t.s;
 	char big[5000];
 	int done = 7, found;
 	uint64_t len;
@@ -222,9 +248,6 @@ static void limits_store_nothing(void **state)
 	                 PMKV_E_TOOBIG);
 	expect(s, "k", "v");
 	assert_int_equal(pmkv_dbsize(s), 1);
-	check(s);
-	assert_int_equal(pmkv_close(s), 0);
-	unlink(path);
 }
 
 /* SET of key number i to 3,000 bytes of c. */
@@ -253,15 +276,11 @@ static uint64_t len_of(struct pmkv_store *s, int i)
  * delete copies a segment). */
 static void a_full_region_refuses_and_keeps(void **state)
 {
-	(void)state;
-	const char *path = tu_path();
-	struct pmkv_store *s = NULL;
+	struct pmkv_store *s = replace_store(16u << 20); /* cannot grow */
 	struct pmkv_key ks[16];
-	char msg[256], names[16][32];
+	char names[16][32];
 	int rc = 0, n;
 	uint64_t removed;
-	assert_int_equal(try_open_max(path, g_rt, g_flavour, 16u << 20, &s, msg,
-	                              sizeof(msg)), 0);
 	for (n = 0; n < 20000 && !(rc = set_big(s, n, 'a')); n++)
 		;
 	assert_int_equal(rc, PMKV_E_OOM);
@@ -277,21 +296,15 @@ static void a_full_region_refuses_and_keeps(void **state)
 	assert_int_equal(pmkv_del(s, ks, 16, &removed), 0);
 	assert_int_equal(removed, 16);
 	assert_int_equal(set_big(s, n, 'b'), 0);
-	assert_int_equal(pmkv_close(s), 0);
-	s = open_at(path);
+	s = reopen();
 	assert_int_equal(pmkv_dbsize(s), n - 16 + 1);
 	assert_int_equal(len_of(s, 0), 0);
 	assert_int_equal(len_of(s, n), 3000);
-	check(s);
-	assert_int_equal(pmkv_close(s), 0);
-	unlink(path);
 }
 
 static void expiry_hides_and_removes(void **state)
 {
-	(void)state;
-	const char *path = tu_path();
-	struct pmkv_store *s = open_at(path);
+	struct pmkv_store *s = t.s;
 	int64_t ttl, v;
 	set(s, "gone", "x", 0, pmkv_now_ms() - 1);
 	set(s, "later", "y", 0, pmkv_now_ms() + 100000);
@@ -312,9 +325,6 @@ static void expiry_hides_and_removes(void **state)
 	set(s, "gone", "5", 0, pmkv_now_ms() - 1);
 	assert_int_equal(pmkv_incrby(s, "gone", 4, 1, &v), 0);
 	assert_int_equal(v, 1);
-	check(s);
-	assert_int_equal(pmkv_close(s), 0);
-	unlink(path);
 }
 
 /* Active expiry (store.c S10): steps over the whole table remove the
@@ -322,9 +332,7 @@ static void expiry_hides_and_removes(void **state)
  * a step's cursor walks the table and comes back to 0. */
 static void active_expiry_removes_what_expired(void **state)
 {
-	(void)state;
-	const char *path = tu_path();
-	struct pmkv_store *s = open_at(path);
+	struct pmkv_store *s = t.s;
 	char k[32];
 	int64_t now = pmkv_now_ms();
 	for (int i = 0; i < 300; i++) {
@@ -361,22 +369,15 @@ static void active_expiry_removes_what_expired(void **state)
 	assert_int_equal(pmkv_expire_step(s, pmkv_now_ms(), &cursor, 1, &seen,
 	                                  &removed), PMTX_E_INVAL);
 	assert_int_equal(pmkv_group_end(s), 0);
-	check(s);
-	assert_int_equal(pmkv_close(s), 0);
-	s = open_at(path);
+	s = reopen();
 	assert_int_equal(pmkv_dbsize(s), 200);
-	check(s);
-	assert_int_equal(pmkv_close(s), 0);
-	unlink(path);
 }
 
 #define NKEYS 30000
 
 static void growth_keeps_every_key_across_reopen(void **state)
 {
-	(void)state;
-	const char *path = tu_path();
-	struct pmkv_store *s = open_at(path);
+	struct pmkv_store *s = t.s;
 	char k[32], v[32];
 	for (int i = 0; i < NKEYS; i++) {
 		snprintf(k, sizeof(k), "key:%d", i);
@@ -389,18 +390,13 @@ static void growth_keeps_every_key_across_reopen(void **state)
 	/* a split per insert past the load factor: 2 keys a bucket in the
 	 * hash map, 1 in the wrapped table */
 	assert_true(in.buckets * (g_flavour == PMKV_OPT ? 2 : 1) + 1 >= NKEYS);
-	check(s);
-	assert_int_equal(pmkv_close(s), 0);
-	s = open_at(path);
+	s = reopen();
 	for (int i = 0; i < NKEYS; i += 7) {
 		snprintf(k, sizeof(k), "key:%d", i);
 		snprintf(v, sizeof(v), "%d", i * 7);
 		expect(s, k, v);
 	}
 	assert_int_equal(pmkv_dbsize(s), NKEYS);
-	check(s);
-	assert_int_equal(pmkv_close(s), 0);
-	unlink(path);
 }
 
 struct scan_seen {
@@ -423,9 +419,7 @@ static void mark(void *arg, const void *p, size_t n)
 
 static void scan_sees_every_key_while_the_table_grows(void **state)
 {
-	(void)state;
-	const char *path = tu_path();
-	struct pmkv_store *s = open_at(path);
+	struct pmkv_store *s = t.s;
 	struct scan_seen ss = {calloc(NKEYS, 1), 0};
 	char k[32];
 	for (int i = 0; i < NKEYS / 2; i++) {
@@ -447,15 +441,11 @@ static void scan_sees_every_key_while_the_table_grows(void **state)
 		assert_int_equal(ss.seen[i], 1);
 	assert_true(steps > 10);
 	free(ss.seen);
-	assert_int_equal(pmkv_close(s), 0);
-	unlink(path);
 }
 
 static void flushall_empties_and_frees(void **state)
 {
-	(void)state;
-	const char *path = tu_path();
-	struct pmkv_store *s = open_at(path);
+	struct pmkv_store *s = t.s;
 	char k[32];
 	pmtx_heap_stats before, after;
 	assert_int_equal(pmtx_heap_check(pmkv_region(s), &before), 0);
@@ -472,9 +462,6 @@ static void flushall_empties_and_frees(void **state)
 	                 before.allocated_blocks - before.internal_blocks);
 	set(s, "key:1", "again", 0, 0);
 	expect(s, "key:1", "again");
-	check(s);
-	assert_int_equal(pmkv_close(s), 0);
-	unlink(path);
 }
 
 static void other_regions_are_refused(void **state)
@@ -550,9 +537,7 @@ static void versions_are_kept_apart(void **state)
  * together, and many of them grow the table within one transaction. */
 static void a_group_commits_together(void **state)
 {
-	(void)state;
-	const char *path = tu_path();
-	struct pmkv_store *s = open_at(path);
+	struct pmkv_store *s = t.s;
 	char k[32], v[32];
 	int64_t r;
 	uint64_t n;
@@ -577,17 +562,12 @@ static void a_group_commits_together(void **state)
 	assert_int_equal(pmkv_dbsize(s), 302); /* the group's own count */
 	assert_int_equal(pmkv_group_end(s), 0);
 	assert_int_equal(pmkv_group_end(s), PMTX_E_INVAL);
-	check(s);
-	assert_int_equal(pmkv_close(s), 0);
-	s = open_at(path);
+	s = reopen();
 	expect(s, "a", "a much longer value than x");
 	expect(s, "ctr", "10");
 	expect(s, "old", NULL);
 	expect(s, "g299", "v299");
 	assert_int_equal(pmkv_dbsize(s), 302);
-	check(s);
-	assert_int_equal(pmkv_close(s), 0);
-	unlink(path);
 }
 
 /* Hints (store.c S9) give nothing outside a group or in the wrapped
@@ -622,9 +602,7 @@ static void hint_corrupt(struct pmkv_store *s, const char *k,
 
 static void hints_follow_no_offset_out_of_the_region(void **state)
 {
-	(void)state;
-	const char *path = tu_path();
-	struct pmkv_store *s = open_at(path);
+	struct pmkv_store *s = t.s;
 	struct hint_run h = {0, 1, 1, 1, 0};
 	char k[32];
 	for (int i = 0; i < 300; i++) { /* buckets beyond the header's */
@@ -657,18 +635,13 @@ static void hints_follow_no_offset_out_of_the_region(void **state)
 		assert_int_equal(h.again, h.tok);
 	}
 	expect(s, "k1", "v");
-	check(s);
-	assert_int_equal(pmkv_close(s), 0);
-	unlink(path);
 }
 
 /* A failed operation breaks its group: the later ones do not run, and
  * the end aborts every write of the group, the earlier ones too. */
 static void a_failed_operation_aborts_its_group(void **state)
 {
-	(void)state;
-	const char *path = tu_path();
-	struct pmkv_store *s = open_at(path);
+	struct pmkv_store *s = t.s;
 	char big[5000];
 	int64_t r;
 	int done, found;
@@ -696,13 +669,10 @@ static void a_failed_operation_aborts_its_group(void **state)
 		assert_int_equal(pmkv_dbsize(s), 2);
 		check(s);
 	}
-	assert_int_equal(pmkv_close(s), 0);
-	s = open_at(path);
+	s = reopen();
 	expect(s, "keep", "1");
 	expect(s, "new", NULL);
 	assert_int_equal(pmkv_dbsize(s), 2);
-	assert_int_equal(pmkv_close(s), 0);
-	unlink(path);
 }
 
 /* A group reads what its own operations wrote, under every runtime
@@ -710,9 +680,7 @@ static void a_failed_operation_aborts_its_group(void **state)
  * later read of the same group under redo did not see. */
 static void a_group_reads_its_own_writes(void **state)
 {
-	(void)state;
-	const char *path = tu_path();
-	struct pmkv_store *s = open_at(path);
+	struct pmkv_store *s = t.s;
 	int64_t r;
 	uint64_t len;
 	assert_int_equal(set(s, "k", "xxxxx", 0, 0), 1);
@@ -733,9 +701,6 @@ static void a_group_reads_its_own_writes(void **state)
 	assert_int_equal(pmkv_group_end(s), 0);
 	expect(s, "k", "yyzz");
 	expect(s, "c", "8");
-	check(s);
-	assert_int_equal(pmkv_close(s), 0);
-	unlink(path);
 }
 
 static int keep_off(pmtx_off off, void *arg)
@@ -748,9 +713,7 @@ static int keep_off(pmtx_off off, void *arg)
  * relies on it), after growth, removals and a FLUSHALL. */
 static void the_walk_reaches_every_block(void **state)
 {
-	(void)state;
-	const char *path = tu_path();
-	struct pmkv_store *s = open_at(path);
+	struct pmkv_store *s = t.s;
 	struct tu_offs used = {0};
 	uint64_t n;
 	char k[32];
@@ -772,16 +735,12 @@ static void the_walk_reaches_every_block(void **state)
 			assert_int_equal(pmkv_flushall(s), 0);
 	}
 	free(used.v);
-	check(s);
-	assert_int_equal(pmkv_close(s), 0);
-	unlink(path);
 }
 
 /* An object that is not one (layout.h L4) is PMTX_E_CORRUPT to every
  * operation that reads it and to the check (opt). */
 static void a_malformed_object_is_corrupt(void **state)
 {
-	(void)state;
 	if (g_flavour != PMKV_OPT)
 		return;
 	static const struct {
@@ -795,8 +754,7 @@ static void a_malformed_object_is_corrupt(void **state)
 		{"\x00\x01\0\0\0\0\0\0\0\0", 10}, /* expiry 0 */
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
-		const char *path = tu_path();
-		struct pmkv_store *s = open_at(path);
+		struct pmkv_store *s = t.s;
 		pmtx_region *r = pmkv_region(s);
 		struct pmkv_root *root = pmtx_root(r, NULL);
 		pmtx_hmap *m;
@@ -814,28 +772,24 @@ static void a_malformed_object_is_corrupt(void **state)
 		assert_int_equal(pmkv_check(s, msg, sizeof(msg)),
 		                 PMTX_E_CORRUPT);
 		assert_non_null(strstr(msg, "database 0"));
-		assert_int_equal(pmkv_close(s), 0);
-		unlink(path);
+		replace_store(MAX_SIZE);
 	}
 }
 
 /* A region of a newer minor of this format (L5) is refused, by name. */
 static void a_newer_minor_is_refused(void **state)
 {
-	(void)state;
-	const char *path = tu_path();
-	struct pmkv_store *s = open_at(path);
+	struct pmkv_store *s = t.s;
 	struct pmkv_root_hdr *h = pmtx_root(pmkv_region(s), NULL);
 	char msg[256], want[32];
 	uint16_t minor = (uint16_t)(h->minor + 1);
 	h->minor = minor; /* a plain store, then a clean close */
 	pmtx_persist(pmkv_region(s), &h->minor, sizeof(h->minor));
 	snprintf(want, sizeof(want), "format %u.%u", h->major, minor);
-	assert_int_equal(pmkv_close(s), 0);
-	assert_int_equal(try_open(path, g_rt, g_flavour, &s, msg,
+	close_store();
+	assert_int_equal(try_open(t.path, g_rt, g_flavour, &s, msg,
 	                          sizeof(msg)), PMKV_E_FORMAT);
 	assert_non_null(strstr(msg, want));
-	unlink(path);
 }
 
 static const char *g_golden; /* the unpacked golden regions (argv[1]) */
@@ -909,6 +863,8 @@ static int use(pmtx_runtime rt, unsigned flavour)
 {
 	g_rt = rt;
 	g_flavour = flavour;
+	t.path = tu_path();
+	t.s = open_at(t.path);
 	return 0;
 }
 static int undo(void **s) { return (void)s, use(PMTX_RT_UNDO, PMKV_OPT); }
@@ -921,12 +877,21 @@ static int w_undo(void **s) { return (void)s, use(PMTX_RT_UNDO, PMKV_WRAPPED); }
 static int w_redo(void **s) { return (void)s, use(PMTX_RT_REDO, PMKV_WRAPPED); }
 static int w_cow(void **s) { return (void)s, use(PMTX_RT_COW, PMKV_WRAPPED); }
 
+static int store_done(void **state)
+{
+	(void)state;
+	if (t.s) {
+		check(t.s);
+		close_store();
+	}
+	unlink(t.path);
+	return 0;
+}
+
+#define ON(f, setup) cmocka_unit_test_setup_teardown(f, setup, store_done)
 #define ALL(f)                                                               \
-	cmocka_unit_test_setup(f, undo), cmocka_unit_test_setup(f, redo),    \
-		cmocka_unit_test_setup(f, redo_async),                       \
-		cmocka_unit_test_setup(f, w_undo),                           \
-		cmocka_unit_test_setup(f, w_redo),                           \
-		cmocka_unit_test_setup(f, w_cow)
+	ON(f, undo), ON(f, redo), ON(f, redo_async), ON(f, w_undo),          \
+		ON(f, w_redo), ON(f, w_cow)
 
 int main(int argc, char **argv)
 {

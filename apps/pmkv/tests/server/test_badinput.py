@@ -34,6 +34,8 @@ def stored(server):
     (b"SET \"a b\r\n",
      b"-ERR Protocol error: unbalanced quotes in request\r\n"),
     (b"x" * (70 << 10), b"-ERR Protocol error: too big inline request\r\n"),
+    (b"*" + b"1" * (70 << 10),
+     b"-ERR Protocol error: too big mbulk count string\r\n"),
     (b"*1\r\n$" + b"1" * (70 << 10),
      b"-ERR Protocol error: too big bulk count string\r\n"),
 ])
