@@ -35,15 +35,16 @@
  *      pmtx_heap_walk reports (the user's blocks; pmtx's log chunks are
  *      not). The same view gives the file's bytes as they should read (a
  *      shadow, chunk by chunk) and the blocks the database does not own.
- *  O4. The VFS is reached through a shim VFS "psq-fuzz" that forwards
- *      every call to "pmtx" and checks the main database file's answers
- *      against the shadow, which it keeps up to date with SQLite's writes
- *      and truncations: xFileSize is the shadow's size; xRead returns
- *      SQLITE_OK exactly when the read lies inside the file, and
- *      SQLITE_IOERR_SHORT_READ, with the rest zeroed, otherwise; every
- *      byte read is the shadow's. A failed commit (a sync, an unlock or a
- *      close that fails) reverts the file to its previous commit, which
- *      the shadow does not model: checking stops there.
+ *  O4. The VFS is reached through a shim VFS "psq-fuzz", "pmtx" with
+ *      its own xOpen, whose files forward every call to "pmtx"'s and
+ *      check the main database file's answers against the shadow, which
+ *      it keeps up to date with SQLite's writes and truncations:
+ *      xFileSize is the shadow's size; xRead returns SQLITE_OK exactly
+ *      when the read lies inside the file, and SQLITE_IOERR_SHORT_READ,
+ *      with the rest zeroed, otherwise; every byte read is the shadow's.
+ *      A failed commit (a sync, an unlock or a close that fails) reverts
+ *      the file to its previous commit, which the shadow does not model:
+ *      checking stops there.
  *  O5. After an open that succeeds: PRAGMA integrity_check, a SELECT over
  *      every table, a write transaction (a table, a blob spanning chunks,
  *      a deletion) and close. A progress handler bounds SQLite's own work
@@ -600,56 +601,15 @@ static int shim_open(sqlite3_vfs *vfs, const char *name, sqlite3_file *p,
 	return rc;
 }
 
-static int shim_delete(sqlite3_vfs *vfs, const char *name, int sync_dir)
-{
-	return pmtx_vfs->xDelete(pmtx_vfs, name, sync_dir);
-}
-
-static int shim_access(sqlite3_vfs *vfs, const char *name, int flags,
-                       int *out)
-{
-	return pmtx_vfs->xAccess(pmtx_vfs, name, flags, out);
-}
-
-static int shim_fullpath(sqlite3_vfs *vfs, const char *name, int n,
-                         char *out)
-{
-	return pmtx_vfs->xFullPathname(pmtx_vfs, name, n, out);
-}
-
 static int shim_random(sqlite3_vfs *vfs, int n, char *out)
 {
 	memset(out, 0x5a, (size_t)n); /* executions stay reproducible */
 	return n;
 }
 
-static int shim_sleep(sqlite3_vfs *vfs, int us)
-{
-	return pmtx_vfs->xSleep(pmtx_vfs, us);
-}
-
-static int shim_time(sqlite3_vfs *vfs, double *out)
-{
-	return pmtx_vfs->xCurrentTime(pmtx_vfs, out);
-}
-
-static int shim_lasterror(sqlite3_vfs *vfs, int n, char *out)
-{
-	return pmtx_vfs->xGetLastError(pmtx_vfs, n, out);
-}
-
-static int shim_time64(sqlite3_vfs *vfs, sqlite3_int64 *out)
-{
-	return pmtx_vfs->xCurrentTimeInt64(pmtx_vfs, out);
-}
-
-static sqlite3_vfs shim_vfs = {
-	.iVersion = 2, .zName = "psq-fuzz",
-	.xOpen = shim_open, .xDelete = shim_delete, .xAccess = shim_access,
-	.xFullPathname = shim_fullpath, .xRandomness = shim_random,
-	.xSleep = shim_sleep, .xCurrentTime = shim_time,
-	.xGetLastError = shim_lasterror, .xCurrentTimeInt64 = shim_time64,
-};
+/* The pmtx VFS but for its name, xOpen and xRandomness (and a file of
+ * the shim's size): filled in by LLVMFuzzerInitialize. */
+static sqlite3_vfs shim_vfs;
 
 /* ---- the templates (O1) ---- */
 
@@ -815,8 +775,12 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	if (pmtx_sqlite_register(0) != SQLITE_OK ||
 	    !(pmtx_vfs = sqlite3_vfs_find("pmtx")))
 		fail("registering the pmtx VFS", NULL);
+	shim_vfs = *pmtx_vfs;
+	shim_vfs.pNext = NULL;
+	shim_vfs.zName = "psq-fuzz";
 	shim_vfs.szOsFile = (int)sizeof(struct shim_file) + pmtx_vfs->szOsFile;
-	shim_vfs.mxPathname = pmtx_vfs->mxPathname;
+	shim_vfs.xOpen = shim_open;
+	shim_vfs.xRandomness = shim_random;
 	if (sqlite3_vfs_register(&shim_vfs, 0) != SQLITE_OK)
 		fail("registering the shim VFS", NULL);
 	for (int t = 0; t < NTEMPLATES; t++) {
