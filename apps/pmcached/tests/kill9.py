@@ -22,7 +22,6 @@ replay and pmtx recovery to the restarted server itself.
 
 Prints one JSON line; exits 1 on any violation.
 """
-import argparse
 import json
 import os
 import random
@@ -33,34 +32,18 @@ import subprocess
 import sys
 import tempfile
 import time
-import zlib
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "common"))
+from apptest import (free_port, kill9_options,  # noqa: E402
+                     version_of, versioned)
 
 RUNTIMES = ["undo", "redo", "redo-async"]
+SPREAD = 1600   # a value: its name, then up to 1.6 KB
 
 
 def value_of(key, version):
-    """The value of write `version` to `key`: its name, then up to 1.6 KB."""
-    head = f"{key}:{version}:".encode()
-    n = len(head) + zlib.crc32(head) % 1600
-    body = (head * (n // len(head) + 1))[:n]
-    return body
-
-
-def parse_version(key, data):
-    try:
-        k, v, _ = data.split(b":", 2)
-        version = int(v)
-    except ValueError:
-        return None
-    if k.decode(errors="replace") != key or value_of(key, version) != data:
-        return None
-    return version
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    return versioned(key.encode(), version, SPREAD)
 
 
 class Server:
@@ -267,8 +250,9 @@ def verify(port, state):
     for key in keys:
         st = state[key]
         data = found.get(key)
-        got = None if data is None else parse_version(key, data)
-        if data is not None and got is None:
+        got = None if data is None else version_of(key.encode(), data,
+                                                   SPREAD)
+        if got == "corrupt":
             bad.append(f"{key}: corrupt value {data[:40]!r}")
             continue
         allowed = [st["acked"]] + st["inflight"]
@@ -282,11 +266,8 @@ def verify(port, state):
 
 
 def run():
-    ap = argparse.ArgumentParser()
+    ap = kill9_options(kills=200, seed=None)
     ap.add_argument("--bin", required=True)
-    ap.add_argument("--kills", type=int, default=200)
-    ap.add_argument("--backend", default="hardware")
-    ap.add_argument("--dir", default="/dev/shm")
     ap.add_argument("--keys", type=int, default=4000)
     ap.add_argument("--conns", type=int, default=4)
     ap.add_argument("--window", type=int, default=8)
@@ -295,7 +276,6 @@ def run():
                     help="-m (MB); a twin region is fixed at 3 x -m + 128")
     ap.add_argument("--min-ms", type=int, default=20)
     ap.add_argument("--max-ms", type=int, default=250)
-    ap.add_argument("--seed", type=int, default=None)
     ap.add_argument("--time-limit", type=float, default=1200)
     ap.add_argument("--check-every", type=int, default=1,
                     help="pmcached --check after every Nth kill only")

@@ -26,7 +26,6 @@ runtime's recovery) to the restarted server itself.
 Prints one JSON line; exits 1 on any violation (0 with --expect-loss if
 there was one: the control that shows the check can fail).
 """
-import argparse
 import json
 import os
 import random
@@ -37,32 +36,20 @@ import sys
 import tempfile
 import threading
 import time
-import zlib
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                "server"))
-from kvserver import free_port  # noqa: E402
+                                "..", "..", "common"))
+from apptest import (free_port, kill9_options,  # noqa: E402
+                     version_of, versioned)
 
 RUNTIMES = ["undo", "redo", "redo-async", "auto"]
 KEYS_PER_THREAD = 40
 WINDOW = 8
+SPREAD = 700    # a value: its name, then up to 700 bytes
 
 
 def value_of(key, version):
-    head = b"%s:%d:" % (key, version)
-    n = len(head) + zlib.crc32(head) % 700
-    return (head * (n // len(head) + 1))[:n]
-
-
-def version_of(key, data):
-    try:
-        k, v, _ = data.split(b":", 2)
-        version = int(v)
-    except ValueError:
-        return "corrupt"
-    if k != key or value_of(key, version) != data:
-        return "corrupt"
-    return version
+    return versioned(key, version, SPREAD)
 
 
 def resp(*args):
@@ -230,7 +217,7 @@ def verify(port, states):
             vals, ctr = rd.reply(), rd.reply()
             seen = {}
             for k, v in zip(keys, vals):
-                got = None if v is None else version_of(k, v)
+                got = None if v is None else version_of(k, v, SPREAD)
                 seen[k] = got
                 if got not in allowed(st, k):
                     bad.append("%s: holds %r, acknowledged %r, in flight "
@@ -273,15 +260,11 @@ def check_region(binary, region, extra):
 
 
 def main():
-    ap = argparse.ArgumentParser()
+    ap = kill9_options(kills=200)
     ap.add_argument("--bin", required=True)
-    ap.add_argument("--kills", type=int, default=200)
     ap.add_argument("--threads", type=int, default=4)
-    ap.add_argument("--backend", default="hardware")
-    ap.add_argument("--dir", default="/dev/shm")
     ap.add_argument("--min-ms", type=int, default=5)
     ap.add_argument("--max-ms", type=int, default=60)
-    ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--expect-loss", action="store_true")
     ap.add_argument("--check-every", type=int, default=1,
                     help="pmkv --check after every Nth kill only")

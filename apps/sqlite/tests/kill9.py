@@ -29,7 +29,6 @@ deterministic, so the copy's `last` is what the writer starts from.
 to commit every write at once (PSQ_MUTANT=write_through), the test must
 find a half transaction, which shows it can fail.
 """
-import argparse
 import glob
 import os
 import random
@@ -42,8 +41,10 @@ import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [HERE, os.path.join(HERE, "..", "..", "common")]
 import psq  # noqa: E402
+from apptest import kill9_options  # noqa: E402
 
 KEEP = 200
 
@@ -168,15 +169,11 @@ def run(args, runtime, directory):
 
 
 def main():
-    ap = argparse.ArgumentParser()
+    ap = kill9_options(kills=500)
     ap.add_argument("--writer", required=True)
-    ap.add_argument("--kills", type=int, default=500)
-    ap.add_argument("--backend", default="hardware")
-    ap.add_argument("--dir", default="/dev/shm")
     ap.add_argument("--runtimes", default="redo,undo,redo-async,auto,twin")
     ap.add_argument("--spill", action="store_true")
     ap.add_argument("--copy-checks", action="store_true")
-    ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--expect-violation", action="store_true")
     args = ap.parse_args()
     args.env = dict(os.environ)

@@ -55,6 +55,16 @@ class Delta:
         return {k: now[k] - self.before[k] for k in now}
 
 
+def one_transaction(c, *statements):
+    """What the counters did over one transaction of the statements."""
+    d = Delta(c)
+    c.execute("begin")
+    for s in statements:
+        c.execute(s)
+    c.execute("commit")
+    return d()
+
+
 def insert_400_rows(c):
     """About 360 KB: past a cache of 10 pages, so SQLite spills."""
     for i in range(400):
@@ -255,12 +265,8 @@ def test_a_multi_database_transaction_uses_its_super_journal(tmp):
     o.execute("create table u(y)")
     o.close()
     c.execute("attach database ? as o", (psq.uri(q),))
-    d = Delta(c)
-    c.execute("begin")
-    c.execute("insert into t(x) values (1)")
-    c.execute("insert into o.u values (2)")
-    c.execute("commit")
-    got = d()
+    got = one_transaction(c, "insert into t(x) values (1)",
+                          "insert into o.u values (2)")
     assert (got["commits"], got["batch commits"]) == (2, 0), got
     assert got["journals opened"] >= 3  # two journals and the super-journal
     assert c.execute("select (select count(*) from t) + "
@@ -277,13 +283,10 @@ def test_writes_after_the_batch_join_its_commit(tmp):
     p, c = fresh(tmp)
     c.execute("pragma secure_delete=off")
     c.execute("insert into t(x) values (0)")
-    d = Delta(c)
-    c.execute("begin")
-    c.execute("insert into t(x, v) values (1, randomblob(60000))")
-    c.execute("delete from t where x = 1")
-    c.execute("insert into t(x) values (2)")
-    c.execute("commit")
-    got = d()
+    got = one_transaction(c,
+                          "insert into t(x, v) values (1, randomblob(60000))",
+                          "delete from t where x = 1",
+                          "insert into t(x) values (2)")
     assert (got["commits"], got["batch commits"]) == (1, 1), got
     pages = c.execute("pragma page_count").fetchone()[0] * \
         c.execute("pragma page_size").fetchone()[0]

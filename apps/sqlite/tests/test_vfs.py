@@ -5,11 +5,11 @@ import os
 import sqlite3
 import subprocess
 import sys
-import threading
 
 import pytest
 
 import psq
+from apptest import run_threads  # on sys.path: conftest.py
 from conftest import RUNTIMES
 
 
@@ -175,11 +175,7 @@ def test_threads_with_their_own_connections_lose_no_commit(tmp):
         except Exception as e:  # reported below
             errors.append(e)
 
-    ths = [threading.Thread(target=worker, args=(n,)) for n in range(4)]
-    for t in ths:
-        t.start()
-    for t in ths:
-        t.join(120)
+    run_threads(worker, 4, timeout=120)
     assert not errors
     c = psq.connect(p)
     assert c.execute("select count(*), count(distinct th) from t") \

@@ -19,8 +19,14 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "..", "common"))
+# the tests import these two from here too
+from apptest import free_port, wait_until  # noqa: E402,F401
 
 HOST = "127.0.0.1"
 IO_TIMEOUT = 5.0        # one socket read or write
@@ -33,24 +39,6 @@ PMCACHED_ONLY_OPTS = ("--runtime", "--domain", "--backend")
 
 class ServerError(Exception):
     pass
-
-
-def wait_until(pred, timeout, step=0.1):
-    """True once pred() is, polling every step seconds for at most
-    timeout seconds."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if pred():
-            return True
-        time.sleep(step)
-    return pred()
-
-
-def free_port(kind=socket.SOCK_STREAM):
-    """A port nobody listens on now (the kernel's choice)."""
-    with socket.socket(socket.AF_INET, kind) as s:
-        s.bind((HOST, 0))
-        return s.getsockname()[1]
 
 
 def free_tcp_udp_port():

@@ -5,9 +5,10 @@ import os
 import re
 import subprocess
 import sys
-import threading
 
 import pytest
+
+from apptest import run_threads  # on sys.path: mcserver.py
 
 MEMCCAPABLE = "/usr/bin/memccapable"
 PYMEMCACHE_TESTS = "/usr/lib/python3/dist-packages/pymemcache/test"
@@ -113,10 +114,5 @@ def test_concurrent_clients_see_their_own_writes(server):
         finally:
             c.close()
 
-    threads = [threading.Thread(target=worker, args=(n,)) for n in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(60)
-    assert not any(t.is_alive() for t in threads), "a client hung"
+    run_threads(worker, 8, timeout=60)
     assert errors == []

@@ -10,11 +10,11 @@ import subprocess
 import re
 import threading
 import time
-import zlib
 
 import pytest
 
 from mcserver import wait_until
+from apptest import version_of, versioned  # on sys.path: mcserver.py
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "..", "..", "..", "tests", "python"))
@@ -87,23 +87,7 @@ def test_every_acknowledged_change_survives_kill9(make_server, runtime):
 
 NWKEYS = 40
 WINDOW = 16
-
-
-def versioned(key, version):
-    """Write `version` of `key`: names itself, 20 bytes to ~2 KB."""
-    head = b"%s:%d:" % (key, version)
-    n = len(head) + zlib.crc32(head) % 2000
-    return (head * (n // len(head) + 1))[:n]
-
-
-def version_of(key, data):
-    if not data.startswith(key + b":"):
-        return "corrupt"
-    try:
-        version = int(data[len(key) + 1:].split(b":")[0])
-    except ValueError:
-        return "corrupt"
-    return version if versioned(key, version) == data else "corrupt"
+SPREAD = 2000   # a value: its name, then up to ~2 KB (apptest.versioned)
 
 
 class Stream:
@@ -130,9 +114,9 @@ class Stream:
                     self.version += 1
                     batch.append((key, self.version))
                     self.inflight.setdefault(key, set()).add(self.version)
+                values = [(k, versioned(k, v, SPREAD)) for k, v in batch]
                 c.send(b"".join(b"set %s 0 0 %d\r\n%s\r\n" % (
-                    k, len(versioned(k, v)), versioned(k, v))
-                    for k, v in batch))
+                    k, len(value), value) for k, value in values))
                 for key, version in batch:
                     if c.recv_exact(8) != STORED:
                         return
@@ -152,7 +136,7 @@ class Stream:
         for i in range(NWKEYS):
             key = b"%s:%d" % (self.name, i)
             got = c.get_value(key)
-            version = version_of(key, got[1]) if got else None
+            version = version_of(key, got[1], SPREAD) if got else None
             allowed = self.inflight.get(key, set()) | {self.acked.get(key)}
             if version not in allowed:
                 bad.append((key, version, self.acked.get(key)))

@@ -3,26 +3,17 @@ import os
 import signal
 import socket
 import subprocess
+import sys
 import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "..", "common"))
+# the tests import these two from here too
+from apptest import free_port, wait_until  # noqa: E402
 
 
 class ServerError(Exception):
     pass
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_until(pred, timeout, step=0.02):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if pred():
-            return True
-        time.sleep(step)
-    return pred()
 
 
 class Server:
@@ -47,7 +38,7 @@ class Server:
         with open(self.log, "ab") as log:
             self.proc = subprocess.Popen(self.argv(), stdout=log,
                                          stderr=subprocess.STDOUT)
-        if not wait_until(self._accepts, timeout):
+        if not wait_until(self._accepts, timeout, step=0.02):
             self.kill()
             raise ServerError("pmkv did not start: " + self.log_text())
         return self

@@ -9,6 +9,7 @@ import time
 
 import redis
 
+from apptest import run_threads  # on sys.path: kvserver.py
 from kvserver import Server, raw
 
 
@@ -97,11 +98,7 @@ def test_concurrent_pipelines_with_failures(r, server):
         finally:
             c.close()
 
-    threads = [threading.Thread(target=client, args=(t,)) for t in range(8)]
-    for th in threads:
-        th.start()
-    for th in threads:
-        th.join(120)
+    run_threads(client, 8, timeout=120)
     assert not errors
     incrs = sum(1 for j in range(per) if j % 10 != 9 and j % 2 == 0)
     assert int(r.get("ctr")) == 8 * rounds * incrs
@@ -132,12 +129,7 @@ def test_connections_of_one_event_loop_share_group_commits(pmkv_bin,
             c.close()
 
     try:
-        threads = [threading.Thread(target=client, args=(t,))
-                   for t in range(clients)]
-        for th in threads:
-            th.start()
-        for th in threads:
-            th.join(120)
+        run_threads(client, clients, timeout=120)
         assert not errors
         c = redis.Redis(port=s.port, socket_timeout=10)
         st = c.info("stats")
