@@ -46,6 +46,7 @@
 #include "containers/list_layout.h"
 #include "containers/map.h"
 #include "containers/str_layout.h"
+#include "fuzz_options.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -90,14 +91,7 @@ static void remove_files(void)
 
 static pmtx_options options(void)
 {
-	pmtx_options o;
-	pmtx_options_init(&o);
-	o.backend = PMTX_BACKEND_EMULATED;
-	o.barrier_ns = 0;
-	o.truncation = PMTX_TRUNC_LAZY;
-	o.root_size = sizeof(struct root);
-	o.ndesc = 2;
-	return o;
+	return fuzz_options(sizeof(struct root), 2);
 }
 
 /* ---- the template (CC1) ---- */

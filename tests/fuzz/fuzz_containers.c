@@ -48,6 +48,7 @@
 #include "containers/hmap.h"
 #include "containers/list.h"
 #include "containers/map.h"
+#include "fuzz_options.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -198,11 +199,16 @@ static unsigned l_find(const void *p, size_t n)
 	return j;
 }
 
+static void val_set(struct val *x, const void *p, size_t n)
+{
+	x->n = (uint32_t)n;
+	memcpy(x->b, p, n);
+}
+
 static void l_insert(unsigned at, const void *p, size_t n)
 {
 	memmove(&M.l[at + 1], &M.l[at], (M.ln - at) * sizeof(M.l[0]));
-	M.l[at].n = (uint32_t)n;
-	memcpy(M.l[at].b, p, n);
+	val_set(&M.l[at], p, n);
 	M.ln++;
 }
 
@@ -221,20 +227,40 @@ static long l_index(int64_t i)
 	return i < 0 || i >= n ? -1 : (long)i;
 }
 
-/* LRANGE/LTRIM's [start, stop]; 0 if empty. */
+/* LRANGE/LTRIM's [start, stop]: negative from the tail, then clipped to
+ * the list; 0 if nothing is left. */
 static int l_range(int64_t start, int64_t stop, unsigned *s, unsigned *e)
 {
 	int64_t n = M.ln;
-	if (start < 0)
-		start += n;
-	if (stop < 0)
-		stop += n;
-	if (start < 0)
-		start = 0;
-	if (start > stop || start >= n)
+	int64_t first = start < 0 ? start + n : start;
+	int64_t last = stop < 0 ? stop + n : stop;
+	first = first < 0 ? 0 : first;
+	last = last < n ? last : n - 1;
+	if (first > last)
 		return 0;
-	*s = (unsigned)start;
-	*e = (unsigned)(stop >= n ? n - 1 : stop);
+	*s = (unsigned)first;
+	*e = (unsigned)last;
+	return 1;
+}
+
+/* The status a put with flags (NX, XX) returns, and the *existed it
+ * sets, checked against the model's key (present); 1 if the put took
+ * place (the key is then present) (FC4). */
+static int put_done(const char *what, int rc, int existed, unsigned flags,
+                    uint8_t *present)
+{
+	int want = (flags & PMTX_HMAP_NX) && *present    ? PMTX_E_EXISTS
+	         : (flags & PMTX_HMAP_XX) && !*present ? PMTX_E_NOT_FOUND
+	                                               : 0;
+	expect(what, rc, want);
+	if (want)
+		return 0;
+	if (existed != *present) {
+		char label[32];
+		snprintf(label, sizeof(label), "%s: existed", what);
+		fail(label, existed, *present);
+	}
+	*present = 1;
 	return 1;
 }
 
@@ -274,14 +300,8 @@ static void remove_files(void)
 
 static void make_region(struct reg *g, pmtx_runtime rt, size_t size)
 {
-	pmtx_options o;
-	pmtx_options_init(&o);
-	o.backend = PMTX_BACKEND_EMULATED;
-	o.barrier_ns = 0;
-	o.truncation = PMTX_TRUNC_LAZY;
-	o.root_size = sizeof(struct root);
+	pmtx_options o = fuzz_options(sizeof(struct root), 4);
 	o.runtime = rt;
-	o.ndesc = 4;
 	o.flags |= PMTX_OPEN_AUTO_ROTATE;
 	snprintf(g->path, sizeof(g->path), "/dev/shm/pmtx-fuzz-cont-%d-%d.pmtx",
 	         (int)getpid(), (int)rt);
@@ -528,19 +548,10 @@ static void op_hput(struct in *in)
 	unsigned key = get8(in) % HKEYS, f = get8(in) % 3;
 	size_t kn = key_of(key, kb), vn = get_bytes(in, v);
 	unsigned flags = f == 1 ? PMTX_HMAP_NX : f == 2 ? PMTX_HMAP_XX : 0;
-	int existed = -1, want = 0;
-	if (f == 1 && M.present[key])
-		want = PMTX_E_EXISTS;
-	if (f == 2 && !M.present[key])
-		want = PMTX_E_NOT_FOUND;
-	expect("hput", pmtx_hmap_put(TX, H, kb, kn, v, vn, flags, &existed),
-	       want);
-	if (want)
-		return;
-	expect("hput: existed", existed, M.present[key]);
-	M.present[key] = 1;
-	M.hv[key].n = (uint32_t)vn;
-	memcpy(M.hv[key].b, v, vn);
+	int existed = -1;
+	int rc = pmtx_hmap_put(TX, H, kb, kn, v, vn, flags, &existed);
+	if (put_done("hput", rc, existed, flags, &M.present[key]))
+		val_set(&M.hv[key], v, vn);
 }
 
 static void op_hdel(struct in *in)
@@ -617,10 +628,8 @@ static void op_lset(struct in *in)
 	size_t n = get_bytes(in, v);
 	expect("lset", pmtx_list_set(TX, L, i, v, n),
 	       j < 0 ? PMTX_E_NOT_FOUND : 0);
-	if (j >= 0) {
-		M.l[j].n = (uint32_t)n;
-		memcpy(M.l[j].b, v, n);
-	}
+	if (j >= 0)
+		val_set(&M.l[j], v, n);
 }
 
 /* A value to look for: element number (byte) of the list, or bytes of
@@ -777,17 +786,10 @@ static void m_put(unsigned key, unsigned flags, const unsigned char *v,
 {
 	unsigned char kb[8];
 	size_t kn = mkey_of(key, kb);
-	int existed = -1, want = 0;
-	if ((flags & PMTX_HMAP_NX) && M.mp[key])
-		want = PMTX_E_EXISTS;
-	if ((flags & PMTX_HMAP_XX) && !M.mp[key])
-		want = PMTX_E_NOT_FOUND;
-	expect("mput", pmtx_map_put(TX, O, kb, kn, v, vn, flags, &existed),
-	       want);
-	if (want)
+	int existed = -1;
+	int rc = pmtx_map_put(TX, O, kb, kn, v, vn, flags, &existed);
+	if (!put_done("mput", rc, existed, flags, &M.mp[key]))
 		return;
-	expect("mput: existed", existed, M.mp[key]);
-	M.mp[key] = 1;
 	M.mv[key].n = (uint8_t)vn;
 	memcpy(M.mv[key].b, v, vn);
 }
