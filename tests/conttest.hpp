@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include <string>
+#include <utility>
 
 extern "C" {
 #include <cmocka.h>
@@ -62,6 +63,62 @@ struct rng {
 static inline std::string str(const pmtx_bytes &b)
 {
 	return std::string((const char *)b.p, b.n);
+}
+
+/* run(rt, seed + i, ops) under runtime i of runtimes: ops random
+ * operations, 20,000, or a million in long mode (PMTX_LONG_TESTS=1). */
+static inline void random_ops_everywhere(void (*run)(pmtx_runtime rt,
+                                                     uint64_t seed,
+                                                     size_t ops),
+                                         uint64_t seed)
+{
+	size_t ops = tu_long_mode() ? 1000000 : 20000;
+	for (size_t i = 0; i < nruntimes; i++)
+		run(runtimes[i], seed + i, ops);
+}
+
+/* Cache lines written back and barriers: of what ran between
+ * tu_count_start and tu_count, or of one operation (cost_of). */
+struct cost {
+	uint64_t lines, barriers;
+	bool operator==(const cost &o) const
+	{
+		return lines == o.lines && barriers == o.barriers;
+	}
+	/* "L lines B barriers", as the tests print it */
+	std::string text() const
+	{
+		return std::to_string(lines) + " lines " +
+		       std::to_string(barriers) + " barriers";
+	}
+};
+
+static inline cost counted()
+{
+	pmtx_counters c = tu_count();
+	return cost{c.flushes, c.barriers};
+}
+
+template <typename F> cost cost_of(F op)
+{
+	tu_count_start();
+	op();
+	return counted();
+}
+
+/* Run bad(), calls that must be refused, and check that they wrote
+ * nothing: no line written back, no barrier, the file's bytes as they
+ * were. */
+template <typename F>
+void writes_nothing(pmtx_region *r, const char *path, F bad)
+{
+	/* redo-async retires earlier commits in the background */
+	assert_int_equal(pmtx_drain(r), 0);
+	uint64_t h = tu_file_hash(path);
+	cost c = cost_of(bad);
+	assert_int_equal(c.lines, 0);
+	assert_int_equal(c.barriers, 0);
+	assert_int_equal(tu_file_hash(path), h);
 }
 
 } // namespace conttest

@@ -131,6 +131,20 @@ void check_same(pmtx_tx *tx, pmtx_list *l, const model &m)
 	assert_true(all == std::vector<std::string>(m.begin(), m.end()));
 }
 
+/* Push prefix0, prefix1... (n elements) at l's tail, and onto m if
+ * there is one. */
+void push_numbered(pmtx_list *l, const char *prefix, int n,
+                   model *m = nullptr)
+{
+	for (int k = 0; k < n; k++) {
+		std::string v = prefix + std::to_string(k);
+		assert_int_equal(pmtx_list_push(nullptr, l, PMTX_LIST_TAIL,
+		                                v.data(), v.size()), 0);
+		if (m)
+			m->push_back(v);
+	}
+}
+
 /* ---- random operations ---- */
 
 std::string element(rng &g)
@@ -318,29 +332,24 @@ struct driver {
 		assert_int_equal(n, m.size());
 	}
 
+	/* One operation, chosen by weight: each runs for a roll below its
+	 * bound (out of 100). */
 	void step()
 	{
+		static const std::pair<uint64_t, void (driver::*)()> ops[] = {
+			{30, &driver::push},   {45, &driver::pop},
+			{53, &driver::index},  {61, &driver::set},
+			{69, &driver::insert}, {77, &driver::remove},
+			{79, &driver::trim},   {90, &driver::lrange},
+			{100, &driver::len}};
 		uint64_t k = g.below(100);
 		if (m.size() < target / 2 && k >= 50)
-			k = 0; /* grow back */
-		if (k < 30)
-			push();
-		else if (k < 45 || (m.size() > 2 * target && k < 60))
-			pop();
-		else if (k < 53)
-			index();
-		else if (k < 61)
-			set();
-		else if (k < 69)
-			insert();
-		else if (k < 77)
-			remove();
-		else if (k < 79)
-			trim();
-		else if (k < 90)
-			lrange();
-		else
-			len();
+			k = 0; /* grow back: a push */
+		if (m.size() > 2 * target && k >= 45 && k < 60)
+			k = 30; /* shrink: a pop */
+		for (const auto &[bound, op] : ops)
+			if (k < bound)
+				return (this->*op)();
 	}
 };
 
@@ -391,9 +400,7 @@ void random_ops(pmtx_runtime rt, uint64_t seed, size_t ops)
 void list_matches_deque_on_random_ops(void **state)
 {
 	(void)state;
-	size_t ops = tu_long_mode() ? 1000000 : 20000;
-	for (size_t i = 0; i < conttest::nruntimes; i++)
-		random_ops(conttest::runtimes[i], 0x1157 + i, ops);
+	conttest::random_ops_everywhere(random_ops, 0x1157);
 }
 
 /* ---- lines written back ---- */
@@ -421,7 +428,7 @@ void push_writes_back_three_lines_pop_two(void **state)
 	};
 	for (const line_costs &w : want) {
 		fixture f = make(w.rt);
-		pmtx_counters base, push, pop;
+		conttest::cost base, push, pop;
 		assert_int_equal(pmtx_list_push(nullptr, f.l[0], PMTX_LIST_TAIL,
 		                                "a", 1), 0);
 		for (int rep = 0; rep < 3; rep++) { /* steady state */
@@ -432,29 +439,25 @@ void push_writes_back_three_lines_pop_two(void **state)
 			assert_int_equal(pmtx_write(tx, &f.rp->word[0], &v,
 			                            sizeof(v)), 0);
 			assert_int_equal(pmtx_commit(tx), 0);
-			base = tu_count();
-			tu_count_start();
-			assert_int_equal(pmtx_list_push(nullptr, f.l[0],
-			                                PMTX_LIST_TAIL, "b", 1), 0);
-			push = tu_count();
-			tu_count_start();
-			assert_int_equal(pmtx_list_pop(nullptr, f.l[0],
-			                               PMTX_LIST_TAIL, nullptr, 0,
-			                               nullptr), 0);
-			pop = tu_count();
+			base = conttest::counted();
+			push = conttest::cost_of([&] {
+				assert_int_equal(pmtx_list_push(nullptr, f.l[0],
+				                                PMTX_LIST_TAIL, "b",
+				                                1), 0);
+			});
+			pop = conttest::cost_of([&] {
+				assert_int_equal(pmtx_list_pop(nullptr, f.l[0],
+				                               PMTX_LIST_TAIL,
+				                               nullptr, 0, nullptr),
+				                 0);
+			});
 		}
-		print_message("%-10s one word: %llu lines %llu barriers; push: "
-		              "%llu lines %llu barriers; pop: %llu lines %llu "
-		              "barriers\n", pmtx_runtime_name(w.rt),
-		              (unsigned long long)base.flushes,
-		              (unsigned long long)base.barriers,
-		              (unsigned long long)push.flushes,
-		              (unsigned long long)push.barriers,
-		              (unsigned long long)pop.flushes,
-		              (unsigned long long)pop.barriers);
-		assert_int_equal(push.flushes, base.flushes + w.push_lines);
+		print_message("%-10s one word: %s; push: %s; pop: %s\n",
+		              pmtx_runtime_name(w.rt), base.text().c_str(),
+		              push.text().c_str(), pop.text().c_str());
+		assert_int_equal(push.lines, base.lines + w.push_lines);
 		assert_int_equal(push.barriers, base.barriers + w.push_barriers);
-		assert_int_equal(pop.flushes, base.flushes + w.pop_lines);
+		assert_int_equal(pop.lines, base.lines + w.pop_lines);
 		assert_int_equal(pop.barriers, base.barriers + w.pop_barriers);
 		drop(f);
 	}
@@ -491,13 +494,7 @@ void one_transaction_moves_an_element_and_sets_a_string(void **state)
 	for (size_t i = 0; i < conttest::nruntimes; i++) {
 		fixture f = make(conttest::runtimes[i]);
 		model a, b;
-		for (int k = 0; k < 100; k++) {
-			std::string v = "e" + std::to_string(k);
-			assert_int_equal(pmtx_list_push(nullptr, f.l[0],
-			                                PMTX_LIST_TAIL, v.data(),
-			                                v.size()), 0);
-			a.push_back(v);
-		}
+		push_numbered(f.l[0], "e", 100, &a);
 		assert_int_equal(pmtx_str_set(f.r, nullptr, &f.rp->s, "old", 3),
 		                 0);
 		pmtx_tx *tx;
@@ -567,22 +564,9 @@ void bad_input_changes_nothing(void **state)
 	for (size_t i = 0; i < conttest::nruntimes; i++) {
 		fixture f = make(conttest::runtimes[i]);
 		model m;
-		for (int k = 0; k < 10; k++) {
-			std::string v = "e" + std::to_string(k);
-			assert_int_equal(pmtx_list_push(nullptr, f.l[0],
-			                                PMTX_LIST_TAIL, v.data(),
-			                                v.size()), 0);
-			m.push_back(v);
-		}
-		/* redo-async retires earlier commits in the background */
-		assert_int_equal(pmtx_drain(f.r), 0);
-		uint64_t h = tu_file_hash(f.path);
-		tu_count_start();
-		bad_calls(f, nullptr);
-		pmtx_counters c = tu_count();
-		assert_int_equal(c.flushes, 0);
-		assert_int_equal(c.barriers, 0);
-		assert_int_equal(tu_file_hash(f.path), h);
+		push_numbered(f.l[0], "e", 10, &m);
+		conttest::writes_nothing(f.r, f.path,
+		                         [&] { bad_calls(f, nullptr); });
 		check_same(nullptr, f.l[0], m);
 		/* In a transaction: it goes on, and its writes commit. */
 		pmtx_tx *tx;
@@ -747,48 +731,59 @@ void expect_corrupt(fixture &f, bool range_meets_it)
 	(void)pmtx_list_trim(nullptr, f.l[0], 1, -2);
 }
 
+/* A word of a list's blocks made wrong: a field of its second chunk (4
+ * bytes) set to value, or a count of its header (8 bytes) moved by it. */
+struct bad_word {
+	bool chunk;
+	unsigned field;
+	int64_t value;
+};
+
+const bad_word bad_words[] = {
+	{true, C_MAGIC, 0x12345678}, /* a chunk's magic */
+	{true, C_HI, 5000},          /* hi past the data area */
+	{true, C_COUNT, 4000},       /* count larger than the bytes can hold */
+	{true, C_CAP, 2000},         /* cap larger than the block */
+	{false, H_COUNT, 1},         /* the header counts an element too many */
+	{false, H_NCHUNKS, -1},      /* the header counts a chunk too few */
+};
+const int nbad_words = sizeof(bad_words) / sizeof(bad_words[0]);
+
 void a_corrupt_list_reads_as_corrupt(void **state)
 {
 	(void)state;
-	for (int which = 0; which < 10; which++) {
+	enum { LINK_OUT = nbad_words, LONG_LENGTH, CYCLE, FREE_BLOCK, CASES };
+	for (int which = 0; which < CASES; which++) {
 		fixture f = make(PMTX_RT_UNDO);
-		for (int k = 0; k < 200; k++) {
-			std::string v = "element-" + std::to_string(k);
-			assert_int_equal(pmtx_list_push(nullptr, f.l[0],
-			                                PMTX_LIST_TAIL, v.data(),
-			                                v.size()), 0);
-		}
+		push_numbered(f.l[0], "element-", 200);
 		char msg[256];
 		assert_int_equal(list_check(f.l[0], msg, sizeof(msg)), 0);
 		pmtx_off h = f.rp->list[0], head = word_at(f, h + H_HEAD);
 		pmtx_off second = word_at(f, head + C_NEXT);
-		uint64_t v;
-		uint32_t w;
+		if (which < nbad_words) {
+			const bad_word &b = bad_words[which];
+			if (b.chunk) {
+				uint32_t w = (uint32_t)b.value;
+				poke(f, second + b.field, &w, 4);
+			} else {
+				uint64_t v = word_at(f, h + b.field) + b.value;
+				poke(f, h + b.field, &v, 8);
+			}
+		}
 		switch (which) {
-		case 0: /* a chunk's magic */
-			w = 0x12345678;
-			poke(f, second + C_MAGIC, &w, 4);
-			break;
-		case 1: /* hi past the data area */
-			w = 5000;
-			poke(f, second + C_HI, &w, 4);
-			break;
-		case 2: /* the header counts one element too many */
-			v = word_at(f, h + H_COUNT) + 1;
-			poke(f, h + H_COUNT, &v, 8);
-			break;
-		case 3: /* a link out of the region */
-			v = pmtx_region_size(f.r) + 64;
+		case LINK_OUT: { /* a link out of the region */
+			uint64_t v = pmtx_region_size(f.r) + 64;
 			poke(f, head + C_NEXT, &v, 8);
 			break;
-		case 4: /* a length that is not the shortest form */
+		}
+		case LONG_LENGTH: /* a length that is not the shortest form */
 			poke(f, second + C_DATA + (uint32_t)word_at(f, second + C_LO),
 			     "\x80\x00", 2);
 			break;
-		case 5: /* a cycle: the tail links back to the head */
+		case CYCLE: /* the tail links back to the head */
 			poke(f, word_at(f, h + H_TAIL) + C_NEXT, &head, 8);
 			break;
-		case 6: { /* a free block that looks like a chunk */
+		case FREE_BLOCK: { /* a free block that looks like a chunk */
 			pmtx_tx *tx;
 			pmtx_off fb;
 			assert_int_equal(pmtx_begin(f.r, PMTX_RT_DEFAULT, &tx), 0);
@@ -803,20 +798,8 @@ void a_corrupt_list_reads_as_corrupt(void **state)
 			poke(f, head + C_NEXT, &fb, 8);
 			break;
 		}
-		case 7: /* count larger than the bytes can hold */
-			w = 4000;
-			poke(f, second + C_COUNT, &w, 4);
-			break;
-		case 8: /* cap larger than the block */
-			w = 2000;
-			poke(f, second + C_CAP, &w, 4);
-			break;
-		case 9: /* the header counts a chunk too few */
-			v = word_at(f, h + H_NCHUNKS) - 1;
-			poke(f, h + H_NCHUNKS, &v, 8);
-			break;
 		}
-		expect_corrupt(f, which != 5);
+		expect_corrupt(f, which != CYCLE);
 		drop(f);
 	}
 }

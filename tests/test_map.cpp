@@ -406,29 +406,29 @@ struct Ops {
 		model.clear();
 	}
 
-	/* One operation: writes weigh more than reads, so the map grows to
-	 * the key space. */
+	/* A clear, one time in four it is chosen. */
+	void clear_sometimes(pmtx_tx *tx)
+	{
+		if (g.below(4) == 0)
+			clear(tx);
+	}
+
+	/* One operation, chosen by weight (each runs for a roll below its
+	 * bound, out of 1000): writes weigh more than reads, so the map
+	 * grows to the key space. */
 	void any(pmtx_tx *tx)
 	{
+		using op_fn = void (Ops::*)(pmtx_tx *);
+		static const std::pair<unsigned, op_fn> ops[] = {
+			{400, &Ops::put},        {600, &Ops::del},
+			{700, &Ops::get},        {780, &Ops::rank},
+			{860, &Ops::count},      {930, &Ops::seek},
+			{980, &Ops::seek_rank},  {999, &Ops::len},
+			{1000, &Ops::clear_sometimes}};
 		unsigned w = (unsigned)g.below(1000);
-		if (w < 400)
-			put(tx);
-		else if (w < 600)
-			del(tx);
-		else if (w < 700)
-			get(tx);
-		else if (w < 780)
-			rank(tx);
-		else if (w < 860)
-			count(tx);
-		else if (w < 930)
-			seek(tx);
-		else if (w < 980)
-			seek_rank(tx);
-		else if (w < 999)
-			len(tx);
-		else if (g.below(4) == 0)
-			clear(tx);
+		for (const auto &[bound, op] : ops)
+			if (w < bound)
+				return (this->*op)(tx);
 	}
 };
 
@@ -937,21 +937,8 @@ void reopened_region_holds_the_same_map(void **)
 }
 
 /* Lines written back and barriers of one operation (tx NULL). */
-struct Cost {
-	uint64_t lines, barriers;
-	bool operator==(const Cost &o) const
-	{
-		return lines == o.lines && barriers == o.barriers;
-	}
-};
-
-template <typename F> Cost cost_of(F op)
-{
-	tu_count_start();
-	op();
-	pmtx_counters c = tu_count();
-	return Cost{c.flushes, c.barriers};
-}
+using Cost = conttest::cost;
+using conttest::cost_of;
 
 /* What one operation writes back, by runtime: an insert into a leaf with
  * room writes its entry's line and the leaf's head (its order line and
@@ -999,16 +986,11 @@ void an_insert_writes_back_its_lines_and_one_per_level(void **)
 					                 0);
 				});
 				if (rep == 0) {
-					printf("%-10s height %u: insert %llu lines %llu "
-					       "barriers, new value %llu/%llu, delete "
-					       "%llu/%llu\n",
+					printf("%-10s height %u: insert %s, new value "
+					       "%s, delete %s\n",
 					       pmtx_runtime_name(rt), h,
-					       (unsigned long long)ins.lines,
-					       (unsigned long long)ins.barriers,
-					       (unsigned long long)val.lines,
-					       (unsigned long long)val.barriers,
-					       (unsigned long long)del.lines,
-					       (unsigned long long)del.barriers);
+					       ins.text().c_str(), val.text().c_str(),
+					       del.text().c_str());
 					first[0] = ins, first[1] = val, first[2] = del;
 				}
 				if (rt == PMTX_RT_TWIN) {
