@@ -285,21 +285,16 @@ static void m_remove(struct model *m, struct el v, int64_t count)
 			m_erase(m, j), left--;
 }
 
+/* Redis's LTRIM, as its documentation puts it: the elements outside
+ * [start, stop] (negative: from the tail) are removed. */
 static void m_trim(struct model *m, int64_t start, int64_t stop)
 {
 	int64_t n = m->ln;
-	start += start < 0 ? n : 0;
-	stop += stop < 0 ? n : 0;
-	if (start < 0)
-		start = 0;
-	if (start > stop || start >= n) {
-		m->ln = 0;
-		return;
-	}
-	if (stop >= n)
-		stop = n - 1;
-	memmove(m->l, &m->l[start], (size_t)(stop - start + 1) * sizeof(m->l[0]));
-	m->ln = (unsigned)(stop - start + 1);
+	int64_t first = start < 0 ? start + n : start;
+	int64_t last = stop < 0 ? stop + n : stop;
+	for (int64_t j = n - 1; j >= 0; j--)
+		if (j < first || j > last)
+			m_erase(m, (unsigned)j);
 }
 
 static void m_str(struct model *m, unsigned s, size_t at, struct el v,

@@ -88,26 +88,9 @@ struct croot {
 	pmtx_str s[NSTR];
 };
 
-static int tx_done(pmtx_tx *tx, int rc)
-{
-	if (rc) {
-		pmtx_abort(tx);
-		return rc;
-	}
-	return pmtx_commit(tx);
-}
-
-static uint64_t mix(uint64_t x)
-{
-	x += 0x9e3779b97f4a7c15ull;
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-	return x ^ (x >> 31);
-}
-
 static uint64_t rnd(const pmtx_explore_env *e, uint64_t i, unsigned k)
 {
-	return mix(e->seed ^ mix((i << 8) ^ k ^ 0xc047ull << 40));
+	return ct_mix64(e->seed ^ ct_mix64((i << 8) ^ k ^ 0xc047ull << 40));
 }
 
 /* ---- byte strings (WC1) ---- */
@@ -117,7 +100,7 @@ static uint64_t rnd(const pmtx_explore_env *e, uint64_t i, unsigned k)
 static void gen(uint64_t id, size_t n, unsigned char *out)
 {
 	for (size_t j = 0; j < n; j += 8) {
-		uint64_t w = mix(id * 0x100000001b3ull + j);
+		uint64_t w = ct_mix64(id * 0x100000001b3ull + j);
 		memcpy(out + j, &w, MIN(8, n - j));
 	}
 }
@@ -128,7 +111,7 @@ static uint64_t hash_bytes(const void *p, size_t n)
 	uint64_t h = 0xcbf29ce484222325ull ^ n;
 	for (size_t j = 0; j < n; j++)
 		h = (h ^ b[j]) * 0x100000001b3ull;
-	return mix(h) | 1; /* never 0: 0 says "absent" */
+	return ct_mix64(h) | 1; /* never 0: 0 says "absent" */
 }
 
 struct el {
@@ -419,7 +402,7 @@ static int hplan_run(const pmtx_explore_env *e, pmtx_region *r, pmtx_off off,
 	if (tx && p->abort && !rc)
 		rc = pmtx_abort(tx);
 	else if (tx)
-		rc = tx_done(tx, rc);
+		rc = ct_tx_end(tx, rc);
 	pmtx_hmap_close(m);
 	return rc;
 }
@@ -478,7 +461,7 @@ static int hm_fill(pmtx_region *r, pmtx_off off, unsigned stripes,
 			rc = pmtx_hmap_put(tx, m, kb, kn, vb, mod->v[k].n, 0,
 			                   NULL);
 		}
-		rc = tx_done(tx, rc);
+		rc = ct_tx_end(tx, rc);
 	}
 	pmtx_hmap_close(m);
 	return rc;
@@ -503,7 +486,7 @@ static int create_hmap(pmtx_region *r, unsigned flags, pmtx_off *field)
 	rc = hmap_new(tx, r, flags, &off);
 	if (!rc)
 		rc = PMTX_SET(tx, *field, off);
-	return tx_done(tx, rc);
+	return ct_tx_end(tx, rc);
 }
 
 static int whm_setup(const pmtx_explore_env *e, pmtx_region *r)
@@ -702,24 +685,16 @@ static void lm_remove(struct lmodel *m, struct lop *o)
 		}
 }
 
-/* Redis's LTRIM on the model. */
+/* Redis's LTRIM on the model: keep [start, stop], negative from the
+ * tail, clipped to the list. */
 static void lm_trim(struct lmodel *m, int64_t start, int64_t stop)
 {
 	int64_t n = m->n;
-	if (start < 0)
-		start += n;
-	if (stop < 0)
-		stop += n;
-	if (start < 0)
-		start = 0;
-	if (start > stop || start >= n) {
-		m->n = 0;
-		return;
-	}
-	if (stop >= n)
-		stop = n - 1;
-	memmove(m->e, &m->e[start], (size_t)(stop - start + 1) * sizeof(m->e[0]));
-	m->n = (unsigned)(stop - start + 1);
+	int64_t first = MAX(start < 0 ? start + n : start, 0);
+	int64_t last = MIN(stop < 0 ? stop + n : stop, n - 1);
+	m->n = first <= last ? (unsigned)(last - first + 1) : 0;
+	if (m->n)
+		memmove(m->e, &m->e[first], m->n * sizeof(m->e[0]));
 }
 
 static void lop_apply(struct lmodel *m, struct lop *o)
@@ -919,7 +894,7 @@ static int lplan_run(const pmtx_explore_env *e, pmtx_region *r,
 	if (tx && p->abort && !rc)
 		rc = pmtx_abort(tx);
 	else if (tx)
-		rc = tx_done(tx, rc);
+		rc = ct_tx_end(tx, rc);
 	pmtx_list_close(l);
 	return rc;
 }
@@ -977,7 +952,7 @@ static int create_list(pmtx_region *r, const struct lmodel *m,
 		rc = pmtx_list_push(tx, l, PMTX_LIST_TAIL, b, m->e[j].n);
 	}
 	pmtx_list_close(l);
-	return tx_done(tx, rc);
+	return ct_tx_end(tx, rc);
 }
 
 static int wcl_setup(const pmtx_explore_env *e, pmtx_region *r)
@@ -1212,7 +1187,7 @@ static int wst_run(const pmtx_explore_env *e, pmtx_region *r, unsigned t,
 		rc = sop_run(r, tx, &p.op[k], i);
 	if (tx && p.abort && !rc)
 		return pmtx_abort(tx);
-	return tx ? tx_done(tx, rc) : rc;
+	return tx ? ct_tx_end(tx, rc) : rc;
 }
 
 /* [per string: length, hash] */
@@ -1521,7 +1496,7 @@ static int wcx_run(const pmtx_explore_env *e, pmtx_region *r, unsigned t,
 		if (p.abort && !rc)
 			rc = pmtx_abort(tx);
 		else
-			rc = tx_done(tx, rc);
+			rc = ct_tx_end(tx, rc);
 	}
 	/* after the transaction: it held their stripe locks */
 	pmtx_list_close(l);
@@ -1609,25 +1584,36 @@ static size_t ms_key(unsigned k, unsigned char *b)
 	return n;
 }
 
-/* The small map's keys in the map's order (memcmp, a prefix first). */
-static unsigned ms_order[MS_KEYS];
+/* A byte key and its number, to sort keys in the map's order (kb_cmp:
+ * memcmp, a prefix first). */
+struct kbytes {
+	unsigned char k[16];
+	size_t kn;
+	unsigned j;
+};
 
-static int ms_cmp(const void *a, const void *b)
+static int kb_cmp(const void *a, const void *b)
 {
-	unsigned char x[16], y[16];
-	size_t xn = ms_key(*(const unsigned *)a, x);
-	size_t yn = ms_key(*(const unsigned *)b, y);
-	int c = memcmp(x, y, MIN(xn, yn));
-	return c ? c : (xn > yn) - (xn < yn);
+	const struct kbytes *x = a, *y = b;
+	int c = memcmp(x->k, y->k, MIN(x->kn, y->kn));
+	return c ? c : (x->kn > y->kn) - (x->kn < y->kn);
 }
+
+/* The small map's keys in the map's order. */
+static unsigned ms_order[MS_KEYS];
 
 static void ms_sort(void)
 {
+	static struct kbytes kb[MS_KEYS];
 	if (ms_order[1])
 		return;
+	for (unsigned k = 0; k < MS_KEYS; k++) {
+		kb[k].kn = ms_key(k, kb[k].k);
+		kb[k].j = k;
+	}
+	qsort(kb, MS_KEYS, sizeof(*kb), kb_cmp);
 	for (unsigned k = 0; k < MS_KEYS; k++)
-		ms_order[k] = k;
-	qsort(ms_order, MS_KEYS, sizeof(*ms_order), ms_cmp);
+		ms_order[k] = kb[k].j;
 }
 
 enum { MOP_BPUT, MOP_BDEL, MOP_SPUT, MOP_SDEL };
@@ -1815,32 +1801,26 @@ static void mm_replay(const pmtx_explore_env *e, uint64_t k,
 	*m = c.m;
 }
 
-/* tmap's pairs (key hash, value hash) in key order, after n words. */
-struct mt_pair {
-	unsigned char k[16];
-	size_t kn;
-	unsigned j;
-};
-
-static int mt_cmp(const void *a, const void *b)
+/* The keys of the tmap made by transaction i, in the map's order. */
+static void mt_sorted(int64_t i, struct kbytes *pr)
 {
-	const struct mt_pair *x = a, *y = b;
-	int c = memcmp(x->k, y->k, MIN(x->kn, y->kn));
-	return c ? c : (x->kn > y->kn) - (x->kn < y->kn);
+	for (unsigned j = 0; j < MT_N; j++) {
+		pr[j].kn = mt_key(i, j, pr[j].k);
+		pr[j].j = j;
+	}
+	qsort(pr, MT_N, sizeof(*pr), kb_cmp);
 }
 
+/* tmap's pairs (key hash, value hash) in key order, after n words. */
 static size_t mt_vector(int64_t tlast, uint64_t *out, size_t n, size_t max)
 {
-	struct mt_pair pr[MT_N];
+	struct kbytes pr[MT_N];
 	unsigned cnt = tlast < 0 ? 0 : MT_N;
 	if (n + 1 + 2 * cnt > max)
 		return 0;
 	out[n++] = cnt;
-	for (unsigned j = 0; j < cnt; j++) {
-		pr[j].kn = mt_key(tlast, j, pr[j].k);
-		pr[j].j = j;
-	}
-	qsort(pr, cnt, sizeof(*pr), mt_cmp);
+	if (cnt)
+		mt_sorted(tlast, pr);
 	for (unsigned j = 0; j < cnt; j++) {
 		out[n++] = hash_bytes(pr[j].k, pr[j].kn);
 		out[n++] = el_hash((struct el){mt_id(tlast, pr[j].j, 1),
@@ -1954,7 +1934,7 @@ static int mop_run(pmtx_tx *tx, pmtx_map *big, pmtx_map *small,
 /* The bulk load's source for the tmap of transaction i. */
 struct mt_src {
 	int64_t i;
-	struct mt_pair pr[MT_N];
+	struct kbytes pr[MT_N];
 	unsigned at;
 	unsigned char vb[32];
 };
@@ -1964,7 +1944,7 @@ static int mt_next_pair(void *arg, pmtx_bytes *k, pmtx_bytes *v)
 	struct mt_src *s = arg;
 	if (s->at == MT_N)
 		return 0;
-	const struct mt_pair *q = &s->pr[s->at++];
+	const struct kbytes *q = &s->pr[s->at++];
 	gen(mt_id(s->i, q->j, 1), q->j % 23, s->vb);
 	*k = (pmtx_bytes){q->k, q->kn, 0};
 	*v = (pmtx_bytes){s->vb, q->j % 23, 0};
@@ -1982,11 +1962,7 @@ static int mt_replace(pmtx_tx *tx, pmtx_region *r, pmtx_runtime rt,
 	pmtx_map *m = NULL;
 	src.i = i;
 	src.at = 0;
-	for (unsigned j = 0; j < MT_N; j++) {
-		src.pr[j].kn = mt_key(i, j, src.pr[j].k);
-		src.pr[j].j = j;
-	}
-	qsort(src.pr, MT_N, sizeof(*src.pr), mt_cmp);
+	mt_sorted(i, src.pr);
 	int rc = pmtx_map_create(tx, PMTX_MAP_BYTES, &off);
 	if (!rc)
 		rc = pmtx_map_open(r, off, &o, &m);
@@ -2020,7 +1996,7 @@ static int wmm_run(const pmtx_explore_env *e, pmtx_region *r, unsigned t,
 	if (tx && p.abort && !rc)
 		rc = pmtx_abort(tx);
 	else if (tx)
-		rc = tx_done(tx, rc);
+		rc = ct_tx_end(tx, rc);
 	pmtx_map_close(big);
 	pmtx_map_close(small);
 	return rc;
@@ -2078,7 +2054,7 @@ static int create_map(pmtx_region *r, const struct mm_model *mod, int big,
 	if (!rc)
 		rc = pmtx_map_load(tx, m, mm_next_pair, &src, big ? 100 : 50);
 	pmtx_map_close(m);
-	return tx_done(tx, rc);
+	return ct_tx_end(tx, rc);
 }
 
 static int wmm_setup(const pmtx_explore_env *e, pmtx_region *r)

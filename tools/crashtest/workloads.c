@@ -121,9 +121,7 @@ struct obj8 {
 	uint64_t v[PER_OBJ];
 };
 
-/* The end of a workload's transaction: commit it, or, after a failure
- * rc, abort it and return rc. */
-static int tx_end(pmtx_tx *tx, int rc)
+int ct_tx_end(pmtx_tx *tx, int rc)
 {
 	if (rc) {
 		pmtx_abort(tx);
@@ -132,8 +130,7 @@ static int tx_end(pmtx_tx *tx, int rc)
 	return pmtx_commit(tx);
 }
 
-/* splitmix64's finaliser: a well-mixed 64-bit hash of x. */
-static uint64_t mix64(uint64_t x)
+uint64_t ct_mix64(uint64_t x)
 {
 	x += 0x9e3779b97f4a7c15ull;
 	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
@@ -144,7 +141,7 @@ static uint64_t mix64(uint64_t x)
 static uint64_t rnd(const pmtx_explore_env *e, unsigned t, uint64_t i,
                     unsigned k)
 {
-	return mix64(e->seed ^ mix64(((uint64_t)t << 56) ^ (i << 8) ^ k));
+	return ct_mix64(e->seed ^ ct_mix64(((uint64_t)t << 56) ^ (i << 8) ^ k));
 }
 
 /* ---- cell operations (W1) ---- */
@@ -336,7 +333,7 @@ static int cells_setup_cow(const pmtx_explore_workload *w, pmtx_region *r)
 		pmtx_flush(r, p, sizeof(*p));
 		rc = PMTX_SET(tx, wr[o], off);
 	}
-	return tx_end(tx, rc);
+	return ct_tx_end(tx, rc);
 }
 
 static int cells_setup(const pmtx_explore_env *e, pmtx_region *r)
@@ -396,7 +393,7 @@ static int cells_run(const pmtx_explore_env *e, pmtx_region *r, unsigned t,
 		int arc = pmtx_abort(x.tx); /* ends the transaction */
 		return rc ? rc : arc;
 	}
-	return tx_end(x.tx, rc);
+	return ct_tx_end(x.tx, rc);
 }
 
 static size_t cells_model(const pmtx_explore_env *e, unsigned t, uint64_t k,
@@ -526,7 +523,7 @@ static int list_setup(const pmtx_explore_env *e, pmtx_region *r)
 		rc = pmtx_cow_new(tx, sizeof(struct lroot), &w);
 	if (!rc)
 		rc = PMTX_SET(tx, root->head, w);
-	return tx_end(tx, rc);
+	return ct_tx_end(tx, rc);
 }
 
 static struct lnode *node_at(pmtx_region *r, pmtx_off off)
@@ -661,7 +658,7 @@ static int list_run(const pmtx_explore_env *e, pmtx_region *r, unsigned t,
 		return rc;
 	rc = e->runtime == PMTX_RT_COW ? list_tx_cow(tx, r, i, e)
 	                          : list_tx(tx, r, i, e);
-	return tx_end(tx, rc);
+	return ct_tx_end(tx, rc);
 }
 
 static size_t list_model(const pmtx_explore_env *e, unsigned t, uint64_t k,
@@ -846,7 +843,7 @@ static int big_setup(const pmtx_explore_env *e, pmtx_region *r)
 		pmtx_flush(r, p, BIG_PER_OBJ * 8);
 		rc = PMTX_SET(tx, a[o], off);
 	}
-	return tx_end(tx, rc);
+	return ct_tx_end(tx, rc);
 }
 
 static int big_write_cow(pmtx_tx *tx, pmtx_region *r, unsigned start,
@@ -886,7 +883,7 @@ static int big_run(const pmtx_explore_env *e, pmtx_region *r, unsigned t,
 		rc = big_blob_toggle(tx, r);
 	if (!rc && e->runtime != PMTX_RT_COW)
 		rc = big_blob_write(tx, r, i);
-	return tx_end(tx, rc);
+	return ct_tx_end(tx, rc);
 }
 
 static size_t big_model(const pmtx_explore_env *e, unsigned t, uint64_t k,
@@ -1008,7 +1005,7 @@ static int handoff_setup(const pmtx_explore_env *e, pmtx_region *r)
 		rc = pmtx_cow_new(tx, HCELLS * 8, &w);
 	if (!rc)
 		rc = PMTX_SET(tx, root[0], w);
-	return tx_end(tx, rc);
+	return ct_tx_end(tx, rc);
 }
 
 /* The cells transaction tx writes. */
@@ -1250,7 +1247,7 @@ static int grow_partner_tx(const pmtx_explore_env *e, pmtx_region *r,
 	if (rc)
 		return rc;
 	rc = pmtx_alloc(tx, GROW_BLOCK, &off);
-	return tx_end(tx, rc ? rc : grow_slots(tx, g->b, i, off));
+	return ct_tx_end(tx, rc ? rc : grow_slots(tx, g->b, i, off));
 }
 
 static int grow_run(const pmtx_explore_env *e, pmtx_region *r, unsigned t,
@@ -1266,7 +1263,7 @@ static int grow_run(const pmtx_explore_env *e, pmtx_region *r, unsigned t,
 	rc = pmtx_alloc(tx, GROW_BLOCK, &off); /* may grow the region */
 	if (!rc)
 		rc = partner_run(e, r, i, grow_partner_tx);
-	return tx_end(tx, rc ? rc : grow_slots(tx, g->a, i, off));
+	return ct_tx_end(tx, rc ? rc : grow_slots(tx, g->a, i, off));
 }
 
 /* The first thread's slots, 1 where a block is linked. */

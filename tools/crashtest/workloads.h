@@ -19,6 +19,13 @@ extern const size_t ct_nworkloads;
 extern const pmtx_explore_workload *const ct_cont_workloads[];
 extern const size_t ct_ncont_workloads;
 
+/* What the workload files share (workloads.c): the end of a workload's
+ * transaction (commit it, or, after a failure rc, abort it and return
+ * rc), and splitmix64's finaliser, a well-mixed 64-bit hash of x from
+ * which the workloads derive every choice. */
+int ct_tx_end(pmtx_tx *tx, int rc);
+uint64_t ct_mix64(uint64_t x);
+
 /* `pmtx crashtest ARGS`: argv holds the arguments after "crashtest". */
 int ct_main(int argc, char **argv);
 
