@@ -719,61 +719,121 @@ template <class C> class persistent {
 };
 
 /* ------------------------------------------------------------------------
- * hash_map<K, V>: pmtx_hmap (libpmemobj-cpp's concurrent_hash_map, but
- * every operation joins the caller's transaction).
+ * What the two maps share: detail::keyed, over either one's C API.
  * ---------------------------------------------------------------------- */
-template <class K, class V> class hash_map {
-	static_assert(std::is_same_v<K, std::string> ||
-	                      std::has_unique_object_representations_v<K>,
-	              "pmtx::hash_map keys are compared as bytes: a key type "
-	              "with padding or a floating-point key cannot be used");
-	using kc = detail::codec<K>;
-	using vc = detail::codec<V>;
+namespace detail {
 
+/* check(rc, where) for a call whose name is prefix + verb, made only
+ * when there is an error to report. */
+inline void check(int rc, const char *prefix, const char *verb)
+{
+	if (rc)
+		throw error(rc, std::string(prefix) + verb);
+}
+
+/* A container's C API, H its handle type (pmtx_hmap's, pmtx_map's,
+ * pmtx_list's; null for a verb it does not have here), and the names its
+ * errors give (c: the C functions' prefix; cpp: the class). */
+template <class H> struct api {
+	const char *c, *cpp;
+	int (*open)(pmtx_region *, pmtx_off, const pmtx_cont_options *, H **);
+	void (*close)(H *);
+	pmtx_off (*off)(const H *);
+	int (*create)(pmtx_tx *, unsigned, pmtx_off *);
+	int (*destroy)(pmtx_tx *, pmtx_off);
+	int (*put)(pmtx_tx *, H *, const void *, size_t, const void *, size_t,
+	           unsigned, int *);
+	int (*get)(pmtx_tx *, H *, const void *, size_t, pmtx_bytes *);
+	int (*del)(pmtx_tx *, H *, const void *, size_t);
+	int (*len)(pmtx_tx *, H *, uint64_t *);
+	int (*clear)(pmtx_tx *, H *);
+};
+
+inline constexpr api<pmtx_hmap> hmap_api{
+	"pmtx_hmap", "pmtx::hash_map", pmtx_hmap_open, pmtx_hmap_close,
+	pmtx_hmap_off, pmtx_hmap_create, pmtx_hmap_destroy, pmtx_hmap_put,
+	pmtx_hmap_get, pmtx_hmap_del, pmtx_hmap_len, pmtx_hmap_clear};
+inline constexpr api<pmtx_map> map_api{
+	"pmtx_map", "pmtx::map", pmtx_map_open, pmtx_map_close, pmtx_map_off,
+	pmtx_map_create, pmtx_map_destroy, pmtx_map_put, pmtx_map_get,
+	pmtx_map_del, pmtx_map_len, pmtx_map_clear};
+/* (pmtx_list_create takes no flags.) */
+inline constexpr api<pmtx_list> list_api{
+	"pmtx_list", "pmtx::list", pmtx_list_open, pmtx_list_close,
+	pmtx_list_off,
+	[](pmtx_tx *tx, unsigned, pmtx_off *off) {
+		return pmtx_list_create(tx, off);
+	},
+	pmtx_list_destroy, nullptr, nullptr, nullptr, pmtx_list_len, nullptr};
+
+/* A container's handle (move-only, closed by its destructor), over its
+ * C API A of handle type H; each operation runs in the transaction this
+ * thread runs in the region, if there is one (tx()). */
+template <class H, const api<H> &A> class holder {
     public:
-	using key_type = K;
-	using mapped_type = V;
-
-	hash_map() noexcept = default;
-	/* Open the map at off (o: stripes for PMTX_HMAP_LOCKED maps). */
-	hash_map(region &r, pmtx_off off, const pmtx_cont_options *o = nullptr)
+	holder() noexcept = default;
+	/* Open the container at off (o: pmtx_cont_options, or null; stripes
+	 * for a hash map created PMTX_HMAP_LOCKED). */
+	holder(region &r, pmtx_off off, const pmtx_cont_options *o = nullptr)
 		: r_(r.get())
 	{
-		detail::check(pmtx_hmap_open(r_, off, o, &m_), "pmtx_hmap_open");
+		check(A.open(r_, off, o, &m_), A.c, "_open");
 	}
-	hash_map(hash_map &&o) noexcept : r_(o.r_), m_(o.m_) { o.m_ = nullptr; }
-	hash_map &operator=(hash_map &&o) noexcept
+	holder(holder &&o) noexcept : r_(o.r_), m_(o.m_) { o.m_ = nullptr; }
+	holder &operator=(holder &&o) noexcept
 	{
 		std::swap(r_, o.r_);
 		std::swap(m_, o.m_);
 		return *this;
 	}
-	~hash_map()
+	~holder()
 	{
 		if (m_)
-			pmtx_hmap_close(m_);
+			A.close(m_);
 	}
 
-	/* A new map (in r's running transaction, or one of its own). */
-	static pmtx_off create(region &r, unsigned flags = 0)
-	{
-		transaction tx(r);
-		pmtx_off off = 0;
-		detail::check(pmtx_hmap_create(tx.get(), flags, &off),
-		              "pmtx_hmap_create");
-		tx.commit();
-		return off;
-	}
 	static void destroy(region &r, pmtx_off off)
 	{
 		transaction tx(r);
-		detail::check(pmtx_hmap_destroy(tx.get(), off),
-		              "pmtx_hmap_destroy");
+		check(A.destroy(tx.get(), off), A.c, "_destroy");
 		tx.commit();
 	}
 
-	pmtx_hmap *handle() const noexcept { return m_; }
-	pmtx_off off() const noexcept { return pmtx_hmap_off(m_); }
+	H *handle() const noexcept { return m_; }
+	pmtx_off off() const noexcept { return A.off(m_); }
+
+    protected:
+	/* A new container (in r's running transaction, or one of its own),
+	 * flags passed to the C create. */
+	static pmtx_off make(region &r, unsigned flags)
+	{
+		transaction tx(r);
+		pmtx_off off = 0;
+		check(A.create(tx.get(), flags, &off), A.c, "_create");
+		tx.commit();
+		return off;
+	}
+	pmtx_tx *tx() const noexcept { return tx_in(r_); }
+
+	pmtx_region *r_ = nullptr;
+	H *m_ = nullptr;
+};
+
+/* The verbs both maps have, over their handles. */
+template <class H, const api<H> &A, class K, class V>
+class keyed : public holder<H, A> {
+	using kc = codec<K>;
+	using vc = codec<V>;
+
+    protected:
+	using base = holder<H, A>;
+	using base::m_;
+	using base::tx;
+
+    public:
+	using key_type = K;
+	using mapped_type = V;
+	using base::base;
 
 	/* Insert if absent: true if inserted, false if present (unchanged). */
 	bool insert(const K &k, const V &v) { return put(k, v, PMTX_HMAP_NX); }
@@ -787,12 +847,12 @@ template <class K, class V> class hash_map {
 	std::optional<V> get(const K &k) const
 	{
 		std::string kb;
-		detail::enc e = kc::encode(k, kb);
+		enc e = kc::encode(k, kb);
 		pmtx_bytes v;
-		int rc = pmtx_hmap_get(tx(), m_, e.p, e.n, &v);
+		int rc = A.get(tx(), m_, e.p, e.n, &v);
 		if (rc == PMTX_E_NOT_FOUND)
 			return std::nullopt;
-		detail::check(rc, "pmtx_hmap_get");
+		check(rc, A.c, "_get");
 		return vc::decode(v);
 	}
 	/* The value of k: PMTX_E_NOT_FOUND if absent. */
@@ -800,7 +860,8 @@ template <class K, class V> class hash_map {
 	{
 		std::optional<V> v = get(k);
 		if (!v)
-			throw error(PMTX_E_NOT_FOUND, "pmtx::hash_map::at");
+			throw error(PMTX_E_NOT_FOUND,
+			            std::string(A.cpp) + "::at");
 		return *std::move(v);
 	}
 	bool contains(const K &k) const { return get(k).has_value(); }
@@ -808,21 +869,66 @@ template <class K, class V> class hash_map {
 	bool erase(const K &k)
 	{
 		std::string kb;
-		detail::enc e = kc::encode(k, kb);
-		int rc = pmtx_hmap_del(tx(), m_, e.p, e.n);
+		enc e = kc::encode(k, kb);
+		int rc = A.del(tx(), m_, e.p, e.n);
 		if (rc == PMTX_E_NOT_FOUND)
 			return false;
-		detail::check(rc, "pmtx_hmap_del");
+		check(rc, A.c, "_del");
 		return true;
 	}
 	uint64_t size() const
 	{
 		uint64_t n = 0;
-		detail::check(pmtx_hmap_len(tx(), m_, &n), "pmtx_hmap_len");
+		check(A.len(tx(), m_, &n), A.c, "_len");
 		return n;
 	}
 	bool empty() const { return size() == 0; }
-	void clear() { detail::check(pmtx_hmap_clear(tx(), m_), "pmtx_hmap_clear"); }
+	void clear() { check(A.clear(tx(), m_), A.c, "_clear"); }
+
+    private:
+	/* NX: true if inserted; XX: false if replaced; 0: true if new. */
+	bool put(const K &k, const V &v, unsigned flags)
+	{
+		std::string kb, vb;
+		enc ke = kc::encode(k, kb), ve = vc::encode(v, vb);
+		int existed = 0;
+		int rc = A.put(tx(), m_, ke.p, ke.n, ve.p, ve.n, flags,
+		               &existed);
+		if (rc == PMTX_E_EXISTS)
+			return false;
+		if (rc == PMTX_E_NOT_FOUND && flags == PMTX_HMAP_XX)
+			return true;
+		check(rc, A.c, "_put");
+		return !existed;
+	}
+};
+
+} // namespace detail
+
+/* ------------------------------------------------------------------------
+ * hash_map<K, V>: pmtx_hmap (libpmemobj-cpp's concurrent_hash_map, but
+ * every operation joins the caller's transaction).
+ * ---------------------------------------------------------------------- */
+template <class K, class V>
+class hash_map : public detail::keyed<pmtx_hmap, detail::hmap_api, K, V> {
+	static_assert(std::is_same_v<K, std::string> ||
+	                      std::has_unique_object_representations_v<K>,
+	              "pmtx::hash_map keys are compared as bytes: a key type "
+	              "with padding or a floating-point key cannot be used");
+	using base = detail::keyed<pmtx_hmap, detail::hmap_api, K, V>;
+	using kc = detail::codec<K>;
+	using vc = detail::codec<V>;
+
+    public:
+	/* Open the map at off (o: stripes for PMTX_HMAP_LOCKED maps). */
+	using base::base;
+
+	/* A new map (in r's running transaction, or one of its own; flags:
+	 * PMTX_HMAP_LOCKED or 0). */
+	static pmtx_off create(region &r, unsigned flags = 0)
+	{
+		return base::make(r, flags);
+	}
 
 	/* f(const K &, const V &) for every entry, in no order (a whole
 	 * pmtx_hmap_scan; f must not write the map). */
@@ -833,8 +939,8 @@ template <class K, class V> class hash_map {
 		uint64_t cursor = 0;
 		do {
 			uint64_t next = 0;
-			int rc = pmtx_hmap_scan(tx(), m_, cursor, 64, entry<Fn>,
-			                        &w, &next);
+			int rc = pmtx_hmap_scan(this->tx(), this->m_, cursor, 64,
+			                        entry<Fn>, &w, &next);
 			if (w.ex)
 				std::rethrow_exception(w.ex);
 			detail::check(rc, "pmtx_hmap_scan");
@@ -855,37 +961,20 @@ template <class K, class V> class hash_map {
 			return 1;
 		}
 	}
-	/* NX: true if inserted; XX: false if replaced; 0: true if new. */
-	bool put(const K &k, const V &v, unsigned flags)
-	{
-		std::string kb, vb;
-		detail::enc ke = kc::encode(k, kb), ve = vc::encode(v, vb);
-		int existed = 0;
-		int rc = pmtx_hmap_put(tx(), m_, ke.p, ke.n, ve.p, ve.n, flags,
-		                       &existed);
-		if (rc == PMTX_E_EXISTS)
-			return false;
-		if (rc == PMTX_E_NOT_FOUND && flags == PMTX_HMAP_XX)
-			return true;
-		detail::check(rc, "pmtx_hmap_put");
-		return !existed;
-	}
-	pmtx_tx *tx() const noexcept { return detail::tx_in(r_); }
-
-	pmtx_region *r_ = nullptr;
-	pmtx_hmap *m_ = nullptr;
 };
 
 /* ------------------------------------------------------------------------
  * map<K, V>: pmtx_map, an ordered map with ranks.
  * ---------------------------------------------------------------------- */
-template <class K, class V> class map {
+template <class K, class V>
+class map : public detail::keyed<pmtx_map, detail::map_api, K, V> {
+	using base = detail::keyed<pmtx_map, detail::map_api, K, V>;
 	using kc = detail::codec<K>;
 	using vc = detail::codec<V>;
+	using base::m_;
+	using base::tx;
 
     public:
-	using key_type = K;
-	using mapped_type = V;
 	using value_type = std::pair<K, V>;
 	/* pmtx_map_create's kind for these types. */
 	static constexpr unsigned kind =
@@ -986,87 +1075,14 @@ template <class K, class V> class map {
 	};
 	using const_iterator = iterator;
 
-	map() noexcept = default;
-	map(region &r, pmtx_off off, const pmtx_cont_options *o = nullptr)
-		: r_(r.get())
-	{
-		detail::check(pmtx_map_open(r_, off, o, &m_), "pmtx_map_open");
-	}
-	map(map &&o) noexcept : r_(o.r_), m_(o.m_) { o.m_ = nullptr; }
-	map &operator=(map &&o) noexcept
-	{
-		std::swap(r_, o.r_);
-		std::swap(m_, o.m_);
-		return *this;
-	}
-	~map()
-	{
-		if (m_)
-			pmtx_map_close(m_);
-	}
+	/* Open the map at off (o: pmtx_cont_options, or null). */
+	using base::base;
 
 	/* A new map of this key and value type (flags: unused, 0). */
 	static pmtx_off create(region &r, unsigned flags = 0)
 	{
-		transaction tx(r);
-		pmtx_off off = 0;
-		detail::check(pmtx_map_create(tx.get(), kind | flags, &off),
-		              "pmtx_map_create");
-		tx.commit();
-		return off;
+		return base::make(r, kind | flags);
 	}
-	static void destroy(region &r, pmtx_off off)
-	{
-		transaction tx(r);
-		detail::check(pmtx_map_destroy(tx.get(), off),
-		              "pmtx_map_destroy");
-		tx.commit();
-	}
-
-	pmtx_map *handle() const noexcept { return m_; }
-	pmtx_off off() const noexcept { return pmtx_map_off(m_); }
-
-	bool insert(const K &k, const V &v) { return put(k, v, PMTX_HMAP_NX); }
-	bool insert_or_assign(const K &k, const V &v) { return put(k, v, 0); }
-	bool assign(const K &k, const V &v) { return !put(k, v, PMTX_HMAP_XX); }
-	std::optional<V> get(const K &k) const
-	{
-		std::string kb;
-		detail::enc e = kc::encode(k, kb);
-		pmtx_bytes v;
-		int rc = pmtx_map_get(tx(), m_, e.p, e.n, &v);
-		if (rc == PMTX_E_NOT_FOUND)
-			return std::nullopt;
-		detail::check(rc, "pmtx_map_get");
-		return vc::decode(v);
-	}
-	V at(const K &k) const
-	{
-		std::optional<V> v = get(k);
-		if (!v)
-			throw error(PMTX_E_NOT_FOUND, "pmtx::map::at");
-		return *std::move(v);
-	}
-	bool contains(const K &k) const { return get(k).has_value(); }
-	bool erase(const K &k)
-	{
-		std::string kb;
-		detail::enc e = kc::encode(k, kb);
-		int rc = pmtx_map_del(tx(), m_, e.p, e.n);
-		if (rc == PMTX_E_NOT_FOUND)
-			return false;
-		detail::check(rc, "pmtx_map_del");
-		return true;
-	}
-	uint64_t size() const
-	{
-		uint64_t n = 0;
-		detail::check(pmtx_map_len(tx(), m_, &n), "pmtx_map_len");
-		return n;
-	}
-	bool empty() const { return size() == 0; }
-	void clear() { detail::check(pmtx_map_clear(tx(), m_), "pmtx_map_clear"); }
-
 	/* How many keys are below k (at most k if inclusive), k present or
 	 * not. */
 	uint64_t rank(const K &k, bool inclusive = false) const
@@ -1163,79 +1179,32 @@ template <class K, class V> class map {
 		it.step(pmtx_map_seek(tx(), m_, how, e.p, e.n, &it.c_));
 		return it;
 	}
-	bool put(const K &k, const V &v, unsigned flags)
-	{
-		std::string kb, vb;
-		detail::enc ke = kc::encode(k, kb), ve = vc::encode(v, vb);
-		int existed = 0;
-		int rc = pmtx_map_put(tx(), m_, ke.p, ke.n, ve.p, ve.n, flags,
-		                      &existed);
-		if (rc == PMTX_E_EXISTS)
-			return false;
-		if (rc == PMTX_E_NOT_FOUND && flags == PMTX_HMAP_XX)
-			return true;
-		detail::check(rc, "pmtx_map_put");
-		return !existed;
-	}
-	pmtx_tx *tx() const noexcept { return detail::tx_in(r_); }
-
-	pmtx_region *r_ = nullptr;
-	pmtx_map *m_ = nullptr;
 };
 
 /* ------------------------------------------------------------------------
  * list<T>: pmtx_list, a deque. Indexes may be negative: -1 is the last.
  * ---------------------------------------------------------------------- */
-template <class T> class list {
+template <class T>
+class list : public detail::holder<pmtx_list, detail::list_api> {
 	using vc = detail::codec<T>;
+	using base = detail::holder<pmtx_list, detail::list_api>;
 
     public:
 	using value_type = T;
 
-	list() noexcept = default;
-	list(region &r, pmtx_off off, const pmtx_cont_options *o = nullptr)
-		: r_(r.get())
-	{
-		detail::check(pmtx_list_open(r_, off, o, &l_), "pmtx_list_open");
-	}
-	list(list &&o) noexcept : r_(o.r_), l_(o.l_) { o.l_ = nullptr; }
-	list &operator=(list &&o) noexcept
-	{
-		std::swap(r_, o.r_);
-		std::swap(l_, o.l_);
-		return *this;
-	}
-	~list()
-	{
-		if (l_)
-			pmtx_list_close(l_);
-	}
+	/* Open the list at off (o: pmtx_cont_options, or null). */
+	using base::base;
 
+	/* A new list (flags: unused, 0). */
 	static pmtx_off create(region &r, unsigned flags = 0)
 	{
-		(void)flags;
-		transaction tx(r);
-		pmtx_off off = 0;
-		detail::check(pmtx_list_create(tx.get(), &off),
-		              "pmtx_list_create");
-		tx.commit();
-		return off;
+		return make(r, flags);
 	}
-	static void destroy(region &r, pmtx_off off)
-	{
-		transaction tx(r);
-		detail::check(pmtx_list_destroy(tx.get(), off),
-		              "pmtx_list_destroy");
-		tx.commit();
-	}
-
-	pmtx_list *handle() const noexcept { return l_; }
-	pmtx_off off() const noexcept { return pmtx_list_off(l_); }
 
 	uint64_t size() const
 	{
 		uint64_t n = 0;
-		detail::check(pmtx_list_len(tx(), l_, &n), "pmtx_list_len");
+		detail::check(pmtx_list_len(tx(), m_, &n), "pmtx_list_len");
 		return n;
 	}
 	bool empty() const { return size() == 0; }
@@ -1248,7 +1217,7 @@ template <class T> class list {
 	std::optional<T> get(int64_t i) const
 	{
 		pmtx_bytes v;
-		int rc = pmtx_list_index(tx(), l_, i, &v);
+		int rc = pmtx_list_index(tx(), m_, i, &v);
 		if (rc == PMTX_E_NOT_FOUND)
 			return std::nullopt;
 		detail::check(rc, "pmtx_list_index");
@@ -1268,7 +1237,7 @@ template <class T> class list {
 	{
 		std::string b;
 		detail::enc e = vc::encode(v, b);
-		detail::check(pmtx_list_set(tx(), l_, i, e.p, e.n),
+		detail::check(pmtx_list_set(tx(), m_, i, e.p, e.n),
 		              "pmtx_list_set");
 	}
 	/* Insert v before (after) the first element equal to pivot: false
@@ -1282,14 +1251,14 @@ template <class T> class list {
 		std::string b;
 		detail::enc e = vc::encode(v, b);
 		uint64_t n = 0;
-		detail::check(pmtx_list_remove(tx(), l_, e.p, e.n, count, &n),
+		detail::check(pmtx_list_remove(tx(), m_, e.p, e.n, count, &n),
 		              "pmtx_list_remove");
 		return n;
 	}
 	/* Keep only [start, stop] (inclusive, as LTRIM). */
 	void trim(int64_t start, int64_t stop)
 	{
-		detail::check(pmtx_list_trim(tx(), l_, start, stop),
+		detail::check(pmtx_list_trim(tx(), m_, start, stop),
 		              "pmtx_list_trim");
 	}
 	/* f(const T &) for each element of [start, stop], in order. */
@@ -1298,7 +1267,7 @@ template <class T> class list {
 	{
 		using Fn = std::remove_reference_t<F>;
 		detail::walk<Fn> w{&f, nullptr};
-		int rc = pmtx_list_range(tx(), l_, start, stop, element<Fn>, &w);
+		int rc = pmtx_list_range(tx(), m_, start, stop, element<Fn>, &w);
 		if (w.ex)
 			std::rethrow_exception(w.ex);
 		detail::check(rc, "pmtx_list_range");
@@ -1326,7 +1295,7 @@ template <class T> class list {
 	{
 		std::string b;
 		detail::enc e = vc::encode(v, b);
-		detail::check(pmtx_list_push(tx(), l_, end, e.p, e.n),
+		detail::check(pmtx_list_push(tx(), m_, end, e.p, e.n),
 		              "pmtx_list_push");
 	}
 	/* pmtx_list_pop copies into a buffer the caller sizes: the length
@@ -1336,7 +1305,7 @@ template <class T> class list {
 	{
 		transaction t(r_);
 		pmtx_bytes peek;
-		int rc = pmtx_list_index(t.get(), l_,
+		int rc = pmtx_list_index(t.get(), m_,
 		                         end == PMTX_LIST_HEAD ? 0 : -1, &peek);
 		if (rc == PMTX_E_NOT_FOUND) {
 			t.commit();
@@ -1345,7 +1314,7 @@ template <class T> class list {
 		detail::check(rc, "pmtx_list_index");
 		std::string buf(peek.n, '\0');
 		size_t n = 0;
-		detail::check(pmtx_list_pop(t.get(), l_, end, buf.data(),
+		detail::check(pmtx_list_pop(t.get(), m_, end, buf.data(),
 		                            buf.size(), &n),
 		              "pmtx_list_pop");
 		t.commit();
@@ -1355,16 +1324,12 @@ template <class T> class list {
 	{
 		std::string pb, vb;
 		detail::enc pe = vc::encode(pivot, pb), ve = vc::encode(v, vb);
-		int rc = pmtx_list_insert(tx(), l_, pe.p, pe.n, after, ve.p, ve.n);
+		int rc = pmtx_list_insert(tx(), m_, pe.p, pe.n, after, ve.p, ve.n);
 		if (rc == PMTX_E_NOT_FOUND)
 			return false;
 		detail::check(rc, "pmtx_list_insert");
 		return true;
 	}
-	pmtx_tx *tx() const noexcept { return detail::tx_in(r_); }
-
-	pmtx_region *r_ = nullptr;
-	pmtx_list *l_ = nullptr;
 };
 
 /* ------------------------------------------------------------------------
