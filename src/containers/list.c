@@ -94,18 +94,11 @@
 #define PUSH_ONE_WRITE 256u /* elements up to this: length and bytes in
                              * one write */
 
-/* A copy of bytes handed out as a view (see Reads). */
-struct vcopy {
-	struct vcopy *next;
-	unsigned char b[];
-};
-
 struct pmtx_list {
 	pmtx_region *r;
 	pmtx_off off;
 	pmtx_runtime rt;
-	pthread_mutex_t lock; /* guards views */
-	struct vcopy *views;
+	struct cx_views views; /* see Reads (cont.h C5) */
 };
 
 /* One operation: its context and the header as the transaction sees it. */
@@ -200,47 +193,14 @@ static int elem_parse(const unsigned char *b, size_t n, size_t at,
 
 /* ---- views ---- */
 
-/* A copy of n bytes that lives until the list is next written through
- * the handle (Reads); NULL if memory is short. */
-static const void *view_copy(pmtx_list *l, const void *src, size_t n)
-{
-	struct vcopy *v = malloc(sizeof(*v) + n);
-	if (!v)
-		return NULL;
-	memcpy(v->b, src, n);
-	pthread_mutex_lock(&l->lock);
-	v->next = l->views;
-	l->views = v;
-	pthread_mutex_unlock(&l->lock);
-	return v->b;
-}
-
-static void views_drop(pmtx_list *l)
-{
-	pthread_mutex_lock(&l->lock);
-	struct vcopy *v = l->views;
-	l->views = NULL;
-	pthread_mutex_unlock(&l->lock);
-	while (v) {
-		struct vcopy *next = v->next;
-		free(v);
-		v = next;
-	}
-}
-
 /* The view of the n bytes at src of an image of a chunk, whose bytes
  * in place are at at (the same pointer under plain loads). In place if
- * they read the same there (see Reads), else a copy. */
+ * they read the same there (see Reads), else a copy kept by the handle
+ * (cont.h C5). */
 static int view_of(struct op *o, const unsigned char *at,
                    const unsigned char *src, size_t n, pmtx_bytes *v)
 {
-	v->n = n;
-	v->inl = 0;
-	v->p = n ? at : (const void *)"";
-	if (!n || at == src || !memcmp(at, src, n))
-		return 0;
-	v->p = view_copy(o->l, src, n);
-	return v->p ? 0 : ENOMEM;
+	return cx_view(&o->c, &o->l->views, at, src, n, v);
 }
 
 /* ---- operations: begin, end, the header ---- */
@@ -296,7 +256,7 @@ static int op_end(struct op *o, int rc)
 	int wrote = o->c.wrote;
 	rc = cx_end(&o->c, rc);
 	if (wrote)
-		views_drop(o->l);
+		cx_views_drop(&o->l->views);
 	return rc;
 }
 
@@ -1190,8 +1150,8 @@ int pmtx_list_open(pmtx_region *r, pmtx_off list, const pmtx_cont_options *o,
 	pmtx_list *l = malloc(sizeof(*l));
 	if (!l)
 		return ENOMEM;
-	*l = (pmtx_list){.r = r, .off = list, .rt = rt}; /* no views yet */
-	pthread_mutex_init(&l->lock, NULL);
+	*l = (pmtx_list){.r = r, .off = list, .rt = rt};
+	cx_views_init(&l->views);
 	*out = l;
 	return 0;
 }
@@ -1200,8 +1160,7 @@ void pmtx_list_close(pmtx_list *l)
 {
 	if (!l)
 		return;
-	views_drop(l);
-	pthread_mutex_destroy(&l->lock);
+	cx_views_fini(&l->views);
 	free(l);
 }
 

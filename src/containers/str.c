@@ -40,9 +40,9 @@
  * loads see the transaction's writes or its bytes in place are the ones
  * the transaction sees. Otherwise the transaction (redo, after it wrote
  * the string) holds them in its write set only: they are copied into a
- * buffer freed when the transaction ends (pmtx_defer), and such a view
- * is valid until then, not until the string is next written: there is
- * no handle to keep the copy in.
+ * buffer freed when the transaction ends (cx_view, cont.h C5), and such
+ * a view is valid until then, not until the string is next written:
+ * there is no handle to keep the copy in.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -224,30 +224,6 @@ int pmtx_str_len(pmtx_region *r, pmtx_tx *tx, const pmtx_str *s, size_t *n)
 	return rc;
 }
 
-/* A view of n bytes whose place is at, as the transaction sees them
- * (see Reads): in place, or a copy freed when the transaction ends. */
-static int view_at(struct cx *c, const unsigned char *at, size_t n,
-                   pmtx_bytes *out)
-{
-	out->p = at;
-	if (cx_direct(c))
-		return 0;
-	unsigned char *b = malloc(n);
-	if (!b)
-		return ENOMEM;
-	cx_read(c, b, at, n);
-	if (!memcmp(b, at, n)) {
-		free(b);
-		return 0;
-	}
-	int rc = pmtx_defer(c->tx, free, b);
-	if (rc)
-		free(b);
-	else
-		out->p = b;
-	return rc;
-}
-
 int pmtx_str_get(pmtx_region *r, pmtx_tx *tx, const pmtx_str *s,
                  pmtx_bytes *out)
 {
@@ -266,12 +242,11 @@ int pmtx_str_get(pmtx_region *r, pmtx_tx *tx, const pmtx_str *s,
 		return 0;
 	}
 	if (v.heap)
-		return view_at(&c, (const unsigned char *)c.base + v.off, v.n,
-		               out);
+		return cx_view(&c, NULL, c.base + v.off, NULL, v.n, out);
 	if (!in_region(r, s))
 		out->p = s->b;
 	else
-		rc = view_at(&c, s->b, v.n, out);
+		rc = cx_view(&c, NULL, s->b, NULL, v.n, out);
 	return rc;
 }
 

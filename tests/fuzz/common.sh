@@ -1,5 +1,6 @@
-# Shared by the fuzzing scripts (tests/fuzz/run.sh,
-# apps/pmcached/tests/fuzz_proto.sh, apps/sqlite/tests/fuzz_open.sh);
+# Shared by the fuzzing scripts (tests/fuzz/run.sh, tests/fuzz/containers.sh,
+# apps/pmcached/tests/fuzz_proto.sh, apps/pmkv/tests/fuzz_resp.sh,
+# apps/sqlite/tests/fuzz_open.sh);
 # source it, then:
 #   fuzz_limits SHORT ARGS...      parse [--runs N | --time S] [-- libFuzzer
 #                                  options]: sets limit (SHORT executions
