@@ -19,7 +19,8 @@
  *  WC1. Determinism (W1 of workloads.c). Transaction i is planned by
  *       plan(e, i, state), state being the model after the first i
  *       transactions: run() replays the model up to i and plans from it,
- *       model() replays and applies the plans. Every byte string is
+ *       model() replays and applies the plans (both made by CONT_MODEL
+ *       for every workload). Every byte string is
  *       generated from a 64-bit id and a length (gen), so the model keeps
  *       (id, length) pairs and compares bytes by generating them.
  *  WC2. One transaction per operation i: the ops of a plan run in one
@@ -31,7 +32,8 @@
  *       PMTX_E_NOT_FOUND) writes nothing (cont.h C4) and the transaction
  *       goes on. run() checks every status (and what pop and remove
  *       return) against the plan: a difference is a failure of the
- *       workload, reported with no crash.
+ *       workload, reported with no crash. plan_run does this for every
+ *       workload.
  *  WC3. Every transaction's effect is planned on a copy of the model, so
  *       a later op of the same transaction sees the earlier ones.
  *  WC4. The observed vector holds the container's length, then one word
@@ -76,6 +78,7 @@
 #include "workloads.h"
 
 #define CW_MAX_NTX 64
+#define CONT_RUNTIMES (PMTX_EXPLORE_LOGGING | PMTX_EXPLORE_TWIN)
 #define NSTR 4
 
 /* The root of every container workload (each uses its own fields). */
@@ -186,6 +189,149 @@ static size_t bad(char *msg, size_t len, const char *what, const char *why)
 	return (size_t)-1;
 }
 
+/* ---- a plan's transaction (WC2) ---- */
+
+/* The shape of transaction i's plan for the hash map, the list and the
+ * strings: one op alone (solo) when i % 5 == 3, else 1 to 3 ops in a
+ * transaction that aborts when i % 7 == 5. Returns the ops. */
+static unsigned plan_shape(const pmtx_explore_env *e, uint64_t i, int *solo,
+                           int *abort)
+{
+	*solo = i % 5 == 3;
+	*abort = !*solo && i % 7 == 5;
+	return *solo ? 1 : 1 + (unsigned)(rnd(e, i, 99) % 3);
+}
+
+/* The handles a plan's ops run on: those of the containers the root
+ * holds (each workload's root holds its own only), opened with
+ * e->runtime (stripes: the hash map's); fresh: a hash map made in the
+ * transaction (cross), whose handle holds stripe locks until it ends. */
+struct hnd {
+	pmtx_region *r;
+	pmtx_runtime rt;
+	pmtx_list *l;
+	pmtx_hmap *h, *fresh;
+	pmtx_map *big, *small;
+};
+
+static int hnd_open(const pmtx_explore_env *e, pmtx_region *r,
+                    unsigned stripes, struct hnd *h)
+{
+	pmtx_cont_options o = copts(e->runtime, 0);
+	pmtx_cont_options ho = copts(e->runtime, stripes);
+	const struct croot *c = croot(r);
+	int rc = 0;
+	*h = (struct hnd){.r = r, .rt = e->runtime};
+	if (c->list)
+		rc = pmtx_list_open(r, c->list, &o, &h->l);
+	if (!rc && c->hmap)
+		rc = pmtx_hmap_open(r, c->hmap, &ho, &h->h);
+	if (!rc && c->map)
+		rc = pmtx_map_open(r, c->map, &o, &h->big);
+	if (!rc && c->smap)
+		rc = pmtx_map_open(r, c->smap, &o, &h->small);
+	return rc;
+}
+
+/* After the transaction: the handles held its stripe locks. */
+static void hnd_close(struct hnd *h)
+{
+	pmtx_list_close(h->l);
+	pmtx_hmap_close(h->h);
+	pmtx_hmap_close(h->fresh);
+	pmtx_map_close(h->big);
+	pmtx_map_close(h->small);
+}
+
+/* Op k of plan p (of its workload's plan type) on the handles h, in tx
+ * (NULL: the op runs alone), for transaction i. */
+typedef int (*op_fn)(pmtx_tx *tx, struct hnd *h, const void *p, unsigned k,
+                     uint64_t i);
+
+/* Run transaction i's plan p of n ops (WC2): in one transaction begun
+ * with e->runtime, or alone (solo: one op, tx NULL); an aborted plan
+ * runs every op, then aborts. */
+static int plan_run(const pmtx_explore_env *e, pmtx_region *r,
+                    unsigned stripes, unsigned n, int solo, int abort,
+                    op_fn op, const void *p, uint64_t i)
+{
+	struct hnd h;
+	pmtx_tx *tx = NULL;
+	int rc = hnd_open(e, r, stripes, &h);
+	if (!rc && !solo)
+		rc = pmtx_begin(r, e->runtime, &tx);
+	for (unsigned k = 0; !rc && k < n; k++)
+		rc = op(tx, &h, p, k, i);
+	if (tx && abort && !rc)
+		rc = pmtx_abort(tx);
+	else if (tx)
+		rc = ct_tx_end(tx, rc);
+	hnd_close(&h);
+	return rc;
+}
+
+/* ---- what every workload's model does (WC1) ---- */
+
+/*
+ * CONT_MODEL(M, P, INIT, PLAN, EXEC, VECTOR, REPLAY, RUN, MODEL) defines,
+ * for a workload whose model has type M and whose plans type P, from
+ *   INIT(M *m)                    the model after setup,
+ *   PLAN(e, i, M *m, P *p)        transaction i planned and applied to m
+ *                                 (WC3),
+ *   EXEC(e, r, const P *p, i)     the plan run (WC2),
+ *   VECTOR(const M *m, out, max)  the model as observe's vector (WC4):
+ * REPLAY(e, k, M *m), the model after k transactions, which goes on from
+ * the last replay when it can (the explorer asks for the same k image
+ * after image), and the workload's run and model functions, RUN and
+ * MODEL. A macro: the five models share this logic, not a type. The
+ * models are static (the largest is tens of KiB).
+ */
+#define CONT_MODEL(M, P, INIT, PLAN, EXEC, VECTOR, REPLAY, RUN, MODEL)     \
+	static void REPLAY(const pmtx_explore_env *e, uint64_t k, M *m)    \
+	{                                                                  \
+		static struct {                                            \
+			int valid;                                         \
+			uint64_t seed, k;                                  \
+			M m, t;                                            \
+			P p;                                               \
+		} c;                                                       \
+		if (!c.valid || c.seed != e->seed || c.k > k) {            \
+			INIT(&c.m);                                        \
+			c.valid = 1, c.seed = e->seed, c.k = 0;            \
+		}                                                          \
+		for (; c.k < k; c.k++) {                                   \
+			c.t = c.m;                                         \
+			PLAN(e, c.k, &c.t, &c.p);                          \
+			if (!c.p.abort)                                    \
+				c.m = c.t;                                 \
+		}                                                          \
+		*m = c.m;                                                  \
+	}                                                                  \
+	static int RUN(const pmtx_explore_env *e, pmtx_region *r,          \
+	               unsigned t, uint64_t i)                             \
+	{                                                                  \
+		static M m;                                                \
+		static P p;                                                \
+		REPLAY(e, i, &m);                                          \
+		PLAN(e, i, &m, &p);                                        \
+		return EXEC(e, r, &p, i);                                  \
+	}                                                                  \
+	static size_t MODEL(const pmtx_explore_env *e, unsigned t,         \
+	                    uint64_t k, uint64_t *out, size_t max)         \
+	{                                                                  \
+		static M m;                                                \
+		REPLAY(e, k, &m);                                          \
+		return VECTOR(&m, out, max);                               \
+	}
+
+/* A container workload: the root, runtimes and limit every one has;
+ * size: the region's bytes (0: the explorer's default). */
+#define CONT_WORKLOAD(NAME, HELP, SIZE, SETUP, RUN, OBSERVE, MODEL, WALK) \
+	{.name = NAME, .help = HELP, .root_size = sizeof(struct croot),     \
+	 .runtimes = CONT_RUNTIMES, .region_size = SIZE,                    \
+	 .max_ntx = CW_MAX_NTX, .setup = SETUP, .run = RUN,                 \
+	 .observe = OBSERVE, .model = MODEL, .walk = WALK}
+
 /* ======================================================================
  * The hash map model: keys 0..HM_KEYS-1, each absent or holding a value
  * (id, length).
@@ -232,16 +378,17 @@ static size_t hm_vector(const struct hm_model *m, uint64_t *out, size_t max)
 	return 1 + HM_KEYS;
 }
 
-/* The map at off as the vector above, after hmap_check. */
-static size_t hm_observe(pmtx_region *r, pmtx_off off, uint64_t *out,
-                         size_t max, char *msg, size_t len)
+/* The root's map as the vector above, after hmap_check. */
+static size_t hm_observe(const pmtx_explore_env *e, pmtx_region *r,
+                         unsigned t, uint64_t *out, size_t max, char *msg,
+                         size_t len)
 {
 	pmtx_hmap *m;
 	char why[160];
 	uint64_t n = 0;
 	if (max < 1 + HM_KEYS)
 		return 0;
-	int rc = pmtx_hmap_open(r, off, NULL, &m);
+	int rc = pmtx_hmap_open(r, croot(r)->hmap, NULL, &m);
 	if (rc)
 		return bad(msg, len, "hash map: open", pmtx_strerror(rc));
 	size_t got = 1 + HM_KEYS;
@@ -263,13 +410,13 @@ static size_t hm_observe(pmtx_region *r, pmtx_off off, uint64_t *out,
 	return got;
 }
 
-/* Every block of the map at off (hmap_walk); nonzero if it cannot be
+/* Every block of the root's map (hmap_walk); nonzero if it cannot be
  * walked. */
-static int hm_walk(pmtx_region *r, pmtx_off off, pmtx_explore_block_fn fn,
-                   void *arg)
+static int hm_walk(const pmtx_explore_env *e, pmtx_region *r,
+                   pmtx_explore_block_fn fn, void *arg)
 {
 	pmtx_hmap *m;
-	if (pmtx_hmap_open(r, off, NULL, &m))
+	if (pmtx_hmap_open(r, croot(r)->hmap, NULL, &m))
 		return 1;
 	int rc = hmap_walk(m, fn, arg);
 	pmtx_hmap_close(m);
@@ -344,9 +491,7 @@ static struct el hm_value(uint64_t r, uint64_t id)
 static void hm_plan(const pmtx_explore_env *e, uint64_t i,
                     struct hm_model *m, struct hplan *p)
 {
-	p->solo = i % 5 == 3;
-	p->abort = !p->solo && i % 7 == 5;
-	p->n = p->solo ? 1 : 1 + (unsigned)(rnd(e, i, 99) % 3);
+	p->n = plan_shape(e, i, &p->solo, &p->abort);
 	for (unsigned k = 0; k < p->n; k++) {
 		uint64_t r = rnd(e, i, k);
 		struct hop *o = &p->op[k];
@@ -362,9 +507,11 @@ static void hm_plan(const pmtx_explore_env *e, uint64_t i,
 	}
 }
 
-static int hop_run(pmtx_tx *tx, pmtx_hmap *m, const struct hop *o,
+static int hop_run(pmtx_tx *tx, struct hnd *h, const void *p, unsigned k,
                    uint64_t i)
 {
+	const struct hop *o = &((const struct hplan *)p)->op[k];
+	pmtx_hmap *m = h->h;
 	unsigned char kb[16], vb[MAXBYTES];
 	size_t kn = hm_key(o->key, kb);
 	int existed = -1, rc;
@@ -383,28 +530,10 @@ static int hop_run(pmtx_tx *tx, pmtx_hmap *m, const struct hop *o,
 	return 0;
 }
 
-/* Run plan p on the map at off (WC2). */
-static int hplan_run(const pmtx_explore_env *e, pmtx_region *r, pmtx_off off,
-                     unsigned stripes, const struct hplan *p, uint64_t i)
+static int hm_exec(const pmtx_explore_env *e, pmtx_region *r,
+                   const struct hplan *p, uint64_t i)
 {
-	pmtx_cont_options o = copts(e->runtime, stripes);
-	pmtx_hmap *m;
-	pmtx_tx *tx = NULL;
-	int rc = pmtx_hmap_open(r, off, &o, &m);
-	if (rc)
-		return rc;
-	if (!p->solo && (rc = pmtx_begin(r, e->runtime, &tx))) {
-		pmtx_hmap_close(m);
-		return rc;
-	}
-	for (unsigned k = 0; !rc && k < p->n; k++)
-		rc = hop_run(tx, m, &p->op[k], i);
-	if (tx && p->abort && !rc)
-		rc = pmtx_abort(tx);
-	else if (tx)
-		rc = ct_tx_end(tx, rc);
-	pmtx_hmap_close(m);
-	return rc;
+	return plan_run(e, r, 0, p->n, p->solo, p->abort, hop_run, p, i);
 }
 
 #define HM_SETUP 12 /* entries: the first split is 13 (WC5) */
@@ -416,30 +545,8 @@ static void hm_model_init(struct hm_model *m)
 		hm_put(m, k * 3 % HM_KEYS, (struct el){0x5e7000 + k, 8 + k});
 }
 
-/* The model after k transactions (WC1). Each replay goes on from the
- * last one when it can: the explorer asks for the same k image after
- * image. */
-static void hm_replay(const pmtx_explore_env *e, uint64_t k,
-                      struct hm_model *m)
-{
-	static struct {
-		int valid;
-		uint64_t seed, k;
-		struct hm_model m;
-	} c;
-	if (!c.valid || c.seed != e->seed || c.k > k) {
-		hm_model_init(&c.m);
-		c.valid = 1, c.seed = e->seed, c.k = 0;
-	}
-	for (; c.k < k; c.k++) {
-		struct hm_model t = c.m;
-		struct hplan p;
-		hm_plan(e, c.k, &t, &p);
-		if (!p.abort)
-			c.m = t;
-	}
-	*m = c.m;
-}
+CONT_MODEL(struct hm_model, struct hplan, hm_model_init, hm_plan, hm_exec,
+           hm_vector, hm_replay, whm_run, whm_model)
 
 /* Fill the map at off with the model's entries (setup: no crash). */
 static int hm_fill(pmtx_region *r, pmtx_off off, unsigned stripes,
@@ -497,47 +604,12 @@ static int whm_setup(const pmtx_explore_env *e, pmtx_region *r)
 	return rc ? rc : hm_fill(r, croot(r)->hmap, 0, &m);
 }
 
-static int whm_run(const pmtx_explore_env *e, pmtx_region *r, unsigned t,
-                    uint64_t i)
-{
-	struct hm_model m;
-	struct hplan p;
-	hm_replay(e, i, &m);
-	hm_plan(e, i, &m, &p);
-	return hplan_run(e, r, croot(r)->hmap, 0, &p, i);
-}
-
-static size_t whm_observe(const pmtx_explore_env *e, pmtx_region *r,
-                           unsigned t, uint64_t *out, size_t max, char *msg,
-                           size_t len)
-{
-	return hm_observe(r, croot(r)->hmap, out, max, msg, len);
-}
-
-static size_t whm_model(const pmtx_explore_env *e, unsigned t, uint64_t k,
-                         uint64_t *out, size_t max)
-{
-	struct hm_model m;
-	hm_replay(e, k, &m);
-	return hm_vector(&m, out, max);
-}
-
-static int whm_walk(const pmtx_explore_env *e, pmtx_region *r,
-                     pmtx_explore_block_fn fn, void *arg)
-{
-	return hm_walk(r, croot(r)->hmap, fn, arg);
-}
-
-#define CONT_RUNTIMES (PMTX_EXPLORE_LOGGING | PMTX_EXPLORE_TWIN)
-
-static const pmtx_explore_workload wl_hmap = {
-	.name = "hmap",
-	.help = "hash map: inserts, replaces (NX, XX) and deletes, with "
-	        "bucket splits and segment allocations; some transactions "
-	        "abort, some operations run alone",
-	.root_size = sizeof(struct croot), .runtimes = CONT_RUNTIMES,
-	.max_ntx = CW_MAX_NTX, .setup = whm_setup, .run = whm_run,
-	.observe = whm_observe, .model = whm_model, .walk = whm_walk};
+static const pmtx_explore_workload wl_hmap = CONT_WORKLOAD(
+	"hmap",
+	"hash map: inserts, replaces (NX, XX) and deletes, with bucket "
+	"splits and segment allocations; some transactions abort, some "
+	"operations run alone",
+	0, whm_setup, whm_run, hm_observe, whm_model, hm_walk);
 
 /* ======================================================================
  * The list model: a deque of elements (id, length).
@@ -588,14 +660,15 @@ static int lobs_add(const pmtx_bytes *v, void *arg)
 	return 0;
 }
 
-/* The list at off as the vector above, after list_check. */
-static size_t lm_observe(pmtx_region *r, pmtx_off off, uint64_t *out,
-                         size_t max, char *msg, size_t len)
+/* The root's list as the vector above, after list_check. */
+static size_t lm_observe(const pmtx_explore_env *e, pmtx_region *r,
+                         unsigned t, uint64_t *out, size_t max, char *msg,
+                         size_t len)
 {
 	pmtx_list *l;
 	char why[160];
 	uint64_t n = 0;
-	int rc = pmtx_list_open(r, off, NULL, &l);
+	int rc = pmtx_list_open(r, croot(r)->list, NULL, &l);
 	if (rc)
 		return bad(msg, len, "list: open", pmtx_strerror(rc));
 	struct lobs o = {out, 1, max};
@@ -617,9 +690,11 @@ static size_t lm_observe(pmtx_region *r, pmtx_off off, uint64_t *out,
 	return got;
 }
 
-static int lm_walk(pmtx_region *r, pmtx_off off, pmtx_explore_block_fn fn,
-                   void *arg)
+/* Every block of the root's list (list_layout.h): header, chunks. */
+static int lm_walk(const pmtx_explore_env *e, pmtx_region *r,
+                   pmtx_explore_block_fn fn, void *arg)
 {
+	pmtx_off off = croot(r)->list;
 	const struct list_hdr *h = blk(r, off, sizeof(*h));
 	if (!h || fn(off, arg))
 		return 1;
@@ -830,17 +905,17 @@ static int lm_sched(uint64_t i, uint64_t r, struct lmodel *m, struct lop *o)
 static void lm_plan(const pmtx_explore_env *e, uint64_t i, struct lmodel *m,
                     struct lplan *p)
 {
-	p->solo = i % 5 == 3;
-	p->abort = !p->solo && i % 7 == 5;
-	p->n = p->solo ? 1 : 1 + (unsigned)(rnd(e, i, 99) % 3);
+	p->n = plan_shape(e, i, &p->solo, &p->abort);
 	for (unsigned k = 0; k < p->n; k++)
 		if (k || !lm_sched(i, rnd(e, i, k), m, &p->op[k]))
 			lm_plan_op(i, k, rnd(e, i, k), m, &p->op[k]);
 }
 
-static int lop_run(pmtx_tx *tx, pmtx_list *l, const struct lop *o,
+static int lop_run(pmtx_tx *tx, struct hnd *h, const void *p, unsigned k,
                    uint64_t i)
 {
+	const struct lop *o = &((const struct lplan *)p)->op[k];
+	pmtx_list *l = h->l;
 	unsigned char vb[MAXBYTES], pb[MAXBYTES], got[MAXBYTES];
 	size_t n = 0;
 	uint64_t removed = 0;
@@ -876,27 +951,10 @@ static int lop_run(pmtx_tx *tx, pmtx_list *l, const struct lop *o,
 	return rc != o->want ? wl_fail("clist", i, "status", rc, o->want) : 0;
 }
 
-static int lplan_run(const pmtx_explore_env *e, pmtx_region *r,
-                     pmtx_off off, const struct lplan *p, uint64_t i)
+static int lm_exec(const pmtx_explore_env *e, pmtx_region *r,
+                   const struct lplan *p, uint64_t i)
 {
-	pmtx_cont_options o = copts(e->runtime, 0);
-	pmtx_list *l;
-	pmtx_tx *tx = NULL;
-	int rc = pmtx_list_open(r, off, &o, &l);
-	if (rc)
-		return rc;
-	if (!p->solo && (rc = pmtx_begin(r, e->runtime, &tx))) {
-		pmtx_list_close(l);
-		return rc;
-	}
-	for (unsigned k = 0; !rc && k < p->n; k++)
-		rc = lop_run(tx, l, &p->op[k], i);
-	if (tx && p->abort && !rc)
-		rc = pmtx_abort(tx);
-	else if (tx)
-		rc = ct_tx_end(tx, rc);
-	pmtx_list_close(l);
-	return rc;
+	return plan_run(e, r, 0, p->n, p->solo, p->abort, lop_run, p, i);
 }
 
 #define LM_SETUP 30 /* elements of 20-60 bytes: two or three chunks */
@@ -908,28 +966,14 @@ static void lm_model_init(struct lmodel *m, unsigned n)
 		m->e[m->n++] = (struct el){0x11570000ull + j, 20 + j * 7 % 41};
 }
 
-static void lm_replay(const pmtx_explore_env *e, uint64_t k,
-                      struct lmodel *m)
+/* The list workload's model after setup. */
+static void lm_setup_model(struct lmodel *m)
 {
-	static struct {
-		int valid;
-		uint64_t seed, k;
-		struct lmodel m;
-	} c;
-	static struct lmodel t;
-	if (!c.valid || c.seed != e->seed || c.k > k) {
-		lm_model_init(&c.m, LM_SETUP);
-		c.valid = 1, c.seed = e->seed, c.k = 0;
-	}
-	for (; c.k < k; c.k++) {
-		struct lplan p;
-		t = c.m;
-		lm_plan(e, c.k, &t, &p);
-		if (!p.abort)
-			c.m = t;
-	}
-	*m = c.m;
+	lm_model_init(m, LM_SETUP);
 }
+
+CONT_MODEL(struct lmodel, struct lplan, lm_setup_model, lm_plan, lm_exec,
+           lm_vector, lm_replay, wcl_run, wcl_model)
 
 /* Create a list into *field and push the model's elements (setup). */
 static int create_list(pmtx_region *r, const struct lmodel *m,
@@ -958,49 +1002,16 @@ static int create_list(pmtx_region *r, const struct lmodel *m,
 static int wcl_setup(const pmtx_explore_env *e, pmtx_region *r)
 {
 	struct lmodel m;
-	lm_model_init(&m, LM_SETUP);
+	lm_setup_model(&m);
 	return create_list(r, &m, &croot(r)->list);
 }
 
-static int wcl_run(const pmtx_explore_env *e, pmtx_region *r, unsigned t,
-                     uint64_t i)
-{
-	static struct lmodel m;
-	struct lplan p;
-	lm_replay(e, i, &m);
-	lm_plan(e, i, &m, &p);
-	return lplan_run(e, r, croot(r)->list, &p, i);
-}
-
-static size_t wcl_observe(const pmtx_explore_env *e, pmtx_region *r,
-                            unsigned t, uint64_t *out, size_t max, char *msg,
-                            size_t len)
-{
-	return lm_observe(r, croot(r)->list, out, max, msg, len);
-}
-
-static size_t wcl_model(const pmtx_explore_env *e, unsigned t, uint64_t k,
-                          uint64_t *out, size_t max)
-{
-	static struct lmodel m;
-	lm_replay(e, k, &m);
-	return lm_vector(&m, out, max);
-}
-
-static int wcl_walk(const pmtx_explore_env *e, pmtx_region *r,
-                      pmtx_explore_block_fn fn, void *arg)
-{
-	return lm_walk(r, croot(r)->list, fn, arg);
-}
-
-static const pmtx_explore_workload wl_clist = {
-	.name = "clist",
-	.help = "list (pmtx_list): pushes and pops at both ends, inserts, "
-	        "removes, sets and trims; chunk splits and merges, elements "
-	        "bigger than a chunk",
-	.root_size = sizeof(struct croot), .runtimes = CONT_RUNTIMES,
-	.max_ntx = CW_MAX_NTX, .setup = wcl_setup, .run = wcl_run,
-	.observe = wcl_observe, .model = wcl_model, .walk = wcl_walk};
+static const pmtx_explore_workload wl_clist = CONT_WORKLOAD(
+	"clist",
+	"list (pmtx_list): pushes and pops at both ends, inserts, removes, "
+	"sets and trims; chunk splits and merges, elements bigger than a "
+	"chunk",
+	0, wcl_setup, wcl_run, lm_observe, wcl_model, lm_walk);
 
 /* ======================================================================
  * Strings: NSTR values in the root.
@@ -1113,40 +1124,35 @@ static int sm_sched(uint64_t i, struct smodel *m, struct sop *o)
 static void sm_plan(const pmtx_explore_env *e, uint64_t i, struct smodel *m,
                     struct splan *p)
 {
-	p->solo = i % 5 == 3;
-	p->abort = !p->solo && i % 7 == 5;
-	p->n = p->solo ? 1 : 1 + (unsigned)(rnd(e, i, 99) % 3);
+	p->n = plan_shape(e, i, &p->solo, &p->abort);
 	for (unsigned k = 0; k < p->n; k++)
 		if (k || !sm_sched(i, m, &p->op[k]))
 			sm_plan_op(i, k, rnd(e, i, k), m, &p->op[k]);
 }
 
-static void sm_replay(const pmtx_explore_env *e, uint64_t k,
-                      struct smodel *m)
+/* After setup: every string empty. */
+static void sm_init(struct smodel *m)
 {
-	static struct {
-		int valid;
-		uint64_t seed, k;
-		struct smodel m;
-	} c;
-	static struct smodel t;
-	if (!c.valid || c.seed != e->seed || c.k > k) {
-		memset(c.m.n, 0, sizeof(c.m.n));
-		c.valid = 1, c.seed = e->seed, c.k = 0;
-	}
-	for (; c.k < k; c.k++) {
-		struct splan p;
-		t = c.m;
-		sm_plan(e, c.k, &t, &p);
-		if (!p.abort)
-			c.m = t;
-	}
-	*m = c.m;
+	memset(m->n, 0, sizeof(m->n));
 }
 
-static int sop_run(pmtx_region *r, pmtx_tx *tx, const struct sop *o,
+/* [per string: length, hash] */
+static size_t sm_vector(const struct smodel *m, uint64_t *out, size_t max)
+{
+	if (max < 2 * NSTR)
+		return 0;
+	for (unsigned s = 0; s < NSTR; s++) {
+		out[2 * s] = m->n[s];
+		out[2 * s + 1] = hash_bytes(m->b[s], m->n[s]);
+	}
+	return 2 * NSTR;
+}
+
+static int sop_run(pmtx_tx *tx, struct hnd *h, const void *p, unsigned k,
                    uint64_t i)
 {
+	const struct sop *o = &((const struct splan *)p)->op[k];
+	pmtx_region *r = h->r;
 	unsigned char b[MAXBYTES];
 	pmtx_str *s = &croot(r)->s[o->s];
 	int rc;
@@ -1173,22 +1179,15 @@ static int wst_setup(const pmtx_explore_env *e, pmtx_region *r)
 	return 0; /* zero bytes are empty strings */
 }
 
-static int wst_run(const pmtx_explore_env *e, pmtx_region *r, unsigned t,
-                   uint64_t i)
+/* A string has no handle: alone, an op runs the region's runtime. */
+static int sm_exec(const pmtx_explore_env *e, pmtx_region *r,
+                   const struct splan *p, uint64_t i)
 {
-	static struct smodel m;
-	struct splan p;
-	pmtx_tx *tx = NULL;
-	sm_replay(e, i, &m);
-	sm_plan(e, i, &m, &p);
-	/* a string has no handle: alone, an op runs the region's runtime */
-	int rc = p.solo ? 0 : pmtx_begin(r, e->runtime, &tx);
-	for (unsigned k = 0; !rc && k < p.n; k++)
-		rc = sop_run(r, tx, &p.op[k], i);
-	if (tx && p.abort && !rc)
-		return pmtx_abort(tx);
-	return tx ? ct_tx_end(tx, rc) : rc;
+	return plan_run(e, r, 0, p->n, p->solo, p->abort, sop_run, p, i);
 }
+
+CONT_MODEL(struct smodel, struct splan, sm_init, sm_plan, sm_exec, sm_vector,
+           sm_replay, wst_run, wst_model)
 
 /* [per string: length, hash] */
 static size_t wst_observe(const pmtx_explore_env *e, pmtx_region *r,
@@ -1219,20 +1218,6 @@ static size_t wst_observe(const pmtx_explore_env *e, pmtx_region *r,
 	return 2 * NSTR;
 }
 
-static size_t wst_model(const pmtx_explore_env *e, unsigned t, uint64_t k,
-                        uint64_t *out, size_t max)
-{
-	static struct smodel m;
-	if (max < 2 * NSTR)
-		return 0;
-	sm_replay(e, k, &m);
-	for (unsigned s = 0; s < NSTR; s++) {
-		out[2 * s] = m.n[s];
-		out[2 * s + 1] = hash_bytes(m.b[s], m.n[s]);
-	}
-	return 2 * NSTR;
-}
-
 /* The block of a heap string (str_layout.h), or 0. */
 static pmtx_off str_block(const pmtx_str *s)
 {
@@ -1254,13 +1239,11 @@ static int wst_walk(const pmtx_explore_env *e, pmtx_region *r,
 	return 0;
 }
 
-static const pmtx_explore_workload wl_str = {
-	.name = "str",
-	.help = "strings: set, append, setrange (with gaps) and clear, "
-	        "inline and in heap blocks that grow by moving",
-	.root_size = sizeof(struct croot), .runtimes = CONT_RUNTIMES,
-	.max_ntx = CW_MAX_NTX, .setup = wst_setup, .run = wst_run,
-	.observe = wst_observe, .model = wst_model, .walk = wst_walk};
+static const pmtx_explore_workload wl_str = CONT_WORKLOAD(
+	"str",
+	"strings: set, append, setrange (with gaps) and clear, inline and "
+	"in heap blocks that grow by moving",
+	0, wst_setup, wst_run, wst_observe, wst_model, wst_walk);
 
 /* ======================================================================
  * cross: a list and a hash map (locked, opened with stripes) changed in
@@ -1284,6 +1267,8 @@ struct xplan {
 	int kind, abort;
 	unsigned key;       /* MOVE: where the popped element goes; BACK:
 	                     * the key taken */
+	int pop;            /* MOVE: the list is not empty: its tail is
+	                     * popped */
 	struct el popped;   /* MOVE */
 	struct el fresh;    /* MOVE: pushed at the head; BACK: the value */
 	int nx;             /* MOVE: NX put, refused: the plan aborts */
@@ -1311,7 +1296,8 @@ static void x_plan(const pmtx_explore_env *e, uint64_t i, struct xmodel *m,
 		p->nx = (r >> 16) % 4 == 0 && m->h.present[p->key];
 		if (p->nx)
 			p->abort = 1;
-		if (m->l.n) {
+		p->pop = m->l.n != 0;
+		if (p->pop) {
 			p->popped = m->l.e[m->l.n - 1];
 			m->l.n--;
 			hm_put(&m->h, p->key, p->popped);
@@ -1333,36 +1319,22 @@ static void x_model_init(struct xmodel *m)
 		hm_put(&m->h, k * 7 % HM_KEYS, (struct el){0x5e8000 + k, 5 + k});
 }
 
-static void x_replay(const pmtx_explore_env *e, uint64_t k, struct xmodel *m)
+/* [the list's vector, then the hash map's] */
+static size_t x_vector(const struct xmodel *m, uint64_t *out, size_t max)
 {
-	static struct {
-		int valid;
-		uint64_t seed, k;
-		struct xmodel m;
-	} c;
-	static struct xmodel t;
-	if (!c.valid || c.seed != e->seed || c.k > k) {
-		x_model_init(&c.m);
-		c.valid = 1, c.seed = e->seed, c.k = 0;
-	}
-	for (; c.k < k; c.k++) {
-		struct xplan p;
-		t = c.m;
-		x_plan(e, c.k, &t, &p);
-		if (!p.abort)
-			c.m = t;
-	}
-	*m = c.m;
+	size_t n = lm_vector(&m->l, out, max);
+	size_t h = n ? hm_vector(&m->h, out + n, max - n) : 0;
+	return h ? n + h : 0;
 }
 
 /* MOVE: pop the tail, put it under key, push fresh at the head. */
-static int x_move(pmtx_tx *tx, const struct xplan *p, const struct xmodel *m,
-                  pmtx_list *l, pmtx_hmap *h, uint64_t i)
+static int x_move(pmtx_tx *tx, const struct xplan *p, pmtx_list *l,
+                  pmtx_hmap *h, uint64_t i)
 {
 	unsigned char b[MAXBYTES], kb[16];
 	size_t n, kn = hm_key(p->key, kb);
 	int rc = 0;
-	if (m->l.n) {
+	if (p->pop) {
 		rc = pmtx_list_pop(tx, l, PMTX_LIST_TAIL, b, sizeof(b), &n);
 		if (!rc)
 			rc = pmtx_hmap_put(tx, h, kb, kn, b, n,
@@ -1462,88 +1434,58 @@ static int wcx_setup(const pmtx_explore_env *e, pmtx_region *r)
 	return rc ? rc : hm_fill(r, croot(r)->hmap, X_STRIPES, &m.h);
 }
 
-static int wcx_run(const pmtx_explore_env *e, pmtx_region *r, unsigned t,
-                     uint64_t i)
+/* The plan's one op, on the root's list and hash map. */
+static int x_op(pmtx_tx *tx, struct hnd *h, const void *p, unsigned k,
+                uint64_t i)
 {
-	static struct xmodel m;
-	struct xplan p;
-	pmtx_cont_options lo = copts(e->runtime, 0);
-	pmtx_cont_options ho = copts(e->runtime, X_STRIPES);
-	pmtx_list *l = NULL;
-	pmtx_hmap *h = NULL, *nh = NULL;
-	pmtx_tx *tx;
-	x_replay(e, i, &m);
-	x_plan(e, i, &m, &p);
-	x_replay(e, i, &m); /* the state before transaction i */
-	int rc = pmtx_list_open(r, croot(r)->list, &lo, &l);
-	if (!rc)
-		rc = pmtx_hmap_open(r, croot(r)->hmap, &ho, &h);
-	if (!rc && !(rc = pmtx_begin(r, e->runtime, &tx))) {
-		switch (p.kind) {
-		case XOP_MOVE:
-			rc = x_move(tx, &p, &m, l, h, i);
-			break;
-		case XOP_BACK:
-			rc = x_back(tx, &p, l, h, i);
-			break;
-		case XOP_NEWLIST:
-			rc = x_newlist(tx, r, e->runtime, l);
-			break;
-		default:
-			rc = x_newmap(tx, r, e->runtime, h, &nh);
-			break;
-		}
-		if (p.abort && !rc)
-			rc = pmtx_abort(tx);
-		else
-			rc = ct_tx_end(tx, rc);
+	const struct xplan *x = p;
+	switch (x->kind) {
+	case XOP_MOVE:
+		return x_move(tx, x, h->l, h->h, i);
+	case XOP_BACK:
+		return x_back(tx, x, h->l, h->h, i);
+	case XOP_NEWLIST:
+		return x_newlist(tx, h->r, h->rt, h->l);
+	default:
+		return x_newmap(tx, h->r, h->rt, h->h, &h->fresh);
 	}
-	/* after the transaction: it held their stripe locks */
-	pmtx_list_close(l);
-	pmtx_hmap_close(h);
-	pmtx_hmap_close(nh);
-	return rc;
 }
+
+/* One op, never alone: a transaction of its own even for one op. */
+static int x_exec(const pmtx_explore_env *e, pmtx_region *r,
+                  const struct xplan *p, uint64_t i)
+{
+	return plan_run(e, r, X_STRIPES, 1, 0, p->abort, x_op, p, i);
+}
+
+CONT_MODEL(struct xmodel, struct xplan, x_model_init, x_plan, x_exec,
+           x_vector, x_replay, wcx_run, wcx_model)
 
 static size_t wcx_observe(const pmtx_explore_env *e, pmtx_region *r,
                             unsigned t, uint64_t *out, size_t max, char *msg,
                             size_t len)
 {
-	size_t n = lm_observe(r, croot(r)->list, out, max, msg, len);
+	size_t n = lm_observe(e, r, t, out, max, msg, len);
 	if (n == 0 || n == (size_t)-1)
 		return n;
-	size_t h = hm_observe(r, croot(r)->hmap, out + n, max - n, msg, len);
+	size_t h = hm_observe(e, r, t, out + n, max - n, msg, len);
 	return h == 0 || h == (size_t)-1 ? h : n + h;
-}
-
-static size_t wcx_model(const pmtx_explore_env *e, unsigned t, uint64_t k,
-                          uint64_t *out, size_t max)
-{
-	static struct xmodel m;
-	x_replay(e, k, &m);
-	size_t n = lm_vector(&m.l, out, max);
-	size_t h = n ? hm_vector(&m.h, out + n, max - n) : 0;
-	return h ? n + h : 0;
 }
 
 static int wcx_walk(const pmtx_explore_env *e, pmtx_region *r,
                       pmtx_explore_block_fn fn, void *arg)
 {
-	return lm_walk(r, croot(r)->list, fn, arg) ||
-	       hm_walk(r, croot(r)->hmap, fn, arg);
+	return lm_walk(e, r, fn, arg) || hm_walk(e, r, fn, arg);
 }
 
-static const pmtx_explore_workload wl_cross = {
-	.name = "cross",
-	.help = "a list and a striped hash map in one transaction: pop and "
-	        "put, get, push and delete; both containers replaced by new "
-	        "ones; some transactions abort",
-	.root_size = sizeof(struct croot), .runtimes = CONT_RUNTIMES,
-	/* 2 MiB: the containers it makes and destroys take superblocks of
-	 * size classes 1 MiB runs out of by transaction 26 */
-	.region_size = 2u << 20,
-	.max_ntx = CW_MAX_NTX, .setup = wcx_setup, .run = wcx_run,
-	.observe = wcx_observe, .model = wcx_model, .walk = wcx_walk};
+/* 2 MiB: the containers it makes and destroys take superblocks of size
+ * classes 1 MiB runs out of by transaction 26. */
+static const pmtx_explore_workload wl_cross = CONT_WORKLOAD(
+	"cross",
+	"a list and a striped hash map in one transaction: pop and put, get, "
+	"push and delete; both containers replaced by new ones; some "
+	"transactions abort",
+	2u << 20, wcx_setup, wcx_run, wcx_observe, wcx_model, wcx_walk);
 
 
 /* ======================================================================
@@ -1778,29 +1720,6 @@ static void mm_model_init(struct mm_model *m)
 	}
 }
 
-static void mm_replay(const pmtx_explore_env *e, uint64_t k,
-                      struct mm_model *m)
-{
-	static struct {
-		int valid;
-		uint64_t seed, k;
-		struct mm_model m;
-	} c;
-	static struct mm_model t;
-	if (!c.valid || c.seed != e->seed || c.k > k) {
-		mm_model_init(&c.m);
-		c.valid = 1, c.seed = e->seed, c.k = 0;
-	}
-	for (; c.k < k; c.k++) {
-		static struct mplan p;
-		t = c.m;
-		mm_plan(e, c.k, &t, &p);
-		if (!p.abort)
-			c.m = t;
-	}
-	*m = c.m;
-}
-
 /* The keys of the tmap made by transaction i, in the map's order. */
 static void mt_sorted(int64_t i, struct kbytes *pr)
 {
@@ -1974,33 +1893,26 @@ static int mt_replace(pmtx_tx *tx, pmtx_region *r, pmtx_runtime rt,
 	return rc ? rc : PMTX_SET(tx, croot(r)->tmap, off);
 }
 
-static int wmm_run(const pmtx_explore_env *e, pmtx_region *r, unsigned t,
-                   uint64_t i)
+/* Op k of plan p: first, when the plan says so, tmap replaced (p->tmap
+ * counts as an op); then the plan's ops on the big and small maps. */
+static int mm_op(pmtx_tx *tx, struct hnd *h, const void *p, unsigned k,
+                 uint64_t i)
 {
-	static struct mm_model m;
-	static struct mplan p;
-	pmtx_cont_options o = copts(e->runtime, 0);
-	pmtx_map *big = NULL, *small = NULL;
-	pmtx_tx *tx = NULL;
-	mm_replay(e, i, &m);
-	mm_plan(e, i, &m, &p);
-	int rc = pmtx_map_open(r, croot(r)->map, &o, &big);
-	if (!rc)
-		rc = pmtx_map_open(r, croot(r)->smap, &o, &small);
-	if (!rc && !p.solo)
-		rc = pmtx_begin(r, e->runtime, &tx);
-	if (!rc && p.tmap)
-		rc = mt_replace(tx, r, e->runtime, (int64_t)i);
-	for (unsigned k = 0; !rc && k < p.n; k++)
-		rc = mop_run(tx, big, small, &p.op[k], i);
-	if (tx && p.abort && !rc)
-		rc = pmtx_abort(tx);
-	else if (tx)
-		rc = ct_tx_end(tx, rc);
-	pmtx_map_close(big);
-	pmtx_map_close(small);
-	return rc;
+	const struct mplan *pl = p;
+	if (pl->tmap && k == 0)
+		return mt_replace(tx, h->r, h->rt, (int64_t)i);
+	return mop_run(tx, h->big, h->small, &pl->op[k - pl->tmap], i);
 }
+
+static int mm_exec(const pmtx_explore_env *e, pmtx_region *r,
+                   const struct mplan *p, uint64_t i)
+{
+	return plan_run(e, r, 0, p->n + (unsigned)p->tmap, p->solo, p->abort,
+	                mm_op, p, i);
+}
+
+CONT_MODEL(struct mm_model, struct mplan, mm_model_init, mm_plan, mm_exec,
+           mm_vector, mm_replay, wmm_run, wmm_model)
 
 /* The bulk load's source: the model's entries of one map, in order. */
 struct mm_src {
@@ -2087,15 +1999,6 @@ static size_t wmm_observe(const pmtx_explore_env *e, pmtx_region *r,
 	return tn == 0 || tn == (size_t)-1 ? tn : n + tn;
 }
 
-static size_t wmm_model(const pmtx_explore_env *e, unsigned t, uint64_t k,
-                        uint64_t *out, size_t max)
-{
-	static struct mm_model m;
-	ms_sort();
-	mm_replay(e, k, &m);
-	return mm_vector(&m, out, max);
-}
-
 /* Every block of the map at off (map_layout.h): header, nodes, items. */
 static int mm_walk_node(pmtx_region *r, pmtx_off off, unsigned level,
                         int items, int vitems, pmtx_explore_block_fn fn,
@@ -2145,15 +2048,12 @@ static int wmm_walk(const pmtx_explore_env *e, pmtx_region *r,
 	       (croot(r)->tmap && mm_walk(r, croot(r)->tmap, fn, arg));
 }
 
-static const pmtx_explore_workload wl_map = {
-	.name = "map",
-	.help = "ordered maps (B+trees): u64 keys bulk-loaded full, byte "
-	        "keys half full; inserts and deletes that split and merge "
-	        "leaves and inner nodes, grow and shrink the tree; NX, XX",
-	.root_size = sizeof(struct croot), .runtimes = CONT_RUNTIMES,
-	.max_ntx = CW_MAX_NTX, .setup = wmm_setup,
-	.run = wmm_run, .observe = wmm_observe, .model = wmm_model,
-	.walk = wmm_walk};
+static const pmtx_explore_workload wl_map = CONT_WORKLOAD(
+	"map",
+	"ordered maps (B+trees): u64 keys bulk-loaded full, byte keys half "
+	"full; inserts and deletes that split and merge leaves and inner "
+	"nodes, grow and shrink the tree; NX, XX",
+	0, wmm_setup, wmm_run, wmm_observe, wmm_model, wmm_walk);
 
 const pmtx_explore_workload *const ct_cont_workloads[] = {
 	&wl_hmap, &wl_map, &wl_clist, &wl_str, &wl_cross};
