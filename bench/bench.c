@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * bench.c - measurement loop, parameters, per-system setup and JSON output
  * for pmtx-bench.

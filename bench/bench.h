@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * bench.h - shared parts of pmtx-bench: options, the measurement loop,
  * the per-system setup, and the JSON-lines output every workload uses.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * main.c - pmtx-bench: benchmarks that print JSON lines.
  *

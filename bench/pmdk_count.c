@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * pmdk_count.c - flushed lines and barriers of PMDK, counted at its
  * persistence calls.

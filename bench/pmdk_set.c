@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * pmdk_set.c - PMDK's side of the `set` workload: a B-tree and a chained
  * hash map of 64-bit keys on libpmemobj's C API, written for pmtx-bench

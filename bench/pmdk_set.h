@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * pmdk_set.h - two sets of 64-bit keys on libpmemobj's C API, for the
  * `set` workload (wl_set.c): a B-tree and a chained hash map, each

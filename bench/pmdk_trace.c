@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * pmdk_trace.c - a persistence trace of PMDK, in pmtx's trace format
  * (include/pmtx_trace.h, minor 2), so that `pmtx trace analyze` reads

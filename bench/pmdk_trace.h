@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * pmdk_trace.h - a persistence trace of PMDK in pmtx's format
  * (pmtx_trace.h), recorded at the libpmem calls pmdk_count.c interposes.

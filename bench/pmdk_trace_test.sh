@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # pmdk_trace_holds_every_counted_flush_barrier_and_transaction:
 # a PMDK run of pmtx-bench traced with PMTX_PMDK_TRACE (bench/pmdk_trace.c)
 # writes a trace that `pmtx trace analyze` reads, and the trace holds what

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * wl_alloc.c - the `alloc` workload: seed 000 section 6.2, Alloc-X.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * wl_array.c - the `array` and `array-raw` workloads: seed 000 section 6.1
  * (the SoftWrAP Array microbenchmark), transaction latency under a

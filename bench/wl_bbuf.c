@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * wl_bbuf.c - the `bbuf` workload: seed 003's bounded buffer of 29 bytes
  * (section 5.2, Figures 6-8), the buffer of examples/bbuf.c.

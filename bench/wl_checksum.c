@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * wl_checksum.c - XXH3 throughput by input size: the measurement behind
  * the undo runtime's checksum-versus-second-barrier threshold.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * wl_containers.c - the `containers` workload: what the crash-safe
  * containers (pmtx_containers.h) cost, in space and in persistence work.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * wl_costs.c - the `costs` workload: what the persistence primitives cost
  * on this machine, as the parameters of a timing model of traces (`pmtx

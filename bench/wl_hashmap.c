@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * wl_hashmap.c - the `hashmap` workload: seed 004's hashmap_tx (section
  * IV-B, Figure 7), insert throughput of a persistent chained hash map by

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * wl_obj.c - the `single-obj` and `multi-obj` workloads of seed 004
  * (Wan et al., section III-C): undo vs redo logging with synchronous and

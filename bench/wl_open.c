@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * wl_open.c - the time to open (and recover) a region, by heap in use and
  * by maximum size: open must cost what the heap in use costs, not what

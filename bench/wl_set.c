@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * wl_set.c - the `set` workload: the set benchmark of the PTM papers
  * (Romulus, OneFile, Trinity and Quadra's "sets"): a set of 64-bit keys,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * wl_sps.c - the `sps` workload: swaps per second (the NV-Heaps, Romulus
  * and OneFile microbenchmark).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * wl_txn.c - the `txn` workload: transactions that write `writes`
  * distinct 8-byte ranges (each in its own cache line) and allocate

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # What `cmake --install` puts into the prefix, and the .deb CPack makes of
 # it (`cpack -G DEB` in the build directory).
 #

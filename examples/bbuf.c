@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * bbuf.c - the seed's persistent bounded buffer of 29 bytes (seed 003,
  * Figure 2), built on cache-line transactions: every add and get is one

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * explore_stack.c - a persistent stack, and a program that explores its
  * power-failure crash states through the public explorer API alone.

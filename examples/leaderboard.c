@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * leaderboard.c - players' scores, ranked, that survive kill -9: two
  * crash-safe containers (pmtx_containers.h) changed in one transaction.

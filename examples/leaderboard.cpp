@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * leaderboard.cpp - examples/leaderboard.c on the C++ header (pmtx.hpp):
  * the same commands, the same output, the same region layout (either

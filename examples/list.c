@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * list.c - a persistent linked list that survives kill -9.
  *

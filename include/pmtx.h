@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * pmtx.h - failure-atomic transactions over memory-mapped persistent regions.
  *

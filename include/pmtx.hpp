@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * pmtx.hpp - C++17 interface to pmtx: RAII regions and transactions,
  * typed persistent pointers and typed crash-safe containers, over the C

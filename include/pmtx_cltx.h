@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * pmtx_cltx.h - cache-line transactions (seed 003: Köppen et al., "Cache-Line
  * Transactions", PLOS '19). Header only; needs pmtx.h for flush and barrier.

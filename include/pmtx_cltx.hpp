@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * pmtx_cltx.hpp - optional C++11 wrapper for cache-line transactions: the
  * counterpart of the seed's [[NVM::transactional]] annotation (seed 003,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * pmtx_containers.h - crash-safe containers over pmtx transactions: a hash
  * map, an ordered map (a B+tree with ranks), a list (a deque of byte

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * pmtx_explore.h - the power-failure crash-state explorer, for any program
  * built on pmtx.

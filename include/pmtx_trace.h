@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * pmtx_trace.h - the persistence trace: its binary format, the recording
  * switch and the reader.

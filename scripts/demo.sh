@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The main job, for now: a persistent linked list that survives kill -9.
 # It appends nodes in transactions, is killed at random moments, and every
 # restart shows the list whole and its count equal to the nodes in it.

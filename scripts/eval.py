@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Run pmtx's evaluation: every workload of pmtx-bench, then the
 applications' benchmarks (pmcached), then the report.
 

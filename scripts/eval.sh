@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The evaluation, end to end: install the packages (scripts/setup.sh),
 # build (scripts/build.sh build), run every workload and write the report.
 #

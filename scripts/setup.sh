@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Install whatever build and test dependencies are missing (Debian 12).
 # Safe to run again: it installs nothing that is already there.
 set -euo pipefail

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The whole test suite: release build (every test), then the ASan + UBSan
 # build (unit tests). PMTX_LONG_TESTS=1 selects the long mode.
 set -euo pipefail

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Turn `pmtx-bench txn` JSON lines into the README's markdown table.
 
     build/bench/pmtx-bench txn --domain pdom1 --backend hardware > r.jsonl

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """WHISPER's analysis (seed 002, sections 4-6) of pmtx: trace every pmtx
 runtime on the evaluation's workloads and each application, analyse the
 traces (epochs, dependencies, write amplification, barriers) and model

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * pmtx.c - the top of the stack: create, open (with recovery) and close,
  * wiring region/, heap/ and tx/ together in that order.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * cltx_too_big.c - must NOT compile: a cache-line transactional type of
  * 32 bytes (one more than fits) is a compile-time error, in C (the

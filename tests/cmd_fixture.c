@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * cmd_fixture.c - puts regions into the states that the tests of the pmtx
  * command (tests/python/test_pmtx_cmd.py) inspect:

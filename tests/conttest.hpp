@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * conttest.hpp - what the containers' tests share: the runtimes every
  * container must work under, a region made for each, and random byte

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * cpp_bad_value.cpp - a container of a type pmtx cannot copy as bytes
  * (std::vector: it owns heap memory) must not compile; with CPP_GOOD the

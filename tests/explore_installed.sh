@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # An application explores its own data structure through the installed
 # library alone: examples/explore_stack.c, built out of tree with
 # `cc $(pkg-config --cflags --libs pmtx)` against a fresh install, calls

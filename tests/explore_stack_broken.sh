@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # A program outside the library (examples/explore_stack.c) explores its
 # own data structure through the public explorer API. Its broken variant
 # (a push updates the count outside the transaction) must be reported

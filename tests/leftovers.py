@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Files the test suite leaves behind (CTest fixture pmtx_leftovers).
 
     leftovers.py snapshot LIST         before any test: note what is there

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # A planted bug (a mutation site disabled: the redo COMMIT made durable
 # after the data is stored in place) must be reported with a reproducer,
 # and the reproducer must replay that very violation.

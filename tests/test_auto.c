@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_auto.c - PMTX_RT_AUTO (src/tx/auto.c): rotation, the switch from
  * redo to undo at pmtx_add_range, the default runtime, and the choice by

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_cltx.c - cache-line transactions (include/pmtx_cltx.h): their cost
  * in barriers and flushed lines, begin/commit/abort semantics, the seed's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_cltx_cpp.cpp - the C++ wrapper pmtx::cltx<T> (include/pmtx_cltx.hpp)
  * on the seed's Figure 2 bounded buffer, written as an ordinary class:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_cont_crash.c - kill -9 under load, on the containers.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_cow.c - the copy-on-write runtime: wrappers, the write set, the
  * barrier counts of commit and abort, the limits on raw ranges, one writer

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_cpp.cpp - the C++ header (include/pmtx.hpp): RAII transactions
  * (commit at the end of a scope, abort when an exception leaves it,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_explore.c - the public explorer API (pmtx_explore.h) through its
  * config-struct entry point, on a small workload of its own: two words

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_explore_open.c - how the crash-state explorer opens a crash image
  * (src/explore/check.c K5): a lock that another process releases soon is

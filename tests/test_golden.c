@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_golden.c - the persistent format is frozen: the golden regions in
  * tests/golden/ (one per runtime, each with a committed transaction its

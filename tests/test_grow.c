@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_grow.c - regions that grow (pmtx_options.max_size; layout.h G1,
  * region.c invariants 5-6, heap.c H8).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_heap.c - the persistent heap through the transaction API: no
  * barriers of its own, aligned disjoint blocks, persistence across reopen,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_hmap.cpp - the hash map (src/containers/hmap.c) against
  * std::unordered_map, under every runtime, standalone and inside the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_journal.c - the journal backend (persist/journal.c, jlayout.h).
  *

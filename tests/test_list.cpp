@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_list.cpp - the list (pmtx_containers.h, src/containers/list.c)
  * against std::deque<std::string>, under every runtime: random

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_map.cpp - the ordered map (pmtx_containers.h, "Ordered map";
  * src/containers/map.c) against std::map, under every runtime, with its

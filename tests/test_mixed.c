@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_mixed.c - one region, every runtime at once: recovery after a crash
  * that leaves in-flight transactions of undo, redo, redo-async and

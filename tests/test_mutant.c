@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_mutant.c - every mutation site (src/common/mutant.h) is live: the
  * site is reached, and disabling it removes exactly what it issues.

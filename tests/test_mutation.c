@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_mutation.c - the crash explorer must catch every planted bug.
  *

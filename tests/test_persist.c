@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_persist.c - the persist layer: exact per-thread counters in every
  * (domain, backend) pair, the file backend's msync coalescing and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_recovery.c - deterministic crash points, recovery idempotence, I/O
  * errors and barrier counts, by fault injection.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_region.c - region files: every kind of bad input to open/create
  * gets its own status and message, never a crash, and never modifies the

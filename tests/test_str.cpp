@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_str.cpp - strings (pmtx_containers.h, src/containers/str.c)
  * against std::string, under every runtime: random sequences of set,

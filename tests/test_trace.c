@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_trace.c - the persistence trace (include/pmtx_trace.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_trace_analyze.c - WHISPER's epoch analysis (tools/trace_analyze.c)
  * on traces written record by record, whose every metric is known, and on

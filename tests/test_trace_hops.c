@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_trace_hops.c - the timing model of `pmtx trace hops`
  * (tools/trace_hops.c) on traces written record by record, each run time

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_twin.c - the twin runtime (src/tx/twin.c): which regions and
  * runtimes go together, its barrier counts, the back copy matching the

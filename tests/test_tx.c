@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_tx.c - the transaction API's semantics under every runtime:
  * rollback, nesting, deferred operations, argument checks, macros, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * testutil.h - what the tests share, so that each reads as what it
  * checks: fresh paths (removed at exit), regions made and closed with an

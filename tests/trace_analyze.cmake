@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Record a trace of one undo transaction through PMTX_TRACE (test_trace
 # --emit), then check `pmtx trace analyze` on it: the text summary, one
 # JSON line per file, --help; a truncated copy and a file that is no trace

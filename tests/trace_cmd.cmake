@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # What the scripts that test a `pmtx trace` subcommand on a recorded trace
 # share (trace_analyze.cmake, trace_hops.cmake). Set subcmd (the
 # subcommand: analyze, hops) before including it. It then

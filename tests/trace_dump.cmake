@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Record a trace of one transaction through PMTX_TRACE (test_trace --emit),
 # then check that `pmtx trace dump` prints it, and that the command's usage
 # errors exit 2.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Record a trace of one undo transaction through PMTX_TRACE (test_trace
 # --emit), then check `pmtx trace hops` on it: the text summary with its
 # six machines, one JSON line per file with the shared keys, --help,

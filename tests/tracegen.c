@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * tracegen.c - persistence traces written record by record (tracegen.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * tracegen.h - persistence traces written record by record
  * (include/pmtx_trace.h), for the tests of the trace tools

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * cmd.h - what the files of the pmtx command share: the subcommands'
  * entry points, option parsing, messages, and the raw (pread) view of a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * cmd_check.c - `pmtx check FILE` and `pmtx dump FILE OFFSET [LEN]`: the
  * read-only looks inside a region that go past its header.

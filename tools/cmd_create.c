@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * cmd_create.c - `pmtx create` and `pmtx recover`: the two subcommands
  * that write a region file (cmd.h rule 2).

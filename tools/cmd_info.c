@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * cmd_info.c - `pmtx info FILE [--json] [--all]`: what a region is, as
  * text for people or as one JSON object for scripts.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * cmd_raw.c - a region file's metadata as stored (pread) and as a private
  * view sees it after recovery, and what recovery changes between the two.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * cmd_trace.c - `pmtx trace dump FILE`: a persistence trace as text, one
  * event a line: time (ns since the trace started), thread, type, region

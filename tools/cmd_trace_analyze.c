@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * cmd_trace_analyze.c - `pmtx trace analyze FILE... [--json]
  * [--window-us N]`: WHISPER's epoch analysis of persistence traces

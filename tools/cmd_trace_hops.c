@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * cmd_trace_hops.c - `pmtx trace hops FILE... [--json] [options]`: the
  * run time of each persistence trace under x86 (clwb + sfence, durable at

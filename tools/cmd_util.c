@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * cmd_util.c - the command line of the pmtx subcommands: usage texts,
  * getopt_long over a subcommand's words, sizes with suffixes, and error

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * pmtx.c - the pmtx command: the table of subcommands and the dispatch.
  * Each subcommand lives in its own file and takes the words after its

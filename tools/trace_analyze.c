@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * trace_analyze.c - WHISPER's epoch analysis (Nalli et al., ASPLOS'17,
  * sections 4-5) of a pmtx persistence trace.

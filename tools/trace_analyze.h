@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * trace_analyze.h - WHISPER's epoch analysis of a persistence trace
  * (include/pmtx_trace.h), behind `pmtx trace analyze`. The definitions

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * trace_hops.c - a trace-driven timing model of persistence: a pmtx
  * persistence trace replayed under x86 (clwb + sfence), HOPS (Nalli et

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * trace_hops.h - a trace-driven timing model of persistence (`pmtx trace
  * hops`): a pmtx persistence trace (include/pmtx_trace.h) replayed under

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * trace_load.c - the record handling both trace tools share (trace
  * analyze's epoch analysis, trace_analyze.c; trace hops's timing model,

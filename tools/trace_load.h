@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * trace_load.h - what both trace tools (`pmtx trace analyze`,
  * trace_analyze.c, and `pmtx trace hops`, trace_hops.c) do to a

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """What the applications' Python tests share (apps/*/tests): waiting with
 a deadline, a free port, client threads that must all end, values that
 name the write they came from, and the options of the kill -9 tests.

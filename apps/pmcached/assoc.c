@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * assoc.c - the hash table: chains of items by key hash, in a table of
  * 2^hashpower bucket offsets, grown by incremental, transactional

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * check.c - walking and checking the cache's persistent structure, for
  * the crash-state explorer and the tests: every block the cache owns, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * cmd_meta.c - memcached's meta commands (mg ms md ma mn me), executed
  * against the store.

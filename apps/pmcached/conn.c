@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * conn.c - a client connection: read, parse (proto.h), execute (cmd.c),
  * write; and memcached's UDP frames.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * items.c - items and the operations on them: store (set, add, replace,
  * append, prepend, cas), get and gat with references, delete, incr/decr,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * layout.h - pmcached's persistent format: everything the cache holds,
  * inside one pmtx region whose layout name is MC_LAYOUT (so a region of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * lru.c - the LRU lists, memory accounting and eviction.
  *

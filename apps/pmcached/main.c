@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * main.c - the pmcached process: settings, identity, listeners, the
  * region, the workers, signals, and a clean stop.

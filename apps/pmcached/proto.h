@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * proto.h - the memcached 1.6 protocol (text and meta commands) as pure
  * functions from bytes to requests, and the reply formatting helpers.

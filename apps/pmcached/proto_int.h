@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * proto_int.h - what proto_text.c and proto_meta.c share: memcached's
  * tokenizer, its number parsers, and the reading of a data block.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * proto_reply.c - the replies of memcached 1.6.18, formatted.
  *

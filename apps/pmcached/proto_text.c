@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * proto_text.c - memcached's classic text protocol, parsed.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * proto_token.c - memcached's tokenizer and number parsers.
  *

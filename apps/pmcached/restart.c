@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * restart.c - opening the cache: a new region, or a warm one after a
  * clean stop, a kill -9 or a power loss; the pending-reclamation lists.

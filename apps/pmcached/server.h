@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * server.h - what pmcached's network layers share: worker threads
  * (thread.c), connections (conn.c), command execution (cmd.c,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * settings.h - pmcached's command line: memcached 1.6's flags with the
  * same meaning, and pmcached's own (the region file, the pmtx runtime,

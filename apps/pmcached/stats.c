@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * stats.c - "stats", "stats settings", "stats items", "stats slabs",
  * "stats conns" and "stats reset", in memcached 1.6.18's format.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * store.h - pmcached's cache: items, the hash table, the LRU lists and
  * eviction, all in one pmtx region (layout.h). The network layers call

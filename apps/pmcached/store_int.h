@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * store_int.h - what the store's files (items.c, assoc.c, lru.c,
  * restart.c, check.c) share. Not for the network layers.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * thread.c - the worker threads: one libevent loop each, fed new
  * connections by the main thread through a pipe (memcached's design).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * txn.c - a store transaction and its locks (store_int.h gives the lock
  * order). Every lock is taken before or during the transaction and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * assoc.c - the wrapped version's key space (format 1.1, layout.h): a
  * linear hash table of chains of copy-on-write objects (obj.c), grown

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * cmd.c - pmkv's commands: the table, argument checks with Redis's own
  * error texts, and one handler per command, each a call into the store

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * conn.c - one client connection: its input buffer, the requests parsed
  * from it (resp.c) and run (cmd.c), and the replies waiting to be sent.

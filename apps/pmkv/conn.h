@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * conn.h - a client connection's buffers, shared by the thread-per-client
  * server (conn.c: conn_serve) and the event loops (loop.c).

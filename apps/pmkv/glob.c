@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * glob.c - glob-style patterns for KEYS and SCAN MATCH, as Redis reads
  * them: '*' any run, '?' one byte, '[abc]', '[^a]', '[a-z]' classes,

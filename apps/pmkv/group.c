@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * group.c - group commit: the requests of several connections, and the
  * pipelined requests of each, run in one store transaction (store.c S8)

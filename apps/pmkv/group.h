@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * group.h - group commit (group.c): a connection's groupable requests run
  * in one store transaction with those of the other connections waiting

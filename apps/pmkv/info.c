@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * info.c - INFO: the server, clients, persistence, stats and keyspace
  * sections, in Redis's "field:value" text, with pmkv's own persistence

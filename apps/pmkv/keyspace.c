@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * keyspace.c - the opt version's key space (format 2.0, layout.h): each
  * database a pmtx_hmap from key bytes to a typed object, the root naming

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * layout.h - pmkv's persistent format: the whole store, inside one pmtx
  * region whose layout name is PMKV_LAYOUT (a region of another

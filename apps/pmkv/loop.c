@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * loop.c - --io-threads N: connections served by N event-loop threads
  * (libevent), each with non-blocking sockets, instead of a thread per

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * loop.h - --io-threads: event-loop threads that serve connections
  * (loop.c), instead of a thread per client.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * main.c - pmkv's flags, spelled as Redis spells its own where it has
  * one, and the wiring of store and server. Nothing else.

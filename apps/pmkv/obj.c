@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * obj.c - the wrapped version's persistent objects (format 1.1,
  * layout.h): every object of its table (assoc.c) is a pmtx copy-on-write

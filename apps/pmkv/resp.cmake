@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # pmkv's protocol layer (resp.h): a pure RESP2 parser and the reply
 # builders, with no pmtx dependency. Included from CMakeLists.txt, in
 # every tree (the fuzz tree build-fuzz is configured with PMTX_TESTS=OFF).

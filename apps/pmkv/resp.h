@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * resp.h - the Redis protocol (RESP2) as a pure function from bytes to
  * requests, and the reply builders.

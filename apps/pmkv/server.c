@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * server.c - listeners (TCP, 127.0.0.1 by default, and a UNIX-domain
  * socket), the accept loop, the limit on clients, and shutdown.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * server.h - pmkv's server: listeners, a thread per connected client (the
  * seed's architecture), and the command table they dispatch to.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * store.c - pmkv's operations, each one pmtx transaction, written once
  * for both versions of the store over the key-space interface

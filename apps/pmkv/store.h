@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * store.h - pmkv's key space: string keys and values in a pmtx region,
  * every operation one failure-atomic transaction (store.c, over

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * store_int.h - what the store's files share: the store handle, the
  * context of one operation's transaction, and the key-space interface

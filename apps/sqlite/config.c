@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * config.c - a pmtx database's options, from its URI, and the pragmas the
  * VFS answers (vfs.h).

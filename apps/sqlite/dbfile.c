@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * dbfile.c - a SQLite database file in a pmtx region (dbfile.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * dbfile.h - a SQLite database file kept in a pmtx region (layout.h), as
  * the VFS sees it: bytes to read and write, a size, a commit, and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ext.c - the loadable extension's entry point, and the SQL function
  * pmtx_errmsg().

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * layout.h - the persistent format of a SQLite database file kept in a
  * pmtx region (layout name PSQ_LAYOUT, so a region of another application

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * locks.c - SQLite's lock levels within one process (locks.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * locks.h - SQLite's five lock levels (NONE, SHARED, RESERVED, PENDING,
  * EXCLUSIVE) among the connections of one process that share a database.

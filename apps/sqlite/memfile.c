@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * memfile.c - DRAM files by name (memfile.h).
  *

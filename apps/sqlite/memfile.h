@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * memfile.h - files that live in DRAM only, by name, shared by every
  * connection of the process: the rollback journals of pmtx databases.

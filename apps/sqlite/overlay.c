@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * overlay.c - a DRAM hash map from chunk number to a chunk's new bytes
  * (overlay.h). Open addressing with linear probing, at most half full.

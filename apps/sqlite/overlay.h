@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * overlay.h - the writes SQLite has made to a database file since its last
  * commit, kept in DRAM as whole chunks (PSQ_CHUNK bytes) keyed by chunk

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * pmtx_sqlite.h - the "pmtx" SQLite VFS: a database file lives in a pmtx
  * region, and each SQLite commit is one failure-atomic pmtx transaction,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * vfs.c - the "pmtx" SQLite VFS: SQLite's file interface over dbfile.c
  * (the database), memfile.c (its journals) and the default VFS (all else).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * vfs.h - what vfs.c takes from config.c: the options a database URI
  * gives, and the pragmas the VFS answers itself. Both speak SQLite.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Turn an evaluation run's JSON lines into report.md and PNG plots.
 
     python3 scripts/report results/<run>      # or results/latest

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The report's command line (usage: the package's docstring):
 
     python3 scripts/report results/<run>

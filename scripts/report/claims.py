@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The section "The seeds' claims and this machine": each claim of the
 seed papers (000: undo, redo and cow under the persistence domains; 003:
 cache-line transactions; 004: undo against redo, synchronous and

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """What every section of the report shares: the systems' plot styles,
 number formats, markdown tables, reading JSON lines, and matplotlib (the
 Agg backend, log-axis labels, grouped bars)."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The "The containers" section: pmtx's crash-safe containers, from
 <run>/containers.jsonl (the lines of `pmtx-bench set`, the PTM papers'
 set benchmark, and `pmtx-bench containers`, bench/wl_set.c and

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The library workloads' measurements (pmtx-bench's lines in
 results.jsonl): the systems and configurations in report order, loading,
 the index by workload, configuration, point and system, and the metrics

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The "Observations" section: facts computed from this run's library
 workloads, one a line: where redo overtakes undo along the array sweep,
 the PDOM-0 / PDOM-2 gap, cow's rank, eager against lazy persist,

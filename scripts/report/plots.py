@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The library workloads' figures and the "Plots" section: one figure
 per workload and set of fixed parameters, one panel per domain
 configuration, a line per system (PMDK and the uninstrumented `plain`

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The "pmcached" section: pmcached (apps/pmcached) beside memcached,
 from <run>/pmcached.jsonl (the lines of apps/pmcached/bench/ycsb.py and
 warmup.py): each variant's share of memcached's throughput against the

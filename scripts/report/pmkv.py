@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The "pmkv" section: pmkv (apps/pmkv) beside Redis, from
 <run>/pmkv.jsonl (the lines of apps/pmkv/bench/kvbench.py: "pmkv-fig7",
 one per pmkv-load run against a server; "pmkv-store", one per point of

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The report's last sections: "Failed steps" (the steps scripts/eval.py
 saw fail, from meta.json) and "Run" (the run's metadata: name, mode,
 date, CPU, flush instruction, pmtx version, wall time and notes)."""

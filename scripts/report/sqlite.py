@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The "SQLite" section: pmtx-sqlite (apps/sqlite) beside :memory: and
 stock SQLite, from <run>/sqlite.jsonl (apps/sqlite/bench/sqlbench.py's
 lines: one per TPC-C run, "sqlite-tpcc", and per speedtest1 run,

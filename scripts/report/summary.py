@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The report's title and its "Summary" section: for each library
 workload, the best pmtx runtime against PMDK on PDOM-1 hardware (range
 and geometric mean of the speed-up), the winning runtime per workload

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The "Targets" section: each performance target of pmtx against PMDK
 on PDOM-1 hardware (array, sps, alloc, hashmap, bbuf's cache-line
 transactions, and auto within 5 % of the best fixed runtime), the value

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The "WHISPER" section of the report (seed 002, sections 5-6), from the
 lines of scripts/whisper.py: "whisper", one per traced (system,
 workload) with `pmtx trace analyze --json` ("analyze") and `pmtx trace

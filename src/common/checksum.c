@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * checksum.c - the one checksum pmtx uses (XXH3-64 from libxxhash).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * errors.c - status messages, names of enums, the per-thread detail
  * message, and the library version.

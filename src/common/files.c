@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * files.c - what several layers do to files: make a directory entry
  * durable.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * mutant.c - the table of mutation sites and the choice of the disabled
  * one (mutant.h). Compiled into both libraries: the names serve tools in

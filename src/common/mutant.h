@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * mutant.h - mutation sites: every flush, barrier and commit-ordering
  * store of the runtimes (tx/) and the allocator (heap/) has an id, so that

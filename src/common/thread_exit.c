@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * thread_exit.c - buffers a thread keeps for itself, freed when it exits.
  *

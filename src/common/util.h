@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * util.h - small helpers shared by every layer. Depends on nothing in pmtx.
  */

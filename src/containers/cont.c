@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * cont.c - the operation context every container shares, and its views
  * (cont.h C1-C5).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * cont.h - what the containers share: the context of one operation (its
  * transaction and how it reads), checked access to blocks, and the header

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * hmap.c - the hash map: byte-string keys to byte-string values, a linear
  * hash table of chains (format: hmap_layout.h).

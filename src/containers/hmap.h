@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * hmap.h - the hash map's internal interface, for tests and the
  * explorer's workloads (the public one is pmtx_containers.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * hmap_layout.h - the hash map's persistent format (hmap.c), format
  * PMTX_CONT_FORMAT_MAJOR.PMTX_CONT_FORMAT_MINOR.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * list.c - the list: a deque of byte strings in packed chunks (Redis's
  * quicklist of listpacks, made crash-safe). The format is in

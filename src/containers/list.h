@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * list.h - what list.c offers inside the library and its tests beyond
  * the public API (pmtx_containers.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * list_layout.h - the list's persistent format (list.c), format
  * PMTX_CONT_FORMAT_MAJOR.PMTX_CONT_FORMAT_MINOR.

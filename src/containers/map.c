@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * map.c - the ordered map (pmtx_containers.h, "Ordered map"): a B+tree
  * whose inner nodes count the entries under each child, so that rank,

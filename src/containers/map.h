@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * map.h - the ordered map's internals that its tests (and the crash-state
  * explorer) use: its node geometry and its consistency checker.

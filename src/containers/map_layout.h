@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * map_layout.h - the persistent format of the ordered map (map.c): its
  * header, its leaves and inner nodes, and the item blocks that hold byte

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * str.c - strings: a 16-byte value (pmtx_str) that holds up to 15 bytes
  * itself and a longer string in a heap block (format: str_layout.h

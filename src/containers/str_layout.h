@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * str_layout.h - the string's persistent format (str.c), format
  * PMTX_CONT_FORMAT_MAJOR.PMTX_CONT_FORMAT_MINOR.

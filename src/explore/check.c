@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * check.c - the checks the crash-state explorer runs on one crash image
  * (explore.c builds the image; include/pmtx_explore.h lists the checks).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * cmdline.c - pmtx_explore_main: a crash-exploring command over a set of
  * workloads (`pmtx crashtest` is this over the built-in ones).

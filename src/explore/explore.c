@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * explore.c - the crash-state explorer (include/pmtx_explore.h): runs a
  * workload, stops it at every crash point, builds the crash images and

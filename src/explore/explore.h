@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * explore.h - the parts of the crash-state explorer (include/pmtx_explore.h)
  * that its files share: explore.c runs the exploration, check.c checks one

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * heap.c - a Hoard-like persistent allocator with lazy persistence
  * (seed 000 section 5).

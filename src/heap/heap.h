@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * heap.h - the persistent, Hoard-like heap (seed 000 section 5).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * jlayout.h - the on-media format of a region's journal, "<region>.pmtxj"
  * (the journal backend, journal.c). The region file's own format is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * journal.c - the journal backend: durable barriers on an ordinary file
  * system at the cost of one sequential append and one fdatasync.

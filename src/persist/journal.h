@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * journal.h - the journal backend (journal.c): a region file mapped
  * MAP_PRIVATE whose barriers append the flushed lines to

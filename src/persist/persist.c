@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * persist.c - flush/fence instructions and the three backends.
  *

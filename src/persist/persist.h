@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * persist.h - persist primitives, persistence domains and backends.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * sim.c - the simulated-persistence backend (sim.h).
  *

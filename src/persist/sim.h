@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * sim.h - the simulated-persistence ("sim") backend: a durable image kept
  * beside the working mapping, and the crash images a power failure could

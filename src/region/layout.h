@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * layout.h - the persistent format of a pmtx region. Every structure that
  * lives in a region file is declared here and nowhere else.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * region.h - a mapped region: file, mapping, header, persistence domain.
  *

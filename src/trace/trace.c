@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * trace.c - recording and reading the persistence trace (pmtx_trace.h).
  *

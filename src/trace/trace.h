@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * trace.h - event sites of the persistence trace (format: pmtx_trace.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * alog.c - a transaction's persistent allocation log (seed 000 section 5).
  *

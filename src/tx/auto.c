@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * auto.c - PMTX_RT_AUTO: a runtime chosen per call site of pmtx_begin,
  * from what the site's own transactions are measured to cost.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * cow.c - the copy-on-write runtime (seed 000 section 4.3).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * idxmap.h - object and segment offsets to redo entry indexes (redo.c):
  * a view of u64map with int32 values, -1 meaning absent.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * lineset.h - a DRAM set of byte ranges, kept per cache line: line address
  * -> 64-bit mask of the bytes marked (a view of u64map). Used by the undo

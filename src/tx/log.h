@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * log.h - a descriptor's chunked persistent log of checksummed records,
  * shared by the runtimes that log (undo now; redo uses the same format).

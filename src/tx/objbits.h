@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * objbits.h - the writers bitmap in every object's header (seed 000
  * section 4.2), kept valid across crashes without any recovery work.

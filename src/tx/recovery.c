@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * recovery.c - bring a region back to a transaction-consistent state when
  * it is opened (seed 000 sections 4 and 5).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * redo.c - the redo-log runtimes (seed 000 section 4.2; asynchronous
  * truncation from seed 004): `redo` and `redo-async`.

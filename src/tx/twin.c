@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * twin.c - the twin runtime (PMTX_RT_TWIN): the design of RomulusLog
  * (Correia, Felber, Ramalhete, "Romulus: Efficient Algorithms for

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * tx.c - what every runtime shares: descriptor leasing, flat nesting,
  * deferred operations, allocation, argument checks, and the public

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * u64map.h - a DRAM hash map from nonzero 64-bit keys to 64-bit values
  * (linear probing, load factor at most 1/2). Clearing costs O(entries),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * undo.c - the undo-log runtime (seed 000 section 4.1).
  *

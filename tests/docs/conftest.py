@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Fixtures of the tests that run a page of docs/ as written: the trees
 (CTest sets PMTX_SOURCE and PMTX_BUILD; without them the test is
 skipped) and a region of the test's own for the page's commands."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The runnable code blocks of a Markdown page, as one shell script.
 
 A page marks a fenced code block with an HTML comment on the line before

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Check that the references in the documentation resolve.
 
     python3 tests/docs/doclinks.py [--root DIR] [FILE.md ...]

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The documentation's checkers catch what they are for (CTest
 docs_link_checker_finds_broken_references): doclinks.py on small pages
 with broken links, anchors and paths, and docblocks.py on pages whose

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """docs/cpp.md's pmtx.hpp program builds and runs as the page says (CTest
 docs_cpp_page_runs, label install).
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """docs/getting-started.md works as written (CTest
 docs_getting_started_runs, label install).
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Every reference in the documentation resolves (CTest
 docs_links_resolve): relative links and images, anchors into Markdown
 files, and repository paths written as inline code, in README.md,

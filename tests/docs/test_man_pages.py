@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The man pages agree with the project and with each other (CTest
 docs_man_pages_agree): every page in docs/man names itself as its file
 does, its footer carries the library's version (include/pmtx.h

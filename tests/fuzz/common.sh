@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Shared by the fuzzing scripts (tests/fuzz/run.sh, tests/fuzz/containers.sh,
 # apps/pmcached/tests/fuzz_proto.sh, apps/pmkv/tests/fuzz_resp.sh,
 # apps/sqlite/tests/fuzz_open.sh);

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Fuzz the containers: tests/fuzz/containers.sh [--runs N | --time S]
 #                                             [-- libFuzzer options...]
 #

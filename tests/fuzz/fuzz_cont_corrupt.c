@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fuzz_cont_corrupt.c - libFuzzer harness: containers whose blocks the
  * input corrupts.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fuzz_containers.c - libFuzzer harness: the input is a program of
  * container operations, checked against a model in DRAM.

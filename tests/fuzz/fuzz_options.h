@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fuzz_options.h - the region options the containers' fuzz harnesses
  * share: the emulated backend with no barrier delay and lazy truncation,

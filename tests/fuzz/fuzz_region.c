@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fuzz_region.c - libFuzzer harness: the input is a region file.
  *

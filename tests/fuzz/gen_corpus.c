@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * gen_corpus.c - the seed corpus of fuzz_region: real region images.
  *

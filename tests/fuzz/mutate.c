@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * mutate.c - the structure-aware mutator of fuzz_region (libFuzzer's
  * LLVMFuzzerCustomMutator).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * replay.c - run fuzz_region's checks on files, without libFuzzer:
  *

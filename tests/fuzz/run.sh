@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Fuzz region files: tests/fuzz/run.sh [--pmtx PMTX] [--runs N | --time S]
 #                                      [-- libFuzzer options...]
 #

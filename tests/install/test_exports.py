@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """libpmtx.so exports exactly what the public headers declare.
 
 The library is compiled with -fvisibility=hidden and the public headers

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """pmtx installs, and a program builds and runs against the installed copy.
 
 `cmake --install` puts pmtx into a prefix under the build tree; then

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The pmtx-bench binary the tests of tests/python run: PMTX_BENCH (CTest
 sets it), else build/bench/pmtx-bench in the source tree. Tests that
 need it are marked needs_bench, and skipped without it."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Fixtures shared by tests/python: scripts/ on the import path, and the
 report (scripts/report) made from synthetic JSON lines."""
 import json

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The fields of a pmtx region's header that black-box tests read from
 the file itself (src/region/layout.h)."""
 

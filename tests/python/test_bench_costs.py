@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """`pmtx-bench costs` (bench/wl_costs.c): every measurement of the shared
 spec (hops_costs.md) is reported with its fixed keys, the library's
 counters agree with the work asked for, and nothing is left behind.

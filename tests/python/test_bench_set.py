@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """`pmtx-bench set` (bench/wl_set.c) and `pmtx-bench containers`
 (bench/wl_containers.c) at a tiny size: every system at every update
 ratio with every field, the counters' per-kind split consistent with the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Tests of the evaluation harness: pmtx-bench's output schema, its
 invariant validators, the report step and an end-to-end smoke run.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The leaderboard examples (examples/leaderboard.c, leaderboard.cpp)
 survive kill -9.
 

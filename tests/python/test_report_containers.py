@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The containers' section of the report (scripts/report/containers.py)
 on synthetic lines of `pmtx-bench set` and `pmtx-bench containers`: a
 table per ratio, goal verdicts that follow the data (against the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The pmkv section of the report (scripts/report/pmkv.py) on synthetic
 kvbench.py lines: medians over rounds, goal verdicts that follow the
 data, failed runs left out, and the plots."""

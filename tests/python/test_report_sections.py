@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The report package (scripts/report/) on a stored run,
 docs/results/quick-2026-11-27: every section in order, the title's
 count and links that follow the data and the headings, every figure

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The SQLite section of the report (scripts/report/sqlite.py) on
 synthetic sqlbench.py lines: medians, shares of :memory:, and goal
 verdicts that follow the data."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """WHISPER's analysis of pmtx (scripts/whisper.py, report/whisper.py):
 the section from fixed JSON lines (Table 1's numbers, write amplification
 by kind, Figure 10 from hops, a missing hops result shown as missing and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * cmd.c - `pmtx crashtest`: the explorer's command line
  * (pmtx_explore_main) over the built-in workloads.

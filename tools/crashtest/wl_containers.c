@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * wl_containers.c - the crash-state explorer's workloads over the
  * crash-safe containers (include/pmtx_containers.h): the hash map, the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * workloads.c - the built-in workloads of `pmtx crashtest`, written
  * against the public explorer API (pmtx_explore.h) like any program's.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * workloads.h - the built-in workloads of `pmtx crashtest` (workloads.c)
  * and the subcommand itself (cmd.c), over the public explorer API

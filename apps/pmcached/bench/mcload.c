@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * mcload.c - a YCSB-style closed-loop load generator for memcached's text
  * protocol, the client side of pmcached's benchmarks (ycsb.py).

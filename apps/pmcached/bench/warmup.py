@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """warmup.py - how long a cache takes to serve its first hit after a restart.
 
     apps/pmcached/bench/warmup.py [--items 100000,1000000,10000000]

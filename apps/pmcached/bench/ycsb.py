@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """ycsb.py - memcached and pmcached side by side under YCSB A, B, C and F.
 
     apps/pmcached/bench/ycsb.py [--quick] [--rounds R] [--out FILE]

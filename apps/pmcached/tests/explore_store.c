@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * explore_store.c - the crash-state explorer over pmcached's store
  * (pmtx_explore.h): every crash point of a run of store operations, under

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fuzz_proto.c - libFuzzer harness of the memcached protocol parser.
  *

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Fuzz pmcached's protocol parser: apps/pmcached/tests/fuzz_proto.sh
 #                                  [--runs N | --time S] [-- libFuzzer options]
 #

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * proto_echo - feeds stdin to the parser and prints, on stdout, either
  * what memcached 1.6.18 would reply to it on an empty cache (default;

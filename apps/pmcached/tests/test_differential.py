@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Differential test of pmcached's protocol parser against memcached 1.6.18.
 
 Every case of CORPUS is sent, on its own connection and after a flush_all,

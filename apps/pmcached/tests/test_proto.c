@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_proto.c - unit tests of the memcached protocol parser and its
  * reply helpers: every command and error, every split of the input, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_store.c - pmcached's store (store.h) against memcached's semantics,
  * and its restart: every operation and result, expiry and flush_all on a

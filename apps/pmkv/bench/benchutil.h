@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * benchutil.h - what pmkv's two load generators (kvload.c over sockets,
  * kvstore.c in one process) share: the clock and the key sequence.

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """kvbench.py - pmkv's benchmarks, each printed as JSON lines.
 
   fig7    the seed's Figure 7 on this machine: pre-populate with 1,000,000

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * kvload.c - pmkv-load, the load generator of the seed's Figure 7 for any
  * server that speaks RESP (pmkv, Redis): pre-populate with random puts,

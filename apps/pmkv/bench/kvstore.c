@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * kvstore.c - pmkv-storebench: the seed's Figure 7 workload on the store
  * itself, in one process, without sockets: pre-populate with random puts,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fuzz_resp.c - libFuzzer harness of pmkv's RESP2 parser.
  *

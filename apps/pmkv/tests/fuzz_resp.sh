@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Fuzz pmkv's RESP2 parser: apps/pmkv/tests/fuzz_resp.sh
 #                           [--runs N | --time S] [-- libFuzzer options]
 #

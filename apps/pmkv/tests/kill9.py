@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """kill9.py - kill -9 pmkv under load, restart it, and check that every
 acknowledged write is there.
 

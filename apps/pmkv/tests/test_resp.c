@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_resp.c - unit tests of pmkv's RESP2 parser and reply builders:
  * multibulk and inline requests, sdssplitargs quoting, binary values,

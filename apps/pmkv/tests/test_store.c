@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_store.c - pmkv's store without a server: every operation against
  * a DRAM model, for the opt version under undo, redo and redo-async and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * flushcost.c - psq-flushcost: what making k scattered 4 KiB pages of a
  * memory-mapped file durable costs on the file system under DIR, the

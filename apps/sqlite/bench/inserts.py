@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """One-row transactions: the commit rate of one connection inserting one
 row (a 100-byte blob) per transaction, in autocommit, for a given time.
 sqlbench.py runs it for --benches inserts, one process per run.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # psq-speedtest1: SQLite's speedtest1 with the pmtx VFS registered.
 # PSQ_SQLITE_SRC names the SQLite source tree that
 # apps/sqlite/tools/sqlite_src.sh unpacks (scripts/eval.sh passes it);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * psq-speedtest1: SQLite's own speedtest1 (test/speedtest1.c of the
  * SQLite source tree, compiled unchanged with main renamed) with the pmtx

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """SQLite on pmtx beside stock SQLite: TPC-C (psq-tpcc) and SQLite's own
 speedtest1 (psq-speedtest1), every configuration side by side in one run;
 and, when asked for (--benches inserts), one-row transactions (inserts.py).

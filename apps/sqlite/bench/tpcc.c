@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * tpcc.c - psq-tpcc, a TPC-C client for SQLite: the nine tables, the
  * loader and the five transactions of the TPC-C specification (revision

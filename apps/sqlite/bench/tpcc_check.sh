@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # tpcc_check.sh PSQ_TPCC - the ctest sqlite_tpcc_check.
 #
 # A tiny TPC-C (scale 0.02, 2 warehouses) is loaded, run for 2,000

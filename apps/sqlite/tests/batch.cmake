@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # pmtx-sqlite under a SQLite built with SQLITE_ENABLE_BATCH_ATOMIC_WRITE
 # (vfs.c, B1-B4), which Debian's is not: tests/batch_atomic.sh builds it
 # from Debian's sqlite3 source package (downloaded once, cached in

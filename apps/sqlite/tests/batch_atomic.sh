@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # pmtx-sqlite under a SQLite built with SQLITE_ENABLE_BATCH_ATOMIC_WRITE,
 # the path of vfs.c's B1-B4 that Debian's SQLite never takes.
 #

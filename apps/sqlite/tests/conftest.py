@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Fixtures of pmtx-sqlite's tests: a temporary directory on /dev/shm
 (the hardware backend needs a memory-backed file to be fast, and any file
 works), or in $PSQ_TMPDIR (/var/tmp, an ordinary disk, when the suite

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * explore_sqlite.c - the power-failure crash-state explorer over SQLite
  * commits through the pmtx VFS (pmtx_explore.h).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # The VFS's open of corrupt region files, fuzzed in the clang tree
 # build-fuzz (tests/fuzz_open.sh, tests/fuzz_open.c): 10,000 executions
 # by default, 10,000,000 with PMTX_LONG_TESTS=1. Included from

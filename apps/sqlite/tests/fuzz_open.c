@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fuzz_open.c - libFuzzer harness: the pmtx VFS opening region files whose
  * database metadata (the root, the chunk directory, the chunks) is

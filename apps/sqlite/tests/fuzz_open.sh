@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Fuzz the pmtx VFS's open of region files: apps/sqlite/tests/fuzz_open.sh
 #                                  [--runs N | --time S] [-- libFuzzer options]
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """kill -9 during SQLite commits through the pmtx VFS.
 
 A writer (psq-kill9-writer) commits numbered transactions and prints the

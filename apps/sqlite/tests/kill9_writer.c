@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * kill9_writer.c - the writer of pmtx-sqlite's kill -9 test (kill9.py):
  * commits numbered transactions through the pmtx VFS and acknowledges

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Helpers of pmtx-sqlite's Python tests: load the extension, open a
 database through the pmtx VFS or the default one.
 

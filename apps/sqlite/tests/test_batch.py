@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Batch atomic writes (vfs.c, B1-B4): with a SQLite built with
 SQLITE_ENABLE_BATCH_ATOMIC_WRITE, a commit writes its pages between
 BEGIN_ATOMIC_WRITE and COMMIT_ATOMIC_WRITE and opens no journal; a spill

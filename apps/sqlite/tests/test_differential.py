@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Random SQL workloads run side by side on the pmtx VFS and on SQLite's
 default VFS must give the same result for every statement (rows, or the
 same error) and the same .dump at the end, also after the pmtx database

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_overlay.c - unit tests of the DRAM overlay (overlay.c): lookups,
  * truncation with backward-shift deletion, the sorted chunk list, and a

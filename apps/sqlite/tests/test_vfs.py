@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """pmtx-sqlite as a SQLite user sees it: opening, committing, rolling back,
 locks between connections and processes, bad files, a full region, WAL,
 moving data in and out, and the sqlite3 shell."""

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Fetch the source of the SQLite that this machine runs, from Debian's
 # sqlite3 source package, and build its amalgamation (sqlite3.c).
 #

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Fixtures of pmcached's black-box server tests.
 
 The target is chosen once per run:

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Start, stop and talk to a memcached-compatible server, for the black-box
 tests of pmcached (conftest.py builds its fixtures on this module).
 

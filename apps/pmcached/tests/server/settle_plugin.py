@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """A pytest plugin for running pymemcache's own integration tests.
 
 Each of those tests opens its own connection, and several end with a

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Hostile and broken clients: half-sent requests, binary garbage, huge
 declared lengths, a flood of connections. After each, the server is still
 up, a control connection opened before the abuse still works, and the keys

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Real clients against the server: libmemcached's memccapable (its ASCII
 protocol conformance tests) and pymemcache (its own integration tests,
 and a few direct calls, including a multi-threaded load)."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """memcached's command-line flags, each on a server of its own, with the
 meaning memcached gives them (checked against memcached 1.6.18), plus
 pmcached's own options (-e, --runtime, --domain, --backend).

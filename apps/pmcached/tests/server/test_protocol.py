@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """memcached 1.6's text and meta protocol over a real socket, reply bytes
 compared exactly.
 

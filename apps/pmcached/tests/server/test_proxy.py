@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """A cache tier of three servers: one of them is killed with SIGKILL and
 restarted on the same port with the same -e file, and every key must come
 back, read through twemproxy (nutcracker, ketama over fnv1a_64, no

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """pmcached's promise: after kill -9 and a restart with the same -e file it
 serves every acknowledged item (and nothing that was deleted, flushed or
 expired). All tests here are pmcached_only: memcached keeps nothing across

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Fixtures of pmkv's black-box server tests.
 
 $PMKV_BIN names the server binary (every test skips while it is unset or

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * faultsync.c - a disk that fails, for tests/server/test_faults.py: an
  * LD_PRELOAD library whose fdatasync and msync fail with EIO while the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Start and stop a pmkv server for black-box tests (127.0.0.1 only)."""
 import os
 import signal

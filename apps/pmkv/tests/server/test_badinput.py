@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Bad input over raw sockets: huge and negative declared lengths, half
 requests, garbage, inline quoting errors, and more clients than
 --maxclients. Each gets Redis's error (or a silent wait for the rest of a

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """redis-cli and redis-benchmark (Debian's redis-tools) against pmkv."""
 import shutil
 import subprocess

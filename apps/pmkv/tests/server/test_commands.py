@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Every command through the Python redis client (python3-redis): replies,
 Redis's error texts, binary keys and values, and the value limit."""
 import subprocess

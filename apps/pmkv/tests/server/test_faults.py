@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """A disk that fails. With the commit's sync failing (fdatasync and msync
 fail with EIO through an LD_PRELOAD library, faultsync.c, while a flag
 file exists), a write gets Redis's MISCONF error and is not acknowledged.

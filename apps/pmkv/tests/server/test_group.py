@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Group commit (group.c): pipelined requests and those of concurrent
 clients share one transaction. Every reply is what the request would get
 alone, in request order; a failing command fails alone (the group is

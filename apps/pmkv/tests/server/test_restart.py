@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Stops and restarts: SIGTERM, SHUTDOWN and kill -9 keep every write; a
 region of another kind, or a damaged one, or one of the other version, is
 refused with a message and exit status 1, and left as it was."""
