@@ -230,58 +230,76 @@ struct set_args {
 	int64_t expire_ms;
 };
 
-/* EX/PX/EXAT/PXAT's argument: a positive integer, as an absolute time. */
+/* EX/PX/EXAT/PXAT's argument (argv[i + 1]), as Redis 7.0 reads it
+ * (getExpireMillisecondsOrReply): a positive integer, its seconds no more
+ * than fit in milliseconds, and a relative one added to the clock with
+ * Redis's wrap-around, refused when the sum is not positive. */
 static int set_expiry(struct cmd_ctx *c, size_t i, struct set_args *a)
 {
 	long long v;
-	const char *o = arg(c, i);
-	int64_t now = pmkv_now_ms();
 	if (resp_arg_ll(c->q, i + 1, &v)) {
 		not_integer(c);
 		return -1;
 	}
-	int ms = toupper((unsigned char)o[0]) == 'P';
+	int ms = toupper((unsigned char)arg(c, i)[0]) == 'P';
 	int at = len(c, i) == 4;
-	if (v <= 0 || (!ms && v > INT64_MAX / 1000) ||
-	    (!at && v > INT64_MAX / 1000 - now)) {
+	int64_t t = 0;
+	if (v > 0 && (ms || v <= INT64_MAX / 1000)) {
+		t = ms ? v : v * 1000;
+		if (!at)
+			t = (int64_t)((uint64_t)t + (uint64_t)pmkv_now_ms());
+	}
+	if (t <= 0) {
 		resp_add_error(c->out, "ERR invalid expire time in 'set' command");
 		return -1;
 	}
-	int64_t t = ms ? v : v * 1000;
-	a->expire_ms = at ? t : now + t;
+	a->expire_ms = t;
 	return 0;
 }
 
-/* SET's options from argv[3]: 0, or -1 after replying with the error. */
-static int set_options(struct cmd_ctx *c, struct set_args *a)
+/* The expiry option argv[i] names: 1 to 4 (EX, PX, EXAT, PXAT), or 0. */
+static int expiry_option(struct cmd_ctx *c, size_t i)
 {
 	static const char *const exp[] = {"ex", "px", "exat", "pxat"};
-	int has_exp = 0;
+	for (int k = 0; k < 4; k++)
+		if (resp_arg_is(c->q, i, exp[k]))
+			return k + 1;
+	return 0;
+}
+
+/* SET's options from argv[3], as Redis 7.0 reads them
+ * (parseExtendedStringArgumentsOrReply): an option may repeat (the last
+ * expiry counts); NX and XX exclude each other, and so do KEEPTTL and the
+ * four expiry options; an expiry option needs an argument after it. Every
+ * option is read before the expiry's argument is: a syntax error comes
+ * first. 0, or -1 after replying with the error. */
+static int set_options(struct cmd_ctx *c, struct set_args *a)
+{
+	size_t exp_at = 0; /* the last expiry option's index, or 0 */
+	int exp_kind = 0;
 	for (size_t i = 3; i < c->q->argc; i++) {
 		unsigned f = resp_arg_is(c->q, i, "nx")        ? PMKV_SET_NX
 		             : resp_arg_is(c->q, i, "xx")      ? PMKV_SET_XX
 		             : resp_arg_is(c->q, i, "get")     ? PMKV_SET_GET
 		             : resp_arg_is(c->q, i, "keepttl") ? PMKV_SET_KEEPTTL
 		                                               : 0;
-		int e = 0;
-		for (size_t k = 0; k < 4; k++)
-			e |= resp_arg_is(c->q, i, exp[k]);
-		if ((!f && !e) || (a->flags & f) || (e && has_exp) ||
-		    (e && i + 1 >= c->q->argc)) {
+		int e = f ? 0 : expiry_option(c, i);
+		int ok = f == PMKV_SET_NX        ? !(a->flags & PMKV_SET_XX)
+		         : f == PMKV_SET_XX      ? !(a->flags & PMKV_SET_NX)
+		         : f == PMKV_SET_KEEPTTL ? !exp_kind
+		         : f == PMKV_SET_GET     ? 1
+		         : e ? !(a->flags & PMKV_SET_KEEPTTL) &&
+		               (!exp_kind || exp_kind == e) && i + 1 < c->q->argc
+		             : 0;
+		if (!ok) {
 			syntax_error(c);
 			return -1;
 		}
-		if (e && set_expiry(c, i++, a))
-			return -1;
-		has_exp |= e || f == PMKV_SET_KEEPTTL;
+		if (e)
+			exp_at = i++, exp_kind = e;
 		a->flags |= f;
 	}
-	if (((a->flags & PMKV_SET_NX) && (a->flags & PMKV_SET_XX)) ||
-	    ((a->flags & PMKV_SET_KEEPTTL) && a->expire_ms)) {
-		syntax_error(c);
-		return -1;
-	}
-	return 0;
+	return exp_at ? set_expiry(c, exp_at, a) : 0;
 }
 
 static void cmd_set(struct cmd_ctx *c)
@@ -533,23 +551,44 @@ static void cmd_keys(struct cmd_ctx *c)
 	collect_free(&k);
 }
 
+/* SCAN's cursor as Redis 7.0 reads it (parseScanCursorOrReply): strtoul
+ * in base 10 up to the first NUL, no leading blank; "" is 0, and a
+ * negative one wraps. 0, or -1 if it is not a cursor. */
+static int scan_cursor(const char *s, unsigned long long *cur)
+{
+	char *end;
+	errno = 0;
+	*cur = strtoull(s, &end, 10);
+	return isspace((unsigned char)s[0]) || *end || errno == ERANGE ? -1
+	                                                                 : 0;
+}
+
+/* A larger COUNT asks for no more: the store's bound of 10 x COUNT
+ * buckets a call must not wrap around. */
+#define SCAN_MOST (1LL << 32)
+
 static void cmd_scan(struct cmd_ctx *c)
 {
 	struct collect k = {0};
-	long long cur, count = 10;
+	unsigned long long cur;
+	long long count = 10;
 	uint64_t next;
-	if (resp_arg_ll(c->q, 1, &cur) || cur < 0)
+	if (scan_cursor(arg(c, 1), &cur))
 		return resp_add_error(c->out, "ERR invalid cursor");
 	for (size_t i = 2; i < c->q->argc; i += 2) {
 		if (i + 1 >= c->q->argc)
 			return syntax_error(c);
 		if (resp_arg_is(c->q, i, "match")) {
 			k.pat = arg(c, i + 1), k.pn = len(c, i + 1);
+			if (k.pn == 1 && k.pat[0] == '*')
+				k.pat = NULL; /* every key (glob.c G1) */
 		} else if (resp_arg_is(c->q, i, "count")) {
 			if (resp_arg_ll(c->q, i + 1, &count))
 				return not_integer(c);
 			if (count < 1)
 				return syntax_error(c);
+			if (count > SCAN_MOST)
+				count = SCAN_MOST;
 		} else if (!resp_arg_is(c->q, i, "type")) {
 			return syntax_error(c);
 		} else if (!resp_arg_is(c->q, i + 1, "string")) {
@@ -675,14 +714,17 @@ static void cmd_command(struct cmd_ctx *c)
 	}
 }
 
-/* Redis's text for a command it does not know. */
+/* Redis 7.0's text for a command it does not know (processCommand):
+ * arguments quoted while the list is shorter than 128 bytes, each cut to
+ * what is left of them, and all read as C strings (up to a NUL).
+ * resp_add_error turns CR and LF into spaces, as rejectCommandFormat. */
 static void unknown(struct cmd_ctx *c)
 {
-	char args[256] = "";
+	char args[160] = ""; /* 128, then at most 3 more a quoted argument */
 	size_t at = 0;
-	for (size_t i = 1; i < c->q->argc && at < sizeof(args) - 1; i++) {
-		int n = snprintf(args + at, sizeof(args) - at, "'%.128s' ",
-		                 arg(c, i));
+	for (size_t i = 1; i < c->q->argc && at < 128; i++) {
+		int n = snprintf(args + at, sizeof(args) - at, "'%.*s' ",
+		                 (int)(128 - at), arg(c, i));
 		if (n < 0)
 			break;
 		at += (size_t)n;

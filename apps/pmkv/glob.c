@@ -1,8 +1,16 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * glob.c - glob-style patterns for KEYS and SCAN MATCH, as Redis reads
- * them: '*' any run, '?' one byte, '[abc]', '[^a]', '[a-z]' classes,
- * '\x' the byte x. Binary safe: lengths, never NUL terminators.
+ * glob.c - glob-style patterns for KEYS and SCAN MATCH, as Redis 7.0
+ * reads them (stringmatchlen): '*' any run, '?' one byte, '[abc]', '[^a]',
+ * '[a-z]' classes, '\x' the byte x. Binary safe: lengths, never NUL
+ * terminators. Redis's own quirks, kept so that replies match its:
+ *  G1. An empty key matches the empty pattern only. (KEYS * and SCAN
+ *      MATCH * take every key, the empty one too, without matching:
+ *      cmd.c.)
+ *  G2. In a class, "x-y" is a range whatever y is (']' too), and its ends
+ *      and the byte are compared as signed chars, as Redis's
+ *      `int c = string[0]` does on x86-64: [a-\xff] holds the bytes up to
+ *      'a' and 0xff.
  */
 #include <ctype.h>
 #include <stddef.h>
@@ -25,13 +33,15 @@ static int class_match(const unsigned char *pat, size_t pn, int ch,
 	for (; i < pn && pat[i] != ']'; i++) {
 		if (pat[i] == '\\' && i + 1 < pn) {
 			hit |= fold(pat[++i], nocase) == fold(ch, nocase);
-		} else if (i + 2 < pn && pat[i + 1] == '-' && pat[i + 2] != ']') {
-			int lo = fold(pat[i], nocase), hi = fold(pat[i + 2], nocase);
+		} else if (i + 2 < pn && pat[i + 1] == '-') { /* G2 */
+			int lo = (signed char)fold(pat[i], nocase);
+			int hi = (signed char)fold(pat[i + 2], nocase);
+			int sc = (signed char)fold(ch, nocase);
 			if (lo > hi) {
 				int t = lo;
 				lo = hi, hi = t;
 			}
-			hit |= fold(ch, nocase) >= lo && fold(ch, nocase) <= hi;
+			hit |= sc >= lo && sc <= hi;
 			i += 2;
 		} else {
 			hit |= fold(pat[i], nocase) == fold(ch, nocase);
@@ -65,6 +75,8 @@ static int match(const unsigned char *p, size_t pn, const unsigned char *s,
                  size_t sn, int nocase)
 {
 	size_t pi = 0, si = 0, star = (size_t)-1, mark = 0;
+	if (sn == 0)
+		return pn == 0; /* G1 */
 	while (si < sn) {
 		size_t used;
 		if (pi < pn && p[pi] == '*') {

@@ -1,0 +1,544 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""pmkv against Redis 7.0, byte for byte.
+
+Debian's redis-server (no RDB, no AOF, 127.0.0.1, a free port, a
+directory of its own; killed at the end) runs beside pmkv (conftest's
+module server). Both are sent the same requests over raw sockets
+(rawresp.py: RESP2 multibulk byte strings, pipelined in batches), and
+each reply's bytes are compared, except:
+
+- KEYS: the keys are compared sorted (Redis's order is undefined);
+- SCAN: a full scan from cursor 0 runs on each server with the same
+  options, and the union of the keys is compared, not the pages (each
+  page must still be a cursor and an array of bulks);
+- TTL, PTTL: -1 and -2 exactly; a positive value within the time that
+  could have passed between the two servers (twice the longest batch so
+  far, plus a second), since each server reads its own clock;
+- DELIBERATE: differences pmkv means to have (README "Differences from
+  Redis 7.0"), each with the reply pmkv must give instead.
+
+Out of scope: INFO, CONFIG, CLIENT and COMMAND (their replies describe
+the server), QUIT and SHUTDOWN, protocol errors (they close the
+connection; test_badinput.py covers them), and the commands pmkv does not
+have (README's known gaps: Redis would run them). Short expiries are not
+sent, and DBSIZE is not asked while an expired key may remain: when a key
+expires is each server's own clock's matter, and a read that meets an
+expired key frees it in Redis but not in pmkv (its reads never write), so
+DBSIZE counts it until a write or the active expiry meets it (README).
+
+Two parts: a fixed list of edge cases (EDGE_CASES), then seeded random
+sequences over the same commands (random_request): PMKV_DIFF_COMMANDS
+commands in all (default 8,000, or 400,000 with PMTX_LONG_TESTS=1), over
+PMKV_DIFF_SEEDS seeds (default 4; PMKV_DIFF_SEED picks the first).
+PMKV_DIFF_KEEP_GOING=1 prints every difference instead of stopping at the
+first. A failure names the first differing request, both replies, and
+the requests before it.
+"""
+import os
+import random
+import shutil
+import time
+
+import pytest
+
+from rawresp import Conn, RedisServer, parse
+
+pytestmark = pytest.mark.skipif(shutil.which("redis-server") is None,
+                                reason="redis-server is not installed")
+
+LONG = os.environ.get("PMTX_LONG_TESTS") == "1"
+COMMANDS = int(os.environ.get("PMKV_DIFF_COMMANDS",
+                              400000 if LONG else 8000))
+SEEDS = int(os.environ.get("PMKV_DIFF_SEEDS", 4))
+FIRST_SEED = int(os.environ.get("PMKV_DIFF_SEED", 1))
+KEEP_GOING = os.environ.get("PMKV_DIFF_KEEP_GOING") == "1"
+SCAN_PAGES = 100000  # a full scan must end within this many pages
+
+
+def b(*args):
+    """A request from str or bytes arguments."""
+    return [a.encode() if isinstance(a, str) else a for a in args]
+
+
+def name_of(req):
+    if isinstance(req, bytes):
+        return req.split(None, 1)[0].lower() if req.split() else b""
+    return req[0].lower() if req else b""
+
+
+# ---- deliberate differences -------------------------------------------
+
+def _select_other_db(req, ours, theirs):
+    """One database (README): SELECT 1..15 is Redis's OK and pmkv's range
+    error. Redis is then sent SELECT 0, to stay on the same key space."""
+    if isinstance(req, bytes) or name_of(req) != b"select" or len(req) != 2:
+        return False
+    return (req[1].isdigit() and 1 <= int(req[1]) <= 15
+            and theirs == b"+OK\r\n"
+            and ours == b"-ERR DB index is out of range\r\n")
+
+
+# name: (does this request's pair of replies match the difference,
+#        a request Redis is sent afterwards to stay in step, or None)
+DELIBERATE = {
+    "one database": (_select_other_db, b("SELECT", "0")),
+}
+
+
+# ---- comparing replies ------------------------------------------------
+
+class Differ(AssertionError):
+    pass
+
+
+def _ttl_close(ours, theirs, tol_ms, unit_ms):
+    a, c = parse(ours), parse(theirs)
+    if not isinstance(a, int) or not isinstance(c, int) or a < 0 or c < 0:
+        return ours == theirs
+    return abs(a - c) * unit_ms <= tol_ms + unit_ms
+
+
+def _page(v):
+    """Is v one of SCAN's pages: a cursor, and an array of keys?"""
+    return (isinstance(v, list) and len(v) == 2 and isinstance(v[0], bytes)
+            and v[0].isdigit() and isinstance(v[1], list)
+            and all(isinstance(k, bytes) for k in v[1]))
+
+
+def same(req, ours, theirs, tol_ms):
+    """Do pmkv's and Redis's replies to req agree (module docstring)?"""
+    if ours == theirs:
+        return True
+    name = name_of(req)
+    if name == b"keys":
+        a, c = parse(ours), parse(theirs)
+        return (isinstance(a, list) and isinstance(c, list)
+                and sorted(a) == sorted(c))
+    if name == b"scan":  # a page from a cursor other than "0"
+        return _page(parse(ours)) and _page(parse(theirs))
+    if name in (b"ttl", b"pttl"):
+        return _ttl_close(ours, theirs, tol_ms, 1000 if name == b"ttl" else 1)
+    return False
+
+
+def scan_all(conn, req):
+    """SCAN 0 with req's options, page after page until cursor 0: the set
+    of keys, or the first reply's bytes if it is not a page."""
+    keys, cursor = set(), b"0"
+    for page in range(SCAN_PAGES):
+        raw = conn.send([[req[0], cursor] + req[2:]])[0]
+        v = parse(raw)
+        if page == 0 and not (isinstance(v, list) and len(v) == 2):
+            return raw
+        assert _page(v), raw
+        cursor = v[0]
+        keys.update(v[1])
+        if cursor == b"0":
+            return frozenset(keys)
+    raise AssertionError("SCAN did not end after %d pages" % SCAN_PAGES)
+
+
+def is_full_scan(req):
+    return (not isinstance(req, bytes) and name_of(req) == b"scan"
+            and len(req) >= 2 and req[1] == b"0")
+
+
+class Pair:
+    """pmkv and Redis, one connection each, sent the same requests."""
+
+    def __init__(self, pmkv_port, redis_port):
+        self.ours = Conn(pmkv_port)
+        self.theirs = Conn(redis_port)
+        self.history = []
+        self.span = 0.0  # the longest batch so far, in seconds
+        self.compared = 0
+        self.differences = []
+
+    def close(self):
+        self.ours.close()
+        self.theirs.close()
+
+    def run(self, requests):
+        """Send requests (pipelined, a full SCAN alone) to both; compare."""
+        batch = []
+        for req in requests:
+            if is_full_scan(req):
+                self._batch(batch)
+                batch = []
+                self._scan(req)
+            elif name_of(req) == b"select":  # it may need Redis resynced
+                self._batch(batch)
+                self._batch([req])
+                batch = []
+            else:
+                batch.append(req)
+        self._batch(batch)
+
+    def _batch(self, batch):
+        if not batch:
+            return
+        t0 = time.monotonic()
+        ours = self.ours.send(batch)
+        theirs = self.theirs.send(batch)
+        self.span = max(self.span, time.monotonic() - t0)
+        tol_ms = 2000 * self.span + 1000
+        for req, a, c in zip(batch, ours, theirs):
+            self._check(req, a, c, same(req, a, c, tol_ms))
+
+    def _scan(self, req):
+        a, c = scan_all(self.ours, req), scan_all(self.theirs, req)
+        show = [x if isinstance(x, bytes) else sorted(x) for x in (a, c)]
+        self._check(req, show[0], show[1], a == c)
+
+    def _check(self, req, ours, theirs, ok):
+        self.history.append(req)
+        self.compared += 1
+        if ok:
+            return
+        for name, (matches, resync) in DELIBERATE.items():
+            if matches(req, ours, theirs):
+                if resync:
+                    self.theirs.send([resync])
+                return
+        msg = ("request %d differs: %r\n  pmkv:  %r\n  redis: %r\n"
+               "  the requests before it: %r"
+               % (len(self.history), req, ours, theirs, self.history[-8:-1]))
+        if not KEEP_GOING:
+            raise Differ(msg)
+        print(msg)
+        self.differences.append(msg)
+
+
+@pytest.fixture(scope="module")
+def redis_server(tmp_path_factory):
+    s = RedisServer(str(tmp_path_factory.mktemp("redis")))
+    s.start()
+    yield s
+    s.kill()
+
+
+@pytest.fixture
+def pair(server, redis_server):
+    p = Pair(server.port, redis_server.port)
+    p.run([b("FLUSHALL")])
+    yield p
+    p.close()
+    assert not p.differences, "%d differences" % len(p.differences)
+
+
+# ---- the edge cases ---------------------------------------------------
+
+BIG = b"9223372036854775807"
+SMALL = b"-9223372036854775808"
+BIN = bytes(range(256))
+
+EDGE_CASES = [
+    # arity: every command with too few or too many arguments
+    b("GET"), b("GET", "a", "b"), b("SET", "k"), b("SET"), b("MGET"),
+    b("MSET"), b("MSET", "k"), b("MSET", "a", "1", "b"), b("DEL"),
+    b("EXISTS"), b("INCR"), b("INCR", "a", "b"), b("DECR"),
+    b("INCRBY", "k"), b("INCRBY", "k", "1", "2"), b("DECRBY", "k"),
+    b("APPEND", "k"), b("STRLEN"), b("TTL"), b("PTTL", "a", "b"),
+    b("DBSIZE", "x"), b("KEYS"), b("KEYS", "a", "b"), b("SCAN"),
+    b("ECHO"), b("ECHO", "a", "b"), b("PING", "a", "b"), b("SELECT"),
+    b("SELECT", "0", "1"), b("FLUSHALL", "a", "b"), b("FLUSHDB", "x"),
+    # names in any case
+    b("sEt", "k", "v"), b("get", "k"), b("GeT", "k"),
+    # unknown commands, their arguments quoted in the error
+    b("NOSUCH"), b("NOSUCH", "a", "b c", ""), b("nosuch", "x" * 200),
+    b("NOSUCH", *["a%d" % i for i in range(40)]),
+    b("NOSUCH", "a\r\nb"), b("", "a"), b("GETT", "k"),
+    b("FOO\r\nBAR", "x"), b("x" * 300),
+    # SET and its options
+    b("SET", "k", "v", "NX"), b("SET", "k", "w", "NX"), b("GET", "k"),
+    b("SET", "k", "x", "XX"), b("SET", "nokey", "x", "XX"),
+    b("SET", "k", "y", "GET"), b("SET", "new", "1", "GET"),
+    b("SET", "k", "z", "NX", "GET"), b("SET", "k2", "z", "XX", "GET"),
+    b("SET", "k", "v", "EX", "100"), b("TTL", "k"), b("PTTL", "k"),
+    b("SET", "k", "v", "PX", "100000"), b("TTL", "k"), b("PTTL", "k"),
+    b("SET", "k", "v", "EXAT", "4102444800"), b("TTL", "k"),
+    b("SET", "k", "v", "PXAT", "4102444800000"), b("PTTL", "k"),
+    b("SET", "k", "v2", "KEEPTTL"), b("TTL", "k"), b("GET", "k"),
+    b("SET", "k", "v3"), b("TTL", "k"), b("PTTL", "k"),
+    b("SET", "k", "v", "ex", "100", "nx"), b("SET", "k", "v", "px", "5000000", "xx", "get"),
+    b("SET", "k", "v", "NX", "XX"), b("SET", "k", "v", "XX", "NX"),
+    b("SET", "k", "v", "NX", "NX"), b("SET", "k", "v", "GET", "GET"),
+    b("SET", "k", "v", "EX", "10", "PX", "10000"),
+    b("SET", "k", "v", "EX", "10", "EX", "10"),
+    b("SET", "k", "v", "EX", "10", "KEEPTTL"),
+    b("SET", "k", "v", "KEEPTTL", "EX", "10"),
+    b("SET", "k", "v", "KEEPTTL", "KEEPTTL"),
+    b("SET", "k", "v", "EX"), b("SET", "k", "v", "PX"),
+    b("SET", "k", "v", "EX", "0"), b("SET", "k", "v", "EX", "-1"),
+    b("SET", "k", "v", "PX", "0"), b("SET", "k", "v", "PXAT", "0"),
+    b("SET", "k", "v", "EXAT", "-5"), b("SET", "k", "v", "EX", "abc"),
+    b("SET", "k", "v", "EX", "1.5"), b("SET", "k", "v", "EX", ""),
+    b("SET", "k", "v", "EX", "+10"), b("SET", "k", "v", "EX", " 10"),
+    b("SET", "k", "v", "EX", BIG), b("SET", "k", "v", "PX", BIG),
+    b("SET", "k", "v", "EX", "9223372036854775"),
+    b("SET", "k", "v", "EX", "9223372036854776"),
+    b("SET", "k", "v", "PX", "100000000000000000"), b("TTL", "k"),
+    b("SET", "k", "v", "PXAT", "100000000000000000"), b("TTL", "k"),
+    b("SET", "k", "v", "EXAT", "9223372036854775"),
+    b("SET", "k", "v", "PX", "9223372036854775000"),
+    b("SET", "k", "v", "EX", "99999999999999999999"),
+    b("SET", "k", "v", "EX", "abc", "NX", "XX"),
+    b("SET", "k", "v", "EX", "0", "BOGUS"),
+    b("SET", "k", "v", "EX", "10", "NX", "XX"),
+    b("SET", "k", "v", "BOGUS"), b("SET", "k", "v", "EXX", "1"),
+    b("SET", "k", "v", "NX", "bogus"),
+    # a time past: set, and then absent (when each server frees it is
+    # its own matter: DBSIZE is asked after a DEL, a write, met it)
+    b("SET", "past", "v", "EXAT", "1"), b("GET", "past"),
+    b("EXISTS", "past"), b("TTL", "past"), b("PTTL", "past"),
+    b("DEL", "past"), b("DBSIZE"),
+    b("SET", "past", "v", "PXAT", "1000", "GET"), b("GET", "past"),
+    b("SET", "past", "w", "PXAT", "1000", "GET"), b("APPEND", "past", "x"),
+    b("GET", "past"), b("TTL", "past"), b("DEL", "past"), b("DBSIZE"),
+    # empty keys and values, binary ones
+    b("SET", "", ""), b("GET", ""), b("STRLEN", ""), b("EXISTS", ""),
+    b("APPEND", "", ""), b("APPEND", "", "x"), b("GET", ""),
+    b("SET", BIN, BIN), b("GET", BIN), b("STRLEN", BIN),
+    b("SET", "nul", b"a\x00b\r\nc"), b("GET", "nul"),
+    b("SET", "long", "x" * 70000), b("STRLEN", "long"),
+    b("APPEND", "long", "y" * 1000), b("GET", "long"),
+    # INCR and its kin
+    b("INCR", "n"), b("INCR", "n"), b("DECR", "n"), b("DECR", "m"),
+    b("INCRBY", "n", "10"), b("INCRBY", "n", "-30"), b("DECRBY", "n", "7"),
+    b("INCRBY", "n", "abc"), b("INCRBY", "n", "1.5"), b("INCRBY", "n", ""),
+    b("INCRBY", "n", " 1"), b("INCRBY", "n", "+1"), b("INCRBY", "n", "01"),
+    b("INCRBY", "n", "-0"), b("INCRBY", "n", BIG), b("INCRBY", "n", "1"),
+    b("SET", "n", BIG), b("INCR", "n"), b("GET", "n"),
+    b("INCRBY", "n", "0"), b("DECRBY", "n", "-1"),
+    b("SET", "n", SMALL), b("DECR", "n"), b("DECRBY", "n", "1"),
+    b("INCRBY", "n", SMALL), b("DECRBY", "n", SMALL),
+    b("DECRBY", "z", SMALL), b("DECRBY", "z", BIG),
+    b("INCRBY", "z", "9223372036854775808"), b("SET", "n", "0"),
+    b("DECRBY", "n", SMALL),
+    b("SET", "s", "abc"), b("INCR", "s"), b("DECR", "s"),
+    b("INCRBY", "s", "1"), b("SET", "s", ""), b("INCR", "s"),
+    b("SET", "s", "1.0"), b("INCR", "s"), b("SET", "s", " 1"), b("INCR", "s"),
+    b("SET", "s", "1 "), b("INCR", "s"), b("SET", "s", "+1"), b("INCR", "s"),
+    b("SET", "s", "007"), b("INCR", "s"), b("SET", "s", "-0"), b("INCR", "s"),
+    b("SET", "s", "9223372036854775808"), b("INCR", "s"),
+    b("SET", "s", "1" * 30), b("INCR", "s"),
+    b("SET", "s", "12\x00"), b("INCR", "s"),
+    b("SET", "t", "5", "EX", "1000"), b("INCR", "t"), b("TTL", "t"),
+    b("APPEND", "t", "0"), b("TTL", "t"), b("GET", "t"),
+    # MGET, MSET, DEL, EXISTS
+    b("MSET", "a", "1", "b", "2", "c", "3"), b("MGET", "a", "nope", "b", "",
+                                                "c", "a"),
+    b("MSET", "a", "x", "a", "y"), b("GET", "a"),
+    b("EXISTS", "a", "a", "b", "nope", "a"), b("EXISTS", "nope"),
+    b("DEL", "a", "b", "nope", "a"), b("DEL", "c"), b("DEL", "c"),
+    b("EXISTS", "a", "b", "c"),
+    # APPEND, STRLEN
+    b("APPEND", "ap", "hello"), b("APPEND", "ap", " world"),
+    b("STRLEN", "ap"), b("STRLEN", "nope"), b("APPEND", "ap", BIN),
+    b("GET", "ap"),
+    # TTL and PTTL of missing and persistent keys
+    b("TTL", "nope"), b("PTTL", "nope"), b("TTL", "ap"), b("PTTL", "ap"),
+    # PING, ECHO, SELECT, DBSIZE
+    b("PING"), b("PING", "hello"), b("PING", ""), b("PING", BIN),
+    b("ECHO", ""), b("ECHO", BIN), b("ECHO", "a\r\nb"),
+    b"PING\r\n", b"PING hi\r\n", b'ECHO "a b\\x41\\n"\r\n',
+    b"SET 'q k' \"v\\tv\"\r\n", b"GET 'q k'\r\n",
+    b("SELECT", "0"), b("SELECT", "16"), b("SELECT", "-1"),
+    b("SELECT", "abc"), b("SELECT", "99999999999999999999"),
+    b("SELECT", "1"), b("SELECT", "15"), b("GET", "ap"), b("DBSIZE"),
+    # KEYS and SCAN
+    b("FLUSHALL"),
+    b("MSET", "key:1", "a", "key:2", "b", "key:10", "c", "k*", "d",
+      "h?llo", "e", "hello", "f", "hallo", "g", "[x]", "h", "x", "i",
+      "", "j", b"\xff\xfe", "k", "a\\b", "l", "KEY:1", "m"),
+    b("KEYS", "*"), b("KEYS", "key:*"), b("KEYS", "key:?"),
+    b("KEYS", "key:[0-9]"), b("KEYS", "key:[^1]*"), b("KEYS", "key:[!1]*"),
+    b("KEYS", "key:[2-1]"), b("KEYS", "h[ae]llo"), b("KEYS", "h\\?llo"),
+    b("KEYS", "k\\*"), b("KEYS", "\\[x\\]"), b("KEYS", "[[]x]"),
+    b("KEYS", "[a-"), b("KEYS", "h[a"), b("KEYS", "h\\"),
+    b("KEYS", "a\\\\b"), b("KEYS", ""), b("KEYS", "nomatch*"),
+    b("KEYS", b"\xff*"), b("KEYS", "*1*"), b("KEYS", "**"),
+    b("KEYS", "?"), b("KEYS", "KEY*"), b("KEYS", "[\\]x]*"),
+    b("KEYS", "[a-z]*"), b("KEYS", "[z-a]*"), b("KEYS", "*[^a-z]"),
+    b("KEYS", "[a-]*"), b("KEYS", "h[a-]llo"), b("KEYS", b"[a-\xff]*"),
+    b("KEYS", b"[\x80-\xff]*"), b("KEYS", "[^"), b("KEYS", "x[^"),
+    b("KEYS", "*[^"), b("KEYS", "[]"), b("KEYS", "*?"), b("KEYS", "?*"),
+    b("SCAN", "0", "MATCH", "*"), b("SCAN", "0", "MATCH", "**"),
+    b("SCAN", "0", "MATCH", ""), b("SCAN", "0", "MATCH", "?*"),
+    b("SCAN", "0", "COUNT", "9223372036854775807"),
+    b("SCAN", "1", "COUNT", "9223372036854775807"),
+    b("SCAN", " 0"), b("SCAN", "+0"), b("SCAN", "-0"), b("SCAN", "0 "),
+    b("SCAN", "18446744073709551615"), b("SCAN", "18446744073709551616"),
+    b("SCAN", "0x1"), b("SCAN", b"0\x00x"),
+    b("SCAN", "0"), b("SCAN", "0", "MATCH", "key:*"),
+    b("SCAN", "0", "COUNT", "1"), b("SCAN", "0", "COUNT", "1000"),
+    b("SCAN", "0", "MATCH", "h*", "COUNT", "2"),
+    b("SCAN", "0", "TYPE", "string"), b("SCAN", "0", "TYPE", "list"),
+    b("SCAN", "0", "TYPE", "STRING"), b("SCAN", "0", "type", "nosuch"),
+    b("SCAN", "0", "COUNT", "0"), b("SCAN", "0", "COUNT", "-1"),
+    b("SCAN", "0", "COUNT", "abc"), b("SCAN", "0", "COUNT"),
+    b("SCAN", "0", "MATCH"), b("SCAN", "0", "BOGUS", "x"),
+    b("SCAN", "abc"), b("SCAN", "-1"), b("SCAN", ""), b("SCAN", "1.5"),
+    b("SCAN", "0", "MATCH", "a", "MATCH", "key:*"),
+    b("SCAN", "0", "COUNT", "5", "COUNT", "1"),
+    b("DBSIZE"), b("FLUSHALL", "ASYNC"), b("DBSIZE"), b("KEYS", "*"),
+    b("SCAN", "0"), b("SET", "a", "1"), b("FLUSHALL", "sync"),
+    b("SET", "a", "1"), b("FLUSHDB"), b("SET", "a", "1"),
+    b("FLUSHDB", "ASYNC"), b("FLUSHALL", "bogus"), b("FLUSHDB", "bogus"),
+    b("DBSIZE"),
+]
+
+
+def test_edge_cases(pair):
+    pair.run(EDGE_CASES)
+
+
+# ---- random sequences -------------------------------------------------
+
+KEYS = [b"k", b"n", b"", b"a\x00b", b"\xff\xfe", b"key:1", b"key:2",
+        b"key:10", b"k*", b"h?llo", b"[x]", b"counter", b"KEY:1", b"x y"]
+PATTERNS = [b"*", b"k*", b"key:?", b"key:[0-9]*", b"key:[^1]*", b"*\\**",
+            b"h\\?llo", b"[a-", b"", b"\xff*", b"*1*", b"key:[1-2]",
+            b"[a-]*", b"*[\x80-\xff]*", b"[^", b"**", b"[a-\xfe]*",
+            b"?", b"[[]x]", b"*:*", b"KEY*", b"*\x00*"]
+NUMBERS = [b"0", b"1", b"-1", b"7", b"-42", b"100", b"9223372036854775807",
+           b"-9223372036854775808", b"9223372036854775806",
+           b"-9223372036854775807", b"9223372036854775808", b"+1", b" 1",
+           b"01", b"1.5", b"abc", b"", b"-0", b"4611686018427387904"]
+
+
+def rand_value(rnd):
+    r = rnd.random()
+    if r < 0.35:
+        return rnd.choice(NUMBERS)
+    if r < 0.45:
+        return b""
+    if r < 0.55:
+        return bytes(rnd.randrange(256) for _ in range(rnd.randrange(1, 40)))
+    if r < 0.6:
+        return rnd.choice([b"v", b"w"]) * rnd.choice([200, 300, 5000])
+    return b"v%d" % rnd.randrange(1000)
+
+
+def rand_key(rnd):
+    return rnd.choice(KEYS)
+
+
+def rand_expiry(rnd):
+    """A SET expiry option and its argument: far enough away that no key
+    expires during a run, or a bad one."""
+    now = int(time.time())
+    r = rnd.random()
+    if r < 0.8:
+        return rnd.choice([
+            [b"EX", b"%d" % rnd.randrange(100, 100000)],
+            [b"PX", b"%d" % rnd.randrange(100000, 10 ** 8)],
+            [b"EXAT", b"%d" % (now + rnd.randrange(100, 100000))],
+            [b"PXAT", b"%d" % ((now + rnd.randrange(100, 100000)) * 1000)],
+            [b"KEEPTTL"]])
+    return [rnd.choice([b"EX", b"PX", b"EXAT", b"PXAT", b"ex", b"Px"]),
+            rnd.choice([b"0", b"-1", b"abc", b"1.5", b"",
+                        b"9223372036854775807", b"99999999999999999999"])]
+
+
+def rand_set(rnd):
+    req = [b"SET", rand_key(rnd), rand_value(rnd)]
+    opts = []
+    if rnd.random() < 0.3:
+        opts.append(rnd.choice([b"NX", b"XX", b"nx", b"xx"]))
+    if rnd.random() < 0.2:
+        opts.append(b"GET")
+    if rnd.random() < 0.3:
+        opts += rand_expiry(rnd)
+    if rnd.random() < 0.03:  # a bad combination or an unknown option
+        opts.insert(rnd.randrange(len(opts) + 1),
+                    rnd.choice([b"NX", b"XX", b"GET", b"KEEPTTL", b"EX",
+                                b"BOGUS"]))
+    if rnd.random() < 0.1:
+        rnd.shuffle(opts)
+    return req + opts
+
+
+def rand_scan(rnd):
+    req = [b"SCAN", b"0"]
+    if rnd.random() < 0.5:
+        req += [b"MATCH", rnd.choice(PATTERNS)]
+    if rnd.random() < 0.5:
+        req += [b"COUNT", rnd.choice([b"1", b"3", b"10", b"1000", b"0"])]
+    if rnd.random() < 0.2:
+        req += [b"TYPE", rnd.choice([b"string", b"hash", b"STRING"])]
+    return req
+
+
+def _many(rnd, lo, hi):
+    return [rand_key(rnd) for _ in range(rnd.randrange(lo, hi))]
+
+
+def _mset(rnd):
+    args = []
+    for k in _many(rnd, 1, 5):
+        args += [k, rand_value(rnd)]
+    if rnd.random() < 0.05:
+        args.pop()
+    return [b"MSET"] + args
+
+
+# weight, request maker
+MAKERS = [
+    (20, rand_set),
+    (15, lambda rnd: [b"GET", rand_key(rnd)]),
+    (5, lambda rnd: [b"MGET"] + _many(rnd, 1, 6)),
+    (4, _mset),
+    (8, lambda rnd: [rnd.choice([b"INCR", b"DECR"]), rand_key(rnd)]),
+    (8, lambda rnd: [rnd.choice([b"INCRBY", b"DECRBY"]), rand_key(rnd),
+                     rnd.choice(NUMBERS)]),
+    (6, lambda rnd: [b"APPEND", rand_key(rnd), rand_value(rnd)]),
+    (4, lambda rnd: [b"STRLEN", rand_key(rnd)]),
+    (6, lambda rnd: [b"DEL"] + _many(rnd, 1, 4)),
+    (5, lambda rnd: [b"EXISTS"] + _many(rnd, 1, 5)),
+    (5, lambda rnd: [rnd.choice([b"TTL", b"PTTL"]), rand_key(rnd)]),
+    (2, lambda rnd: [b"DBSIZE"]),
+    (3, lambda rnd: [b"KEYS", rnd.choice(PATTERNS)]),
+    (2, rand_scan),
+    (2, lambda rnd: rnd.choice([[b"PING"], [b"PING", rand_value(rnd)],
+                                [b"ECHO", rand_value(rnd)]])),
+    (1, lambda rnd: [b"SELECT", rnd.choice([b"0", b"16", b"-1", b"x"])]),
+    (1, lambda rnd: [rnd.choice([b"NOSUCH", b"GETX", b"incrbyfloatx"]),
+                     rand_key(rnd)]),
+    (0.3, lambda rnd: [rnd.choice([b"FLUSHALL", b"FLUSHDB"])]),
+]
+
+
+def random_request(rnd):
+    """One request; about one in 50 has its arity broken."""
+    w = rnd.random() * sum(m[0] for m in MAKERS)
+    for weight, make in MAKERS:
+        w -= weight
+        if w < 0:
+            break
+    req = make(rnd)
+    if rnd.random() < 0.02:
+        if len(req) > 1 and rnd.random() < 0.5:
+            req = req[:rnd.randrange(1, len(req))]
+        else:
+            req = req + [rand_value(rnd)] * rnd.randrange(1, 3)
+        if is_full_scan(req):
+            req = [b"SCAN"]
+    return req
+
+
+def random_sequence(seed, n):
+    rnd = random.Random(seed)
+    return [random_request(rnd) for _ in range(n)]
+
+
+@pytest.mark.parametrize("seed", range(FIRST_SEED, FIRST_SEED + SEEDS))
+def test_random(pair, seed):
+    reqs = random_sequence(seed, max(COMMANDS // SEEDS, 1))
+    rnd = random.Random(-seed)
+    at = 0
+    while at < len(reqs):  # pipelined in batches of 1 to 32
+        n = rnd.randrange(1, 33)
+        pair.run(reqs[at:at + n])
+        at += n
+    print("seed %d: %d requests compared" % (seed, pair.compared))
