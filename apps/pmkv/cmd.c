@@ -225,36 +225,59 @@ static void cmd_get(struct cmd_ctx *c)
 		resp_add_null(c->out);
 }
 
+/* SET's and GETEX's options: PMKV_SET_* and OPT_PERSIST, and the last
+ * expiry option's index (0: none) and kind (1 to 4: EX, PX, EXAT,
+ * PXAT). */
+#define OPT_PERSIST 0x100
 struct set_args {
 	unsigned flags;
+	size_t exp_at;
+	int exp_kind;
 	int64_t expire_ms;
 };
 
-/* EX/PX/EXAT/PXAT's argument (argv[i + 1]), as Redis 7.0 reads it
- * (getExpireMillisecondsOrReply): a positive integer, its seconds no more
- * than fit in milliseconds, and a relative one added to the clock with
- * Redis's wrap-around, refused when the sum is not positive. */
-static int set_expiry(struct cmd_ctx *c, size_t i, struct set_args *a)
+enum { EXP_OK, EXP_NOTINT, EXP_INVALID };
+
+/* argv[i] as an expiry of kind k (1 to 4: EX, PX, EXAT, PXAT), as Redis
+ * 7.0 reads it (getExpireMillisecondsOrReply): a positive integer, its
+ * seconds no more than fit in milliseconds, and a relative one added to
+ * the clock with Redis's wrap-around, refused when the sum is not
+ * positive. EXP_OK and *t (ms since the epoch), or what is wrong. */
+static int expiry_value(struct cmd_ctx *c, size_t i, int k, int64_t *t)
 {
 	long long v;
-	if (resp_arg_ll(c->q, i + 1, &v)) {
-		not_integer(c);
-		return -1;
-	}
-	int ms = toupper((unsigned char)arg(c, i)[0]) == 'P';
-	int at = len(c, i) == 4;
-	int64_t t = 0;
+	int ms = k == 2 || k == 4;
+	if (resp_arg_ll(c->q, i, &v))
+		return EXP_NOTINT;
+	*t = 0;
 	if (v > 0 && (ms || v <= INT64_MAX / 1000)) {
-		t = ms ? v : v * 1000;
-		if (!at)
-			t = (int64_t)((uint64_t)t + (uint64_t)pmkv_now_ms());
+		*t = ms ? v : v * 1000;
+		if (k <= 2)
+			*t = (int64_t)((uint64_t)*t + (uint64_t)pmkv_now_ms());
 	}
-	if (t <= 0) {
-		resp_add_error(c->out, "ERR invalid expire time in 'set' command");
-		return -1;
-	}
-	a->expire_ms = t;
-	return 0;
+	return *t > 0 ? EXP_OK : EXP_INVALID;
+}
+
+/* Redis's reply to an expiry expiry_value refused (e: its status), for
+ * the command name. */
+static void bad_expiry(struct cmd_ctx *c, int e, const char *name)
+{
+	if (e == EXP_NOTINT)
+		return not_integer(c);
+	resp_add_error(c->out, "ERR invalid expire time in '%s' command", name);
+}
+
+/* The expiry the options name, replying Redis's error for the command
+ * name if it is bad: 0, or -1 after the error. */
+static int set_expiry(struct cmd_ctx *c, struct set_args *a,
+                      const char *name)
+{
+	int e = a->exp_at ? expiry_value(c, a->exp_at + 1, a->exp_kind,
+	                                 &a->expire_ms)
+	                  : EXP_OK;
+	if (e)
+		bad_expiry(c, e, name);
+	return e ? -1 : 0;
 }
 
 /* The expiry option argv[i] names: 1 to 4 (EX, PX, EXAT, PXAT), or 0. */
@@ -267,46 +290,49 @@ static int expiry_option(struct cmd_ctx *c, size_t i)
 	return 0;
 }
 
-/* SET's options from argv[3], as Redis 7.0 reads them
- * (parseExtendedStringArgumentsOrReply): an option may repeat (the last
- * expiry counts); NX and XX exclude each other, and so do KEEPTTL and the
- * four expiry options; an expiry option needs an argument after it. Every
- * option is read before the expiry's argument is: a syntax error comes
- * first. 0, or -1 after replying with the error. */
-static int set_options(struct cmd_ctx *c, struct set_args *a)
+/* SET's (getex 0) or GETEX's (getex 1) options from argv[from], as Redis
+ * 7.0 reads them (parseExtendedStringArgumentsOrReply): an option may
+ * repeat (the last expiry counts); NX and XX exclude each other, and so
+ * do KEEPTTL, PERSIST and the four expiry options; an expiry option
+ * needs an argument after it; SET takes NX, XX, GET and KEEPTTL, GETEX
+ * PERSIST. Every option is read before the expiry's argument is: a
+ * syntax error comes first. 0, or -1 after replying with the error. */
+static int set_options(struct cmd_ctx *c, size_t from, int getex,
+                       struct set_args *a)
 {
-	size_t exp_at = 0; /* the last expiry option's index, or 0 */
-	int exp_kind = 0;
-	for (size_t i = 3; i < c->q->argc; i++) {
+	for (size_t i = from; i < c->q->argc; i++) {
 		unsigned f = resp_arg_is(c->q, i, "nx")        ? PMKV_SET_NX
 		             : resp_arg_is(c->q, i, "xx")      ? PMKV_SET_XX
 		             : resp_arg_is(c->q, i, "get")     ? PMKV_SET_GET
 		             : resp_arg_is(c->q, i, "keepttl") ? PMKV_SET_KEEPTTL
+		             : resp_arg_is(c->q, i, "persist") ? OPT_PERSIST
 		                                               : 0;
 		int e = f ? 0 : expiry_option(c, i);
 		int ok = f == PMKV_SET_NX        ? !(a->flags & PMKV_SET_XX)
 		         : f == PMKV_SET_XX      ? !(a->flags & PMKV_SET_NX)
-		         : f == PMKV_SET_KEEPTTL ? !exp_kind
+		         : f == PMKV_SET_KEEPTTL ? !a->exp_kind
 		         : f == PMKV_SET_GET     ? 1
-		         : e ? !(a->flags & PMKV_SET_KEEPTTL) &&
-		               (!exp_kind || exp_kind == e) && i + 1 < c->q->argc
+		         : f == OPT_PERSIST      ? getex && !a->exp_kind
+		         : e ? !(a->flags & (PMKV_SET_KEEPTTL | OPT_PERSIST)) &&
+		               (!a->exp_kind || a->exp_kind == e) &&
+		               i + 1 < c->q->argc
 		             : 0;
-		if (!ok) {
+		if (!ok || (getex && f && f != OPT_PERSIST)) {
 			syntax_error(c);
 			return -1;
 		}
 		if (e)
-			exp_at = i++, exp_kind = e;
+			a->exp_at = i++, a->exp_kind = e;
 		a->flags |= f;
 	}
-	return exp_at ? set_expiry(c, exp_at, a) : 0;
+	return 0;
 }
 
 static void cmd_set(struct cmd_ctx *c)
 {
-	struct set_args a = {0, 0};
+	struct set_args a = {0, 0, 0, 0};
 	int done, found = 0;
-	if (set_options(c, &a))
+	if (set_options(c, 3, 0, &a) || set_expiry(c, &a, "set"))
 		return;
 	size_t mark = c->out->n;
 	int rc = pmkv_set(c->srv->store, arg(c, 1), len(c, 1), arg(c, 2),
@@ -324,6 +350,248 @@ static void cmd_set(struct cmd_ctx *c)
 	} else {
 		resp_add_null(c->out);
 	}
+}
+
+/* SET k v with flags (PMKV_SET_*) and expiry exp: *done, or -1 after
+ * replying with an error. GET's old value, if asked for, is emitted
+ * (and taken back before an error: C3). */
+static int set_with(struct cmd_ctx *c, size_t v, unsigned flags,
+                    int64_t exp, int *found)
+{
+	int done = 0;
+	size_t mark = c->out->n;
+	*found = 0;
+	int rc = pmkv_set(c->srv->store, arg(c, 1), len(c, 1), arg(c, v),
+	                  len(c, v), flags, exp, &done, emit_bulk, c->out,
+	                  found);
+	if (rc) {
+		c->out->n = mark;
+		reply_status(c, rc);
+		return -1;
+	}
+	return done;
+}
+
+static void cmd_setnx(struct cmd_ctx *c)
+{
+	int found, done = set_with(c, 2, PMKV_SET_NX, 0, &found);
+	if (done >= 0)
+		resp_add_int(c->out, done);
+}
+
+/* SETEX (kind 1: seconds) and PSETEX (2: ms): key, expiry, value. */
+static void setex_cmd(struct cmd_ctx *c, int kind, const char *name)
+{
+	int64_t t;
+	int found, e = expiry_value(c, 2, kind, &t);
+	if (e)
+		return bad_expiry(c, e, name);
+	if (set_with(c, 3, 0, t, &found) >= 0)
+		resp_add_simple(c->out, "OK");
+}
+
+static void cmd_setex(struct cmd_ctx *c)
+{
+	setex_cmd(c, 1, "setex");
+}
+
+static void cmd_psetex(struct cmd_ctx *c)
+{
+	setex_cmd(c, 2, "psetex");
+}
+
+static void cmd_getset(struct cmd_ctx *c)
+{
+	int found;
+	if (set_with(c, 2, PMKV_SET_GET, 0, &found) >= 0 && !found)
+		resp_add_null(c->out);
+}
+
+/* GETDEL, GETEX and the EXPIRE family: pmkv_expire on argv[1]; with
+ * PMKV_EXP_GET the value (or nil) is replied, else r->done. */
+static void expire_key(struct cmd_ctx *c, unsigned flags, int64_t when)
+{
+	struct pmkv_reply r = {emit_bulk, c->out, 0, 0};
+	int rc = pmkv_expire(c->srv->store, arg(c, 1), len(c, 1), flags,
+	                     when, &r);
+	if (rc)
+		reply_status(c, rc);
+	else if (!(flags & PMKV_EXP_GET))
+		resp_add_int(c->out, r.done);
+	else if (!r.found)
+		resp_add_null(c->out);
+}
+
+static void cmd_getdel(struct cmd_ctx *c)
+{
+	expire_key(c, PMKV_EXP_GET | PMKV_EXP_DEL, 0);
+}
+
+static void cmd_persist(struct cmd_ctx *c)
+{
+	expire_key(c, PMKV_EXP_PERSIST, 0);
+}
+
+/* GETEX: a bad expiry is an error only if the key exists (Redis 7.0
+ * reads it after the lookup); an absent key is nil. */
+static void cmd_getex(struct cmd_ctx *c)
+{
+	struct set_args a = {0, 0, 0, 0};
+	struct pmkv_key k = {arg(c, 1), len(c, 1)};
+	uint64_t n = 0;
+	if (set_options(c, 2, 1, &a))
+		return;
+	int e = a.exp_at ? expiry_value(c, a.exp_at + 1, a.exp_kind,
+	                                &a.expire_ms)
+	                 : EXP_OK;
+	if (!e)
+		return expire_key(c, PMKV_EXP_GET |
+		                  (a.exp_at ? PMKV_EXP_SET : 0) |
+		                  (a.flags & OPT_PERSIST ? PMKV_EXP_PERSIST : 0),
+		                  a.expire_ms);
+	int rc = pmkv_exists(c->srv->store, &k, 1, &n);
+	if (rc)
+		reply_status(c, rc);
+	else if (n)
+		bad_expiry(c, e, "getex");
+	else
+		resp_add_null(c->out);
+}
+
+/* EXPIRE's options (Redis 7.0's parseExtendedExpireArgumentsOrReply):
+ * PMKV_EXP_* flags, or -1 after replying with the error. */
+static int expire_options(struct cmd_ctx *c, unsigned *flags)
+{
+	static const char *const opt[] = {"nx", "xx", "gt", "lt"};
+	for (size_t i = 3; i < c->q->argc; i++) {
+		unsigned f = 0;
+		for (unsigned k = 0; k < 4 && !f; k++)
+			f = resp_arg_is(c->q, i, opt[k]) ? 1u << k : 0;
+		if (!f) {
+			resp_add_error(c->out, "ERR Unsupported option %s",
+			               arg(c, i));
+			return -1;
+		}
+		*flags |= f;
+	}
+	if ((*flags & PMKV_EXP_NX) &&
+	    (*flags & (PMKV_EXP_XX | PMKV_EXP_GT | PMKV_EXP_LT))) {
+		resp_add_error(c->out, "ERR NX and XX, GT or LT options at the "
+		               "same time are not compatible");
+		return -1;
+	}
+	if ((*flags & PMKV_EXP_GT) && (*flags & PMKV_EXP_LT)) {
+		resp_add_error(c->out, "ERR GT and LT options at the same time "
+		               "are not compatible");
+		return -1;
+	}
+	return 0;
+}
+
+/* EXPIRE (ms 0, at 0), PEXPIRE, EXPIREAT, PEXPIREAT, as Redis 7.0's
+ * expireGenericCommand: options first, then the time, which may be
+ * negative (a time past removes the key) but must not overflow. */
+static void expire_cmd(struct cmd_ctx *c, int ms, int at, const char *name)
+{
+	unsigned flags = PMKV_EXP_SET;
+	long long v;
+	int64_t base = at ? 0 : pmkv_now_ms();
+	if (expire_options(c, &flags))
+		return;
+	if (resp_arg_ll(c->q, 2, &v))
+		return not_integer(c);
+	if ((!ms && (v > LLONG_MAX / 1000 || v < LLONG_MIN / 1000)) ||
+	    (ms ? v : v * 1000) > LLONG_MAX - base)
+		return bad_expiry(c, EXP_INVALID, name);
+	expire_key(c, flags, (ms ? v : v * 1000) + base);
+}
+
+static void cmd_expire(struct cmd_ctx *c)
+{
+	expire_cmd(c, 0, 0, "expire");
+}
+
+static void cmd_pexpire(struct cmd_ctx *c)
+{
+	expire_cmd(c, 1, 0, "pexpire");
+}
+
+static void cmd_expireat(struct cmd_ctx *c)
+{
+	expire_cmd(c, 0, 1, "expireat");
+}
+
+static void cmd_pexpireat(struct cmd_ctx *c)
+{
+	expire_cmd(c, 1, 1, "pexpireat");
+}
+
+static void cmd_type(struct cmd_ctx *c)
+{
+	struct pmkv_key k = {arg(c, 1), len(c, 1)};
+	uint64_t n = 0;
+	int rc = pmkv_exists(c->srv->store, &k, 1, &n);
+	if (rc)
+		reply_status(c, rc);
+	else
+		resp_add_simple(c->out, n ? "string" : "none");
+}
+
+/* RENAME (nx 0) and RENAMENX (nx 1). */
+static void rename_cmd(struct cmd_ctx *c, int nx)
+{
+	int done = 0;
+	int rc = pmkv_rename(c->srv->store, arg(c, 1), len(c, 1), arg(c, 2),
+	                     len(c, 2), nx, &done);
+	if (nx)
+		reply_int(c, rc, done);
+	else
+		reply_ok(c, rc);
+}
+
+static void cmd_rename(struct cmd_ctx *c)
+{
+	rename_cmd(c, 0);
+}
+
+static void cmd_renamenx(struct cmd_ctx *c)
+{
+	rename_cmd(c, 1);
+}
+
+/* GETRANGE's slice of a value (Redis 7.0's getrangeCommand). */
+struct range {
+	struct resp_out *out;
+	long long start, end;
+};
+
+static void emit_range(void *arg, const void *p, size_t n)
+{
+	struct range *r = arg;
+	long long s = r->start, e = r->end, len = (long long)n;
+	if (s < 0 && e < 0 && s > e)
+		return resp_add_bulk(r->out, "", 0);
+	s = s < 0 ? len + s : s;
+	e = e < 0 ? len + e : e;
+	s = s < 0 ? 0 : s;
+	e = e < 0 ? 0 : e >= len ? len - 1 : e;
+	if (s > e || n == 0)
+		return resp_add_bulk(r->out, "", 0);
+	resp_add_bulk(r->out, (const char *)p + s, (size_t)(e - s + 1));
+}
+
+static void cmd_getrange(struct cmd_ctx *c)
+{
+	struct range r = {c->out, 0, 0};
+	int found;
+	if (resp_arg_ll(c->q, 2, &r.start) || resp_arg_ll(c->q, 3, &r.end))
+		return not_integer(c);
+	int rc = pmkv_get(c->srv->store, arg(c, 1), len(c, 1), emit_range,
+	                  &r, &found);
+	if (rc)
+		reply_status(c, rc);
+	else if (!found)
+		resp_add_bulk(c->out, "", 0);
 }
 
 /* MGET: a key that cannot be read is nil, unless the store is broken
@@ -348,19 +616,36 @@ static void cmd_mget(struct cmd_ctx *c)
 	}
 }
 
-static void cmd_mset(struct cmd_ctx *c)
+/* MSET (nx 0) and MSETNX (nx 1). */
+static void mset_cmd(struct cmd_ctx *c, int nx)
 {
 	size_t n = (c->q->argc - 1) / 2;
+	int done = 0;
 	if ((c->q->argc - 1) % 2)
 		return resp_add_error(c->out, "ERR wrong number of arguments "
-		                      "for 'mset' command");
+		                      "for '%s' command", nx ? "msetnx" : "mset");
 	struct pmkv_key *k = calloc(2 * n, sizeof(*k));
 	if (!k)
 		return resp_add_error(c->out, "ERR out of memory");
 	keys_of(c, 1, 2, k, n);
 	keys_of(c, 2, 2, k + n, n);
-	reply_ok(c, pmkv_mset(c->srv->store, k, k + n, n));
+	int rc = nx ? pmkv_msetnx(c->srv->store, k, k + n, n, &done)
+	            : pmkv_mset(c->srv->store, k, k + n, n);
 	free(k);
+	if (nx)
+		reply_int(c, rc, done);
+	else
+		reply_ok(c, rc);
+}
+
+static void cmd_mset(struct cmd_ctx *c)
+{
+	mset_cmd(c, 0);
+}
+
+static void cmd_msetnx(struct cmd_ctx *c)
+{
+	mset_cmd(c, 1);
 }
 
 /* DEL and EXISTS: every argument a key. */
@@ -438,10 +723,12 @@ static void cmd_strlen(struct cmd_ctx *c)
 	reply_int(c, rc, (long long)n);
 }
 
-static void ttl_cmd(struct cmd_ctx *c, int ms)
+/* TTL, PTTL (ms), EXPIRETIME and PEXPIRETIME (at): seconds rounded. */
+static void ttl_cmd(struct cmd_ctx *c, int ms, int at)
 {
 	int64_t t = 0;
-	int rc = pmkv_pttl(c->srv->store, arg(c, 1), len(c, 1), &t);
+	int rc = at ? pmkv_pexpiretime(c->srv->store, arg(c, 1), len(c, 1), &t)
+	            : pmkv_pttl(c->srv->store, arg(c, 1), len(c, 1), &t);
 	if (!rc && !ms && t > 0)
 		t = (t + 500) / 1000;
 	reply_int(c, rc, t);
@@ -449,12 +736,22 @@ static void ttl_cmd(struct cmd_ctx *c, int ms)
 
 static void cmd_ttl(struct cmd_ctx *c)
 {
-	ttl_cmd(c, 0);
+	ttl_cmd(c, 0, 0);
 }
 
 static void cmd_pttl(struct cmd_ctx *c)
 {
-	ttl_cmd(c, 1);
+	ttl_cmd(c, 1, 0);
+}
+
+static void cmd_expiretime(struct cmd_ctx *c)
+{
+	ttl_cmd(c, 0, 1);
+}
+
+static void cmd_pexpiretime(struct cmd_ctx *c)
+{
+	ttl_cmd(c, 1, 1);
 }
 
 /* ---- the key space ---- */
@@ -630,6 +927,27 @@ static const struct command commands[] = {
 	{"strlen", 2, cmd_strlen, "readonly fast", 1, 1, 1, 1},
 	{"ttl", 2, cmd_ttl, "readonly fast", 1, 1, 1, 1},
 	{"pttl", 2, cmd_pttl, "readonly fast", 1, 1, 1, 1},
+	{"setnx", 3, cmd_setnx, "write denyoom fast", 1, 1, 1, 1},
+	{"setex", 4, cmd_setex, "write denyoom", 1, 1, 1, 1},
+	{"psetex", 4, cmd_psetex, "write denyoom", 1, 1, 1, 1},
+	{"getset", 3, cmd_getset, "write denyoom fast", 1, 1, 1, 1},
+	{"getdel", 2, cmd_getdel, "write fast", 1, 1, 1, 1},
+	{"getex", -2, cmd_getex, "write fast", 1, 1, 1, 1},
+	{"msetnx", -3, cmd_msetnx, "write denyoom", 1, -1, 2, 1},
+	{"expire", -3, cmd_expire, "write fast", 1, 1, 1, 1},
+	{"pexpire", -3, cmd_pexpire, "write fast", 1, 1, 1, 1},
+	{"expireat", -3, cmd_expireat, "write fast", 1, 1, 1, 1},
+	{"pexpireat", -3, cmd_pexpireat, "write fast", 1, 1, 1, 1},
+	{"persist", 2, cmd_persist, "write fast", 1, 1, 1, 1},
+	{"expiretime", 2, cmd_expiretime, "readonly fast", 1, 1, 1, 1},
+	{"pexpiretime", 2, cmd_pexpiretime, "readonly fast", 1, 1, 1, 1},
+	{"type", 2, cmd_type, "readonly fast", 1, 1, 1, 1},
+	{"rename", 3, cmd_rename, "write", 1, 2, 1, 1},
+	{"renamenx", 3, cmd_renamenx, "write fast", 1, 2, 1, 1},
+	{"unlink", -2, cmd_del, "write fast", 1, -1, 1, 1},
+	{"touch", -2, cmd_exists, "readonly fast", 1, -1, 1, 1},
+	{"getrange", 4, cmd_getrange, "readonly", 1, 1, 1, 1},
+	{"substr", 4, cmd_getrange, "readonly", 1, 1, 1, 1},
 	{"dbsize", 1, cmd_dbsize, "readonly fast", 0, 0, 0, 1},
 	{"flushall", -1, cmd_flushall, "write", 0, 0, 0, 0},
 	{"flushdb", -1, cmd_flushall, "write", 0, 0, 0, 0},

@@ -150,6 +150,8 @@ const char *pmkv_strerror(int status)
 		return "ERR not a pmkv store";
 	case PMKV_E_GROUP:
 		return "ERR an earlier command of its group failed";
+	case PMKV_E_NOKEY:
+		return "ERR no such key";
 	default:
 		return pmtx_strerror(status);
 	}
@@ -367,11 +369,154 @@ int pmkv_mset(struct pmkv_store *s, const struct pmkv_key *keys,
 	return x_end(&x, rc);
 }
 
+int pmkv_msetnx(struct pmkv_store *s, const struct pmkv_key *keys,
+                const struct pmkv_key *vals, size_t n, int *done)
+{
+	struct kvx x;
+	int rc = x_begin(s, &x, 1);
+	if (rc)
+		return rc;
+	*done = 0;
+	for (size_t i = 0; i < n && !rc; i++) { /* every key absent first */
+		struct kpos p = KPOS(keys[i].p, keys[i].n);
+		rc = w_lookup(&x, &p, vals[i].n);
+		if (!rc && p.found)
+			return x_end(&x, 0);
+	}
+	for (size_t i = 0; i < n && !rc; i++) {
+		struct kpos p = KPOS(keys[i].p, keys[i].n);
+		rc = put(&x, &p, NULL, 0, vals[i].p, vals[i].n, 0);
+	}
+	*done = !rc;
+	return x_end(&x, rc);
+}
+
 /* The runtime to run a removal under again, after status rc (S7); 0 if
  * there is none. */
 static pmtx_runtime removal_retry(const struct pmkv_store *s, int rc)
 {
 	return pmkv_no_room(rc) && s->rt == PMTX_RT_COW ? PMTX_RT_UNDO : 0;
+}
+
+/* EXPIRE's conditions (Redis 7.0's expireGenericCommand) on a key whose
+ * expiry is cur (0: none), for the new one when. */
+static int expire_applies(unsigned flags, int64_t cur, int64_t when)
+{
+	return !((flags & PMKV_EXP_NX) && cur) &&
+	       !((flags & PMKV_EXP_XX) && !cur) &&
+	       !((flags & PMKV_EXP_GT) && (!cur || when <= cur)) &&
+	       !((flags & PMKV_EXP_LT) && cur && when >= cur);
+}
+
+/* What pmkv_expire does to the live key p found, under flags: remove
+ * it, give it the expiry when (none: 0), or leave it (*done = 0). */
+static int expire_key(struct kvx *x, struct kpos *p, unsigned flags,
+                      int64_t when, int64_t now, int *done)
+{
+	int64_t cur = p->v.expire_ms;
+	int set = flags & PMKV_EXP_SET;
+	int del = (flags & PMKV_EXP_DEL) || (set && when <= now);
+	int64_t to = set ? when : flags & PMKV_EXP_PERSIST ? 0 : cur;
+	*done = expire_applies(flags, cur, when) && (del || set || to != cur);
+	if (!*done)
+		return 0;
+	if (del)
+		return x->s->ks->del(x, p);
+	return to == cur ? 0 /* S3: put copies the value first */
+	                 : put(x, p, p->v.p, p->v.n, NULL, 0, to);
+}
+
+/* A copy of a value, to hand on after the commit (S3: a view lasts only
+ * until the key space is written). */
+struct vcopy {
+	char *p;
+	size_t n;
+};
+
+static int vcopy_of(struct vcopy *c, const struct kval *v)
+{
+	free(c->p);
+	c->n = v->n;
+	if (!(c->p = malloc(v->n ? v->n : 1)))
+		return ENOMEM;
+	memcpy(c->p, v->p, v->n);
+	return 0;
+}
+
+static int setexp_once(struct pmkv_store *s, pmtx_runtime rt,
+                       const void *k, size_t kn, unsigned flags,
+                       int64_t when, struct pmkv_reply *r, struct vcopy *c)
+{
+	struct kvx x;
+	struct kpos p = KPOS(k, kn);
+	int64_t now = pmkv_now_ms();
+	int rc = x_begin_as(s, &x, 1, rt);
+	if (rc)
+		return rc;
+	r->found = r->done = 0;
+	rc = find_live(&x, &p, now);
+	r->found = !rc && p.found;
+	if (r->found && (flags & PMKV_EXP_GET))
+		rc = vcopy_of(c, &p.v);
+	if (!rc && r->found)
+		rc = expire_key(&x, &p, flags, when, now, &r->done);
+	return x_end(&x, rc);
+}
+
+int pmkv_expire(struct pmkv_store *s, const void *k, size_t kn,
+                unsigned flags, int64_t when, struct pmkv_reply *r)
+{
+	struct vcopy c = {NULL, 0};
+	int rc = setexp_once(s, s->rt, k, kn, flags, when, r, &c);
+	pmtx_runtime rt = flags & PMKV_EXP_DEL ? removal_retry(s, rc) : 0;
+	if (rt) /* S7 */
+		rc = setexp_once(s, rt, k, kn, flags, when, r, &c);
+	if (!rc && r->found && (flags & PMKV_EXP_GET))
+		r->emit(r->arg, c.p, c.n);
+	free(c.p);
+	return rc;
+}
+
+/* RENAME's work in x: the source's value and expiry copied (its view
+ * may change once the key space is written: S3), the source removed,
+ * then the destination given them. */
+static int move_key(struct kvx *x, struct kpos *src, struct kpos *dst)
+{
+	struct vcopy c = {NULL, 0};
+	int64_t exp = src->v.expire_ms;
+	int rc = vcopy_of(&c, &src->v);
+	if (!rc)
+		rc = x->s->ks->del(x, src);
+	if (!rc)
+		rc = find_live(x, dst, pmkv_now_ms());
+	if (!rc)
+		rc = put(x, dst, c.p, c.n, NULL, 0, exp);
+	free(c.p);
+	return rc;
+}
+
+int pmkv_rename(struct pmkv_store *s, const void *k, size_t kn,
+                const void *to, size_t tn, int nx, int *done)
+{
+	struct kvx x;
+	struct kpos src = KPOS(k, kn), dst = KPOS(to, tn);
+	int64_t now = pmkv_now_ms();
+	int rc = x_begin(s, &x, 1);
+	if (rc)
+		return rc;
+	*done = 0;
+	rc = w_lookup(&x, &src, 0);
+	if (!rc && !src.found)
+		rc = PMKV_E_NOKEY;
+	int same = kn == tn && !memcmp(k, to, kn);
+	if (!rc && nx && !(rc = find_live(&x, &dst, now)) && dst.found)
+		return x_end(&x, 0); /* the same key too: Redis's 0 */
+	if (!rc && !same) {
+		dst = KPOS(to, tn);
+		rc = move_key(&x, &src, &dst);
+	}
+	*done = !rc;
+	return x_end(&x, rc);
 }
 
 /* DEL (del: remove each key found) and EXISTS: one transaction of
@@ -488,7 +633,9 @@ int pmkv_strlen(struct pmkv_store *s, const void *k, size_t kn,
 	return x_end(&x, 0);
 }
 
-int pmkv_pttl(struct pmkv_store *s, const void *k, size_t kn, int64_t *ttl)
+/* PTTL (at 0: relative to now) and PEXPIRETIME (at 1). */
+static int expiry_of(struct pmkv_store *s, const void *k, size_t kn, int at,
+                     int64_t *out)
 {
 	struct kvx x;
 	struct kpos p = KPOS(k, kn);
@@ -496,8 +643,20 @@ int pmkv_pttl(struct pmkv_store *s, const void *k, size_t kn, int64_t *ttl)
 	int rc = r_find(s, &p, now, &x);
 	if (rc)
 		return rc;
-	*ttl = !p.found ? -2 : p.v.expire_ms ? p.v.expire_ms - now : -1;
+	*out = !p.found ? -2 : !p.v.expire_ms ? -1
+	       : p.v.expire_ms - (at ? 0 : now);
 	return x_end(&x, 0);
+}
+
+int pmkv_pttl(struct pmkv_store *s, const void *k, size_t kn, int64_t *ttl)
+{
+	return expiry_of(s, k, kn, 0, ttl);
+}
+
+int pmkv_pexpiretime(struct pmkv_store *s, const void *k, size_t kn,
+                     int64_t *at)
+{
+	return expiry_of(s, k, kn, 1, at);
 }
 
 /* The key count and the bucket count outside any transaction (DBSIZE,

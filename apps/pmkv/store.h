@@ -27,6 +27,7 @@ enum {
 	PMKV_E_GROUP,         /* an earlier operation of the group failed */
 	PMKV_E_TABLE_FULL,    /* wrapped: the table's directory is at its
 	                       * largest (Redis's OOM error, as PMKV_E_OOM) */
+	PMKV_E_NOKEY,         /* RENAME: no such key */
 };
 
 /* A status that says there is no room: Redis's OOM error. */
@@ -111,6 +112,38 @@ int pmkv_set(struct pmkv_store *s, const void *k, size_t kn, const void *v,
 /* MSET: n pairs (keys[i], vals[i]), all in one transaction. */
 int pmkv_mset(struct pmkv_store *s, const struct pmkv_key *keys,
               const struct pmkv_key *vals, size_t n);
+/* MSETNX: the n pairs in one transaction if none of the keys exists
+ * (*done = 1), else nothing (*done = 0). */
+int pmkv_msetnx(struct pmkv_store *s, const struct pmkv_key *keys,
+                const struct pmkv_key *vals, size_t n, int *done);
+
+/* pmkv_expire's flags: EXPIRE's conditions (Redis 7.0: NX, no expiry
+ * yet; XX, an expiry; GT, an expiry before the new one; LT, none or one
+ * after it), and what it does to the key: SET gives it the expiry when
+ * (ms since the epoch; at or before now: removes it), PERSIST takes its
+ * expiry away, DEL removes it; GET emits its value first. */
+enum { PMKV_EXP_NX = 1, PMKV_EXP_XX = 2, PMKV_EXP_GT = 4, PMKV_EXP_LT = 8,
+       PMKV_EXP_SET = 16, PMKV_EXP_PERSIST = 32, PMKV_EXP_DEL = 64,
+       PMKV_EXP_GET = 128 };
+
+/* What an operation found and did, and where its value goes. */
+struct pmkv_reply {
+	pmkv_emit_fn emit; /* with PMKV_EXP_GET */
+	void *arg;
+	int found; /* the key was there */
+	int done;  /* the key was changed (or removed) */
+};
+
+/* EXPIRE, PEXPIRE(AT), PERSIST, GETEX, GETDEL: one key, one transaction.
+ * r->done = 0 if the key is absent, a condition refused, or PERSIST
+ * found no expiry. */
+int pmkv_expire(struct pmkv_store *s, const void *k, size_t kn,
+                unsigned flags, int64_t when, struct pmkv_reply *r);
+/* RENAME (nx 0) and RENAMENX (nx 1): the key k's value and expiry moved
+ * to the key to, over any value it had; PMKV_E_NOKEY if k is absent;
+ * *done = 0 if nx and to exists (k itself too). */
+int pmkv_rename(struct pmkv_store *s, const void *k, size_t kn,
+                const void *to, size_t tn, int nx, int *done);
 /* DEL: keys removed (one transaction), in *removed. */
 int pmkv_del(struct pmkv_store *s, const struct pmkv_key *keys, size_t n,
              uint64_t *removed);
@@ -128,6 +161,9 @@ int pmkv_strlen(struct pmkv_store *s, const void *k, size_t kn,
                 uint64_t *len);
 /* TTL in ms: -2 absent, -1 no expiry. */
 int pmkv_pttl(struct pmkv_store *s, const void *k, size_t kn, int64_t *ttl);
+/* PEXPIRETIME: -2 absent, -1 no expiry, else its ms since the epoch. */
+int pmkv_pexpiretime(struct pmkv_store *s, const void *k, size_t kn,
+                     int64_t *at);
 /* Keys in the store (expired ones not yet removed included, as Redis). */
 uint64_t pmkv_dbsize(struct pmkv_store *s);
 /* Remove every key: atomic (one transaction detaches the key space); the

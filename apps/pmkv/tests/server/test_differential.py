@@ -386,6 +386,112 @@ EDGE_CASES = [
     b("SET", "a", "1"), b("FLUSHDB"), b("SET", "a", "1"),
     b("FLUSHDB", "ASYNC"), b("FLUSHALL", "bogus"), b("FLUSHDB", "bogus"),
     b("DBSIZE"),
+    # SETNX, SETEX, PSETEX, GETSET, GETDEL, GETEX, MSETNX
+    b("SETNX"), b("SETNX", "k"), b("SETNX", "k", "v", "x"),
+    b("SETEX", "k", "10"), b("PSETEX", "k", "10"), b("GETSET", "k"),
+    b("GETDEL"), b("GETDEL", "a", "b"), b("GETEX"), b("MSETNX"),
+    b("MSETNX", "k"), b("MSETNX", "a", "1", "b"),
+    b("SETNX", "nx", "1"), b("SETNX", "nx", "2"), b("GET", "nx"),
+    b("SETEX", "se", "100", "v"), b("TTL", "se"), b("GET", "se"),
+    b("PSETEX", "pse", "100000", "v"), b("PTTL", "pse"),
+    b("SETEX", "se", "0", "v"), b("SETEX", "se", "-1", "v"),
+    b("SETEX", "se", "abc", "v"), b("SETEX", "se", BIG, "v"),
+    b("SETEX", "se", "9223372036854775", "v"),
+    b("PSETEX", "se", "0", "v"), b("PSETEX", "se", BIG, "v"),
+    b("PSETEX", "se", "1.5", "v"), b("TTL", "se"),
+    b("GETSET", "se", "w"), b("TTL", "se"), b("GET", "se"),
+    b("GETSET", "gsnew", "x"), b("GET", "gsnew"),
+    b("GETDEL", "gsnew"), b("GETDEL", "gsnew"), b("EXISTS", "gsnew"),
+    b("SET", "gx", "v"), b("GETEX", "gx"), b("TTL", "gx"),
+    b("GETEX", "gx", "EX", "100"), b("TTL", "gx"),
+    b("GETEX", "gx", "PX", "200000"), b("PTTL", "gx"),
+    b("GETEX", "gx", "EXAT", "4102444800"), b("TTL", "gx"),
+    b("GETEX", "gx", "PXAT", "4102444800000"), b("PTTL", "gx"),
+    b("GETEX", "gx", "PERSIST"), b("TTL", "gx"),
+    b("GETEX", "gx", "persist", "PERSIST"), b("GETEX", "gx", "ex", "5", "EX", "100"),
+    b("GETEX", "gx", "EX", "10", "PX", "100"),
+    b("GETEX", "gx", "EX", "10", "PERSIST"),
+    b("GETEX", "gx", "PERSIST", "EX", "10"), b("GETEX", "gx", "EX"),
+    b("GETEX", "gx", "KEEPTTL"), b("GETEX", "gx", "NX"),
+    b("GETEX", "gx", "GET"), b("GETEX", "gx", "BOGUS"),
+    b("GETEX", "gx", "EX", "0"), b("GETEX", "gx", "EX", "abc"),
+    b("GETEX", "gx", "PX", "-5"), b("GETEX", "gx", "EX", BIG),
+    b("GETEX", "nope", "EX", "abc"), b("GETEX", "nope", "EX", "0"),
+    b("GETEX", "nope", "BOGUS"), b("GETEX", "nope"),
+    b("GETEX", "gx", "EXAT", "1"), b("GET", "gx"), b("EXISTS", "gx"),
+    b("DBSIZE"),
+    b("MSETNX", "m1", "1", "m2", "2"), b("MGET", "m1", "m2"),
+    b("MSETNX", "m2", "x", "m3", "3"), b("EXISTS", "m3"),
+    b("MSETNX", "m4", "a", "m4", "b"), b("GET", "m4"),
+    b("SET", "m5", "v", "EXAT", "1"), b("MSETNX", "m5", "new"),
+    b("GET", "m5"), b("DBSIZE"),
+    # EXPIRE and its kin, PERSIST, EXPIRETIME, TYPE
+    b("EXPIRE"), b("EXPIRE", "k"), b("PEXPIRE", "k"), b("EXPIREAT", "k"),
+    b("PEXPIREAT", "k"), b("PERSIST"), b("PERSIST", "a", "b"),
+    b("EXPIRETIME"), b("PEXPIRETIME", "a", "b"), b("TYPE"),
+    b("TYPE", "a", "b"),
+    b("SET", "e", "v"), b("EXPIRE", "e", "100"), b("TTL", "e"),
+    b("EXPIRE", "nope", "100"), b("PEXPIRE", "e", "200000"), b("PTTL", "e"),
+    b("EXPIREAT", "e", "4102444800"), b("EXPIRETIME", "e"),
+    b("PEXPIREAT", "e", "4102444800123"), b("PEXPIRETIME", "e"),
+    b("EXPIRETIME", "e"), b("EXPIRETIME", "nope"), b("PEXPIRETIME", "nope"),
+    b("EXPIRE", "e", "100", "NX"), b("EXPIRE", "e", "100", "XX"),
+    b("EXPIREAT", "e", "4102444801", "GT"), b("EXPIRETIME", "e"),
+    b("EXPIREAT", "e", "4102444800", "GT"), b("EXPIREAT", "e", "4102444802", "LT"),
+    b("EXPIREAT", "e", "4102444700", "LT"), b("EXPIRETIME", "e"),
+    b("EXPIREAT", "e", "4102444700", "lt", "xx"),
+    b("PERSIST", "e"), b("PERSIST", "e"), b("TTL", "e"), b("EXPIRETIME", "e"),
+    b("PERSIST", "nope"),
+    b("EXPIRE", "e", "100", "XX"), b("EXPIRE", "e", "100", "GT"),
+    b("EXPIRE", "e", "100", "LT"), b("TTL", "e"), b("PERSIST", "e"),
+    b("EXPIRE", "e", "100", "NX"), b("TTL", "e"),
+    b("EXPIRE", "e", "100", "NX", "XX"), b("EXPIRE", "e", "100", "NX", "GT"),
+    b("EXPIRE", "e", "100", "LT", "NX"), b("EXPIRE", "e", "100", "GT", "LT"),
+    b("EXPIRE", "e", "100", "XX", "GT"), b("EXPIRE", "e", "100", "BOGUS"),
+    b("EXPIRE", "e", "100", "NX", "BOGUS"), b("EXPIRE", "e", "abc", "BOGUS"),
+    b("EXPIRE", "e", "abc", "NX", "XX"), b("EXPIRE", "e", "abc"),
+    b("EXPIRE", "e", "1.5"), b("EXPIRE", "e", ""), b("EXPIRE", "e", BIG),
+    b("EXPIRE", "e", SMALL), b("EXPIRE", "e", "9223372036854775"),
+    b("EXPIRE", "e", "9223372036854776"), b("EXPIRE", "e", "-9223372036854776"),
+    b("PEXPIRE", "e", BIG), b("PEXPIREAT", "e", BIG), b("EXPIREAT", "e", BIG),
+    b("EXPIREAT", "e", "9223372036854775"), b("EXPIRETIME", "e"),
+    b("PEXPIRETIME", "e"), b("PERSIST", "e"),
+    b("EXPIRE", "nope", "abc"), b("EXPIRE", "nope", "100", "BOGUS"),
+    b("SET", "e", "v"), b("EXPIRE", "e", "-1"), b("EXISTS", "e"),
+    b("SET", "e", "v"), b("PEXPIRE", "e", "0"), b("GET", "e"),
+    b("SET", "e", "v"), b("EXPIREAT", "e", "1", "GT"), b("GET", "e"),
+    b("EXPIREAT", "e", "1", "LT"), b("GET", "e"),
+    b("SET", "e", "v", "EX", "100"), b("EXPIREAT", "e", "1", "NX"),
+    b("EXPIREAT", "e", "1", "XX"), b("GET", "e"),
+    b("SET", "e", "v"), b("PEXPIREAT", "e", SMALL), b("GET", "e"),
+    b("DBSIZE"), b("TYPE", "nope"), b("SET", "t", "v"), b("TYPE", "t"),
+    b("SET", "t", "v", "EXAT", "1"), b("TYPE", "t"), b("DEL", "t"),
+    # RENAME, RENAMENX, UNLINK, TOUCH
+    b("RENAME"), b("RENAME", "a"), b("RENAME", "a", "b", "c"),
+    b("RENAMENX", "a"), b("UNLINK"), b("TOUCH"),
+    b("RENAME", "nope", "x"), b("RENAMENX", "nope", "x"),
+    b("SET", "r1", "v1", "EX", "1000"), b("RENAME", "r1", "r2"),
+    b("GET", "r1"), b("GET", "r2"), b("TTL", "r2"),
+    b("SET", "r3", "v3"), b("RENAME", "r2", "r3"), b("GET", "r3"),
+    b("TTL", "r3"), b("RENAME", "r3", "r3"), b("RENAMENX", "r3", "r3"),
+    b("SET", "r4", "v4"), b("RENAMENX", "r3", "r4"), b("GET", "r3"),
+    b("RENAMENX", "r3", "r5"), b("MGET", "r3", "r5"), b("DBSIZE"),
+    b("SET", "r6", "v", "EXAT", "1"), b("RENAME", "r6", "r7"),
+    b("RENAMENX", "r5", "r6"), b("GET", "r6"), b("DEL", "r6"),
+    b("RENAME", "r6", "r6"), b("RENAME", "", "empty"), b("GET", "empty"),
+    b("UNLINK", "r4", "nope", "r4", "empty"), b("TOUCH", "r5", "nope", "r5"),
+    # GETRANGE, SUBSTR
+    b("GETRANGE", "k"), b("GETRANGE", "k", "0"), b("SUBSTR", "k", "0"),
+    b("SET", "g", "Hello World"),
+    b("GETRANGE", "g", "0", "4"), b("GETRANGE", "g", "-5", "-1"),
+    b("GETRANGE", "g", "0", "-1"), b("GETRANGE", "g", "5", "2"),
+    b("GETRANGE", "g", "-1", "-5"), b("GETRANGE", "g", "-100", "100"),
+    b("GETRANGE", "g", "100", "200"), b("GETRANGE", "g", SMALL, BIG),
+    b("GETRANGE", "g", "0", "0"), b("GETRANGE", "g", "-1", "-1"),
+    b("GETRANGE", "g", "a", "1"), b("GETRANGE", "g", "1", "1.5"),
+    b("GETRANGE", "nope", "0", "-1"), b("SUBSTR", "g", "2", "-3"),
+    b("SET", "g", ""), b("GETRANGE", "g", "0", "-1"),
+    b("GETRANGE", "g", "0", "0"), b("DBSIZE"),
 ]
 
 
@@ -459,6 +565,52 @@ def rand_set(rnd):
     return req + opts
 
 
+def rand_setex(rnd):
+    """SETEX or PSETEX, its time far enough away, or a bad one."""
+    ms = rnd.random() < 0.5
+    t = (rnd.randrange(100000, 10 ** 8) if ms else rnd.randrange(100, 100000))
+    if rnd.random() < 0.1:
+        t = rnd.choice([b"0", b"-1", b"abc", b"", b"9223372036854775807"])
+    else:
+        t = b"%d" % t
+    return [b"PSETEX" if ms else b"SETEX", rand_key(rnd), t, rand_value(rnd)]
+
+
+def rand_getex(rnd):
+    req = [b"GETEX", rand_key(rnd)]
+    r = rnd.random()
+    if r < 0.5:
+        req += rand_expiry(rnd)  # KEEPTTL: GETEX's syntax error
+    elif r < 0.7:
+        req.append(rnd.choice([b"PERSIST", b"persist"]))
+    if rnd.random() < 0.05:
+        req.insert(rnd.randrange(2, len(req) + 1),
+                   rnd.choice([b"PERSIST", b"EX", b"NX", b"BOGUS"]))
+    return req
+
+
+def rand_expire(rnd):
+    """EXPIRE's family: times far enough away that no key expires during
+    a run, now and then one past (it removes the key) or a bad one, and
+    NX, XX, GT, LT, their bad combinations."""
+    now = int(time.time())
+    cmd = rnd.choice([b"EXPIRE", b"PEXPIRE", b"EXPIREAT", b"PEXPIREAT"])
+    t = {b"EXPIRE": rnd.randrange(100, 100000),
+         b"PEXPIRE": rnd.randrange(100000, 10 ** 8),
+         b"EXPIREAT": now + rnd.randrange(100, 100000),
+         b"PEXPIREAT": (now + rnd.randrange(100, 100000)) * 1000}[cmd]
+    r = rnd.random()
+    arg = (b"%d" % t if r < 0.85 else
+           rnd.choice([b"-1", b"0", b"abc", b"", b"1.5",
+                       b"9223372036854775807", b"-9223372036854775808"]))
+    req = [cmd, rand_key(rnd), arg]
+    for _ in range(rnd.choice([0, 0, 1, 1, 2])):
+        req.append(rnd.choice([b"NX", b"XX", b"GT", b"LT", b"nx", b"gt"]))
+    if rnd.random() < 0.02:
+        req.append(b"BOGUS")
+    return req
+
+
 def rand_scan(rnd):
     req = [b"SCAN", b"0"]
     if rnd.random() < 0.5:
@@ -506,6 +658,21 @@ MAKERS = [
     (1, lambda rnd: [rnd.choice([b"NOSUCH", b"GETX", b"incrbyfloatx"]),
                      rand_key(rnd)]),
     (0.3, lambda rnd: [rnd.choice([b"FLUSHALL", b"FLUSHDB"])]),
+    (2, lambda rnd: [rnd.choice([b"SETNX", b"GETSET"]), rand_key(rnd),
+                     rand_value(rnd)]),
+    (2, rand_setex),
+    (2, lambda rnd: [b"GETDEL", rand_key(rnd)]),
+    (3, rand_getex),
+    (2, lambda rnd: [b"MSETNX"] + _mset(rnd)[1:]),
+    (5, rand_expire),
+    (2, lambda rnd: [b"PERSIST", rand_key(rnd)]),
+    (2, lambda rnd: [rnd.choice([b"EXPIRETIME", b"PEXPIRETIME", b"TYPE"]),
+                     rand_key(rnd)]),
+    (2, lambda rnd: [rnd.choice([b"RENAME", b"RENAMENX"]), rand_key(rnd),
+                     rand_key(rnd)]),
+    (2, lambda rnd: [rnd.choice([b"UNLINK", b"TOUCH"])] + _many(rnd, 1, 4)),
+    (2, lambda rnd: [rnd.choice([b"GETRANGE", b"SUBSTR"]), rand_key(rnd),
+                     rnd.choice(NUMBERS), rnd.choice(NUMBERS)]),
 ]
 
 
