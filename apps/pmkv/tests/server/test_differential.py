@@ -11,9 +11,11 @@ each reply's bytes are compared, except:
 - SCAN: a full scan from cursor 0 runs on each server with the same
   options, and the union of the keys is compared, not the pages (each
   page must still be a cursor and an array of bulks);
-- TTL, PTTL: -1 and -2 exactly; a positive value within the time that
-  could have passed between the two servers (twice the longest batch so
-  far, plus a second), since each server reads its own clock;
+- TTL, PTTL, EXPIRETIME, PEXPIRETIME: -1 and -2 exactly; a positive
+  value within the time that could have passed between the two servers
+  (twice the longest batch so far, plus a second), since each server
+  reads its own clock (an expiry set relative to now is a different
+  absolute time on each);
 - DELIBERATE: differences pmkv means to have (README "Differences from
   Redis 7.0"), each with the reply pmkv must give instead.
 
@@ -116,8 +118,9 @@ def same(req, ours, theirs, tol_ms):
                 and sorted(a) == sorted(c))
     if name == b"scan":  # a page from a cursor other than "0"
         return _page(parse(ours)) and _page(parse(theirs))
-    if name in (b"ttl", b"pttl"):
-        return _ttl_close(ours, theirs, tol_ms, 1000 if name == b"ttl" else 1)
+    if name in (b"ttl", b"pttl", b"expiretime", b"pexpiretime"):
+        unit = 1 if name.startswith(b"p") else 1000
+        return _ttl_close(ours, theirs, tol_ms, unit)
     return False
 
 
