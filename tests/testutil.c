@@ -213,8 +213,10 @@ void tu_assert_heap_blocks(pmtx_region *r, struct tu_offs *used,
 {
 	struct tu_offs walked = {0};
 	assert_int_equal(pmtx_heap_walk(r, push_block, &walked), 0);
-	qsort(walked.v, walked.n, sizeof(pmtx_off), cmp_off);
-	qsort(used->v, used->n, sizeof(pmtx_off), cmp_off);
+	if (walked.n) /* qsort's array may not be NULL, even empty */
+		qsort(walked.v, walked.n, sizeof(pmtx_off), cmp_off);
+	if (used->n)
+		qsort(used->v, used->n, sizeof(pmtx_off), cmp_off);
 	size_t i = 0;
 	while (i < walked.n && i < used->n && walked.v[i] == used->v[i])
 		i++;
