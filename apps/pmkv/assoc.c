@@ -536,7 +536,7 @@ static int w_create(struct kvx *x)
 /* The table's geometry, checked (H4) before any operation follows it. */
 static int w_attach(struct pmkv_store *s, char *msg, size_t len)
 {
-	struct kvx x = {s, NULL, 0, 0, 0};
+	struct kvx x = {.s = s};
 	s->meta = ((const struct pmkv_root1 *)s->root)->meta;
 	int rc = kvx_view(&x, s->meta, sizeof(struct pmkv_root1), NULL)
 	         ? 0 : PMTX_E_CORRUPT;

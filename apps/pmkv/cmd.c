@@ -19,6 +19,7 @@
  *      same with them or without them.
  */
 #include <ctype.h>
+#include <pthread.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdatomic.h>
@@ -27,29 +28,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "server.h"
+#include "cmd.h"
 
-struct command {
-	const char *name;
-	int arity;
-	void (*fn)(struct cmd_ctx *c);
-	const char *flags; /* COMMAND's flags, space separated */
-	int first, last, step; /* key positions, for COMMAND */
-	int grouped; /* may run in a group commit (group.c): the store's
-	              * group operations only (store.h), or none */
-};
-
-/* ---- helpers ---- */
-
-static const char *arg(struct cmd_ctx *c, size_t i)
-{
-	return c->q->argv[i];
-}
-
-static size_t len(struct cmd_ctx *c, size_t i)
-{
-	return c->q->argl[i];
-}
+/* ---- helpers (cmd.h) ---- */
 
 /* A commit failed on the disk: counted for INFO, and the library's
  * detail logged the first time (its errmsg is this thread's). */
@@ -78,7 +59,7 @@ static void write_refused(struct server *srv, int rc)
 
 /* Counted and logged once per request: in a group, an error aborts the
  * group and the request runs again alone (conn.c N5). */
-static void reply_status(struct cmd_ctx *c, int rc)
+void reply_status(struct cmd_ctx *c, int rc)
 {
 	if (!c->in_group && pmkv_no_room(rc))
 		write_refused(c->srv, rc);
@@ -90,7 +71,7 @@ static void reply_status(struct cmd_ctx *c, int rc)
 	               "the server's log", pmtx_strerror(rc));
 }
 
-static void reply_ok(struct cmd_ctx *c, int rc)
+void reply_ok(struct cmd_ctx *c, int rc)
 {
 	if (rc)
 		reply_status(c, rc);
@@ -98,7 +79,7 @@ static void reply_ok(struct cmd_ctx *c, int rc)
 		resp_add_simple(c->out, "OK");
 }
 
-static void reply_int(struct cmd_ctx *c, int rc, long long v)
+void reply_int(struct cmd_ctx *c, int rc, long long v)
 {
 	if (rc)
 		reply_status(c, rc);
@@ -106,19 +87,25 @@ static void reply_int(struct cmd_ctx *c, int rc, long long v)
 		resp_add_int(c->out, v);
 }
 
-static void emit_bulk(void *arg, const void *p, size_t n)
+void emit_bulk(void *arg, const void *p, size_t n)
 {
 	resp_add_bulk(arg, p, n);
 }
 
-static void syntax_error(struct cmd_ctx *c)
+void syntax_error(struct cmd_ctx *c)
 {
 	resp_add_error(c->out, "ERR syntax error");
 }
 
-static void not_integer(struct cmd_ctx *c)
+void not_integer(struct cmd_ctx *c)
 {
 	resp_add_error(c->out, "ERR value is not an integer or out of range");
+}
+
+void wrong_args(struct cmd_ctx *c)
+{
+	resp_add_error(c->out, "ERR wrong number of arguments for '%s' "
+	               "command", c->cmd->name);
 }
 
 /* Keys argv[from], argv[from + step], ... (at most n of them). */
@@ -773,16 +760,6 @@ static void cmd_flushall(struct cmd_ctx *c)
 /* Keys collected for KEYS and SCAN (the reply's length comes first, so
  * they are gathered, then replied): bytes one after another, and where
  * each one ends. */
-struct collect {
-	char *bytes;
-	size_t nbytes, capbytes;
-	size_t *end;
-	size_t n, cap;
-	const char *pat;
-	size_t pn;
-	int oom;
-};
-
 static int collect_grow(struct collect *k, size_t more)
 {
 	if (k->n == k->cap) {
@@ -804,7 +781,7 @@ static int collect_grow(struct collect *k, size_t more)
 	return 0;
 }
 
-static void collect_key(void *arg, const void *p, size_t n)
+void collect_key(void *arg, const void *p, size_t n)
 {
 	struct collect *k = arg;
 	if (k->oom || (k->pat && !glob_match(k->pat, k->pn, p, n, 0)))
@@ -818,14 +795,14 @@ static void collect_key(void *arg, const void *p, size_t n)
 	k->end[k->n++] = k->nbytes;
 }
 
-static void collect_reply(struct cmd_ctx *c, struct collect *k)
+void collect_reply(struct cmd_ctx *c, struct collect *k)
 {
 	resp_add_array(c->out, (long long)k->n);
 	for (size_t i = 0, at = 0; i < k->n; at = k->end[i++])
 		resp_add_bulk(c->out, k->bytes + at, k->end[i] - at);
 }
 
-static void collect_free(struct collect *k)
+void collect_free(struct collect *k)
 {
 	free(k->bytes);
 	free(k->end);
@@ -962,8 +939,45 @@ static const struct command commands[] = {
 	{"client", -2, cmd_client, "admin loading stale", 0, 0, 0, 0},
 	{"quit", -1, cmd_quit, "fast", 0, 0, 0, 0},
 	{"shutdown", -1, cmd_shutdown, "admin loading stale", 0, 0, 0, 0},
+	{NULL, 0, NULL, NULL, 0, 0, 0, 0},
 };
-#define NCOMMANDS (sizeof(commands) / sizeof(*commands))
+
+/* Every table, each ended by a NULL name. */
+static const struct command *const tables[] = {
+	commands, pmkv_cmds_hash, pmkv_cmds_list, pmkv_cmds_set,
+	pmkv_cmds_zset,
+};
+#define NTABLES (sizeof(tables) / sizeof(*tables))
+
+/* Every command in one array, and an index of them by name (open
+ * addressing over a hash of the letters with bit 5 set: is_name's
+ * folding), built once. */
+#define INDEX_SIZE 1024u
+static const struct command *all[INDEX_SIZE / 2];
+static size_t nall;
+static const struct command *index_of[INDEX_SIZE];
+static pthread_once_t index_once = PTHREAD_ONCE_INIT;
+
+static uint32_t name_hash(const char *s, size_t n)
+{
+	uint32_t h = 2166136261u;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (unsigned char)(s[i] | 0x20)) * 16777619u;
+	return h;
+}
+
+static void index_build(void)
+{
+	for (size_t t = 0; t < NTABLES; t++)
+		for (const struct command *k = tables[t]; k->name; k++) {
+			uint32_t h = name_hash(k->name, strlen(k->name));
+			while (index_of[h % INDEX_SIZE])
+				h++;
+			index_of[h % INDEX_SIZE] = k;
+			if (nall < INDEX_SIZE / 2)
+				all[nall++] = k;
+		}
+}
 
 /* Does s[0..n) spell name, a table name, in any case? For a lower-case
  * letter L, (c | 0x20) == L holds exactly when c is L or its upper case:
@@ -979,10 +993,12 @@ static int is_name(const char *name, const char *s, size_t n)
 
 static const struct command *lookup(const char *name, size_t n)
 {
-	for (size_t i = 0; i < NCOMMANDS; i++)
-		if (is_name(commands[i].name, name, n))
-			return &commands[i];
-	return NULL;
+	pthread_once(&index_once, index_build);
+	for (uint32_t h = name_hash(name, n);; h++) {
+		const struct command *k = index_of[h % INDEX_SIZE];
+		if (!k || is_name(k->name, name, n))
+			return k;
+	}
 }
 
 /* COMMAND's entry for one command (Redis 6's six fields). */
@@ -1010,11 +1026,13 @@ static void command_entry(struct resp_out *o, const struct command *k)
 static void cmd_command(struct cmd_ctx *c)
 {
 	if (c->q->argc == 1) {
-		resp_add_array(c->out, (long long)NCOMMANDS);
-		for (size_t i = 0; i < NCOMMANDS; i++)
-			command_entry(c->out, &commands[i]);
+		pthread_once(&index_once, index_build);
+		resp_add_array(c->out, (long long)nall);
+		for (size_t i = 0; i < nall; i++)
+			command_entry(c->out, all[i]);
 	} else if (resp_arg_is(c->q, 1, "count")) {
-		resp_add_int(c->out, (long long)NCOMMANDS);
+		pthread_once(&index_once, index_build);
+		resp_add_int(c->out, (long long)nall);
 	} else if (resp_arg_is(c->q, 1, "info")) {
 		resp_add_array(c->out, (long long)c->q->argc - 2);
 		for (size_t i = 2; i < c->q->argc; i++) {
@@ -1134,9 +1152,9 @@ void cmd_dispatch(struct cmd_ctx *c)
 	c->srv->commands++;
 	if (!k)
 		return unknown(c);
+	c->cmd = k;
 	if ((k->arity > 0 && argc != k->arity) ||
 	    (k->arity < 0 && argc < -k->arity))
-		return resp_add_error(c->out, "ERR wrong number of arguments "
-		                      "for '%s' command", k->name);
+		return wrong_args(c);
 	k->fn(c);
 }

@@ -86,7 +86,7 @@ static void consume(struct conn *c, size_t n)
  * the connection after the reply (QUIT). */
 static int run_one(struct conn *c, int in_group)
 {
-	struct cmd_ctx x = {c->srv, &c->q, &c->out, 0, in_group};
+	struct cmd_ctx x = {c->srv, NULL, &c->q, &c->out, 0, in_group};
 	cmd_dispatch(&x);
 	return x.close_after;
 }

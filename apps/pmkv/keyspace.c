@@ -34,6 +34,17 @@
  *      trash map (the hash map's condition for destroy_some).
  *  K5. Only database 0 is used today (SELECT 0); db[1..15] must be 0 or
  *      name a map, and are checked and walked as db[0] is.
+ *  K6. Collections in the trash (store.c S14): once the root's
+ *      PMKV_ROOT_TYPED flag is set, a sweep step cannot free entries
+ *      blindly (pmtx_hmap_destroy_some would leak the containers their
+ *      objects name): it collects up to a budget of the trash map's
+ *      entries with a scan, frees each one's containers and removes it,
+ *      and destroys the map once it is empty. The scan resumes at a
+ *      volatile cursor (a removal never moves an entry, so it misses
+ *      nothing, and a restart begins again at 0).
+ *  K7. The check and the walk follow every collection an object names:
+ *      each container checked by its own checker, never empty, a sorted
+ *      set's two containers of the same length; every block walked.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -41,6 +52,8 @@
 #include <string.h>
 
 #include "hmap.h" /* hmap_check, hmap_buckets, hmap_walk */
+#include "list.h" /* list_check, list_walk */
+#include "map.h"  /* map_check, map_walk */
 #include "store_int.h"
 
 #define PUT_STACK 512u /* objects up to this size are built on the stack */
@@ -109,7 +122,8 @@ static int ks_attach(struct pmkv_store *s, char *msg, size_t len)
 {
 	const struct pmkv_root *root = root_of(s);
 	int rc = 0;
-	if (root->ndbs != PMKV_DBS || root->flags || root->reserved0) {
+	if (root->ndbs != PMKV_DBS || (root->flags & ~PMKV_ROOT_FLAGS) ||
+	    root->reserved0) {
 		snprintf(msg, len, "the root is corrupt: %u databases, flags "
 		         "0x%x", root->ndbs, root->flags);
 		return PMTX_E_CORRUPT;
@@ -124,6 +138,7 @@ static int ks_attach(struct pmkv_store *s, char *msg, size_t len)
 			         "corrupt: %s (%s)", i, pmtx_strerror(rc),
 			         pmtx_errmsg());
 	}
+	s->typed = (root->flags & PMKV_ROOT_TYPED) != 0; /* L6 */
 	return rc;
 }
 
@@ -264,6 +279,78 @@ static int ks_flush(struct kvx *x)
 	return rc;
 }
 
+/* A key of the trash, and the collection its object names (K6). */
+struct swept {
+	char *k;
+	size_t kn;
+	unsigned type;
+	struct pmkv_coll c;
+};
+
+struct sweep_arg {
+	struct swept *e;
+	size_t n, cap;
+};
+
+static int sweep_collect(const pmtx_bytes *k, const pmtx_bytes *v,
+                         void *arg)
+{
+	struct sweep_arg *a = arg;
+	struct kval o;
+	int rc = pmkv_obj_parse(v->p, v->n, &o);
+	if (rc)
+		return rc;
+	if (a->n == a->cap)
+		return 1; /* full: stop here */
+	struct swept *e = &a->e[a->n];
+	memset(e, 0, sizeof(*e));
+	e->type = o.type;
+	if (o.type != PMKV_T_STRING) {
+		if (o.n != sizeof(e->c))
+			return PMTX_E_CORRUPT;
+		memcpy(&e->c, o.p, sizeof(e->c));
+	}
+	if (!(e->k = malloc(k->n ? k->n : 1)))
+		return ENOMEM;
+	memcpy(e->k, k->p, k->n);
+	e->kn = k->n;
+	a->n++;
+	return 0;
+}
+
+/* K6: one step over the trash map of database i. */
+static int sweep_typed(struct kvx *x, unsigned i, unsigned budget,
+                       int *more)
+{
+	pmtx_off off = root_word(&root_of(x->s)->trash[i]);
+	struct sweep_arg a = {calloc(budget, sizeof(struct swept)), 0, budget};
+	uint64_t n = 0, cur = x->s->sweep_at[i];
+	pmtx_hmap *m = NULL;
+	int rc = a.e ? pmtx_hmap_open(x->s->r, off, NULL, &m) : ENOMEM;
+	if (!rc)
+		rc = pmtx_hmap_len(x->tx, m, &n);
+	for (int wrapped = 0; !rc && n && a.n < budget && wrapped < 2;) {
+		rc = pmtx_hmap_scan(x->tx, m, cur, budget - a.n, sweep_collect,
+		                    &a, &cur);
+		rc = rc == 1 ? 0 : rc;
+		wrapped += cur == 0;
+	}
+	for (size_t j = 0; j < a.n && !rc; j++) {
+		rc = pmkv_coll_destroy(x, a.e[j].type, &a.e[j].c);
+		if (!rc)
+			rc = pmtx_hmap_del(x->tx, m, a.e[j].k, a.e[j].kn);
+	}
+	pmtx_hmap_close(m);
+	for (size_t j = 0; j < a.n; j++)
+		free(a.e[j].k);
+	free(a.e);
+	x->s->sweep_at[i] = cur;
+	*more = n > a.n;
+	if (!rc && n == a.n) /* empty now: the map itself */
+		rc = pmtx_hmap_destroy(x->tx, off);
+	return rc;
+}
+
 /* One batch: up to budget entries of the first map in the trash (K4). */
 static int ks_sweep(struct kvx *x, unsigned budget, int *left)
 {
@@ -276,10 +363,13 @@ static int ks_sweep(struct kvx *x, unsigned budget, int *left)
 	if (i == PMKV_DBS)
 		return 0;
 	x->wrote = 1;
-	rc = pmtx_hmap_destroy_some(x->tx, root_word(&root->trash[i]), budget,
-	                            &more);
-	if (!rc && !more)
+	rc = x->s->typed ? sweep_typed(x, i, budget, &more)
+	     : pmtx_hmap_destroy_some(x->tx, root_word(&root->trash[i]),
+	                              budget, &more);
+	if (!rc && !more) {
 		rc = PMTX_SET(x->tx, root->trash[i], 0);
+		x->s->sweep_at[i] = 0;
+	}
 	while (!more && ++i < PMKV_DBS)
 		more = root_word(&root->trash[i]) != 0;
 	*left = !rc && more;
@@ -301,12 +391,60 @@ static void ks_hint_more(struct pmkv_store *s, uint64_t token)
 		pmtx_hmap_prefetch_more(m, token);
 }
 
-/* Every object of a map well formed (K3). */
+/* A collection's containers (K7): each checked, none empty, a sorted
+ * set's two the same length. */
+static int coll_ok(pmtx_region *r, pmtx_tx *tx, const struct kval *o,
+                   char *why, size_t len)
+{
+	struct pmkv_coll c;
+	uint64_t n = 0, n2 = 0;
+	pmtx_hmap *h = NULL;
+	pmtx_list *l = NULL;
+	pmtx_map *z = NULL;
+	int rc;
+	if (o->n != sizeof(c))
+		return PMTX_E_CORRUPT;
+	memcpy(&c, o->p, sizeof(c));
+	if (o->type == PMKV_T_LIST) {
+		if (!(rc = pmtx_list_open(r, c.c[0], NULL, &l)) &&
+		    !(rc = list_check(l, why, len)))
+			rc = pmtx_list_len(tx, l, &n);
+	} else if (!(rc = pmtx_hmap_open(r, c.c[0], NULL, &h)) &&
+	           !(rc = hmap_check(h, why, len))) {
+		rc = pmtx_hmap_len(tx, h, &n);
+	}
+	n2 = n;
+	if (!rc && o->type == PMKV_T_ZSET &&
+	    !(rc = pmtx_map_open(r, c.c[1], NULL, &z)) &&
+	    !(rc = map_check(z, why, len)))
+		rc = pmtx_map_len(tx, z, &n2);
+	if (!rc && (n == 0 || n != n2)) {
+		snprintf(why, len, "a collection of %llu elements (%llu in its "
+		         "order)", (unsigned long long)n, (unsigned long long)n2);
+		rc = PMTX_E_CORRUPT;
+	}
+	pmtx_list_close(l);
+	pmtx_hmap_close(h);
+	pmtx_map_close(z);
+	return rc;
+}
+
+struct check_arg {
+	struct kvx *x;
+	char *why;
+	size_t len;
+};
+
+/* Every object of a map well formed (K3), and its collection (K7). */
 static int objects_ok(const pmtx_bytes *k, const pmtx_bytes *v, void *arg)
 {
+	struct check_arg *a = arg;
 	struct kval o;
-	(void)k, (void)arg;
-	return pmkv_obj_parse(v->p, v->n, &o);
+	int rc = pmkv_obj_parse(v->p, v->n, &o);
+	(void)k;
+	if (!rc && o.type != PMKV_T_STRING)
+		rc = coll_ok(a->x->s->r, a->x->tx, &o, a->why, a->len);
+	return rc;
 }
 
 /* The map at off: hmap_check, and every object well formed (K3); *keys:
@@ -316,6 +454,7 @@ static int check_map(struct kvx *x, pmtx_off off, uint64_t *keys,
 {
 	pmtx_hmap *m = NULL;
 	char why[160] = "";
+	struct check_arg a = {x, why, sizeof(why)};
 	uint64_t cur = 0;
 	int rc = pmtx_hmap_open(x->s->r, off, NULL, &m);
 	if (!rc)
@@ -323,7 +462,7 @@ static int check_map(struct kvx *x, pmtx_off off, uint64_t *keys,
 	if (!rc)
 		rc = pmtx_hmap_len(x->tx, m, keys);
 	while (!rc && !(rc = pmtx_hmap_scan(x->tx, m, cur, 1024, objects_ok,
-	                                    NULL, &cur)) && cur)
+	                                    &a, &cur)) && cur)
 		;
 	if (rc)
 		snprintf(msg, len, "%s %u: %s%s%s", what, i, pmtx_strerror(rc),
@@ -354,6 +493,60 @@ static int ks_check(struct kvx *x, uint64_t *keys, char *msg, size_t len)
 	return rc;
 }
 
+struct walk_arg {
+	pmtx_region *r;
+	int (*fn)(pmtx_off, void *);
+	void *arg;
+};
+
+/* Every block of the collection an object names (K7). */
+static int walk_coll(const pmtx_bytes *k, const pmtx_bytes *v, void *arg)
+{
+	struct walk_arg *w = arg;
+	struct kval o;
+	struct pmkv_coll c;
+	int rc = pmkv_obj_parse(v->p, v->n, &o);
+	(void)k;
+	if (rc || o.type == PMKV_T_STRING)
+		return rc;
+	if (o.n != sizeof(c))
+		return PMTX_E_CORRUPT;
+	memcpy(&c, o.p, sizeof(c));
+	if (o.type == PMKV_T_LIST) {
+		pmtx_list *l;
+		if (!(rc = pmtx_list_open(w->r, c.c[0], NULL, &l))) {
+			rc = list_walk(l, w->fn, w->arg);
+			pmtx_list_close(l);
+		}
+		return rc;
+	}
+	pmtx_hmap *h;
+	if (!(rc = pmtx_hmap_open(w->r, c.c[0], NULL, &h))) {
+		rc = hmap_walk(h, w->fn, w->arg);
+		pmtx_hmap_close(h);
+	}
+	pmtx_map *z;
+	if (!rc && o.type == PMKV_T_ZSET &&
+	    !(rc = pmtx_map_open(w->r, c.c[1], NULL, &z))) {
+		rc = map_walk(z, w->fn, w->arg);
+		pmtx_map_close(z);
+	}
+	return rc;
+}
+
+/* Every block of map m and of the collections its objects name. */
+static int walk_map(struct kvx *x, pmtx_hmap *m, int (*fn)(pmtx_off, void *),
+                    void *arg)
+{
+	struct walk_arg w = {x->s->r, fn, arg};
+	uint64_t cur = 0;
+	int rc = hmap_walk(m, fn, arg);
+	while (!rc && !(rc = pmtx_hmap_scan(x->tx, m, cur, 1024, walk_coll,
+	                                    &w, &cur)) && cur)
+		;
+	return rc;
+}
+
 static int ks_walk(struct kvx *x, int (*fn)(pmtx_off, void *), void *arg)
 {
 	const struct pmkv_root *root = root_of(x->s);
@@ -366,7 +559,7 @@ static int ks_walk(struct kvx *x, int (*fn)(pmtx_off, void *), void *arg)
 			if (!maps[j])
 				continue;
 			if (!(rc = pmtx_hmap_open(x->s->r, maps[j], NULL, &m))) {
-				rc = hmap_walk(m, fn, arg);
+				rc = walk_map(x, m, fn, arg);
 				pmtx_hmap_close(m);
 			}
 		}

@@ -17,8 +17,16 @@
  *   typed object             the bytes of an hmap value:
  *       [u8 type][u8 flags][i64 expire_ms, if flags & PMKV_OBJ_EXPIRES]
  *       [payload]
- *     type PMKV_T_STRING: the payload is the string's bytes. Later types
- *     (list, set, sorted set, hash) will hold a container's offset.
+ *     type PMKV_T_STRING: the payload is the string's bytes. A collection
+ *     (PMKV_T_LIST, _SET, _ZSET, _HASH) holds a struct pmkv_coll: the
+ *     offsets of its containers (pmtx_containers.h):
+ *       list        c[0] a pmtx_list of the elements
+ *       set         c[0] a pmtx_hmap, member -> empty value
+ *       hash        c[0] a pmtx_hmap, field -> value
+ *       sorted set  c[0] a pmtx_hmap, member -> score (8 bytes, a double)
+ *                   c[1] a pmtx_map of kind PMTX_MAP_SCORE, (score,
+ *                        member) -> empty value: the order
+ *     c[1] is 0 but for the sorted set.
  *
  * Rules
  *  L1. Persistent pointers are pmtx offsets from the region start, and
@@ -29,9 +37,12 @@
  *  L2. Every field changes inside a pmtx transaction. A write of a key
  *      puts its whole object with one pmtx_hmap_put: in place when it
  *      fits the entry's block, else a fresh entry (the hash map's H2).
- *  L3. A map is reachable from exactly one of db[] and trash[]; every
- *      block of the store is a block of one of those maps (no leak after
- *      any crash). db[0] always names a map; db[1..15] are 0 until their
+ *  L3. A map is reachable from exactly one of db[] and trash[], a
+ *      collection's container from exactly one object; every block of
+ *      the store is a block of one of those maps or of a container an
+ *      object of theirs names (no leak after any crash). A collection is
+ *      never empty: the write that takes its last element removes the
+ *      key, as in Redis. db[0] always names a map; db[1..15] are 0 until their
  *      database is first written. trash[i] is a map FLUSHALL detached
  *      from db[i] in the transaction that put a new one (or 0) there,
  *      destroyed a budget of entries a transaction (pmtx_hmap_
@@ -39,14 +50,23 @@
  *      of it.
  *  L4. An object's type is one of enum pmkv_type and its flags only hold
  *      bits of PMKV_OBJ_FLAGS; anything else is a corrupt object. Its
- *      length is at least its header (2 bytes, 10 with an expiry);
- *      expire_ms is absolute, ms since the epoch, and nonzero.
+ *      length is at least its header (2 bytes, 10 with an expiry), and a
+ *      collection's payload is exactly a struct pmkv_coll whose offsets
+ *      are checked when its containers open (L1); expire_ms is absolute,
+ *      ms since the epoch, and nonzero.
  *  L5. Versions: PMKV_FORMAT_MAJOR changes when a server of the older
  *      major could misread the region. A minor adds types or flags: this
  *      server opens its own major at any minor up to its own, and refuses
  *      a newer minor (its objects may name blocks this server would not
  *      know how to free). 2.0: the key space in pmtx_hmap (format 1.x's
- *      opt version is refused at open, with what to do).
+ *      opt version is refused at open, with what to do). 2.1: the
+ *      collections (list, set, sorted set, hash) and the root's flag
+ *      PMKV_ROOT_TYPED. A 2.0 store is opened as it is, and marked 2.1 by
+ *      the transaction that creates its first collection.
+ *  L6. root.flags holds only PMKV_ROOT_FLAGS. PMKV_ROOT_TYPED is set by
+ *      the transaction that creates the store's first collection and
+ *      never cleared: while it is clear, no object is a collection, and
+ *      a write may replace a key's object without reading it first.
  *
  * ---- Format 1.1: the wrapped version (assoc.c, obj.c) ----
  *
@@ -95,7 +115,7 @@
 #define PMKV_LAYOUT "pmkv"
 #define PMKV_MAGIC 0x5f5f564b4d50ull /* "PMKV__" */
 #define PMKV_FORMAT_MAJOR 2  /* the opt version */
-#define PMKV_FORMAT_MINOR 0
+#define PMKV_FORMAT_MINOR 1
 #define PMKV_WFORMAT_MAJOR 1 /* the wrapped version */
 #define PMKV_WFORMAT_MINOR 1
 
@@ -121,7 +141,7 @@ _Static_assert(sizeof(struct pmkv_root_hdr) == 16, "root header");
 struct pmkv_root {
 	struct pmkv_root_hdr h;
 	uint32_t ndbs;              /* PMKV_DBS */
-	uint32_t flags;             /* zero */
+	uint32_t flags;             /* PMKV_ROOT_FLAGS (L6) */
 	uint64_t reserved0;         /* zero */
 	pmtx_off db[PMKV_DBS];      /* each database's key space (L3) */
 	pmtx_off trash[PMKV_DBS];   /* maps being destroyed (L3) */
@@ -137,10 +157,22 @@ _Static_assert(offsetof(struct pmkv_root, reserved) == 288, "root reserved");
  * ever appended. */
 enum pmkv_type {
 	PMKV_T_STRING = 0,
-	/* to come: PMKV_T_LIST = 1, PMKV_T_SET = 2, PMKV_T_ZSET = 3,
-	 * PMKV_T_HASH = 4 */
+	PMKV_T_LIST = 1,
+	PMKV_T_SET = 2,
+	PMKV_T_ZSET = 3,
+	PMKV_T_HASH = 4,
 };
-#define PMKV_T_MAX PMKV_T_STRING
+#define PMKV_T_MAX PMKV_T_HASH
+
+/* A collection's payload (L4): its containers. */
+struct pmkv_coll {
+	pmtx_off c[2];
+};
+_Static_assert(sizeof(struct pmkv_coll) == 16, "collection payload");
+
+/* struct pmkv_root's flags (L6). */
+#define PMKV_ROOT_TYPED 0x1u /* collections may exist */
+#define PMKV_ROOT_FLAGS PMKV_ROOT_TYPED
 
 /* A typed object's flags. */
 #define PMKV_OBJ_EXPIRES 0x01u /* an expiry follows the two bytes */

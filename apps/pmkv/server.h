@@ -62,9 +62,12 @@ struct server {
 	_Atomic int64_t oom_logged;
 };
 
+struct command;
+
 /* The context of one command. */
 struct cmd_ctx {
 	struct server *srv;
+	const struct command *cmd; /* the table's entry (cmd.h) */
 	struct resp_req *q;
 	struct resp_out *out;
 	int close_after; /* QUIT: reply, then close */

@@ -89,6 +89,21 @@
  *      each a transaction of its own, free it (pmtx_hmap_destroy_some);
  *      a restart finishes a sweep a crash cut short, and a FLUSHALL
  *      sweeps what an earlier one left before it detaches.
+ *  S13. A client's mistake (pmkv_user_error: a wrong type, a value that
+ *      is not a number, an overflow, a value too long, no such key) is
+ *      found before the operation writes anything, so in a group (S8)
+ *      it fails that operation alone: the group goes on and commits the
+ *      others, as Redis's EXEC runs every command of a transaction and
+ *      answers an error for the ones that fail.
+ *  S14. Collections (layout.h L4): an operation that removes a key or
+ *      replaces its object frees the containers the old object named in
+ *      the same transaction (kx_remove, put_obj), so no container is
+ *      ever unreachable (L3); RENAME moves the object, containers and
+ *      all. While the root's PMKV_ROOT_TYPED flag is clear no object is
+ *      a collection (L6), and a blind write (SET, MSET) skips the lookup
+ *      of the key it replaces; once it is set, every write looks first.
+ *      s->typed follows the flag, set when the flag's write is made, so
+ *      later operations of the same transaction see it too.
  */
 #include <errno.h>
 #include <limits.h>
@@ -152,6 +167,14 @@ const char *pmkv_strerror(int status)
 		return "ERR an earlier command of its group failed";
 	case PMKV_E_NOKEY:
 		return "ERR no such key";
+	case PMKV_E_WRONGTYPE:
+		return "WRONGTYPE Operation against a key holding the wrong "
+		       "kind of value";
+	case PMKV_E_STRINGS:
+		return "ERR this store is pmkv's wrapped version, which holds "
+		       "strings only";
+	case PMKV_E_NOTFLOAT:
+		return "ERR value is not a valid float";
 	default:
 		return pmtx_strerror(status);
 	}
@@ -199,7 +222,7 @@ static int x_begin_as(struct pmkv_store *s, struct kvx *x, int writer,
 		x->writer = writer;
 		return 0;
 	}
-	*x = (struct kvx){s, NULL, writer, 0, 0};
+	*x = (struct kvx){.s = s, .writer = writer};
 	pthread_mutex_lock(&s->lock);
 	int rc = s->broken ? PMTX_E_IO : pmtx_begin(s->r, rt, &x->tx); /* S11 */
 	if (rc)
@@ -212,6 +235,20 @@ static int x_begin(struct pmkv_store *s, struct kvx *x, int writer)
 	return x_begin_as(s, x, writer, s->rt);
 }
 
+/* The containers the operation opened (kx_open). */
+static void close_handles(struct kvx *x)
+{
+	for (unsigned i = 0; i < x->nopen; i++) {
+		if (x->kind[i] == PMKV_T_LIST)
+			pmtx_list_close(x->open[i]);
+		else if (x->kind[i] == PMKV_T_ZSET)
+			pmtx_map_close(x->open[i]);
+		else
+			pmtx_hmap_close(x->open[i]);
+	}
+	x->nopen = 0;
+}
+
 /* End the operation's transaction: commit if rc == 0, else abort (S1);
  * in a group, record its failure or what it wrote, and leave the
  * transaction open (S8). */
@@ -219,8 +256,9 @@ static int x_end(struct kvx *x, int rc)
 {
 	if (!rc)
 		rc = x->err; /* obj.c O4 */
+	close_handles(x);
 	if (grp.s == x->s) {
-		if (rc && !grp.failed)
+		if (rc && !grp.failed && !pmkv_user_error(rc)) /* S13 */
 			grp.failed = rc;
 		grp.x.wrote = x->wrote; /* x began as a copy of grp.x */
 	} else {
@@ -245,9 +283,175 @@ static int find_live(struct kvx *x, struct kpos *p, int64_t now)
 	if (rc || !p->found || !expired(&p->v, now))
 		return rc;
 	if (x->writer)
+		rc = kx_remove(x, p);
+	p->found = 0;
+	return rc;
+}
+
+static int put_obj(struct kvx *x, struct kpos *p, unsigned type,
+                   const void *v1, size_t n1, const void *v2, size_t n2,
+                   int64_t exp);
+
+/* The payload of the collection p found (layout.h L4). */
+static int coll_of(const struct kpos *p, struct pmkv_coll *c)
+{
+	if (p->v.n != sizeof(*c))
+		return PMTX_E_CORRUPT;
+	memcpy(c, p->v.p, sizeof(*c));
+	return 0;
+}
+
+/* Free the containers of the object p found, if it is a collection
+ * (S14). */
+static int drop_coll(struct kvx *x, const struct kpos *p)
+{
+	struct pmkv_coll c;
+	int rc;
+	if (!p->found || p->v.type == PMKV_T_STRING)
+		return 0;
+	return (rc = coll_of(p, &c)) ? rc
+	       : pmkv_coll_destroy(x, p->v.type, &c);
+}
+
+int pmkv_coll_destroy(struct kvx *x, unsigned type,
+                      const struct pmkv_coll *c)
+{
+	int rc;
+	if (type == PMKV_T_STRING)
+		return 0;
+	x->wrote = 1;
+	switch (type) {
+	case PMKV_T_LIST:
+		return pmtx_list_destroy(x->tx, c->c[0]);
+	case PMKV_T_ZSET:
+		if ((rc = pmtx_map_destroy(x->tx, c->c[1])))
+			return rc;
+		/* fall through */
+	default:
+		return pmtx_hmap_destroy(x->tx, c->c[0]);
+	}
+}
+
+int kx_remove(struct kvx *x, struct kpos *p)
+{
+	int rc = drop_coll(x, p);
+	if (!rc)
 		rc = x->s->ks->del(x, p);
 	p->found = 0;
 	return rc;
+}
+
+/* ---- the collections' interface (store_int.h) ---- */
+
+int kx_begin(struct pmkv_store *s, struct kvx *x, int writer)
+{
+	return x_begin(s, x, writer);
+}
+
+int kx_end(struct kvx *x, int rc)
+{
+	return x_end(x, rc);
+}
+
+int kx_find(struct kvx *x, struct kpos *p)
+{
+	int rc = x->writer ? x->s->ks->grow(x) : 0; /* S6 */
+	return rc ? rc : find_live(x, p, pmkv_now_ms());
+}
+
+int kx_coll(const struct kpos *p, unsigned type, struct pmkv_coll *c)
+{
+	memset(c, 0, sizeof(*c));
+	if (!p->found)
+		return 0;
+	if (p->v.type != type)
+		return PMKV_E_WRONGTYPE;
+	return coll_of(p, c);
+}
+
+/* Set the root's PMKV_ROOT_TYPED flag (layout.h L6), and mark a 2.0
+ * store 2.1 (L5), in x. */
+static int mark_typed(struct kvx *x)
+{
+	struct pmkv_root *root = (struct pmkv_root *)x->s->root;
+	uint32_t flags = root->flags | PMKV_ROOT_TYPED;
+	uint16_t minor = PMKV_FORMAT_MINOR;
+	int rc = 0;
+	/* plain loads: what is committed (a write of this transaction's
+	 * may not show under redo, and is then made again, harmlessly) */
+	if (!(root->flags & PMKV_ROOT_TYPED))
+		rc = pmtx_write(x->tx, &root->flags, &flags, sizeof(flags));
+	if (!rc && root->h.minor < minor)
+		rc = pmtx_write(x->tx, &root->h.minor, &minor, sizeof(minor));
+	x->s->typed = 1; /* S14: every later write looks first */
+	return rc;
+}
+
+/* A new collection's containers (layout.h L4). */
+static int coll_create(struct kvx *x, unsigned type, struct pmkv_coll *c)
+{
+	memset(c, 0, sizeof(*c));
+	switch (type) {
+	case PMKV_T_LIST:
+		return pmtx_list_create(x->tx, &c->c[0]);
+	case PMKV_T_SET:
+	case PMKV_T_HASH:
+		return pmtx_hmap_create(x->tx, 0, &c->c[0]);
+	case PMKV_T_ZSET: {
+		int rc = pmtx_hmap_create(x->tx, 0, &c->c[0]);
+		return rc ? rc : pmtx_map_create(x->tx, PMTX_MAP_SCORE,
+		                                 &c->c[1]);
+	}
+	default:
+		return PMTX_E_INVAL;
+	}
+}
+
+int kx_coll_new(struct kvx *x, struct kpos *p, unsigned type,
+                struct pmkv_coll *c)
+{
+	if (x->s->wrapped)
+		return PMKV_E_STRINGS;
+	if (p->kn > x->s->max_key)
+		return PMKV_E_TOOBIG;
+	x->wrote = 1;
+	int rc = mark_typed(x);
+	if (!rc)
+		rc = coll_create(x, type, c);
+	if (!rc)
+		rc = put_obj(x, p, type, c, sizeof(*c), NULL, 0, 0);
+	if (!rc)
+		rc = x->s->ks->find(x, p); /* p names the new object */
+	return rc;
+}
+
+/* Remember handle h, of this kind, to close at kx_end. */
+static int kx_keep(struct kvx *x, void *h, unsigned kind)
+{
+	x->open[x->nopen] = h;
+	x->kind[x->nopen++] = (unsigned char)kind;
+	return 0;
+}
+
+int kx_hmap(struct kvx *x, pmtx_off off, pmtx_hmap **m)
+{
+	int rc = x->nopen == KX_OPEN ? PMTX_E_BUSY
+	         : pmtx_hmap_open(x->s->r, off, NULL, m);
+	return rc ? rc : kx_keep(x, *m, PMKV_T_HASH);
+}
+
+int kx_list(struct kvx *x, pmtx_off off, pmtx_list **l)
+{
+	int rc = x->nopen == KX_OPEN ? PMTX_E_BUSY
+	         : pmtx_list_open(x->s->r, off, NULL, l);
+	return rc ? rc : kx_keep(x, *l, PMKV_T_LIST);
+}
+
+int kx_map(struct kvx *x, pmtx_off off, pmtx_map **m)
+{
+	int rc = x->nopen == KX_OPEN ? PMTX_E_BUSY
+	         : pmtx_map_open(x->s->r, off, NULL, m);
+	return rc ? rc : kx_keep(x, *m, PMKV_T_ZSET);
 }
 
 #ifdef PMKV_PLANTED_BUG
@@ -263,18 +467,34 @@ static int planted_split(struct kvx *x, struct kpos *p)
 }
 #endif
 
-/* Give the key p looked up the string v1 + v2 (S3, S4). */
-static int put(struct kvx *x, struct kpos *p, const void *v1, size_t n1,
-               const void *v2, size_t n2, int64_t exp)
+/* Give the key p looked up an object of this type whose payload is
+ * v1 + v2 (S3, S4), freeing the containers of the one it replaces
+ * (S14). */
+static int put_obj(struct kvx *x, struct kpos *p, unsigned type,
+                   const void *v1, size_t n1, const void *v2, size_t n2,
+                   int64_t exp)
 {
 	if (p->kn > x->s->max_key || n1 + n2 > x->s->max_value)
 		return PMKV_E_TOOBIG;
+	int rc = p->looked ? drop_coll(x, p) : 0;
 #ifdef PMKV_PLANTED_BUG
-	int rc = planted_split(x, p);
-	if (rc)
-		return rc;
+	if (!rc)
+		rc = planted_split(x, p);
 #endif
-	return x->s->ks->put(x, p, PMKV_T_STRING, exp, v1, n1, v2, n2);
+	return rc ? rc : x->s->ks->put(x, p, type, exp, v1, n1, v2, n2);
+}
+
+/* Give the key p looked up the string v1 + v2. */
+static int put(struct kvx *x, struct kpos *p, const void *v1, size_t n1,
+               const void *v2, size_t n2, int64_t exp)
+{
+	return put_obj(x, p, PMKV_T_STRING, v1, n1, v2, n2, exp);
+}
+
+/* A string p found, for an operation on strings only (S13). */
+static int string_ok(const struct kpos *p)
+{
+	return p->found && p->v.type != PMKV_T_STRING ? PMKV_E_WRONGTYPE : 0;
 }
 
 /* ---- operations ---- */
@@ -288,7 +508,8 @@ static int w_prepare(struct kvx *x, struct kpos *p, size_t vn, int blind)
 	if (p->kn > x->s->max_key || vn > x->s->max_value)
 		return PMKV_E_TOOBIG;
 	int rc = x->s->ks->grow(x);
-	return rc || blind ? rc : find_live(x, p, pmkv_now_ms());
+	return rc || (blind && !x->s->typed) ? rc /* S14 */
+	                                     : find_live(x, p, pmkv_now_ms());
 }
 
 static int w_lookup(struct kvx *x, struct kpos *p, size_t vn)
@@ -316,9 +537,11 @@ int pmkv_get(struct pmkv_store *s, const void *k, size_t kn,
 	*found = !rc && p.found;
 	if (rc)
 		return rc;
-	if (p.found)
+	if ((rc = string_ok(&p)))
+		*found = 0;
+	else if (p.found)
 		emit(arg, p.v.p, p.v.n);
-	return x_end(&x, 0);
+	return x_end(&x, rc);
 }
 
 /* SET's decision on an existing or absent key: 0 = leave it. */
@@ -339,6 +562,8 @@ int pmkv_set(struct pmkv_store *s, const void *k, size_t kn, const void *v,
 		return rc;
 	*done = 0;
 	rc = w_prepare(&x, &p, vn, !flags);
+	if (!rc && (flags & PMKV_SET_GET))
+		rc = string_ok(&p);
 	if (!rc && (flags & PMKV_SET_GET)) {
 		*found = p.found;
 		if (p.found)
@@ -357,6 +582,9 @@ int pmkv_mset(struct pmkv_store *s, const struct pmkv_key *keys,
               const struct pmkv_key *vals, size_t n)
 {
 	struct kvx x;
+	for (size_t i = 0; i < n; i++) /* S13: before anything is written */
+		if (keys[i].n > s->max_key || vals[i].n > s->max_value)
+			return PMKV_E_TOOBIG;
 	int rc = x_begin(s, &x, 1);
 	if (rc)
 		return rc;
@@ -421,9 +649,10 @@ static int expire_key(struct kvx *x, struct kpos *p, unsigned flags,
 	if (!*done)
 		return 0;
 	if (del)
-		return x->s->ks->del(x, p);
+		return kx_remove(x, p);
 	return to == cur ? 0 /* S3: put copies the value first */
-	                 : put(x, p, p->v.p, p->v.n, NULL, 0, to);
+	                 : x->s->ks->put(x, p, p->v.type, to, p->v.p, p->v.n,
+	                                 NULL, 0); /* the same containers */
 }
 
 /* A copy of a value, to hand on after the commit (S3: a view lasts only
@@ -456,7 +685,7 @@ static int setexp_once(struct pmkv_store *s, pmtx_runtime rt,
 	r->found = r->done = 0;
 	rc = find_live(&x, &p, now);
 	r->found = !rc && p.found;
-	if (r->found && (flags & PMKV_EXP_GET))
+	if (r->found && (flags & PMKV_EXP_GET) && !(rc = string_ok(&p)))
 		rc = vcopy_of(c, &p.v);
 	if (!rc && r->found)
 		rc = expire_key(&x, &p, flags, when, now, &r->done);
@@ -484,13 +713,14 @@ static int move_key(struct kvx *x, struct kpos *src, struct kpos *dst)
 {
 	struct vcopy c = {NULL, 0};
 	int64_t exp = src->v.expire_ms;
+	unsigned type = src->v.type;
 	int rc = vcopy_of(&c, &src->v);
-	if (!rc)
+	if (!rc) /* not kx_remove: the containers move with it (S14) */
 		rc = x->s->ks->del(x, src);
 	if (!rc)
 		rc = find_live(x, dst, pmkv_now_ms());
 	if (!rc)
-		rc = put(x, dst, c.p, c.n, NULL, 0, exp);
+		rc = put_obj(x, dst, type, c.p, c.n, NULL, 0, exp);
 	free(c.p);
 	return rc;
 }
@@ -533,9 +763,10 @@ static int each_key(struct pmkv_store *s, const struct pmkv_key *keys,
 	for (size_t i = 0; i < n && !rc; i++) {
 		struct kpos p = KPOS(keys[i].p, keys[i].n);
 		rc = find_live(&x, &p, now);
-		if (!rc && p.found && del)
-			rc = s->ks->del(&x, &p);
-		*count += !rc && p.found;
+		int found = p.found;
+		if (!rc && found && del)
+			rc = kx_remove(&x, &p);
+		*count += !rc && found;
 	}
 	return x_end(&x, rc);
 }
@@ -589,6 +820,8 @@ int pmkv_incrby(struct pmkv_store *s, const void *k, size_t kn,
 	if (rc)
 		return rc;
 	rc = w_lookup(&x, &p, 0);
+	if (!rc)
+		rc = string_ok(&p);
 	if (!rc && p.found && (p.v.n > 20 || parse_int(p.v.p, p.v.n, &old)))
 		rc = PMKV_E_NOTINT;
 	if (!rc && ((delta > 0 && old > INT64_MAX - delta) ||
@@ -612,6 +845,8 @@ int pmkv_append(struct pmkv_store *s, const void *k, size_t kn,
 	if (rc)
 		return rc;
 	rc = w_lookup(&x, &p, vn);
+	if (!rc)
+		rc = string_ok(&p);
 	*len = (p.found ? p.v.n : 0) + vn;
 	if (!rc && *len > s->max_value)
 		rc = PMKV_E_TOOBIG;
@@ -630,6 +865,17 @@ int pmkv_strlen(struct pmkv_store *s, const void *k, size_t kn,
 	if (rc)
 		return rc;
 	*len = p.found ? p.v.n : 0;
+	return x_end(&x, string_ok(&p));
+}
+
+int pmkv_type(struct pmkv_store *s, const void *k, size_t kn, int *type)
+{
+	struct kvx x;
+	struct kpos p = KPOS(k, kn);
+	int rc = r_find(s, &p, pmkv_now_ms(), &x);
+	if (rc)
+		return rc;
+	*type = p.found ? (int)p.v.type : -1;
 	return x_end(&x, 0);
 }
 
@@ -663,7 +909,7 @@ int pmkv_pexpiretime(struct pmkv_store *s, const void *k, size_t kn,
  * INFO): under the store lock, no writer runs (S2). */
 static void counts(struct pmkv_store *s, uint64_t *keys, uint64_t *buckets)
 {
-	struct kvx x = {s, NULL, 0, 0, 0};
+	struct kvx x = {.s = s};
 	lock_store(s);
 	if (grp.s == s)
 		x = grp.x; /* what the group wrote counts (S8) */
@@ -784,7 +1030,7 @@ static int reap_remove(struct kvx *x, const struct reap *r,
 		struct kpos p = KPOS(r->buf + at + sizeof(kn), kn);
 		at += sizeof(kn) + kn;
 		if (!(rc = x->s->ks->find(x, &p)) && p.found &&
-		    expired(&p.v, r->now) && !(rc = x->s->ks->del(x, &p)))
+		    expired(&p.v, r->now) && !(rc = kx_remove(x, &p)))
 			(*removed)++;
 	}
 	return rc;
@@ -1085,7 +1331,7 @@ int pmkv_close(struct pmkv_store *s)
 int pmkv_walk(struct pmkv_store *s, int (*fn)(pmtx_off off, void *arg),
               void *arg)
 {
-	struct kvx x = {s, NULL, 0, 0, 0};
+	struct kvx x = {.s = s};
 	pthread_mutex_lock(&s->lock);
 	int rc = s->broken ? PMTX_E_IO : s->ks->walk(&x, fn, arg); /* S11 */
 	pthread_mutex_unlock(&s->lock);

@@ -28,7 +28,21 @@ enum {
 	PMKV_E_TABLE_FULL,    /* wrapped: the table's directory is at its
 	                       * largest (Redis's OOM error, as PMKV_E_OOM) */
 	PMKV_E_NOKEY,         /* RENAME: no such key */
+	PMKV_E_WRONGTYPE,     /* the key holds another type */
+	PMKV_E_STRINGS,       /* the wrapped version holds strings only */
+	PMKV_E_NOTFLOAT,      /* value is not a valid float */
 };
+
+/* A status that is the client's mistake, found before the operation
+ * wrote anything (store.c S13): in a group it fails that operation
+ * alone. */
+static inline int pmkv_user_error(int status)
+{
+	return status == PMKV_E_NOTINT || status == PMKV_E_OVERFLOW ||
+	       status == PMKV_E_TOOBIG || status == PMKV_E_NOKEY ||
+	       status == PMKV_E_WRONGTYPE || status == PMKV_E_STRINGS ||
+	       status == PMKV_E_NOTFLOAT;
+}
 
 /* A status that says there is no room: Redis's OOM error. */
 static inline int pmkv_no_room(int status)
@@ -147,6 +161,8 @@ int pmkv_rename(struct pmkv_store *s, const void *k, size_t kn,
 /* DEL: keys removed (one transaction), in *removed. */
 int pmkv_del(struct pmkv_store *s, const struct pmkv_key *keys, size_t n,
              uint64_t *removed);
+/* TYPE: the key's enum pmkv_type in *type, or -1 if it is absent. */
+int pmkv_type(struct pmkv_store *s, const void *k, size_t kn, int *type);
 /* EXISTS: how many of keys exist (a key named twice counts twice). */
 int pmkv_exists(struct pmkv_store *s, const struct pmkv_key *keys, size_t n,
                 uint64_t *count);

@@ -39,7 +39,13 @@ struct pmkv_store {
 	pthread_mutex_t lock;
 	/* A commit failed on the disk (store.c S11): under lock. */
 	int broken;
+	/* collections may exist (store.c S14, layout.h L6): under lock */
+	int typed;
+	/* where each trash map's sweep resumes (keyspace.c K6): under lock */
+	uint64_t sweep_at[PMKV_DBS];
 };
+
+#define KX_OPEN 8 /* containers one operation may have open */
 
 /* One operation: its transaction, whether it has written yet, and the
  * first failure of the object layer (obj.c O4). */
@@ -49,6 +55,11 @@ struct kvx {
 	int writer; /* may write (store.c S1) */
 	int wrote;
 	int err;
+	/* the containers it opened (kx_hmap, kx_list, kx_map), closed by
+	 * kx_end, with their kinds (PMKV_T_HASH, _LIST, _ZSET) */
+	unsigned nopen;
+	unsigned char kind[KX_OPEN];
+	void *open[KX_OPEN];
 };
 
 /* ---- the key space, one interface over both versions ---- */
@@ -159,6 +170,36 @@ static inline int pmkv_obj_parse(const void *p, size_t n, struct kval *v)
 }
 
 uint64_t pmkv_hash(const void *k, size_t n);
+
+/* ---- store.c: what the collections' operations are written with ----
+ *
+ * An operation: kx_begin (the store lock, and the transaction or the
+ * group's), lookups and writes in x, kx_end (commit or abort, close the
+ * containers opened). Every write goes through x->tx; a failure returns
+ * before anything is written if it is the client's mistake (store.c
+ * S13). */
+int kx_begin(struct pmkv_store *s, struct kvx *x, int writer);
+int kx_end(struct kvx *x, int rc);
+/* Look p->k up, as a live key (an expired one is absent, and a writer
+ * removes it). */
+int kx_find(struct kvx *x, struct kpos *p);
+/* The collection of this type p found (zeroed if p found nothing), or
+ * PMKV_E_WRONGTYPE. */
+int kx_coll(const struct kpos *p, unsigned type, struct pmkv_coll *c);
+/* Give the absent key p a new empty collection of this type: *c its
+ * containers; p then names its object. The caller must add an element
+ * before it ends (layout.h L3). */
+int kx_coll_new(struct kvx *x, struct kpos *p, unsigned type,
+                struct pmkv_coll *c);
+/* Free the containers of an object of this type (none for a string). */
+int pmkv_coll_destroy(struct kvx *x, unsigned type,
+                      const struct pmkv_coll *c);
+/* Remove the key p found, and free its containers (S14). */
+int kx_remove(struct kvx *x, struct kpos *p);
+/* Open a container of the operation, closed by kx_end. */
+int kx_hmap(struct kvx *x, pmtx_off off, pmtx_hmap **m);
+int kx_list(struct kvx *x, pmtx_off off, pmtx_list **l);
+int kx_map(struct kvx *x, pmtx_off off, pmtx_map **m);
 
 /* ---- obj.c: the wrapped version's objects ----
  *

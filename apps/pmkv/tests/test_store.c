@@ -638,42 +638,59 @@ static void hints_follow_no_offset_out_of_the_region(void **state)
 	expect(s, "k1", "v");
 }
 
-/* A failed operation breaks its group: the later ones do not run, and
- * the end aborts every write of the group, the earlier ones too. */
-static void a_failed_operation_aborts_its_group(void **state)
+/* A client's mistake fails its own operation only (store.c S13): the
+ * group goes on, and commits the others' writes. */
+static void a_user_error_fails_only_its_operation(void **state)
 {
 	struct pmkv_store *s = t.s;
 	char big[5000];
 	int64_t r;
 	int done, found;
 	memset(big, 'b', sizeof(big));
-	assert_int_equal(set(s, "keep", "1", 0, 0), 1);
 	assert_int_equal(set(s, "text", "abc", 0, 0), 1);
-	for (int step = 0; step < 2; step++) {
-		assert_int_equal(pmkv_group_begin(s), 0);
-		assert_int_equal(set(s, "keep", "2", 0, 0), 1);
-		assert_int_equal(set(s, "new", "n", 0, 0), 1);
-		if (step == 0) /* fails after its lookup, nothing written */
-			assert_int_equal(pmkv_incrby(s, "text", 4, 1, &r),
-			                 PMKV_E_NOTINT);
-		else /* fails before anything */
-			assert_int_equal(pmkv_set(s, "k", 1, big, sizeof(big),
-			                          0, 0, &done, keep, NULL,
-			                          &found), PMKV_E_TOOBIG);
-		assert_int_equal(pmkv_set(s, "after", 5, "a", 1, 0, 0, &done,
-		                          keep, NULL, &found), PMKV_E_GROUP);
-		assert_int_equal(pmkv_group_end(s),
-		                 step ? PMKV_E_TOOBIG : PMKV_E_NOTINT);
-		expect(s, "keep", "1");
-		expect(s, "new", NULL);
-		expect(s, "after", NULL);
-		assert_int_equal(pmkv_dbsize(s), 2);
-		check(s);
-	}
+	assert_int_equal(pmkv_group_begin(s), 0);
+	assert_int_equal(set(s, "keep", "2", 0, 0), 1);
+	/* fails after its lookup, nothing written */
+	assert_int_equal(pmkv_incrby(s, "text", 4, 1, &r), PMKV_E_NOTINT);
+	/* fails before anything */
+	assert_int_equal(pmkv_set(s, "k", 1, big, sizeof(big), 0, 0, &done,
+	                          keep, NULL, &found), PMKV_E_TOOBIG);
+	assert_int_equal(pmkv_set(s, "after", 5, "a", 1, 0, 0, &done, keep,
+	                          NULL, &found), 0);
+	assert_int_equal(pmkv_group_end(s), 0);
+	s = reopen();
+	expect(s, "keep", "2");
+	expect(s, "text", "abc");
+	expect(s, "after", "a");
+	expect(s, "k", NULL);
+	assert_int_equal(pmkv_dbsize(s), 3);
+	check(s);
+}
+
+/* Any other failure breaks its group: the later operations do not run,
+ * and the end aborts every write of the group, the earlier ones too. */
+static void a_failed_operation_aborts_its_group(void **state)
+{
+	struct pmkv_store *s = replace_store(16u << 20); /* cannot grow */
+	int done, found, rc = 0, n;
+	(void)state;
+	assert_int_equal(set(s, "keep", "1", 0, 0), 1);
+	assert_int_equal(pmkv_group_begin(s), 0);
+	assert_int_equal(set(s, "keep", "2", 0, 0), 1);
+	for (n = 0; n < 20000 && !(rc = set_big(s, n, 'a')); n++)
+		;
+	assert_int_equal(rc, PMKV_E_OOM);
+	assert_int_equal(pmkv_set(s, "after", 5, "a", 1, 0, 0, &done, keep,
+	                          NULL, &found), PMKV_E_GROUP);
+	assert_int_equal(pmkv_group_end(s), PMKV_E_OOM);
+	expect(s, "keep", "1");
+	expect(s, "after", NULL);
+	assert_int_equal(len_of(s, 0), 0);
+	assert_int_equal(pmkv_dbsize(s), 1);
+	check(s);
 	s = reopen();
 	expect(s, "keep", "1");
-	expect(s, "new", NULL);
-	assert_int_equal(pmkv_dbsize(s), 2);
+	assert_int_equal(pmkv_dbsize(s), 1);
 }
 
 /* A group reads what its own operations wrote, under every runtime
@@ -908,6 +925,7 @@ int main(int argc, char **argv)
 		ALL(scan_sees_every_key_while_the_table_grows),
 		ALL(flushall_empties_and_frees),
 		ALL(a_group_commits_together),
+		ALL(a_user_error_fails_only_its_operation),
 		ALL(a_failed_operation_aborts_its_group),
 		ALL(hints_follow_no_offset_out_of_the_region),
 		ALL(a_group_reads_its_own_writes),
