@@ -513,15 +513,20 @@ static void cmd_pexpireat(struct cmd_ctx *c)
 	expire_cmd(c, 1, 1, "pexpireat");
 }
 
+/* TYPE's name of each enum pmkv_type (Redis's). */
+static const char *const type_names[] = {
+	[PMKV_T_STRING] = "string", [PMKV_T_LIST] = "list",
+	[PMKV_T_SET] = "set", [PMKV_T_ZSET] = "zset", [PMKV_T_HASH] = "hash",
+};
+
 static void cmd_type(struct cmd_ctx *c)
 {
-	struct pmkv_key k = {arg(c, 1), len(c, 1)};
-	uint64_t n = 0;
-	int rc = pmkv_exists(c->srv->store, &k, 1, &n);
+	int type;
+	int rc = pmkv_type(c->srv->store, arg(c, 1), len(c, 1), &type);
 	if (rc)
 		reply_status(c, rc);
 	else
-		resp_add_simple(c->out, n ? "string" : "none");
+		resp_add_simple(c->out, type < 0 ? "none" : type_names[type]);
 }
 
 /* RENAME (nx 0) and RENAMENX (nx 1). */
@@ -841,11 +846,21 @@ static int scan_cursor(const char *s, unsigned long long *cur)
  * buckets a call must not wrap around. */
 #define SCAN_MOST (1LL << 32)
 
+/* The enum pmkv_type argv[i] names (TYPE's names, any case), or -1. */
+static int type_named(struct cmd_ctx *c, size_t i)
+{
+	for (int t = 0; t <= PMKV_T_MAX; t++)
+		if (resp_arg_is(c->q, i, type_names[t]))
+			return t;
+	return -1;
+}
+
 static void cmd_scan(struct cmd_ctx *c)
 {
 	struct collect k = {0};
 	unsigned long long cur;
 	long long count = 10;
+	int type = -1;
 	uint64_t next;
 	if (scan_cursor(arg(c, 1), &cur))
 		return resp_add_error(c->out, "ERR invalid cursor");
@@ -865,12 +880,13 @@ static void cmd_scan(struct cmd_ctx *c)
 				count = SCAN_MOST;
 		} else if (!resp_arg_is(c->q, i, "type")) {
 			return syntax_error(c);
-		} else if (!resp_arg_is(c->q, i + 1, "string")) {
-			count = 0; /* no key of another type exists */
+		} else if ((type = type_named(c, i + 1)) < 0) {
+			count = 0; /* Redis 7.0: no key has an unknown type */
 		}
 	}
-	int rc = count ? pmkv_scan(c->srv->store, (uint64_t)cur,
-	                           (uint64_t)count, collect_key, &k, &next)
+	int rc = count ? pmkv_scan_type(c->srv->store, (uint64_t)cur,
+	                                (uint64_t)count, type, collect_key,
+	                                &k, &next)
 	               : (next = 0, 0);
 	if (rc || k.oom) {
 		collect_free(&k);
@@ -945,7 +961,7 @@ static const struct command commands[] = {
 /* Every table, each ended by a NULL name. */
 static const struct command *const tables[] = {
 	commands, pmkv_cmds_hash, pmkv_cmds_list, pmkv_cmds_set,
-	pmkv_cmds_zset,
+	pmkv_cmds_zset, pmkv_cmds_multi,
 };
 #define NTABLES (sizeof(tables) / sizeof(*tables))
 
@@ -1150,11 +1166,27 @@ void cmd_dispatch(struct cmd_ctx *c)
 	const struct command *k = lookup(arg(c, 0), len(c, 0));
 	long long argc = (long long)c->q->argc;
 	c->srv->commands++;
-	if (!k)
+	if (!k) {
+		if (c->sess && c->sess->multi)
+			c->sess->multi_dirty = 1; /* multi.c M1 */
 		return unknown(c);
+	}
 	c->cmd = k;
 	if ((k->arity > 0 && argc != k->arity) ||
-	    (k->arity < 0 && argc < -k->arity))
+	    (k->arity < 0 && argc < -k->arity)) {
+		if (c->sess && c->sess->multi)
+			c->sess->multi_dirty = 1; /* multi.c M1 */
+		if (!strcmp(k->name, "exec") && c->sess)
+			return multi_abort(c, "wrong number of arguments for "
+			                   "'exec' command");
 		return wrong_args(c);
+	}
+	if (c->sess && c->sess->multi && !multi_passes(k)) {
+		if (multi_queue(c))
+			resp_add_error(c->out, "ERR out of memory");
+		return;
+	}
 	k->fn(c);
+	if (is_write(k) && c->sess) /* multi.c M3 */
+		multi_touch(c, k->fn == cmd_flushall);
 }

@@ -28,6 +28,7 @@ extern const struct command pmkv_cmds_hash[];
 extern const struct command pmkv_cmds_list[];
 extern const struct command pmkv_cmds_set[];
 extern const struct command pmkv_cmds_zset[];
+extern const struct command pmkv_cmds_multi[]; /* multi.c */
 
 /* Argument i and its length. */
 static inline const char *arg(struct cmd_ctx *c, size_t i)

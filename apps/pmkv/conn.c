@@ -46,6 +46,7 @@ void conn_init(struct conn *c, struct server *srv, int fd)
 
 void conn_free(struct conn *c)
 {
+	multi_session_end(c->srv, &c->sess);
 	resp_req_free(&c->q);
 	resp_out_free(&c->out);
 	free(c->in);
@@ -86,7 +87,8 @@ static void consume(struct conn *c, size_t n)
  * the connection after the reply (QUIT). */
 static int run_one(struct conn *c, int in_group)
 {
-	struct cmd_ctx x = {c->srv, NULL, &c->q, &c->out, 0, in_group};
+	struct cmd_ctx x = {c->srv, NULL, &c->sess, &c->q, &c->out, 0,
+	                    in_group};
 	cmd_dispatch(&x);
 	return x.close_after;
 }
@@ -136,8 +138,8 @@ unsigned conn_group_run(struct conn *c, unsigned max)
 		if (resp_parse(c->in + c->g_in, c->n - c->g_in,
 		               &c->srv->cfg.lim, &c->q, &used, &err) != RESP_OK)
 			break; /* more to read, or N2's error: conn_run's */
-		if (c->q.argc && !cmd_grouped(&c->q))
-			break;
+		if (c->q.argc && (!cmd_grouped(&c->q) || c->sess.multi))
+			break; /* queuing (multi.c M1) runs alone */
 		c->g_in += used;
 		if (!c->q.argc)
 			continue;

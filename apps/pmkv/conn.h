@@ -21,6 +21,7 @@ struct conn {
 	size_t g_in;       /* input bytes they took */
 	size_t g_out;      /* out.n before their replies */
 	unsigned g_ran;    /* how many: uncounted if they run again */
+	struct session sess; /* MULTI, WATCH (multi.c) */
 };
 
 void conn_init(struct conn *c, struct server *srv, int fd);

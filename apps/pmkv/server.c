@@ -89,6 +89,7 @@ int server_listen(struct server *srv, char *msg, size_t len)
 {
 	srv->tcp_fd = srv->unix_fd = -1;
 	pthread_mutex_init(&srv->lock, NULL);
+	pthread_mutex_init(&srv->wlock, NULL);
 	pthread_cond_init(&srv->gone, NULL);
 	srv->fds = calloc(srv->cfg.maxclients + 1, sizeof(int));
 	if (!srv->fds || pipe2(srv->wake, O_CLOEXEC | O_NONBLOCK)) {

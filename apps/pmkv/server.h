@@ -60,14 +60,31 @@ struct server {
 	 * logged (seconds since the epoch) */
 	_Atomic uint64_t oom_refusals;
 	_Atomic int64_t oom_logged;
+	/* the keys clients WATCH (multi.c M4) */
+	pthread_mutex_t wlock;
+	struct watch *watched;
+	_Atomic unsigned nwatched;
 };
 
 struct command;
+struct queued;
+struct watch;
+
+/* What a client connection keeps between its commands. */
+struct session {
+	int multi;        /* between MULTI and EXEC or DISCARD (multi.c) */
+	int multi_dirty;  /* a command was refused while queuing: EXECABORT */
+	_Atomic int watch_dirty; /* a watched key was written (multi.c M3) */
+	unsigned nwatch;  /* keys this session watches */
+	struct queued **queue; /* the commands queued since MULTI */
+	size_t nqueued, capqueued;
+};
 
 /* The context of one command. */
 struct cmd_ctx {
 	struct server *srv;
 	const struct command *cmd; /* the table's entry (cmd.h) */
+	struct session *sess;      /* the client's */
 	struct resp_req *q;
 	struct resp_out *out;
 	int close_after; /* QUIT: reply, then close */
@@ -77,6 +94,17 @@ struct cmd_ctx {
 
 /* Run the command in ctx->q, appending its reply to ctx->out. */
 void cmd_dispatch(struct cmd_ctx *c);
+/* multi.c: queue c's request (M1): 0, or -1 out of memory; whether the
+ * command k runs even inside MULTI; mark the sessions watching the keys
+ * of the write c ran (all: every watching session); and free what a
+ * session of a closing connection holds. */
+int multi_queue(struct cmd_ctx *c);
+int multi_passes(const struct command *k);
+/* EXEC refused before it ran (Redis's execCommandAbort): the error why,
+ * as EXECABORT, and the transaction, if any, discarded. */
+void multi_abort(struct cmd_ctx *c, const char *why);
+void multi_touch(struct cmd_ctx *c, int all);
+void multi_session_end(struct server *srv, struct session *s);
 /* Hints for the requests a group runs from in[0..n) (C4): the store is
  * told (store.h pmkv_hint) the first argument of each whole multibulk
  * request a few requests before it runs, its bucket two requests ahead,

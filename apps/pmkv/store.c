@@ -950,8 +950,12 @@ static int sweep_all(struct pmkv_store *s)
 	return rc;
 }
 
+static int flush_in_group(struct pmkv_store *s);
+
 int pmkv_flushall(struct pmkv_store *s)
 {
+	if (grp.s == s)
+		return flush_in_group(s);
 	int rc = sweep_all(s); /* an older FLUSHALL's, if a crash cut it */
 	if (!rc)
 		rc = flush_step(s, NULL);
@@ -960,6 +964,7 @@ int pmkv_flushall(struct pmkv_store *s)
 
 struct scan_arg {
 	int64_t now;
+	int type;
 	pmkv_emit_fn emit;
 	void *arg;
 };
@@ -968,16 +973,16 @@ static int scan_emit(void *arg, const void *k, size_t kn,
                      const struct kval *v)
 {
 	struct scan_arg *a = arg;
-	if (!expired(v, a->now))
+	if (!expired(v, a->now) && (a->type < 0 || (int)v->type == a->type))
 		a->emit(a->arg, k, kn);
 	return 0;
 }
 
-int pmkv_scan(struct pmkv_store *s, uint64_t cursor, uint64_t count,
-              pmkv_emit_fn emit, void *arg, uint64_t *next)
+int pmkv_scan_type(struct pmkv_store *s, uint64_t cursor, uint64_t count,
+                   int type, pmkv_emit_fn emit, void *arg, uint64_t *next)
 {
 	struct kvx x;
-	struct scan_arg a = {pmkv_now_ms(), emit, arg};
+	struct scan_arg a = {pmkv_now_ms(), type, emit, arg};
 	int rc = x_begin(s, &x, 0);
 	if (rc)
 		return rc;
@@ -985,6 +990,12 @@ int pmkv_scan(struct pmkv_store *s, uint64_t cursor, uint64_t count,
 		count = SCAN_MAX;
 	rc = s->ks->scan(&x, cursor, (size_t)count, scan_emit, &a, next);
 	return x_end(&x, rc);
+}
+
+int pmkv_scan(struct pmkv_store *s, uint64_t cursor, uint64_t count,
+              pmkv_emit_fn emit, void *arg, uint64_t *next)
+{
+	return pmkv_scan_type(s, cursor, count, -1, emit, arg, next);
 }
 
 /* The expired keys a scan met (S10): each as its length, then its
@@ -996,13 +1007,9 @@ struct reap {
 	size_t n, cap;
 };
 
-static int reap_key(void *arg, const void *k, size_t kn,
-                    const struct kval *v)
+/* Add key k to the buffer. */
+static int reap_add(struct reap *r, const void *k, size_t kn)
 {
-	struct reap *r = arg;
-	r->seen++;
-	if (!expired(v, r->now))
-		return 0;
 	size_t need = r->n + sizeof(size_t) + kn;
 	if (need > r->cap) {
 		size_t cap = r->cap ? r->cap : 4096;
@@ -1017,6 +1024,49 @@ static int reap_key(void *arg, const void *k, size_t kn,
 	memcpy(r->buf + r->n + sizeof(kn), k, kn);
 	r->n = need;
 	return 0;
+}
+
+static int reap_key(void *arg, const void *k, size_t kn,
+                    const struct kval *v)
+{
+	struct reap *r = arg;
+	r->seen++;
+	return expired(v, r->now) ? reap_add(r, k, kn) : 0;
+}
+
+/* Collect every key a scan meets, expired or not. */
+static int collect_any(void *arg, const void *k, size_t kn,
+                       const struct kval *v)
+{
+	(void)v;
+	return reap_add(arg, k, kn);
+}
+
+/* FLUSHALL in a group (an EXEC): the trash's detach cannot share a
+ * transaction with its sweeps (K4 reads the root's committed words), so
+ * every key is removed one by one in the group's transaction instead:
+ * as atomic, and as long as the key space is large. */
+static int flush_in_group(struct pmkv_store *s)
+{
+	struct kvx x;
+	struct reap r = {0, 0, NULL, 0, 0};
+	uint64_t cur = 0;
+	int rc = x_begin(s, &x, 1);
+	if (rc)
+		return rc;
+	do
+		rc = s->ks->scan(&x, cur, 1024, collect_any, &r, &cur);
+	while (!rc && cur);
+	for (size_t at = 0; at < r.n && !rc;) {
+		size_t kn;
+		memcpy(&kn, r.buf + at, sizeof(kn));
+		struct kpos p = KPOS(r.buf + at + sizeof(kn), kn);
+		at += sizeof(kn) + kn;
+		if (!(rc = s->ks->find(&x, &p)) && p.found)
+			rc = kx_remove(&x, &p);
+	}
+	free(r.buf);
+	return x_end(&x, rc);
 }
 
 /* Remove the keys reaped, each if it is (still) expired. */

@@ -193,6 +193,10 @@ int pmkv_flushall(struct pmkv_store *s);
  * guarantee), and may be emitted more than once. */
 int pmkv_scan(struct pmkv_store *s, uint64_t cursor, uint64_t count,
               pmkv_emit_fn emit, void *arg, uint64_t *next);
+/* SCAN ... TYPE: the same, emitting only keys of this enum pmkv_type
+ * (-1: any; the bounds count keys of every type). */
+int pmkv_scan_type(struct pmkv_store *s, uint64_t cursor, uint64_t count,
+                   int type, pmkv_emit_fn emit, void *arg, uint64_t *next);
 
 /* Active expiry (store.c S10): in one transaction, remove every key
  * whose expiry is at or before now_ms in the buckets a scan of count keys
