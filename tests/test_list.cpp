@@ -6,7 +6,8 @@
  * (some aborted, the model rolled back with them); the lines a push
  * writes back; atomicity across two lists and a string, and after a
  * reopen; bad input, handles that name no list, copy-on-write, and
- * corrupt lists, which read as PMTX_E_CORRUPT and never crash.
+ * corrupt lists, which read as PMTX_E_CORRUPT and never crash; the
+ * block walk (list_walk) against the heap's blocks.
  */
 #include <unistd.h>
 
@@ -852,6 +853,100 @@ void short_elements_cost_little_more_than_their_bytes(void **state)
 	drop(f);
 }
 
+/* ---- the block walk (list_walk) ---- */
+
+int push_off(pmtx_off off, void *arg)
+{
+	tu_offs_push(static_cast<tu_offs *>(arg), off);
+	return 0;
+}
+
+/* Stops the walk with 7 at its arg'th block. */
+int stop_at(pmtx_off, void *arg)
+{
+	return --*static_cast<int *>(arg) == 0 ? 7 : 0;
+}
+
+/* The blocks list_walk reports for both lists of f. */
+tu_offs walked(fixture &f)
+{
+	tu_offs used = {nullptr, 0, 0};
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(list_walk(f.l[i], push_off, &used), 0);
+	return used;
+}
+
+/* A word of the list at off set to v, and list_walk refuses the list
+ * before it reports any block; then the word is put back. */
+void walk_refuses(fixture &f, pmtx_off off, uint64_t v, size_t n)
+{
+	uint64_t keep = word_at(f, off);
+	poke(f, off, &v, n);
+	assert_int_equal(pmtx_drain(f.r), 0); /* redo-async applies */
+	tu_offs used = {nullptr, 0, 0};
+	assert_int_equal(list_walk(f.l[0], push_off, &used), PMTX_E_CORRUPT);
+	assert_int_equal(used.n, 0);
+	poke(f, off, &keep, n);
+	assert_int_equal(pmtx_drain(f.r), 0);
+}
+
+/* list_walk reports every block of a list of many chunks once (its
+ * header, its chunks, a chunk of its own for an element larger than a
+ * standard one): they are exactly the heap's blocks, under every
+ * runtime. It stops at fn's first nonzero value, refuses a chain that
+ * does not check, and once both lists are destroyed the heap is
+ * empty. */
+void walk_reports_every_block_of_the_list_once(void **state)
+{
+	(void)state;
+	for (pmtx_runtime rt : conttest::runtimes) {
+		fixture f = make(rt);
+		push_numbered(f.l[0], "element-", 3000);
+		push_numbered(f.l[1], "other-", 100);
+		std::string big(3000, 'b');
+		assert_int_equal(pmtx_list_push(nullptr, f.l[0], PMTX_LIST_HEAD,
+		                                big.data(), big.size()), 0);
+		assert_int_equal(pmtx_drain(f.r), 0); /* redo-async applies */
+		pmtx_off h = f.rp->list[0];
+		uint64_t nchunks = word_at(f, h + H_NCHUNKS);
+		assert_true(nchunks > 20);
+		tu_offs used = walked(f);
+		assert_int_equal(used.n, 1 + nchunks + 1 +
+		                         word_at(f, f.rp->list[1] + H_NCHUNKS));
+		tu_assert_heap_blocks(f.r, &used, "two lists walked");
+		free(used.v);
+
+		int left = 5;
+		assert_int_equal(list_walk(f.l[0], stop_at, &left), 7);
+		assert_int_equal(left, 0);
+
+		pmtx_off head = word_at(f, h + H_HEAD);
+		pmtx_off tail = word_at(f, h + H_TAIL);
+		walk_refuses(f, tail + C_NEXT, head, 8); /* a cycle */
+		walk_refuses(f, h + H_NCHUNKS, nchunks - 1, 8);
+		walk_refuses(f, head + C_NEXT, pmtx_region_size(f.r) + 64, 8);
+		walk_refuses(f, word_at(f, head + C_NEXT) + C_MAGIC, 0x1234, 4);
+		used = walked(f);
+		tu_assert_heap_blocks(f.r, &used, "put back");
+		free(used.v);
+
+		close_lists(f);
+		pmtx_tx *tx;
+		const pmtx_off zero[2] = {0, 0};
+		assert_int_equal(pmtx_begin(f.r, PMTX_RT_DEFAULT, &tx), 0);
+		for (int i = 0; i < 2; i++)
+			assert_int_equal(pmtx_list_destroy(tx, f.rp->list[i]), 0);
+		assert_int_equal(pmtx_write(tx, f.rp->list, zero, sizeof(zero)),
+		                 0);
+		assert_int_equal(pmtx_commit(tx), 0);
+		assert_int_equal(pmtx_drain(f.r), 0);
+		tu_offs none = {nullptr, 0, 0};
+		tu_assert_heap_blocks(f.r, &none, "both lists destroyed");
+		assert_int_equal(pmtx_close(f.r), 0);
+		unlink(f.path);
+	}
+}
+
 } // namespace
 
 int main(void)
@@ -865,6 +960,7 @@ int main(void)
 		cmocka_unit_test(copy_on_write_is_refused),
 		cmocka_unit_test(a_corrupt_list_reads_as_corrupt),
 		cmocka_unit_test(short_elements_cost_little_more_than_their_bytes),
+		cmocka_unit_test(walk_reports_every_block_of_the_list_once),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

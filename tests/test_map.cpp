@@ -2,7 +2,8 @@
 /*
  * test_map.cpp - the ordered map (pmtx_containers.h, "Ordered map";
  * src/containers/map.c) against std::map, under every runtime, with its
- * checker (map_check: map_layout.h L1-L6) after every batch.
+ * checker (map_check: map_layout.h L1-L6) after every batch, and its
+ * block walk (map_walk) against the heap's blocks.
  */
 #include <algorithm>
 #include <cmath>
@@ -1235,6 +1236,131 @@ void checker_catches_each_planted_violation(void **)
 	}
 }
 
+/* ---- the block walk (map_walk) ---- */
+
+int push_off(pmtx_off off, void *arg)
+{
+	tu_offs_push(static_cast<tu_offs *>(arg), off);
+	return 0;
+}
+
+/* Stops the walk with 7 at its arg'th block. */
+int stop_at(pmtx_off, void *arg)
+{
+	return --*static_cast<int *>(arg) == 0 ? 7 : 0;
+}
+
+/* A word of the map set to bad: map_walk refuses the map before it
+ * reports any block; then the word is put back. */
+template <typename T>
+void walk_refuses(MapEnv &e, const char *what, pmtx_off off, size_t field,
+                  T bad)
+{
+	T good = at<T>(e.r, off, field);
+	plant(e.r, off, field, bad);
+	tu_offs used = {nullptr, 0, 0};
+	int rc = map_walk(e.m, push_off, &used);
+	if (rc != PMTX_E_CORRUPT || used.n)
+		fail_msg("planted %s: map_walk said %d after %zu blocks", what,
+		         rc, used.n);
+	plant(e.r, off, field, good);
+}
+
+/* Plant what the walk must refuse in a map of height 3 (undo: the bytes
+ * in place are the map). */
+void walk_refuses_planted(MapEnv &e, unsigned flags)
+{
+	pmtx_region *r = e.r;
+	pmtx_off h = e.off;
+	pmtx_off root = at<uint64_t>(r, h, HDR_ROOT);
+	pmtx_off mid = at<uint64_t>(r, root, IN_CHILD + 8);
+	pmtx_off leaf = at<uint64_t>(r, mid, IN_CHILD + 8);
+	walk_refuses(e, "a child twice", mid, IN_CHILD + 16,
+	             at<uint64_t>(r, mid, IN_CHILD + 8));
+	walk_refuses(e, "a child outside the region", mid, IN_CHILD + 16,
+	             (uint64_t)pmtx_region_size(r) + 4096);
+	walk_refuses(e, "a leaf as the root", h, HDR_ROOT, (uint64_t)leaf);
+	walk_refuses(e, "a height beyond the greatest", h, HDR_HEIGHT,
+	             (uint32_t)1000);
+	walk_refuses(e, "a leaf count over its slots", leaf, LEAF_COUNT,
+	             (uint8_t)200);
+	unsigned s0 = at<uint8_t>(r, leaf, LEAF_ORDER);
+	if (e.kind == PMTX_MAP_BYTES || e.kind == PMTX_MAP_SCORE) {
+		walk_refuses(e, "a key item outside the region", leaf,
+		             LEAF_E + 16 * s0,
+		             (uint64_t)pmtx_region_size(r) + 4096);
+		walk_refuses(e, "a separator item twice", root, IN_KEY + 8,
+		             at<uint64_t>(r, root, IN_KEY));
+	} else if (!(flags & PMTX_MAP_VAL_U64)) {
+		uint8_t count = at<uint8_t>(r, leaf, LEAF_COUNT);
+		pmtx_off val = 0;
+		for (unsigned i = 0; !val && i < count; i++)
+			val = at<uint64_t>(r, leaf, LEAF_E + 8 + 16 *
+			                   at<uint8_t>(r, leaf, LEAF_ORDER + i));
+		assert_true(val != 0);
+		walk_refuses(e, "a value item that holds a key", val, 0,
+		             (uint32_t)1);
+		walk_refuses(e, "a value item outside the region", leaf,
+		             LEAF_E + 8 + 16 * s0,
+		             (uint64_t)pmtx_region_size(r) + 4096);
+	}
+}
+
+/* map_walk reports every block of a map of three levels once (header,
+ * inner nodes, leaves, key items, value items, separators): they are
+ * exactly the heap's blocks, as many as the checker counts, under every
+ * runtime and key kind, with byte values and with VAL_U64. It stops at
+ * fn's first nonzero value, refuses a tree that does not check, and
+ * once the map is destroyed the heap is empty. */
+void walk_reports_every_block_of_the_map_once(void **)
+{
+	const struct {
+		pmtx_runtime rt;
+		unsigned flags;
+	} cases[] = {
+		{PMTX_RT_UNDO, PMTX_MAP_BYTES},
+		{PMTX_RT_UNDO, PMTX_MAP_U64},
+		{PMTX_RT_UNDO, PMTX_MAP_I64 | PMTX_MAP_VAL_U64},
+		{PMTX_RT_UNDO, PMTX_MAP_SCORE},
+		{PMTX_RT_REDO, PMTX_MAP_I64},
+		{PMTX_RT_REDO_ASYNC, PMTX_MAP_SCORE},
+		{PMTX_RT_TWIN, PMTX_MAP_BYTES},
+		{PMTX_RT_AUTO, PMTX_MAP_U64},
+	};
+	for (const auto &c : cases) {
+		MapEnv e = env_new(c.rt, c.flags);
+		Model model(KeyLess{e.kind});
+		rng g(c.flags + 17 * c.rt);
+		Ops o{e, model, g, 100000, (c.flags & PMTX_MAP_VAL_U64) != 0};
+		while (model.size() < 3000)
+			o.put(nullptr);
+		for (unsigned i = 0; i < 500; i++)
+			o.del(nullptr);
+		assert_int_equal(pmtx_drain(e.r), 0); /* redo-async applies */
+		struct map_stats st = check(e, model);
+		assert_int_equal(st.height, 3);
+		tu_offs used = {nullptr, 0, 0};
+		assert_int_equal(map_walk(e.m, push_off, &used), 0);
+		assert_int_equal(used.n, st.blocks);
+		assert_true(st.items > 0 || (c.flags & PMTX_MAP_VAL_U64));
+		tu_assert_heap_blocks(e.r, &used, "the map walked");
+		free(used.v);
+
+		int left = 5;
+		assert_int_equal(map_walk(e.m, stop_at, &left), 7);
+		assert_int_equal(left, 0);
+		if (c.rt == PMTX_RT_UNDO)
+			walk_refuses_planted(e, c.flags);
+		check(e, model);
+
+		map_gone(e);
+		assert_int_equal(pmtx_drain(e.r), 0);
+		tu_offs none = {nullptr, 0, 0};
+		tu_assert_heap_blocks(e.r, &none, "the map destroyed");
+		env_gone(e);
+	}
+}
+
 } // namespace
 
 int main(void)
@@ -1249,6 +1375,7 @@ int main(void)
 		cmocka_unit_test(reopened_region_holds_the_same_map),
 		cmocka_unit_test(an_insert_writes_back_its_lines_and_one_per_level),
 		cmocka_unit_test(checker_catches_each_planted_violation),
+		cmocka_unit_test(walk_reports_every_block_of_the_map_once),
 	};
 	return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

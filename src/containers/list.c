@@ -1092,17 +1092,19 @@ int pmtx_list_create(pmtx_tx *tx, pmtx_off *out)
 	return cx_end(&c, rc);
 }
 
-/* Walk the chain of the list at off (checked), freeing each chunk if
- * do_free. */
-static int chain_walk(struct op *o, int do_free)
+/* Walk the chain of the list (every chunk checked, the walk bounded by
+ * nchunks: C3), calling fn(off, arg) for each chunk if fn is not NULL.
+ * A chain that checks has no chunk twice: a cycle never reaches 0. */
+static int chain_walk(struct op *o, int (*fn)(pmtx_off off, void *arg),
+                      void *arg)
 {
 	pmtx_off off = o->h.head;
 	uint64_t n = 0;
 	for (; off && n < o->h.nchunks; n++) {
 		struct chunk k;
 		int rc = chunk_load(o, off, &k);
-		if (!rc && do_free)
-			rc = cx_free(&o->c, off);
+		if (!rc && fn)
+			rc = fn(off, arg);
 		if (rc)
 			return rc;
 		off = k.h.next;
@@ -1110,6 +1112,11 @@ static int chain_walk(struct op *o, int do_free)
 	return off || n != o->h.nchunks
 	               ? corrupt("chain and nchunks disagree", o->l->off)
 	               : 0;
+}
+
+static int chunk_free(pmtx_off off, void *arg)
+{
+	return cx_free(arg, off);
 }
 
 int pmtx_list_destroy(pmtx_tx *tx, pmtx_off list)
@@ -1125,9 +1132,9 @@ int pmtx_list_destroy(pmtx_tx *tx, pmtx_off list)
 	struct op o;
 	if ((rc = op_begin(&o, tx, &l, 1)))
 		return rc;
-	rc = chain_walk(&o, 0);
+	rc = chain_walk(&o, NULL, NULL);
 	if (!rc)
-		rc = chain_walk(&o, 1);
+		rc = chain_walk(&o, chunk_free, &o.c);
 	if (!rc)
 		rc = cx_free(&o.c, list);
 	return cx_end(&o.c, rc);
@@ -1355,4 +1362,17 @@ int list_check(pmtx_list *l, char *msg, size_t len)
 		return rc;
 	}
 	return check_chain(&o, msg, len);
+}
+
+/* ---- the block walk ---- */
+
+int list_walk(pmtx_list *l, int (*fn)(pmtx_off off, void *arg), void *arg)
+{
+	struct op o;
+	if (!l || !fn)
+		return PMTX_E_INVAL;
+	int rc = op_begin(&o, NULL, l, 0);
+	if (rc || (rc = chain_walk(&o, NULL, NULL)) || (rc = fn(l->off, arg)))
+		return rc;
+	return chain_walk(&o, fn, arg);
 }

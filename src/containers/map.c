@@ -1240,41 +1240,73 @@ static int entry_remove(struct mop *o, struct path *p,
 	return rc ? rc : rebalance(o, p, nh.count);
 }
 
-/* ---- freeing a tree ---- */
+/* ---- the blocks of a tree: freeing it (tree_free), walking it ---- */
 
-static int leaf_free_all(struct mop *o, uint64_t off)
+typedef int (*block_fn)(pmtx_off off, void *arg);
+
+/* fn for an item the tree owns: an entry's key (BYTES, SCORE), a
+ * separator, or the value item of a U64 or I64 key (value: it holds no
+ * key, as view_val checks), checked as the reads check it (C3). */
+static int item_each(struct mop *o, uint64_t off, int value, block_fn fn,
+                     void *arg)
+{
+	const struct map_item *it = item_at(o, off);
+	if (!it)
+		return PMTX_E_CORRUPT;
+	if (value && it->klen)
+		return corrupt("a value item holds a key");
+	return fn(off, arg);
+}
+
+/* fn for the blocks of the leaf at off: its entries' items (M6), then
+ * the leaf. */
+static int leaf_each(struct mop *o, uint64_t off, block_fn fn, void *arg)
 {
 	struct map_leaf_head hd;
 	struct map_entry e;
-	struct map_leaf *lf = leaf_at(o, off);
-	if (!lf)
-		return corrupt("a leaf is not one");
-	int rc = leaf_head(o, lf, &hd);
+	struct map_leaf *lf;
+	int rc = leaf_get(o, off, "a leaf is not one", &lf, &hd);
 	for (unsigned i = 0; !rc && i < hd.count; i++) {
 		cx_read(&o->c, &e, &lf->e[hd.order[i]], sizeof(e));
-		rc = entry_free(o, &e);
+		if (item_keys(o->m))
+			rc = item_each(o, e.key, 0, fn, arg);
+		else if (!o->m->val_u64 && e.val)
+			rc = item_each(o, e.val, 1, fn, arg);
 	}
-	return rc ? rc : cx_free(&o->c, off);
+	return rc ? rc : fn(off, arg);
+}
+
+/* fn for every block of the subtree at off, of levels levels, each node
+ * after the blocks it owns (so that fn may free them). Every node is
+ * checked before it is followed, the descent bounded by levels (M7). */
+static int tree_each(struct mop *o, uint64_t off, unsigned levels,
+                     block_fn fn, void *arg)
+{
+	unsigned n;
+	struct map_inner *in;
+	if (levels == 1)
+		return leaf_each(o, off, fn, arg);
+	int rc = inner_get(o, off, "an inner node is not one", &in, &n);
+	for (unsigned i = 0; !rc && i < n; i++) {
+		if (i + 1 < n && item_keys(o->m))
+			rc = item_each(o, cx_load(&o->c, &in->key[i]), 0, fn,
+			               arg);
+		if (!rc)
+			rc = tree_each(o, cx_load(&o->c, &in->child[i]),
+			               levels - 1, fn, arg);
+	}
+	return rc ? rc : fn(off, arg);
+}
+
+static int block_free(pmtx_off off, void *arg)
+{
+	return cx_free(arg, off);
 }
 
 /* Free the subtree at off, of levels levels, and everything it owns. */
 static int tree_free(struct mop *o, uint64_t off, unsigned levels)
 {
-	unsigned n;
-	if (levels == 1)
-		return leaf_free_all(o, off);
-	struct map_inner *in = inner_at(o, off);
-	if (!in)
-		return corrupt("an inner node is not one");
-	int rc = inner_n(o, in, &n);
-	for (unsigned i = 0; !rc && i < n; i++) {
-		if (i + 1 < n)
-			rc = sep_free(o, cx_load(&o->c, &in->key[i]));
-		if (!rc)
-			rc = tree_free(o, cx_load(&o->c, &in->child[i]),
-			               levels - 1);
-	}
-	return rc ? rc : cx_free(&o->c, off);
+	return tree_each(o, off, levels, block_free, &o->c);
 }
 
 /* A fresh empty leaf. */
@@ -2339,6 +2371,18 @@ static int cmp_u64(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* Sort the n blocks of v; the first one listed twice, or 0 (no block is
+ * at offset 0). */
+static uint64_t blocks_repeat(uint64_t *v, size_t n)
+{
+	if (n)
+		qsort(v, n, sizeof(*v), cmp_u64);
+	for (size_t i = 1; i < n; i++)
+		if (v[i] == v[i - 1])
+			return v[i];
+	return 0;
+}
+
 /* The header, the chain's ends and the blocks reached once each. */
 static int chk_ends(struct chk *k)
 {
@@ -2351,12 +2395,10 @@ static int chk_ends(struct chk *k)
 	struct map_leaf *last = leaf_at(&k->o, k->prev_leaf);
 	if (cx_load(&k->o.c, &last->next))
 		return chk_fail(k, "the last leaf has a next");
-	qsort(k->blocks, k->nblocks, 8, cmp_u64);
-	for (size_t i = 1; i < k->nblocks; i++)
-		if (k->blocks[i] == k->blocks[i - 1])
-			return chk_fail(k, "block %llu reached twice",
-			                (unsigned long long)k->blocks[i]);
-	return 0;
+	uint64_t twice = blocks_repeat(k->blocks, k->nblocks);
+	return twice ? chk_fail(k, "block %llu reached twice",
+	                        (unsigned long long)twice)
+	             : 0;
 }
 
 int map_check_stats(pmtx_map *m, struct map_stats *st, char *msg,
@@ -2394,4 +2436,51 @@ int map_check_stats(pmtx_map *m, struct map_stats *st, char *msg,
 int map_check(pmtx_map *m, char *msg, size_t len)
 {
 	return map_check_stats(m, NULL, msg, len);
+}
+
+/* ========================================================================
+ * The block walk (map.h).
+ * ===================================================================== */
+
+/* The blocks a walk has reached, at most max (the distinct 16-byte
+ * aligned offsets of the region): more means one was reached twice, so
+ * a corrupt tree whose nodes name one child many times ends there. */
+struct gather {
+	uint64_t *v;
+	size_t n, cap, max;
+};
+
+static int gather_add(pmtx_off off, void *arg)
+{
+	struct gather *g = arg;
+	if (g->n == g->max)
+		return corrupt("the walk reaches more blocks than the region "
+		               "holds");
+	if (pmtx_reserve(&g->v, g->n, 1, &g->cap, sizeof(*g->v), 1024))
+		return ENOMEM;
+	g->v[g->n++] = off;
+	return 0;
+}
+
+int map_walk(pmtx_map *m, int (*fn)(pmtx_off off, void *arg), void *arg)
+{
+	struct mop o;
+	struct gather g = { 0 };
+	uint64_t root;
+	unsigned height;
+	if (!m || !fn)
+		return PMTX_E_INVAL;
+	int rc = op_begin(&o, m, NULL, 0);
+	if (rc)
+		return rc;
+	g.max = cx_size(&o.c) / 16;
+	if (!(rc = hdr_root(&o, &root, &height)) &&
+	    !(rc = gather_add(m->off, &g)))
+		rc = tree_each(&o, root, height, gather_add, &g);
+	if (!rc && blocks_repeat(g.v, g.n))
+		rc = corrupt("a block is reached twice");
+	for (size_t i = 0; !rc && i < g.n; i++)
+		rc = fn(g.v[i], arg);
+	free(g.v);
+	return op_end(&o, rc);
 }

@@ -42,6 +42,14 @@ int map_check(pmtx_map *m, char *msg, size_t len);
 /* The same, and what it counted into *st (st may be NULL). */
 int map_check_stats(pmtx_map *m, struct map_stats *st, char *msg,
                     size_t len);
+/* fn(off, arg) for every heap block of the map, each once, in increasing
+ * order of offset: its header, leaves, inner nodes and items (keys,
+ * values, separators). The whole tree is gathered and checked first, as
+ * the map's reads check it (the height, each node's magic word and
+ * counts, each item within the region: C3, M7), and no block reached
+ * twice, so fn sees no block of a map that fails. fn's first nonzero
+ * value, PMTX_E_CORRUPT, ENOMEM, or 0. Reads as map_check does. */
+int map_walk(pmtx_map *m, int (*fn)(pmtx_off off, void *arg), void *arg);
 
 #ifdef __cplusplus
 }

@@ -12,9 +12,10 @@
  * cursor over an ordered map, a range over the list, a read per string),
  * after the container's own checker (hmap_check, list_check, map_check)
  * has passed on the recovered image. The leak check's walk lists the
- * hash map's blocks with hmap_walk, and reads the other containers'
- * persistent layouts (src/containers/ *_layout.h), since no API lists
- * their blocks.
+ * blocks of the hash map, the list and the ordered maps with the
+ * library's own walks (hmap_walk, list_walk, map_walk), and reads a
+ * heap string's block from its layout (str_layout.h), since a string
+ * has no walk.
  *
  * Invariants
  *  WC1. Determinism (W1 of workloads.c). Transaction i is planned by
@@ -72,9 +73,7 @@
 
 #include "containers/hmap.h"
 #include "containers/list.h"
-#include "containers/list_layout.h"
 #include "containers/map.h"
-#include "containers/map_layout.h"
 #include "containers/str_layout.h"
 #include "workloads.h"
 
@@ -691,22 +690,17 @@ static size_t lm_observe(const pmtx_explore_env *e, pmtx_region *r,
 	return got;
 }
 
-/* Every block of the root's list (list_layout.h): header, chunks. */
+/* Every block of the root's list (list_walk); nonzero if it cannot be
+ * walked. */
 static int lm_walk(const pmtx_explore_env *e, pmtx_region *r,
                    pmtx_explore_block_fn fn, void *arg)
 {
-	pmtx_off off = croot(r)->list;
-	const struct list_hdr *h = blk(r, off, sizeof(*h));
-	if (!h || fn(off, arg))
+	pmtx_list *l;
+	if (pmtx_list_open(r, croot(r)->list, NULL, &l))
 		return 1;
-	pmtx_off c = h->head;
-	for (uint64_t k = 0; k < h->nchunks; k++) {
-		const struct list_chunk *ch = blk(r, c, sizeof(*ch));
-		if (!ch || fn(c, arg))
-			return 1;
-		c = ch->next;
-	}
-	return c != 0;
+	int rc = list_walk(l, fn, arg);
+	pmtx_list_close(l);
+	return rc != 0;
 }
 
 /* ---- the list workload ---- */
@@ -2000,45 +1994,17 @@ static size_t wmm_observe(const pmtx_explore_env *e, pmtx_region *r,
 	return tn == 0 || tn == (size_t)-1 ? tn : n + tn;
 }
 
-/* Every block of the map at off (map_layout.h): header, nodes, items. */
-static int mm_walk_node(pmtx_region *r, pmtx_off off, unsigned level,
-                        int items, int vitems, pmtx_explore_block_fn fn,
-                        void *arg)
-{
-	if (level == 1) {
-		const struct map_leaf *lf = blk(r, off, sizeof(*lf));
-		if (!lf || fn(off, arg) || lf->hd.count > MAP_LEAF_SLOTS)
-			return 1;
-		for (unsigned j = 0; j < lf->hd.count; j++) {
-			const struct map_entry *en = &lf->e[lf->hd.order[j] %
-			                                    MAP_LEAF_SLOTS];
-			if ((items && fn(en->key, arg)) ||
-			    (vitems && en->val && fn(en->val, arg)))
-				return 1;
-		}
-		return 0;
-	}
-	const struct map_inner *in = blk(r, off, sizeof(*in));
-	if (!in || fn(off, arg) || !in->n || in->n > MAP_FANOUT)
-		return 1;
-	for (unsigned j = 0; j < in->n; j++)
-		if ((items && j + 1 < in->n && fn(in->key[j], arg)) ||
-		    mm_walk_node(r, in->child[j], level - 1, items, vitems, fn,
-		                 arg))
-			return 1;
-	return 0;
-}
-
+/* Every block of the map at off (map_walk); nonzero if it cannot be
+ * walked. */
 static int mm_walk(pmtx_region *r, pmtx_off off, pmtx_explore_block_fn fn,
                    void *arg)
 {
-	const struct map_hdr *h = blk(r, off, sizeof(*h));
-	if (!h || fn(off, arg) || !h->height || h->height > MAP_MAX_HEIGHT)
+	pmtx_map *m;
+	if (pmtx_map_open(r, off, NULL, &m))
 		return 1;
-	unsigned kind = h->h.flags & 0xff;
-	int items = kind == PMTX_MAP_BYTES || kind == PMTX_MAP_SCORE;
-	int vitems = !items && !(h->h.flags & PMTX_MAP_VAL_U64);
-	return mm_walk_node(r, h->root, h->height, items, vitems, fn, arg);
+	int rc = map_walk(m, fn, arg);
+	pmtx_map_close(m);
+	return rc != 0;
 }
 
 static int wmm_walk(const pmtx_explore_env *e, pmtx_region *r,
