@@ -259,8 +259,9 @@ static int assoc_new_table(struct kvx *x)
 	return kvx_put(x, KVMETA(x, count), 0);
 }
 
-static int assoc_detach(struct kvx *x)
+static int assoc_detach(struct kvx *x, int all)
 {
+	(void)all; /* one database */
 	if (kvx_get(x, KVMETA(x, trash_dir)))
 		return PMTX_E_BUSY; /* the caller sweeps first */
 	uint64_t nsegs = pmkv_nsegs(kvx_get(x, KVMETA(x, nbase)),

@@ -155,14 +155,54 @@ static void cmd_shutdown(struct cmd_ctx *c)
 	c->close_after = 1;
 }
 
+/* A database index argument: 0 and *db, or -1 after replying the error
+ * (notint: the reply when it is not an integer). */
+static int db_arg(struct cmd_ctx *c, size_t i, const char *notint,
+                  unsigned *db)
+{
+	long long v;
+	if (resp_arg_ll(c->q, i, &v)) {
+		resp_add_error(c->out, "%s", notint);
+		return -1;
+	}
+	if (v < 0 || v >= PMKV_DBS) {
+		resp_add_error(c->out, "ERR DB index is out of range");
+		return -1;
+	}
+	*db = (unsigned)v;
+	return 0;
+}
+
+#define NOTINT "ERR value is not an integer or out of range"
+
 static void cmd_select(struct cmd_ctx *c)
 {
-	long long db;
-	if (resp_arg_ll(c->q, 1, &db))
-		return not_integer(c);
-	if (db != 0)
-		return resp_add_error(c->out, "ERR DB index is out of range");
-	resp_add_simple(c->out, "OK");
+	unsigned db;
+	if (db_arg(c, 1, NOTINT, &db))
+		return;
+	int rc = pmkv_select(c->srv->store, db);
+	if (!rc && c->sess)
+		c->sess->db = db;
+	reply_ok(c, rc);
+}
+
+static void cmd_swapdb(struct cmd_ctx *c)
+{
+	unsigned a, b;
+	if (db_arg(c, 1, "ERR invalid first DB index", &a) ||
+	    db_arg(c, 2, "ERR invalid second DB index", &b))
+		return;
+	reply_ok(c, pmkv_swapdb(c->srv->store, a, b));
+}
+
+static void cmd_move(struct cmd_ctx *c)
+{
+	unsigned db;
+	int done = 0;
+	if (db_arg(c, 2, NOTINT, &db))
+		return;
+	int rc = pmkv_move(c->srv->store, arg(c, 1), len(c, 1), db, &done);
+	reply_int(c, rc, done);
 }
 
 /* CONFIG GET for the two parameters clients ask about; others empty. */
@@ -762,6 +802,15 @@ static void cmd_flushall(struct cmd_ctx *c)
 	reply_ok(c, pmkv_flushall(c->srv->store));
 }
 
+static void cmd_flushdb(struct cmd_ctx *c)
+{
+	if (c->q->argc > 2 || (c->q->argc == 2 &&
+	                        !resp_arg_is(c->q, 1, "sync") &&
+	                        !resp_arg_is(c->q, 1, "async")))
+		return syntax_error(c);
+	reply_ok(c, pmkv_flushdb(c->srv->store));
+}
+
 /* Keys collected for KEYS and SCAN (the reply's length comes first, so
  * they are gathered, then replied): bytes one after another, and where
  * each one ends. */
@@ -943,7 +992,9 @@ static const struct command commands[] = {
 	{"substr", 4, cmd_getrange, "readonly", 1, 1, 1, 1},
 	{"dbsize", 1, cmd_dbsize, "readonly fast", 0, 0, 0, 1},
 	{"flushall", -1, cmd_flushall, "write", 0, 0, 0, 0},
-	{"flushdb", -1, cmd_flushall, "write", 0, 0, 0, 0},
+	{"flushdb", -1, cmd_flushdb, "write", 0, 0, 0, 0},
+	{"swapdb", 3, cmd_swapdb, "write fast", 0, 0, 0, 0},
+	{"move", 3, cmd_move, "write fast", 1, 1, 1, 1},
 	{"keys", 2, cmd_keys, "readonly", 0, 0, 0, 0},
 	{"scan", -2, cmd_scan, "readonly", 0, 0, 0, 0},
 	{"ping", -1, cmd_ping, "fast", 0, 0, 0, 1},
@@ -1186,7 +1237,10 @@ void cmd_dispatch(struct cmd_ctx *c)
 			resp_add_error(c->out, "ERR out of memory");
 		return;
 	}
+	if (c->sess)
+		pmkv_select(c->srv->store, c->sess->db); /* store.c S15 */
 	k->fn(c);
 	if (is_write(k) && c->sess) /* multi.c M3 */
-		multi_touch(c, k->fn == cmd_flushall);
+		multi_touch(c, k->fn == cmd_flushall ? 2
+		               : k->fn == cmd_flushdb || k->fn == cmd_swapdb);
 }

@@ -96,13 +96,21 @@ static void stats_section(struct text *t, struct server *s)
 	    (unsigned long long)s->expired);
 }
 
+/* Each database that holds keys; the calling thread's database is
+ * selected again after (store.c S15). */
 static void keyspace_section(struct text *t, struct server *s)
 {
-	uint64_t n = pmkv_dbsize(s->store);
+	unsigned cur = pmkv_cur_db();
 	put(t, "# Keyspace\r\n");
-	if (n)
-		put(t, "db0:keys=%llu,expires=0,avg_ttl=0\r\n",
-		    (unsigned long long)n);
+	for (unsigned db = 0; db < PMKV_DBS; db++) {
+		if (pmkv_select(s->store, db))
+			break; /* the wrapped version: database 0 only */
+		uint64_t n = pmkv_dbsize(s->store);
+		if (n)
+			put(t, "db%u:keys=%llu,expires=0,avg_ttl=0\r\n", db,
+			    (unsigned long long)n);
+	}
+	pmkv_select(s->store, cur);
 }
 
 static const struct {

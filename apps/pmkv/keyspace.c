@@ -32,8 +32,11 @@
  *      entries a step (pmtx_hmap_destroy_some) and clears its slot in the
  *      step that frees its last block. Nothing but the sweep reaches a
  *      trash map (the hash map's condition for destroy_some).
- *  K5. Only database 0 is used today (SELECT 0); db[1..15] must be 0 or
- *      name a map, and are checked and walked as db[0] is.
+ *  K5. Every operation works on the database x->db (store.c S15).
+ *      db[0] always names a map; db[1..15] name a map once the store has
+ *      been opened for writing (a store made before they existed gets
+ *      them at its first open: ks_dbs), and each is checked and walked
+ *      as db[0] is. A database whose slot is 0 is empty to a reader.
  *  K6. Collections in the trash (store.c S14): once the root's
  *      PMKV_ROOT_TYPED flag is set, a sweep step cannot free entries
  *      blindly (pmtx_hmap_destroy_some would leak the containers their
@@ -86,23 +89,40 @@ static pmtx_hmap *db_map(struct pmkv_store *s, unsigned i, int *rc)
 	return s->map[i];
 }
 
-/* Database 0's map (K5); NULL only with *rc set. */
+/* The operation's database's map (K5); NULL only with *rc set. */
 static pmtx_hmap *map0(struct kvx *x, int *rc)
 {
-	pmtx_hmap *m = db_map(x->s, 0, rc);
+	pmtx_hmap *m = NULL;
+	*rc = 0;
+	if (x->db < PMKV_DBS)
+		m = db_map(x->s, x->db, rc);
 	if (!m && !*rc)
-		*rc = PMTX_E_CORRUPT; /* L3: db[0] always names a map */
+		*rc = x->db && x->db < PMKV_DBS ? PMTX_E_NOT_FOUND /* K5 */
+		                                : PMTX_E_CORRUPT;
 	return m;
+}
+
+/* A map for every database whose slot is 0 (K5), in x. */
+static int ks_dbs(struct kvx *x)
+{
+	struct pmkv_root *root = root_of(x->s);
+	int rc = 0;
+	for (unsigned i = 0; i < PMKV_DBS && !rc; i++) {
+		pmtx_off off;
+		if (root_word(&root->db[i]))
+			continue;
+		x->wrote = 1;
+		if (!(rc = pmtx_hmap_create(x->tx, 0, &off)))
+			rc = PMTX_SET(x->tx, root->db[i], off);
+	}
+	return rc;
 }
 
 static int ks_create(struct kvx *x)
 {
 	struct pmkv_root *root = root_of(x->s);
-	pmtx_off off;
 	uint32_t ndbs = PMKV_DBS;
-	int rc = pmtx_hmap_create(x->tx, 0, &off);
-	if (!rc)
-		rc = PMTX_SET(x->tx, root->db[0], off);
+	int rc = ks_dbs(x);
 	if (!rc)
 		rc = pmtx_write(x->tx, &root->ndbs, &ndbs, sizeof(ndbs));
 	x->wrote = 1;
@@ -163,6 +183,8 @@ static int ks_find(struct kvx *x, struct kpos *p)
 	pmtx_hmap *m = map0(x, &rc);
 	if (m)
 		rc = pmtx_hmap_get(x->tx, m, p->k, p->kn, &v);
+	if (!m && rc == PMTX_E_NOT_FOUND && x->writer)
+		rc = PMTX_E_CORRUPT; /* K5: a writer's database has a map */
 	p->looked = 1;
 	p->found = rc == 0;
 	if (rc == PMTX_E_NOT_FOUND)
@@ -220,6 +242,8 @@ static uint64_t ks_count(struct kvx *x)
 	uint64_t n = 0;
 	int rc;
 	pmtx_hmap *m = map0(x, &rc);
+	if (!m && rc == PMTX_E_NOT_FOUND)
+		return 0; /* K5 */
 	if (!m || (rc = pmtx_hmap_len(x->tx, m, &n)))
 		x->err = x->err ? x->err : rc;
 	return n;
@@ -253,11 +277,11 @@ static int ks_scan(struct kvx *x, uint64_t cursor, size_t count, ks_fn fn,
 	pmtx_hmap *m = map0(x, &rc);
 	*next = 0;
 	return m ? pmtx_hmap_scan(x->tx, m, cursor, count, scan_one, &a, next)
-	         : rc;
+	         : rc == PMTX_E_NOT_FOUND ? 0 : rc; /* K5 */
 }
 
-/* K4 */
-static int ks_flush(struct kvx *x)
+/* K4: every database (all), or x->db. */
+static int ks_flush(struct kvx *x, int all)
 {
 	struct pmkv_root *root = root_of(x->s);
 	int rc = 0;
@@ -266,17 +290,27 @@ static int ks_flush(struct kvx *x)
 			return PMTX_E_BUSY; /* the caller sweeps first */
 	for (unsigned i = 0; i < PMKV_DBS && !rc; i++) {
 		pmtx_off old = root_word(&root->db[i]), fresh = 0;
-		if (!old)
+		if (!old || (!all && i != x->db))
 			continue;
 		x->wrote = 1;
-		if (i == 0)
-			rc = pmtx_hmap_create(x->tx, 0, &fresh);
+		rc = pmtx_hmap_create(x->tx, 0, &fresh);
 		if (!rc)
 			rc = PMTX_SET(x->tx, root->trash[i], old);
 		if (!rc)
 			rc = PMTX_SET(x->tx, root->db[i], fresh);
 	}
 	return rc;
+}
+
+/* SWAPDB: the root's slots of databases a and b exchanged (K2: the
+ * handles follow). */
+static int ks_swap(struct kvx *x, unsigned a, unsigned b)
+{
+	struct pmkv_root *root = root_of(x->s);
+	pmtx_off oa = root_word(&root->db[a]), ob = root_word(&root->db[b]);
+	int rc = PMTX_SET(x->tx, root->db[a], ob);
+	x->wrote = 1;
+	return rc ? rc : PMTX_SET(x->tx, root->db[b], oa);
 }
 
 /* A key of the trash, and the collection its object names (K6). */
@@ -379,14 +413,14 @@ static int ks_sweep(struct kvx *x, unsigned budget, int *left)
 static uint64_t ks_hint(struct pmkv_store *s, const void *k, size_t kn)
 {
 	int rc;
-	pmtx_hmap *m = db_map(s, 0, &rc);
+	pmtx_hmap *m = db_map(s, pmkv_cur_db(), &rc);
 	return m ? pmtx_hmap_prefetch(m, k, kn) : 0;
 }
 
 static void ks_hint_more(struct pmkv_store *s, uint64_t token)
 {
 	int rc;
-	pmtx_hmap *m = db_map(s, 0, &rc);
+	pmtx_hmap *m = db_map(s, pmkv_cur_db(), &rc);
 	if (m && token)
 		pmtx_hmap_prefetch_more(m, token);
 }
@@ -484,9 +518,9 @@ static int ks_check(struct kvx *x, uint64_t *keys, char *msg, size_t len)
 			snprintf(msg, len, "database %u's map is its trash", i);
 			return PMTX_E_CORRUPT;
 		}
-		if (i == 0 || d) /* K5: only database 0's keys count */
-			rc = check_map(x, d, i ? &other : keys, msg, len,
-			               "database", i);
+		if (i == 0 || d) /* K5: the operation's database's keys */
+			rc = check_map(x, d, i == x->db ? keys : &other, msg,
+			               len, "database", i);
 		if (!rc && t)
 			rc = check_map(x, t, &other, msg, len, "trash", i);
 	}
@@ -571,6 +605,7 @@ const struct ks_ops pmkv_ks_opt = {
 	.create = ks_create, .attach = ks_attach, .detach = ks_detach,
 	.grow = ks_grow, .find = ks_find, .put = ks_put, .del = ks_del,
 	.count = ks_count, .buckets = ks_buckets, .scan = ks_scan,
-	.flush = ks_flush, .sweep = ks_sweep, .hint = ks_hint,
+	.flush = ks_flush, .sweep = ks_sweep, .hint = ks_hint, .dbs = ks_dbs,
+	.swap = ks_swap,
 	.hint_more = ks_hint_more, .check = ks_check, .walk = ks_walk,
 };

@@ -28,7 +28,8 @@
  *      before the failing one: pmkv never applies part of an EXEC).
  *  M3. WATCH: every command with the "write" flag that a client runs marks
  *      the sessions watching any of its keys (COMMAND's key positions),
- *      FLUSHALL and FLUSHDB every watching session; a watched key that
+ *      FLUSHALL every watching session, FLUSHDB those watching a key of
+ *      its database, SWAPDB every one; a watched key that
  *      existed at WATCH and no longer does at EXEC (it expired) marks
  *      the session too. EXEC of a marked session runs nothing and answers
  *      a null array. A write marks even when it changed nothing (SETNX on
@@ -58,6 +59,7 @@ struct queued {
 struct watch {
 	struct watch *next;
 	struct session *sess;
+	unsigned db;
 	int existed; /* the key was live at WATCH (M3) */
 	size_t kn;
 	char k[];
@@ -145,10 +147,11 @@ static void unwatch_all(struct server *srv, struct session *s)
 	atomic_store(&s->watch_dirty, 0);
 }
 
-static void touch_key(struct server *srv, const char *k, size_t kn)
+static void touch_key(struct server *srv, unsigned db, const char *k,
+                      size_t kn)
 {
 	for (struct watch *w = srv->watched; w; w = w->next)
-		if (w->kn == kn && !memcmp(w->k, k, kn))
+		if (w->db == db && w->kn == kn && !memcmp(w->k, k, kn))
 			atomic_store(&w->sess->watch_dirty, 1);
 }
 
@@ -156,18 +159,20 @@ void multi_touch(struct cmd_ctx *c, int all)
 {
 	struct server *srv = c->srv;
 	const struct command *k = c->cmd;
+	unsigned db = c->sess->db;
 	if (!atomic_load(&srv->nwatched))
 		return;
 	pthread_mutex_lock(&srv->wlock);
-	if (all) {
+	if (all) { /* 2: every database; 1: the client's (and SWAPDB's) */
 		for (struct watch *w = srv->watched; w; w = w->next)
-			atomic_store(&w->sess->watch_dirty, 1);
+			if (all == 2 || w->db == db || !strcmp(k->name, "swapdb"))
+				atomic_store(&w->sess->watch_dirty, 1);
 	} else if (k->first > 0) {
 		size_t last = k->last < 0 ? c->q->argc + (size_t)k->last
 		                          : (size_t)k->last;
 		for (size_t i = (size_t)k->first;
 		     i <= last && i < c->q->argc; i += (size_t)k->step)
-			touch_key(srv, arg(c, i), len(c, i));
+			touch_key(srv, db, arg(c, i), len(c, i));
 	}
 	pthread_mutex_unlock(&srv->wlock);
 }
@@ -183,6 +188,7 @@ static int watch_one(struct cmd_ctx *c, size_t i)
 	if (!w)
 		return ENOMEM;
 	w->sess = c->sess;
+	w->db = c->sess->db;
 	w->existed = n != 0;
 	w->kn = key.n;
 	memcpy(w->k, key.p, key.n);
@@ -233,8 +239,10 @@ static int watched_gone(struct cmd_ctx *c)
 	for (size_t i = 0; i < n && !gone; i++) {
 		struct pmkv_key key = {mine[i]->k, mine[i]->kn};
 		uint64_t live = 1;
+		pmkv_select(c->srv->store, mine[i]->db);
 		gone = pmkv_exists(c->srv->store, &key, 1, &live) || !live;
 	}
+	pmkv_select(c->srv->store, c->sess->db);
 	free(mine);
 	return gone;
 }

@@ -213,10 +213,14 @@ static void expire_cycle(struct server *srv)
 	int64_t start = pmkv_now_ms(), budget = 250 / (int64_t)srv->cfg.hz;
 	for (;;) {
 		uint64_t seen, removed;
+		if (pmkv_select(srv->store, srv->expire_db))
+			srv->expire_db = 0; /* the wrapped version: 0 only */
 		if (pmkv_expire_step(srv->store, pmkv_now_ms(),
 		                     &srv->expire_cursor, EXPIRE_KEYS, &seen,
 		                     &removed))
 			break;
+		if (!srv->expire_cursor) /* this database done: the next */
+			srv->expire_db = (srv->expire_db + 1) % PMKV_DBS;
 		srv->expired += removed;
 		if (!removed || removed * 10 < seen ||
 		    pmkv_now_ms() - start >= budget)

@@ -52,6 +52,7 @@ struct server {
 	/* active expiry (V3): keys removed, and where the next step starts */
 	_Atomic uint64_t expired;
 	uint64_t expire_cursor;
+	unsigned expire_db;      /* the database it is in */
 	int64_t expire_next_ms;
 	/* commands refused because a commit failed on the disk (PMTX_E_IO:
 	 * MISCONF, as Redis when it cannot write its AOF) */
@@ -76,6 +77,7 @@ struct session {
 	int multi_dirty;  /* a command was refused while queuing: EXECABORT */
 	_Atomic int watch_dirty; /* a watched key was written (multi.c M3) */
 	unsigned nwatch;  /* keys this session watches */
+	unsigned db;      /* SELECT's (store.c S15) */
 	struct queued **queue; /* the commands queued since MULTI */
 	size_t nqueued, capqueued;
 };

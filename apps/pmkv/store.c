@@ -104,6 +104,14 @@
  *      of the key it replaces; once it is set, every write looks first.
  *      s->typed follows the flag, set when the flag's write is made, so
  *      later operations of the same transaction see it too.
+ *  S15. Databases: every operation works on the calling thread's
+ *      database (pmkv_select, a thread-local number, x->db from
+ *      x_begin), so a server thread selects its client's before each
+ *      command. The wrapped version has database 0 only. SWAPDB
+ *      exchanges two root slots; it is refused inside a group, whose
+ *      later operations would find the maps through the root's committed
+ *      words (keyspace.c K2), which the group has not yet changed. MOVE
+ *      runs in one transaction over both databases.
  */
 #include <errno.h>
 #include <limits.h>
@@ -175,6 +183,13 @@ const char *pmkv_strerror(int status)
 		       "strings only";
 	case PMKV_E_NOTFLOAT:
 		return "ERR value is not a valid float";
+	case PMKV_E_DBINDEX:
+		return "ERR DB index is out of range";
+	case PMKV_E_SAMEDB:
+		return "ERR source and destination objects are the same";
+	case PMKV_E_INGROUP:
+		return "ERR SWAPDB is not supported inside MULTI or a script "
+		       "by pmkv";
 	default:
 		return pmtx_strerror(status);
 	}
@@ -184,6 +199,22 @@ const char *pmkv_strerror(int status)
 static int expired(const struct kval *v, int64_t now)
 {
 	return v->expire_ms != 0 && v->expire_ms <= now;
+}
+
+/* The thread's database (S15). */
+static _Thread_local unsigned cur_db;
+
+unsigned pmkv_cur_db(void)
+{
+	return cur_db;
+}
+
+int pmkv_select(struct pmkv_store *s, unsigned db)
+{
+	if (db >= PMKV_DBS || (db && s->wrapped))
+		return PMKV_E_DBINDEX;
+	cur_db = db;
+	return 0;
 }
 
 /* The thread's group (S8): the store it is open on (NULL: none), its
@@ -220,9 +251,10 @@ static int x_begin_as(struct pmkv_store *s, struct kvx *x, int writer,
 			return PMKV_E_GROUP;
 		*x = grp.x;
 		x->writer = writer;
+		x->db = cur_db;
 		return 0;
 	}
-	*x = (struct kvx){.s = s, .writer = writer};
+	*x = (struct kvx){.s = s, .writer = writer, .db = cur_db};
 	pthread_mutex_lock(&s->lock);
 	int rc = s->broken ? PMTX_E_IO : pmtx_begin(s->r, rt, &x->tx); /* S11 */
 	if (rc)
@@ -709,7 +741,8 @@ int pmkv_expire(struct pmkv_store *s, const void *k, size_t kn,
 /* RENAME's work in x: the source's value and expiry copied (its view
  * may change once the key space is written: S3), the source removed,
  * then the destination given them. */
-static int move_key(struct kvx *x, struct kpos *src, struct kpos *dst)
+static int move_key(struct kvx *x, struct kpos *src, struct kpos *dst,
+                    unsigned db)
 {
 	struct vcopy c = {NULL, 0};
 	int64_t exp = src->v.expire_ms;
@@ -717,6 +750,7 @@ static int move_key(struct kvx *x, struct kpos *src, struct kpos *dst)
 	int rc = vcopy_of(&c, &src->v);
 	if (!rc) /* not kx_remove: the containers move with it (S14) */
 		rc = x->s->ks->del(x, src);
+	x->db = db; /* the destination's (MOVE), or the same (RENAME) */
 	if (!rc)
 		rc = find_live(x, dst, pmkv_now_ms());
 	if (!rc)
@@ -743,7 +777,7 @@ int pmkv_rename(struct pmkv_store *s, const void *k, size_t kn,
 		return x_end(&x, 0); /* the same key too: Redis's 0 */
 	if (!rc && !same) {
 		dst = KPOS(to, tn);
-		rc = move_key(&x, &src, &dst);
+		rc = move_key(&x, &src, &dst, x.db);
 	}
 	*done = !rc;
 	return x_end(&x, rc);
@@ -909,10 +943,10 @@ int pmkv_pexpiretime(struct pmkv_store *s, const void *k, size_t kn,
  * INFO): under the store lock, no writer runs (S2). */
 static void counts(struct pmkv_store *s, uint64_t *keys, uint64_t *buckets)
 {
-	struct kvx x = {.s = s};
+	struct kvx x = {.s = s, .db = cur_db};
 	lock_store(s);
 	if (grp.s == s)
-		x = grp.x; /* what the group wrote counts (S8) */
+		x = grp.x, x.db = cur_db; /* the group's writes count (S8) */
 	*keys = s->ks->count(&x);
 	if (buckets)
 		*buckets = s->ks->buckets(&x);
@@ -928,7 +962,7 @@ uint64_t pmkv_dbsize(struct pmkv_store *s)
 
 /* One FLUSHALL step in a transaction of its own (S12): the detach (left
  * == NULL) or a sweep batch; again under undo if it finds no room (S7). */
-static int flush_step(struct pmkv_store *s, int *left)
+static int flush_step(struct pmkv_store *s, int *left, int all)
 {
 	pmtx_runtime rt = s->rt;
 	int rc;
@@ -937,7 +971,7 @@ static int flush_step(struct pmkv_store *s, int *left)
 		if ((rc = x_begin_as(s, &x, 1, rt)))
 			break;
 		rc = x_end(&x, left ? s->ks->sweep(&x, SWEEP_BATCH, left)
-		                    : s->ks->flush(&x));
+		                    : s->ks->flush(&x, all));
 	} while (rt != PMTX_RT_UNDO && (rt = removal_retry(s, rc)));
 	return rc;
 }
@@ -946,20 +980,78 @@ static int sweep_all(struct pmkv_store *s)
 {
 	int left = 1, rc = 0;
 	while (left && !rc)
-		rc = flush_step(s, &left);
+		rc = flush_step(s, &left, 1);
 	return rc;
 }
 
 static int flush_in_group(struct pmkv_store *s);
 
+/* FLUSHALL (all) or FLUSHDB. */
+static int flush_dbs(struct pmkv_store *s, int all)
+{
+	unsigned db = cur_db;
+	int rc = 0;
+	if (grp.s == s) {
+		for (unsigned i = 0; i < PMKV_DBS && !rc; i++)
+			if (all ? !pmkv_select(s, i) : i == db)
+				rc = flush_in_group(s);
+		cur_db = db;
+		return rc;
+	}
+	rc = sweep_all(s); /* an older FLUSHALL's, if a crash cut it */
+	if (!rc)
+		rc = flush_step(s, NULL, all);
+	return rc ? rc : sweep_all(s);
+}
+
 int pmkv_flushall(struct pmkv_store *s)
 {
+	return flush_dbs(s, 1);
+}
+
+int pmkv_flushdb(struct pmkv_store *s)
+{
+	return flush_dbs(s, 0);
+}
+
+int pmkv_swapdb(struct pmkv_store *s, unsigned a, unsigned b)
+{
+	struct kvx x;
+	if (a >= PMKV_DBS || b >= PMKV_DBS || (s->wrapped && (a || b)))
+		return PMKV_E_DBINDEX;
 	if (grp.s == s)
-		return flush_in_group(s);
-	int rc = sweep_all(s); /* an older FLUSHALL's, if a crash cut it */
-	if (!rc)
-		rc = flush_step(s, NULL);
-	return rc ? rc : sweep_all(s);
+		return PMKV_E_INGROUP; /* S15 */
+	int rc = x_begin(s, &x, 1);
+	if (rc)
+		return rc;
+	return x_end(&x, a == b ? 0 : s->ks->swap(&x, a, b));
+}
+
+int pmkv_move(struct pmkv_store *s, const void *k, size_t kn, unsigned db,
+              int *done)
+{
+	struct kvx x;
+	struct kpos src = KPOS(k, kn), dst = KPOS(k, kn);
+	*done = 0;
+	if (db >= PMKV_DBS || (s->wrapped && db))
+		return PMKV_E_DBINDEX;
+	if (db == cur_db)
+		return PMKV_E_SAMEDB;
+	int rc = x_begin(s, &x, 1);
+	if (rc)
+		return rc;
+	rc = find_live(&x, &src, pmkv_now_ms());
+	if (!rc && src.found) {
+		unsigned from = x.db;
+		x.db = db;
+		rc = find_live(&x, &dst, pmkv_now_ms());
+		if (!rc && !dst.found) {
+			x.db = from;
+			rc = move_key(&x, &src, &dst, db);
+			*done = !rc;
+		}
+	}
+	return x_end(&x, rc);
 }
 
 struct scan_arg {
@@ -1294,6 +1386,14 @@ static int create_store(struct pmkv_store *s, const struct pmkv_config *c)
 	                                                   : init_root(s, f);
 }
 
+/* A key space for every database (keyspace.c K5): one transaction. */
+static int every_db(struct pmkv_store *s)
+{
+	struct kvx x;
+	int rc = x_begin(s, &x, 1);
+	return rc ? rc : x_end(&x, s->ks->dbs(&x));
+}
+
 int pmkv_attach(pmtx_region *r, const struct pmkv_config *c, unsigned flags,
                 struct pmkv_store **out, char *msg, size_t len)
 {
@@ -1328,6 +1428,8 @@ int pmkv_attach(pmtx_region *r, const struct pmkv_config *c, unsigned flags,
 		rc = check_format(s, c, rsz, msg, len, name);
 	if (!rc && (rc = s->ks->attach(s, why, sizeof(why))))
 		snprintf(msg, len, "%s: %s", name, why);
+	if (!rc && !(flags & PMKV_ATTACH_INSPECT) && s->ks->dbs)
+		rc = every_db(s);
 	if (!rc && !(flags & PMKV_ATTACH_INSPECT))
 		rc = sweep_all(s);
 	if (rc == PMTX_E_UNSUPPORTED && !*msg) /* e.g. twin vs region kind */

@@ -31,6 +31,9 @@ enum {
 	PMKV_E_WRONGTYPE,     /* the key holds another type */
 	PMKV_E_STRINGS,       /* the wrapped version holds strings only */
 	PMKV_E_NOTFLOAT,      /* value is not a valid float */
+	PMKV_E_DBINDEX,       /* no such database */
+	PMKV_E_SAMEDB,        /* MOVE to the database it is in */
+	PMKV_E_INGROUP,       /* not in a group (SWAPDB: store.c S15) */
 };
 
 /* A status that is the client's mistake, found before the operation
@@ -41,7 +44,8 @@ static inline int pmkv_user_error(int status)
 	return status == PMKV_E_NOTINT || status == PMKV_E_OVERFLOW ||
 	       status == PMKV_E_TOOBIG || status == PMKV_E_NOKEY ||
 	       status == PMKV_E_WRONGTYPE || status == PMKV_E_STRINGS ||
-	       status == PMKV_E_NOTFLOAT;
+	       status == PMKV_E_NOTFLOAT || status == PMKV_E_DBINDEX ||
+	       status == PMKV_E_SAMEDB || status == PMKV_E_INGROUP;
 }
 
 /* A status that says there is no room: Redis's OOM error. */
@@ -186,6 +190,22 @@ uint64_t pmkv_dbsize(struct pmkv_store *s);
  * old entries are then freed in batches, each a transaction of its own,
  * and a restart finishes what a crash interrupted. */
 int pmkv_flushall(struct pmkv_store *s);
+/* FLUSHDB: the same for the thread's database only. */
+int pmkv_flushdb(struct pmkv_store *s);
+
+/* Databases (store.c S15): every operation below works on the calling
+ * thread's database, 0 to PMKV_DBS - 1 (0 until pmkv_select; the wrapped
+ * version has 0 only: PMKV_E_DBINDEX). */
+int pmkv_select(struct pmkv_store *s, unsigned db);
+/* The calling thread's database. */
+unsigned pmkv_cur_db(void);
+/* SWAPDB a b: one transaction; PMKV_E_INGROUP in a group. */
+int pmkv_swapdb(struct pmkv_store *s, unsigned a, unsigned b);
+/* MOVE k db: the key, its value, expiry and collection moved to database
+ * db if it is live here and absent there (*done = 1), in one
+ * transaction; PMKV_E_SAMEDB if db is the thread's own. */
+int pmkv_move(struct pmkv_store *s, const void *k, size_t kn, unsigned db,
+              int *done);
 /* SCAN from bucket cursor: emit each live key of buckets [cursor, ...)
  * until count keys (expired ones included) were met, 10 x count buckets
  * passed, or the table ends; *next is the next cursor, 0 at the end. A

@@ -52,6 +52,7 @@ struct pmkv_store {
 struct kvx {
 	struct pmkv_store *s;
 	pmtx_tx *tx;
+	unsigned db; /* the database it works on (store.c S15) */
 	int writer; /* may write (store.c S1) */
 	int wrote;
 	int err;
@@ -127,9 +128,10 @@ struct ks_ops {
 	 * buckets passed; *next 0 at the end. fn must not write. */
 	int (*scan)(struct kvx *x, uint64_t cursor, size_t count, ks_fn fn,
 	            void *arg, uint64_t *next);
-	/* FLUSHALL: detach every key into the trash, leave an empty key
-	 * space (the trash must be empty: sweep first). */
-	int (*flush)(struct kvx *x);
+	/* FLUSHALL (all) or FLUSHDB (x->db's): detach its keys into the
+	 * trash, leave an empty key space (the trash must be empty: sweep
+	 * first). */
+	int (*flush)(struct kvx *x, int all);
 	/* Free up to budget entries of the trash; *left = 1 while some
 	 * remain. */
 	int (*sweep)(struct kvx *x, unsigned budget, int *left);
@@ -137,7 +139,12 @@ struct ks_ops {
 	 * and a token for hint_more, which prefetches the next. */
 	uint64_t (*hint)(struct pmkv_store *s, const void *k, size_t kn);
 	void (*hint_more)(struct pmkv_store *s, uint64_t token);
-	/* Check every structure the store owns; *keys: the keys found. */
+	/* Opt only (NULL in wrapped): give every database a key space
+	 * (keyspace.c K5); exchange two databases (SWAPDB). */
+	int (*dbs)(struct kvx *x);
+	int (*swap)(struct kvx *x, unsigned a, unsigned b);
+	/* Check every structure the store owns; *keys: the keys found in
+	 * x->db. */
 	int (*check)(struct kvx *x, uint64_t *keys, char *msg, size_t len);
 	/* fn for every heap block the store owns. */
 	int (*walk)(struct kvx *x, int (*fn)(pmtx_off, void *), void *arg);

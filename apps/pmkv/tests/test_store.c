@@ -638,6 +638,56 @@ static void hints_follow_no_offset_out_of_the_region(void **state)
 	expect(s, "k1", "v");
 }
 
+/* Sixteen databases (store.c S15): each its own key space, selected per
+ * thread; MOVE and SWAPDB one transaction each, FLUSHDB one database,
+ * FLUSHALL all; all of it kept across a reopen. The wrapped version has
+ * database 0 only. */
+static void databases_are_separate_key_spaces(void **state)
+{
+	struct pmkv_store *s = t.s;
+	int done;
+	(void)state;
+	if (g_flavour == PMKV_WRAPPED) {
+		assert_int_equal(pmkv_select(s, 1), PMKV_E_DBINDEX);
+		assert_int_equal(pmkv_swapdb(s, 0, 1), PMKV_E_DBINDEX);
+		assert_int_equal(pmkv_select(s, 0), 0);
+		return;
+	}
+	assert_int_equal(pmkv_select(s, PMKV_DBS), PMKV_E_DBINDEX);
+	assert_int_equal(set(s, "a", "zero", 0, 0), 1);
+	assert_int_equal(pmkv_select(s, 3), 0);
+	expect(s, "a", NULL);
+	assert_int_equal(set(s, "a", "three", 0, 0), 1);
+	assert_int_equal(set(s, "b", "b3", 0, 0), 1);
+	assert_int_equal(pmkv_dbsize(s), 2);
+	assert_int_equal(pmkv_move(s, "a", 1, 0, &done), 0);
+	assert_int_equal(done, 0); /* there already */
+	assert_int_equal(pmkv_move(s, "a", 1, 3, &done), PMKV_E_SAMEDB);
+	assert_int_equal(pmkv_move(s, "b", 1, 7, &done), 0);
+	assert_int_equal(done, 1);
+	assert_int_equal(pmkv_dbsize(s), 1);
+	assert_int_equal(pmkv_swapdb(s, 3, 0), 0);
+	expect(s, "a", "zero"); /* database 3 is the old 0 */
+	assert_int_equal(pmkv_group_begin(s), 0);
+	assert_int_equal(pmkv_swapdb(s, 3, 0), PMKV_E_INGROUP);
+	assert_int_equal(pmkv_group_end(s), 0);
+	s = reopen();
+	assert_int_equal(pmkv_select(s, 0), 0);
+	expect(s, "a", "three");
+	assert_int_equal(pmkv_select(s, 7), 0);
+	expect(s, "b", "b3");
+	assert_int_equal(pmkv_flushdb(s), 0);
+	assert_int_equal(pmkv_dbsize(s), 0);
+	assert_int_equal(pmkv_select(s, 3), 0);
+	assert_int_equal(pmkv_dbsize(s), 1);
+	assert_int_equal(pmkv_flushall(s), 0);
+	assert_int_equal(pmkv_dbsize(s), 0);
+	assert_int_equal(pmkv_select(s, 0), 0);
+	assert_int_equal(pmkv_dbsize(s), 0);
+	s = reopen();
+	assert_int_equal(pmkv_dbsize(s), 0);
+}
+
 /* A client's mistake fails its own operation only (store.c S13): the
  * group goes on, and commits the others' writes. */
 static void a_user_error_fails_only_its_operation(void **state)
@@ -925,6 +975,7 @@ int main(int argc, char **argv)
 		ALL(scan_sees_every_key_while_the_table_grows),
 		ALL(flushall_empties_and_frees),
 		ALL(a_group_commits_together),
+		ALL(databases_are_separate_key_spaces),
 		ALL(a_user_error_fails_only_its_operation),
 		ALL(a_failed_operation_aborts_its_group),
 		ALL(hints_follow_no_offset_out_of_the_region),
