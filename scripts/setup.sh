@@ -20,7 +20,8 @@ PKGS=(build-essential cmake ninja-build pkg-config
                                 # (batch atomic writes, speedtest1)
       redis-tools               # apps/pmkv tests: redis-cli, redis-benchmark
       redis-server              # apps/pmkv: the reference server (benchmark)
-      python3-redis)            # apps/pmkv tests: the Python client
+      python3-redis             # apps/pmkv tests: the Python client
+      liblua5.1-0-dev)          # apps/pmkv: EVAL's Lua 5.1, as Redis embeds
 
 missing=()
 for p in "${PKGS[@]}"; do
