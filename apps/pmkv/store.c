@@ -112,9 +112,23 @@
  *      later operations would find the maps through the root's committed
  *      words (keyspace.c K2), which the group has not yet changed. MOVE
  *      runs in one transaction over both databases.
+ *  S16. Eviction (maxmemory-policy): a write refused for want of room is
+ *      run again after pmkv_evict removed keys, each eviction a
+ *      transaction of its own (a removal: S7 holds). It samples
+ *      EVICT_SAMPLES keys from a random bucket of each database in turn
+ *      and removes the best by the policy: the least recently used (LRU),
+ *      the least often used (LFU), the soonest to expire (volatile-ttl),
+ *      or the first (random); the volatile policies only look at keys
+ *      with an expiry. The clocks LRU and LFU read are volatile and
+ *      approximate, as Redis's are: a table of PMKV_ACCESS_SLOTS slots
+ *      indexed by the key's hash (keys that share a slot share a clock),
+ *      written by every lookup that finds a key while a policy needs them,
+ *      all zero after a restart (the samples are then equal, and the
+ *      first is taken).
  */
 #include <errno.h>
 #include <limits.h>
+#include <strings.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -309,9 +323,22 @@ static int x_end(struct kvx *x, int rc)
 
 /* Find a live key (S5): an expired one is removed first, in a writing
  * operation, or reported absent in a reader. */
+/* S16: the access clock of key k. */
+static void touch_access(struct pmkv_store *s, const void *k, size_t kn,
+                         int64_t now)
+{
+	uint32_t *a = &s->access[pmkv_hash(k, kn) & (PMKV_ACCESS_SLOTS - 1)];
+	if (!s->access_lfu)
+		*a = (uint32_t)(now / 1000);
+	else if (*a < UINT32_MAX)
+		(*a)++;
+}
+
 static int find_live(struct kvx *x, struct kpos *p, int64_t now)
 {
 	int rc = x->s->ks->find(x, p);
+	if (!rc && p->found && x->s->access)
+		touch_access(x->s, p->k, p->kn, now);
 	if (rc || !p->found || !expired(&p->v, now))
 		return rc;
 	if (x->writer)
@@ -1211,6 +1238,166 @@ int pmkv_expire_step(struct pmkv_store *s, int64_t now_ms, uint64_t *cursor,
 	          : rc;
 }
 
+/* ---- eviction (S16) ---- */
+
+#define EVICT_SAMPLES 5 /* Redis's maxmemory-samples */
+
+static const char *const policy_names[PMKV_NPOLICIES] = {
+	[PMKV_NOEVICTION] = "noeviction",
+	[PMKV_ALLKEYS_LRU] = "allkeys-lru",
+	[PMKV_VOLATILE_LRU] = "volatile-lru",
+	[PMKV_ALLKEYS_LFU] = "allkeys-lfu",
+	[PMKV_VOLATILE_LFU] = "volatile-lfu",
+	[PMKV_ALLKEYS_RANDOM] = "allkeys-random",
+	[PMKV_VOLATILE_RANDOM] = "volatile-random",
+	[PMKV_VOLATILE_TTL] = "volatile-ttl",
+};
+
+const char *pmkv_policy_name(int policy)
+{
+	return policy >= 0 && policy < PMKV_NPOLICIES ? policy_names[policy]
+	                                              : NULL;
+}
+
+int pmkv_policy_parse(const char *name)
+{
+	for (int i = 0; i < PMKV_NPOLICIES; i++)
+		if (!strcasecmp(name, policy_names[i]))
+			return i;
+	return -1;
+}
+
+static int policy_volatile(int policy)
+{
+	return policy == PMKV_VOLATILE_LRU || policy == PMKV_VOLATILE_LFU ||
+	       policy == PMKV_VOLATILE_RANDOM || policy == PMKV_VOLATILE_TTL;
+}
+
+int pmkv_track_access(struct pmkv_store *s, int policy)
+{
+	int want = policy != PMKV_NOEVICTION && policy != PMKV_ALLKEYS_RANDOM &&
+	           policy != PMKV_VOLATILE_RANDOM && policy != PMKV_VOLATILE_TTL;
+	int lfu = policy == PMKV_ALLKEYS_LFU || policy == PMKV_VOLATILE_LFU;
+	uint32_t *a = want ? calloc(PMKV_ACCESS_SLOTS, sizeof(*a)) : NULL;
+	if (want && !a)
+		return ENOMEM;
+	lock_store(s);
+	free(s->access);
+	s->access = a;
+	s->access_lfu = lfu;
+	unlock_store(s);
+	return 0;
+}
+
+/* The best candidate a sample met: its key (copied) and its rank (lower
+ * is evicted first). */
+struct pick {
+	int policy;
+	int64_t now;
+	struct pmkv_store *s;
+	unsigned met;
+	int have;
+	uint64_t rank;
+	char *k;
+	size_t kn;
+};
+
+static uint64_t rank_of(const struct pick *pk, const void *k, size_t kn,
+                        const struct kval *v)
+{
+	switch (pk->policy) {
+	case PMKV_VOLATILE_TTL:
+		return (uint64_t)v->expire_ms;
+	case PMKV_ALLKEYS_RANDOM:
+	case PMKV_VOLATILE_RANDOM:
+		return pk->met; /* the first met */
+	default: /* the clock, or the count */
+		return pk->s->access
+		       ? pk->s->access[pmkv_hash(k, kn) &
+		                       (PMKV_ACCESS_SLOTS - 1)]
+		       : 0;
+	}
+}
+
+static int pick_key(void *arg, const void *k, size_t kn,
+                    const struct kval *v)
+{
+	struct pick *pk = arg;
+	if (expired(v, pk->now) ||
+	    (policy_volatile(pk->policy) && !v->expire_ms))
+		return 0;
+	uint64_t r = rank_of(pk, k, kn, v);
+	pk->met++;
+	if (pk->have && r >= pk->rank)
+		return pk->met >= EVICT_SAMPLES;
+	char *c = realloc(pk->k, kn ? kn : 1);
+	if (!c)
+		return ENOMEM;
+	memcpy(c, k, kn);
+	pk->k = c, pk->kn = kn, pk->rank = r, pk->have = 1;
+	return pk->met >= EVICT_SAMPLES;
+}
+
+/* One eviction from database db, in a transaction of runtime rt:
+ * *done = 1 if a key was removed. */
+static int evict_from(struct pmkv_store *s, pmtx_runtime rt, unsigned db,
+                      int policy, int *done)
+{
+	struct kvx x;
+	struct pick pk = {policy, pmkv_now_ms(), s, 0, 0, 0, NULL, 0};
+	int rc = x_begin_as(s, &x, 1, rt);
+	*done = 0;
+	if (rc)
+		return rc;
+	x.db = db;
+	uint64_t nb = s->ks->buckets(&x), next = 0;
+	uint64_t cur = nb ? (uint64_t)random() % nb : 0;
+	if (s->ks->count(&x)) /* from a random bucket, wrapping once */
+		for (int pass = 0; pass < 2 && pk.met < EVICT_SAMPLES && !rc;
+		     pass++, cur = 0) {
+			rc = s->ks->scan(&x, cur, EVICT_SAMPLES, pick_key, &pk,
+			                 &next);
+			rc = rc == 1 ? 0 : rc;
+			while (!rc && next && pk.met < EVICT_SAMPLES) {
+				rc = s->ks->scan(&x, next, EVICT_SAMPLES,
+				                 pick_key, &pk, &next);
+				rc = rc == 1 ? 0 : rc;
+			}
+		}
+	if (!rc && pk.have) {
+		struct kpos p = KPOS(pk.k, pk.kn);
+		if (!(rc = s->ks->find(&x, &p)) && p.found) {
+			rc = kx_remove(&x, &p);
+			*done = !rc;
+		}
+	}
+	free(pk.k);
+	return x_end(&x, rc);
+}
+
+int pmkv_evict(struct pmkv_store *s, int policy, unsigned want,
+               uint64_t *evicted)
+{
+	unsigned ndb = s->wrapped ? 1 : PMKV_DBS, start = (unsigned)random();
+	unsigned empty = 0;
+	int rc = 0;
+	*evicted = 0;
+	if (policy <= PMKV_NOEVICTION || policy >= PMKV_NPOLICIES)
+		return PMTX_E_INVAL;
+	if (grp.s == s)
+		return PMKV_E_INGROUP;
+	for (unsigned i = 0; *evicted < want && empty < ndb && !rc; i++) {
+		int done = 0;
+		rc = evict_from(s, s->rt, (start + i) % ndb, policy, &done);
+		pmtx_runtime rt = removal_retry(s, rc);
+		if (rt) /* S7 */
+			rc = evict_from(s, rt, (start + i) % ndb, policy, &done);
+		*evicted += (uint64_t)done;
+		empty = done ? 0 : empty + 1;
+	}
+	return rc;
+}
+
 void pmkv_info_get(struct pmkv_store *s, struct pmkv_info *out)
 {
 	counts(s, &out->keys, &out->buckets);
@@ -1353,10 +1540,10 @@ static int open_region(const struct pmkv_config *c, pmtx_region **r,
 	o.max_size = !twin && c->max_size > c->size ? c->max_size : 0;
 	if (c->fast_restart) /* used at create only */
 		o.flags |= PMTX_CREATE_TWIN_FAST_RESTART;
-	int rc = stat(c->path, &st) == 0
-	                 ? pmtx_open(c->path, &o, r)
-	                 : pmtx_create(c->path, twin ? c->max_size : c->size,
-	                               &o, r);
+	/* a maxmemory below the first size is the whole region's size */
+	size_t first = twin || c->max_size < c->size ? c->max_size : c->size;
+	int rc = stat(c->path, &st) == 0 ? pmtx_open(c->path, &o, r)
+	                                 : pmtx_create(c->path, first, &o, r);
 	if (rc)
 		snprintf(msg, len, "%s: %s%s%s", c->path, pmtx_strerror(rc),
 		         *pmtx_errmsg() ? ": " : "", pmtx_errmsg());
@@ -1452,6 +1639,7 @@ void pmkv_detach(struct pmkv_store *s)
 	if (s->ks)
 		s->ks->detach(s);
 	pthread_mutex_destroy(&s->lock);
+	free(s->access);
 	free(s);
 }
 

@@ -250,6 +250,27 @@ int pmkv_hinting(struct pmkv_store *s);
 uint64_t pmkv_hint(struct pmkv_store *s, const void *k, size_t kn);
 void pmkv_hint_more(struct pmkv_store *s, uint64_t token);
 
+/* maxmemory-policy (Redis's names, store.c S16). */
+enum pmkv_policy {
+	PMKV_NOEVICTION = 0,
+	PMKV_ALLKEYS_LRU, PMKV_VOLATILE_LRU,
+	PMKV_ALLKEYS_LFU, PMKV_VOLATILE_LFU,
+	PMKV_ALLKEYS_RANDOM, PMKV_VOLATILE_RANDOM,
+	PMKV_VOLATILE_TTL,
+	PMKV_NPOLICIES
+};
+/* The policy's name, and the policy a name gives (-1: none). */
+const char *pmkv_policy_name(int policy);
+int pmkv_policy_parse(const char *name);
+/* Start or stop keeping the access clocks the LRU and LFU policies read
+ * (a lookup costs a hash and a store into DRAM while they are kept). */
+int pmkv_track_access(struct pmkv_store *s, int policy);
+/* Evict up to want keys by the policy, each in a transaction of its own
+ * (store.c S16); *evicted: how many. 0 even if none could be found (then
+ * *evicted is 0). Not in a group. */
+int pmkv_evict(struct pmkv_store *s, int policy, unsigned want,
+               uint64_t *evicted);
+
 /* What INFO shows. */
 struct pmkv_info {
 	uint64_t keys, buckets;

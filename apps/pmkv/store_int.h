@@ -43,7 +43,13 @@ struct pmkv_store {
 	int typed;
 	/* where each trash map's sweep resumes (keyspace.c K6): under lock */
 	uint64_t sweep_at[PMKV_DBS];
+	/* access clocks for eviction (store.c S16), NULL when not kept:
+	 * each slot a key's hash picks, the last access time (LRU) or a
+	 * count of accesses (LFU); written under the lock */
+	uint32_t *access;
+	int access_lfu;
 };
+#define PMKV_ACCESS_SLOTS (1u << 16)
 
 #define KX_OPEN 8 /* containers one operation may have open */
 
