@@ -21,6 +21,13 @@ import redis
 from kvserver import Server
 
 
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "features: a test of what pmkv does, not of how a "
+        "runtime or a backend keeps it: run once, by pmkv_server_features "
+        "(-m features), not by every runtime's suite (-m 'not features')")
+
+
 @pytest.fixture(scope="session")
 def pmkv_bin():
     b = os.environ.get("PMKV_BIN")

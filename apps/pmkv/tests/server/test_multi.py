@@ -20,6 +20,8 @@ import redis
 from rawresp import Conn, encode
 from test_differential import Pair, b, pair, redis_server  # noqa: F401
 
+pytestmark = pytest.mark.features
+
 LONG = os.environ.get("PMTX_LONG_TESTS") == "1"
 KILLS = int(os.environ.get("PMKV_MULTI_KILLS", 200 if LONG else 20))
 
