@@ -3,7 +3,8 @@
  * test_hmap.cpp - the hash map (src/containers/hmap.c) against
  * std::unordered_map, under every runtime, standalone and inside the
  * caller's transactions (some aborted); its scan guarantee across splits;
- * concurrent writers on stripe locks; bad input.
+ * concurrent writers on stripe locks, and views that outlive another
+ * thread's writes; bad input.
  */
 #include <pthread.h>
 #include <string.h>
@@ -785,6 +786,113 @@ void a_replace_in_place_costs_only_its_write(void **)
 	}
 }
 
+/* The stripe of every key of a map opened with S stripes, from the
+ * bucket it is in: a scan asked for one entry stops after the first
+ * bucket that holds one (next names the bucket after it), and bucket b
+ * holds keys of stripe b mod S only (hmap.c H4). No writer may run. */
+std::map<std::string, unsigned> stripes_of(fixture &f, unsigned S)
+{
+	std::map<std::string, unsigned> out;
+	std::vector<std::string> got;
+	auto take = [](const pmtx_bytes *k, const pmtx_bytes *, void *arg) {
+		static_cast<std::vector<std::string> *>(arg)->push_back(str(*k));
+		return 0;
+	};
+	uint64_t cursor = 0, next;
+	do {
+		got.clear();
+		assert_int_equal(pmtx_hmap_scan(nullptr, f.m, cursor, 1, take,
+		                                &got, &next), 0);
+		uint64_t b = (next ? next : hmap_buckets(f.m)) - 1;
+		for (auto &k : got)
+			out[k] = (unsigned)(b & (S - 1));
+		cursor = next;
+	} while (cursor);
+	return out;
+}
+
+/* cont.h C5: views are per thread. Under redo, thread A writes key k in
+ * place (H2) and takes its view, a copy (the bytes in place stay the old
+ * ones until commit), and holds k's stripe until its transaction ends.
+ * Thread B then writes keys of the other stripes through the same
+ * handle, in transactions that also take views of their own: a write
+ * frees the writing thread's copies only, so A's view still reads what A
+ * wrote, before A's commit and after. (B runs between pthread_create and
+ * pthread_join, inside A's transaction.) */
+void a_view_survives_another_threads_writes(void **)
+{
+	const pmtx_runtime rts[] = {PMTX_RT_REDO, PMTX_RT_REDO_ASYNC};
+	for (pmtx_runtime rt : rts) {
+		const unsigned S = 4;
+		fixture f;
+		make(f, rt, PMTX_HMAP_LOCKED, S);
+		const std::string k = "k", a(40, 'a'), b(40, 'b'), c(40, 'c');
+		model mm{{k, a}};
+		for (unsigned i = 0; i < 32; i++)
+			mm["other" + std::to_string(i)] = a;
+		for (auto &kv : mm)
+			put_s(f, nullptr, kv.first, kv.second);
+		std::map<std::string, unsigned> stripe = stripes_of(f, S);
+		assert_int_equal(stripe.size(), mm.size());
+		struct job {
+			fixture *f;
+			std::vector<std::string> keys;
+			std::string v;
+			int err;
+		} w{&f, {}, c, 0};
+		for (auto &ks : stripe)
+			if (ks.second != stripe[k])
+				w.keys.push_back(ks.first);
+		assert_true(w.keys.size() >= 4);
+		pmtx_bytes in_place, seen;
+		assert_int_equal(pmtx_hmap_get(nullptr, f.m, k.data(), k.size(),
+		                               &in_place), 0);
+
+		pmtx_tx *tx;
+		assert_int_equal(pmtx_begin(f.r, PMTX_RT_DEFAULT, &tx), 0);
+		put_s(f, tx, k, b);
+		assert_int_equal(pmtx_hmap_get(tx, f.m, k.data(), k.size(),
+		                               &seen), 0);
+		assert_true(seen.p != in_place.p); /* a copy (C5) */
+		assert_true(str(seen) == b);
+		auto body = [](void *arg) -> void * {
+			job *j = (job *)arg;
+			for (auto &key : j->keys) {
+				pmtx_tx *t;
+				pmtx_bytes v;
+				if ((j->err = pmtx_begin(j->f->r, PMTX_RT_DEFAULT,
+				                         &t)))
+					break;
+				j->err = pmtx_hmap_put(t, j->f->m, key.data(),
+				                       key.size(), j->v.data(),
+				                       j->v.size(), 0, nullptr);
+				if (!j->err)
+					j->err = pmtx_hmap_get(t, j->f->m, key.data(),
+					                       key.size(), &v);
+				if (!j->err && str(v) != j->v)
+					j->err = -1;
+				int crc = pmtx_commit(t);
+				if (j->err || (j->err = crc))
+					break;
+			}
+			return nullptr;
+		};
+		pthread_t th;
+		assert_int_equal(pthread_create(&th, nullptr, body, &w), 0);
+		assert_int_equal(pthread_join(th, nullptr), 0);
+		assert_int_equal(w.err, 0);
+		assert_true(str(seen) == b);
+		assert_int_equal(pmtx_commit(tx), 0);
+		assert_true(str(seen) == b); /* until A next writes the map */
+
+		mm[k] = b;
+		for (auto &key : w.keys)
+			mm[key] = c;
+		check(f, mm);
+		drop(f);
+	}
+}
+
 } // namespace
 
 int main(void)
@@ -805,6 +913,7 @@ int main(void)
 		cmocka_unit_test(an_insert_costs_only_its_writes),
 		cmocka_unit_test(a_replace_that_fits_is_written_in_place),
 		cmocka_unit_test(a_replace_in_place_costs_only_its_write),
+		cmocka_unit_test(a_view_survives_another_threads_writes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

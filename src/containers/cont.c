@@ -103,6 +103,7 @@ int cx_free(struct cx *c, pmtx_off off)
 
 struct cx_vcopy {
 	struct cx_vcopy *next;
+	pthread_t owner; /* the thread whose transaction made it */
 	unsigned char b[];
 };
 
@@ -112,13 +113,8 @@ void cx_views_init(struct cx_views *v)
 	atomic_init(&v->head, NULL);
 }
 
-void cx_views_drop(struct cx_views *v)
+static void free_copies(struct cx_vcopy *p)
 {
-	if (!atomic_load_explicit(&v->head, memory_order_relaxed))
-		return; /* the common case: nothing was copied */
-	pthread_mutex_lock(&v->lock);
-	struct cx_vcopy *p = atomic_exchange(&v->head, NULL);
-	pthread_mutex_unlock(&v->lock);
 	while (p) {
 		struct cx_vcopy *next = p->next;
 		free(p);
@@ -126,11 +122,40 @@ void cx_views_drop(struct cx_views *v)
 	}
 }
 
+void cx_views_drop(struct cx_views *v)
+{
+	/* Relaxed: this thread's own pushes are all it must see here. */
+	if (!atomic_load_explicit(&v->head, memory_order_relaxed))
+		return; /* the common case: nothing was copied */
+	pthread_t self = pthread_self();
+	struct cx_vcopy *mine = NULL, *keep = NULL, **tail = &keep;
+	pthread_mutex_lock(&v->lock);
+	struct cx_vcopy *p = atomic_load_explicit(&v->head,
+	                                          memory_order_relaxed);
+	while (p) {
+		struct cx_vcopy *next = p->next;
+		if (pthread_equal(p->owner, self)) {
+			p->next = mine;
+			mine = p;
+		} else {
+			*tail = p; /* another thread may still read it */
+			tail = &p->next;
+		}
+		p = next;
+	}
+	*tail = NULL;
+	atomic_store_explicit(&v->head, keep, memory_order_relaxed);
+	pthread_mutex_unlock(&v->lock);
+	free_copies(mine);
+}
+
 void cx_views_fini(struct cx_views *v)
 {
-	cx_views_drop(v);
+	free_copies(atomic_exchange(&v->head, NULL));
 	pthread_mutex_destroy(&v->lock);
 }
+
+enum { VIEW_CHUNK = 512 }; /* bytes compared at a time on the stack */
 
 int cx_view(struct cx *c, struct cx_views *keep, const void *at,
             const void *img, size_t n, pmtx_bytes *out)
@@ -139,16 +164,30 @@ int cx_view(struct cx *c, struct cx_views *keep, const void *at,
 	if (!n || (!img && cx_direct(c)) || at == img ||
 	    (img && !memcmp(at, img, n)))
 		return 0;
+	/* Read and compare a chunk at a time before any malloc: mostly the
+	 * transaction did not change these bytes and the view is in place.
+	 * o: where the first differing chunk (k bytes, in buf) starts. */
+	const unsigned char *a = at;
+	unsigned char buf[VIEW_CHUNK];
+	size_t o = 0, k = 0;
+	for (; !img && o < n; o += k) {
+		k = MIN(n - o, sizeof buf);
+		cx_read(c, buf, a + o, k);
+		if (memcmp(buf, a + o, k))
+			break;
+	}
+	if (!img && o == n)
+		return 0; /* unchanged by the transaction: in place */
 	struct cx_vcopy *v = malloc(sizeof(*v) + n);
 	if (!v)
 		return ENOMEM;
-	if (img)
+	if (img) {
 		memcpy(v->b, img, n);
-	else
-		cx_read(c, v->b, at, n);
-	if (!img && !memcmp(v->b, at, n)) {
-		free(v); /* unchanged by the transaction: in place */
-		return 0;
+	} else {
+		memcpy(v->b, a, o); /* read the same as in place */
+		memcpy(v->b + o, buf, k);
+		if (o + k < n)
+			cx_read(c, v->b + o + k, a + o + k, n - o - k);
 	}
 	out->p = v->b;
 	if (!keep) {
@@ -159,9 +198,10 @@ int cx_view(struct cx *c, struct cx_views *keep, const void *at,
 		}
 		return rc;
 	}
+	v->owner = pthread_self();
 	pthread_mutex_lock(&keep->lock);
 	v->next = atomic_load_explicit(&keep->head, memory_order_relaxed);
-	atomic_store(&keep->head, v);
+	atomic_store_explicit(&keep->head, v, memory_order_relaxed);
 	pthread_mutex_unlock(&keep->lock);
 	return 0;
 }

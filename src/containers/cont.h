@@ -36,10 +36,17 @@
  *      writes (C1), or it has not changed those bytes. Otherwise (redo,
  *      after it wrote them) they live only in its write set until
  *      commit, and cx_view copies them: into the handle's list of copies
- *      (struct cx_views), dropped when the container is next written
- *      through the handle or the handle is closed, so the view lives as
- *      long as the API says; a container with no handle (a string) has
- *      its copy freed when the transaction ends (pmtx_defer).
+ *      (struct cx_views). Copies are per thread: each records the thread
+ *      that made it, and a write through the handle frees the writing
+ *      thread's copies only (cx_views_drop), so a view lives until the
+ *      thread that took it next writes the container through the handle
+ *      (at least as long as the API says). Another thread's write leaves
+ *      them: threads may write one handle at once (a striped hash map,
+ *      hmap.c H4), and a reader's transaction may still be reading its
+ *      copies. cx_views_fini frees every copy, a thread's that ended
+ *      too, when the handle is closed. A container with no handle (a
+ *      string) has its copy freed when the transaction ends
+ *      (pmtx_defer).
  */
 #ifndef PMTX_CONT_H
 #define PMTX_CONT_H
@@ -194,15 +201,17 @@ static inline pmtx_off cx_off(const struct cx *c, const void *p)
 	return (pmtx_off)((const char *)p - c->base);
 }
 
-/* The copies a handle has handed out as views (C5). */
+/* The copies a handle has handed out as views, every thread's (C5). */
 struct cx_vcopy;
 struct cx_views {
-	pthread_mutex_t lock;
-	struct cx_vcopy *_Atomic head;
+	pthread_mutex_t lock; /* taken to push a copy or unlink some */
+	struct cx_vcopy *_Atomic head; /* read unlocked: NULL, none to drop */
 };
 void cx_views_init(struct cx_views *v);
-/* Free the copies: at each write through the handle, and at its close. */
+/* Free the calling thread's copies, at each of its writes through the
+ * handle; other threads' copies stay (C5). */
 void cx_views_drop(struct cx_views *v);
+/* Free every copy, at the handle's close. */
 void cx_views_fini(struct cx_views *v);
 /* *out: a view of the n bytes at `at` as the transaction sees them (C5).
  * img: those bytes as the caller has read them with cx_read (NULL: read

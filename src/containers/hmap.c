@@ -37,8 +37,10 @@
  *      otherwise it links a fresh entry in the old one's place. A
  *      replaced or deleted entry is unlinked by one write and freed (the
  *      free takes effect at commit). A view is therefore valid until the
- *      map is next written (every write through the handle drops its
- *      copies).
+ *      map is next written by the thread that took it (its writes
+ *      through the handle drop its copies, C5); another thread's write
+ *      frees no copy of it, and changes or frees no entry of a stripe
+ *      the reader's transaction holds (H4).
  *  H3. Every entry offset is checked (bounds, alignment, its lengths
  *      within the region) before it is read, every chain walk is bounded
  *      by the entry count, and a split checks each moved entry's tag
