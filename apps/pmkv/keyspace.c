@@ -41,7 +41,8 @@
  *      PMKV_ROOT_TYPED flag is set, a sweep step cannot free entries
  *      blindly (pmtx_hmap_destroy_some would leak the containers their
  *      objects name): it collects up to a budget of the trash map's
- *      entries with a scan, frees each one's containers and removes it,
+ *      entries with a scan (each once: a scan that wraps around meets
+ *      some again), frees each one's containers and removes it,
  *      and destroys the map once it is empty. The scan resumes at a
  *      volatile cursor (a removal never moves an entry, so it misses
  *      nothing, and a restart begins again at 0).
@@ -334,6 +335,9 @@ static int sweep_collect(const pmtx_bytes *k, const pmtx_bytes *v,
 	int rc = pmkv_obj_parse(v->p, v->n, &o);
 	if (rc)
 		return rc;
+	for (size_t j = 0; j < a->n; j++) /* a scan may meet it twice */
+		if (a->e[j].kn == k->n && !memcmp(a->e[j].k, k->p, k->n))
+			return 0;
 	if (a->n == a->cap)
 		return 1; /* full: stop here */
 	struct swept *e = &a->e[a->n];
