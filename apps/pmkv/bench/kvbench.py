@@ -13,7 +13,8 @@
           runtimes and domains: what the two versions cost, which the
           server's round trips hide.
   redis   pmkv beside Redis (Debian's redis-server) in one invocation:
-          redis-benchmark -t set,get -c 4 -r 238328 -d 64, without
+          redis-benchmark -t set,get (--tests: any list, or all of
+          its tests) -c 4 (--bench-clients) -r 238328 -d 64, without
           pipelining and with -P 16, against pmkv-opt on /dev/shm (PDOM-1,
           hardware), pmkv on ext4 (file backend, and journal backend: each
           commit appended to the region's journal), and Redis with
@@ -22,6 +23,7 @@
           interleaved, so that ratios survive a noisy machine.
 
   kvbench.py fig7|store|redis|all [--quick] [--rounds N] [--out FILE]
+             [--tests set,get|all] [--bench-clients N]
              [--build DIR] [--ext4 DIR] [--populate N] [--seconds S]
              [--clients 1,2,4] [--mixes 90,50,10] [--runtimes ...]
              [--versions opt,wrapped]
@@ -205,13 +207,20 @@ def store(a, out):
 # ---- redis ----
 
 def parse_csv(text):
-    """redis-benchmark --csv: "test","rps",... per line."""
+    """redis-benchmark --csv: "test","rps",... per line (a test's name as
+    redis-benchmark prints it, e.g. "LPUSH", "LRANGE_100 (first 100
+    elements)", "MSET (10 keys)": its first word)."""
     res = {}
     for line in text.splitlines():
-        m = re.match(r'"(SET|GET)","([0-9.]+)"', line)
+        m = re.match(r'"([A-Z_0-9]+)[^"]*","([0-9.]+)"', line)
         if m:
             res[m.group(1)] = float(m.group(2))
     return res
+
+
+# redis-benchmark's -t tests (its default list but PING's)
+ALL_TESTS = ("set,get,incr,lpush,rpush,lpop,rpop,sadd,hset,spop,zadd,"
+             "zpopmin,lrange_100,lrange_300,lrange_500,lrange_600,mset")
 
 
 CONFIGS = ["pmkv-shm", "pmkv-shm-io1", "pmkv-file-ext4",
@@ -271,19 +280,22 @@ def redis_round(a, out, rnd):
             try:
                 res = subprocess.run(
                     ["redis-benchmark", "-h", "127.0.0.1", "-p",
-                     str(srv.port), "-t", "set,get", "-c", "4", "-r",
-                     "238328", "-d", "64", "-n", str(reqs), "-P",
-                     str(pipeline), "--csv"],
+                     str(srv.port), "-t", a.tests, "-c",
+                     str(a.bench_clients), "-r", "238328", "-d", "64",
+                     "-n", str(reqs), "-P", str(pipeline), "--csv"],
                     capture_output=True, text=True, timeout=1800)
             finally:
                 srv.stop()
             rps = parse_csv(res.stdout)
-            ok = res.returncode == 0 and "SET" in rps and "GET" in rps
+            want = [t.split("_")[0].upper() if not t.startswith("lrange")
+                    else t.upper() for t in a.tests.split(",")]
+            ok = res.returncode == 0 and all(t in rps for t in want)
             bad += not ok
             emit(out, {"bench": "pmkv-vs-redis", "config": name,
                        "pipeline": pipeline, "requests": reqs,
-                       "round": rnd, "set_rps": rps.get("SET"),
-                       "get_rps": rps.get("GET"), "ok": ok})
+                       "clients": a.bench_clients, "round": rnd,
+                       "set_rps": rps.get("SET"),
+                       "get_rps": rps.get("GET"), "rps": rps, "ok": ok})
     return bad
 
 
@@ -311,6 +323,11 @@ def parse_args(argv=None):
     ap.add_argument("--domains", default="pdom2,pdom1")
     ap.add_argument("--requests", type=int)
     ap.add_argument("--configs", default=",".join(CONFIGS))
+    ap.add_argument("--tests", default="set,get",
+                    help="redis: redis-benchmark's -t list, or 'all' "
+                         "(every test but PING)")
+    ap.add_argument("--bench-clients", type=int, default=4,
+                    help="redis: redis-benchmark's -c")
     ap.add_argument("--no-fig7-redis", dest="fig7_redis",
                     action="store_false",
                     help="leave Redis out of Figure 7's points")
@@ -330,6 +347,8 @@ def parse_args(argv=None):
     a.domains = a.domains.split(",")
     a.requests = a.requests or (20000 if q else 200000)
     a.configs = a.configs.split(",")
+    if a.tests == "all":
+        a.tests = ALL_TESTS
     known = set(CONFIGS) | set(NAMED_ONLY)
     if set(a.configs) - known:
         ap.error("unknown configuration: %s" % ", ".join(
