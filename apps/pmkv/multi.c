@@ -29,13 +29,14 @@
  *  M3. WATCH: every command with the "write" flag that a client runs marks
  *      the sessions watching any of its keys (COMMAND's key positions),
  *      FLUSHALL every watching session, FLUSHDB those watching a key of
- *      its database, SWAPDB every one; a watched key that
- *      existed at WATCH and no longer does at EXEC (it expired) marks
- *      the session too. EXEC of a marked session runs nothing and answers
- *      a null array. A write marks even when it changed nothing (SETNX on
- *      a key that exists): more EXECs refused than Redis would refuse,
- *      never fewer. The marking happens after the command ran and before
- *      its reply is sent.
+ *      its database, SWAPDB every one; a watched key that existed at
+ *      WATCH and no longer does at EXEC (it expired) marks the session
+ *      too. EXEC of a marked session runs nothing and answers a null
+ *      array. A write marks even when it changed nothing (SETNX on a key
+ *      that exists), and a write whose keys move (LMPOP, ZMPOP, EVAL: key
+ *      positions 0) marks every argument as a key: more EXECs refused
+ *      than Redis would refuse, never fewer. The marking happens after
+ *      the command ran and before its reply is sent.
  *  M4. The watch list is guarded by its mutex; srv->nwatched, read
  *      without it, is zero only when no key is watched, so a write with
  *      no watcher anywhere costs one atomic load.
@@ -167,7 +168,11 @@ void multi_touch(struct cmd_ctx *c, int all)
 		for (struct watch *w = srv->watched; w; w = w->next)
 			if (all == 2 || w->db == db || !strcmp(k->name, "swapdb"))
 				atomic_store(&w->sess->watch_dirty, 1);
-	} else if (k->first > 0) {
+	} else if (k->first == 0) { /* the keys move (LMPOP, EVAL): any
+	                             * argument may be one (M3: never fewer) */
+		for (size_t i = 1; i < c->q->argc; i++)
+			touch_key(srv, db, arg(c, i), len(c, i));
+	} else {
 		size_t last = k->last < 0 ? c->q->argc + (size_t)k->last
 		                          : (size_t)k->last;
 		for (size_t i = (size_t)k->first;

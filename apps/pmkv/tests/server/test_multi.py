@@ -81,6 +81,18 @@ def test_watch_sees_another_client(pair, server, redis_server):  # noqa: F811
         other.close()
 
 
+def test_watch_sees_a_write_whose_keys_move(pair, server,  # noqa: F811
+                                            redis_server):
+    """LMPOP's keys follow numkeys (COMMAND's key positions are 0)."""
+    other = Pair(server.port, redis_server.port)
+    try:
+        pair.run([b("RPUSH", "l", "a", "b"), b("WATCH", "l")])
+        other.run([b("LMPOP", "1", "l", "LEFT")])
+        pair.run([b("MULTI"), b("LLEN", "l"), b("EXEC")])
+    finally:
+        other.close()
+
+
 def test_watched_key_that_expires(pair):  # noqa: F811
     pair.run([b("SET", "e", "1", "PX", "50"), b("WATCH", "e")])
     time.sleep(0.2)
