@@ -9,7 +9,13 @@ version, so a value read back names the write it came from), DEL, INCR of
 the thread's counter, MSET of two keys at once, SETs with an expiry an
 hour away (they must stay like the others), and SETs of keys of their
 own that expire at once, which the server's active expiry keeps removing
-while it is killed (server.c V3). Each thread records,
+while it is killed (server.c V3), MULTI/EXEC blocks that SET two keys and
+INCR the counter (whole or absent, as an MSET), and in the opt version
+the collections: HSET/HDEL of a hash's fields and SADD/SREM of a set's
+members (each field or member checked as a key is), ZADD/ZREM of a sorted
+set's members with their version as the score, and RPUSH/LPOP of a list
+of versions (a run of consecutive versions, from at most the pops acked
+to at least the pushes acked). Each thread records,
 per key, the last acknowledged state and the writes sent after it. After
 `kill -9`, `pmkv --check` checks the region as the kill left it (after
 recovery), and a restarted server must hold, for every key, its last
@@ -101,21 +107,61 @@ class Reader:
         raise ValueError("bad reply %r" % line)
 
 
-class Loader(threading.Thread):
-    """One client: its own keys k<t>:<i> and counter c<t>."""
+MEMBERS = 12    # fields of a thread's hash, members of its set and zset
 
-    def __init__(self, port, t, seed, state):
+
+def coll_keys(t):
+    """A thread's collections: hash, set, sorted set, list."""
+    return (b"h%d" % t, b"s%d" % t, b"z%d" % t, b"l%d" % t)
+
+
+class Loader(threading.Thread):
+    """One client: its own keys k<t>:<i> and counter c<t>, and with
+    collections its hash, set, sorted set and list (coll_keys)."""
+
+    def __init__(self, port, t, seed, state, collections):
         super().__init__(daemon=True)
         self.port, self.t = port, t
         self.rnd = random.Random(seed)
         self.st = state  # persists across rounds: versions, acked state
         self.acked = 0
+        self.collections = collections
 
     def key(self, i):
         return b"k%d_%d" % (self.t, i)
 
+    def coll_op(self, r):
+        """A write of one of the thread's collections; its model's key is
+        (collection key, member) for the hash, set and sorted set, whose
+        state is a version (hash, zset) or 1 (set), None when absent."""
+        st = self.st
+        h, sk, z, lk = coll_keys(self.t)
+        m = b"m%d" % self.rnd.randrange(MEMBERS)
+        st["version"] += 1
+        v = st["version"]
+        if r < 0.2:
+            return ("set", [(h, m), v], resp("HSET", h, m, v))
+        if r < 0.3:
+            return ("del", [(h, m)], resp("HDEL", h, m))
+        if r < 0.45:
+            return ("set", [(sk, m), 1], resp("SADD", sk, m))
+        if r < 0.55:
+            return ("del", [(sk, m)], resp("SREM", sk, m))
+        if r < 0.7:
+            return ("set", [(z, m), v], resp("ZADD", z, v, m))
+        if r < 0.8:
+            return ("del", [(z, m)], resp("ZREM", z, m))
+        if r < 0.93:
+            st["pushed"] += 1
+            return ("push", [st["pushed"]], resp("RPUSH", lk,
+                                                 st["pushed"]))
+        return ("pop", [], resp("LPOP", lk))
+
     def next_op(self):
         st, r = self.st, self.rnd.random()
+        if self.collections and r < 0.3:
+            return self.coll_op(r / 0.3)
+        r = self.rnd.random()
         a = self.key(self.rnd.randrange(KEYS_PER_THREAD))
         if r < 0.1:
             return ("incr", [b"c%d" % self.t], resp("INCR", b"c%d" % self.t))
@@ -128,9 +174,14 @@ class Loader(threading.Thread):
         v = st["version"]
         if r < 0.35:
             b = self.key(self.rnd.randrange(KEYS_PER_THREAD))
-            if b != a:
+            if b != a and self.rnd.random() < 0.5:
                 return ("mset", [a, b, v],
                         resp("MSET", a, value_of(a, v), b, value_of(b, v)))
+            if b != a:  # the same as a transaction: 4 replies, EXEC's last
+                return ("exec", [a, b, v],
+                        resp("MULTI") + resp("SET", a, value_of(a, v)) +
+                        resp("SET", b, value_of(b, v)) +
+                        resp("INCR", b"c%d" % self.t) + resp("EXEC"))
         if r < 0.45:
             return ("set", [a, v],
                     resp("SET", a, value_of(a, v), b"EX", b"3600"))
@@ -150,6 +201,11 @@ class Loader(threading.Thread):
                     sent.append(op)
                     sock.sendall(op[2])
                 rep = rd.reply()
+                if sent[0][0] == "exec":  # +OK, 3 +QUEUED, then EXEC's
+                    for _ in range(4):
+                        rep = rd.reply()
+                    if isinstance(rep, list):
+                        rep = rep[2]  # the INCR's
                 self.ack(sent.pop(0), rep)
         except (OSError, ConnectionError, ValueError):
             pass
@@ -167,11 +223,17 @@ class Loader(threading.Thread):
             st["acked"][args[0]] = args[1]
         elif kind == "del":
             st["acked"][args[0]] = None
-        elif kind == "mset":
+        elif kind in ("mset", "exec"):
             st["acked"][args[0]] = args[2]
             st["acked"][args[1]] = args[2]
+            if kind == "exec":
+                st["counter"] = rep
         elif kind == "incr":
             st["counter"] = rep
+        elif kind == "push":
+            st["push_acked"] = max(st["push_acked"], args[0])
+        elif kind == "pop" and rep is not None:
+            st["pop_acked"] = max(st["pop_acked"], int(rep))
         self.acked += 1
 
 
@@ -183,7 +245,7 @@ def allowed(st, key):
             ok.add(args[1])
         elif kind == "del" and args[0] == key:
             ok.add(None)
-        elif kind == "mset" and key in args[:2]:
+        elif kind in ("mset", "exec") and key in args[:2]:
             ok.add(args[2])
     return ok
 
@@ -194,7 +256,7 @@ def torn_msets(inflight, seen):
     other key."""
     bad = []
     for i, (kind, args, _) in enumerate(inflight):
-        if kind != "mset" or args[0] == args[1]:
+        if kind not in ("mset", "exec") or args[0] == args[1]:
             continue
         has = [seen.get(k) == args[2] for k in args[:2]]
         if has[0] == has[1]:
@@ -202,12 +264,67 @@ def torn_msets(inflight, seen):
         other = args[1] if has[0] else args[0]
         if not any(other in later[1][:2] and later[0] != "incr"
                    for later in inflight[i + 1:]):
-            bad.append("MSET %s %s (version %d) torn" % (
-                args[0].decode(), args[1].decode(), args[2]))
+            bad.append("%s %s %s (version %d) torn" % (
+                kind.upper(), args[0].decode(), args[1].decode(), args[2]))
     return bad
 
 
-def verify(port, states):
+def verify_collections(rd, s, t, st):
+    """The thread's collections against its model: each member's state
+    acknowledged or in flight; the list a run of consecutive versions
+    that holds every push acknowledged and no pop acknowledged."""
+    bad = []
+    h, sk, z, lk = coll_keys(t)
+    s.sendall(resp("HGETALL", h) + resp("SMEMBERS", sk) +
+              resp("ZRANGE", z, 0, -1, b"WITHSCORES") +
+              resp("LRANGE", lk, 0, -1))
+    hv, sv, zv, lv = rd.reply(), rd.reply(), rd.reply(), rd.reply()
+    for reply in (hv, sv, zv, lv):
+        if isinstance(reply, tuple):
+            return ["collections of thread %d: %r" % (t, reply)]
+    seen = {}
+    for m in range(MEMBERS):
+        name = b"m%d" % m
+        seen[(h, name)] = None
+        seen[(sk, name)] = None
+        seen[(z, name)] = None
+    for i in range(0, len(hv), 2):
+        seen[(h, hv[i])] = int(hv[i + 1])
+    for m in sv:
+        seen[(sk, m)] = 1
+    for i in range(0, len(zv), 2):
+        seen[(z, zv[i])] = int(float(zv[i + 1]))
+    for k, got in seen.items():
+        if got not in allowed(st, k):
+            bad.append("%s[%s]: holds %r, acknowledged %r" % (
+                k[0].decode(), k[1].decode(), got, st["acked"].get(k)))
+        st["acked"][k] = got
+    vals = [int(x) for x in lv]
+    pops = sum(1 for op in st["inflight"] if op[0] == "pop")
+    name = lk.decode()
+    if vals and vals != list(range(vals[0], vals[0] + len(vals))):
+        bad.append("%s: not a run of consecutive versions: %r" % (
+            name, vals[:20]))
+    if vals and not st["pop_acked"] < vals[0] <= st["pop_acked"] + 1 + pops:
+        bad.append("%s: starts at %d, pops acknowledged to %d, %d in "
+                   "flight" % (name, vals[0], st["pop_acked"], pops))
+    if vals and not st["push_acked"] <= vals[-1] <= st["pushed"]:
+        bad.append("%s: ends at %d, pushes acknowledged to %d, sent to %d"
+                   % (name, vals[-1], st["push_acked"], st["pushed"]))
+    if not vals and st["push_acked"] > st["pop_acked"] + pops:
+        bad.append("%s: empty, pushes acknowledged to %d, pops to %d" % (
+            name, st["push_acked"], st["pop_acked"]))
+    # what survived is the new truth: the next push follows the last
+    # element (a push in flight that did not land is gone with the server)
+    if vals:
+        st["pushed"] = st["push_acked"] = vals[-1]
+        st["pop_acked"] = vals[0] - 1
+    else:
+        st["push_acked"] = st["pop_acked"] = st["pushed"]
+    return bad
+
+
+def verify(port, states, collections):
     """Every violation, as text."""
     bad = []
     with socket.create_connection(("127.0.0.1", port), 10) as s:
@@ -226,6 +343,8 @@ def verify(port, states):
                                        sorted(allowed(st, k) - {got},
                                               key=str)))
             bad += torn_msets(st["inflight"], seen)
+            if collections:
+                bad += verify_collections(rd, s, t, st)
             c = int(ctr) if ctr is not None else 0
             if c < st["counter"]:
                 bad.append("counter c%d: %d < acknowledged %d"
@@ -287,7 +406,9 @@ def main():
     d = tempfile.mkdtemp(prefix="pmkv-kill9-", dir=a.dir)
     region = os.path.join(d, "pmkv.region")
     states = [{"version": 0, "acked": {}, "inflight": [], "counter": 0,
-               "errors": []} for _ in range(a.threads)]
+               "errors": [], "pushed": 0, "push_acked": 0, "pop_acked": 0}
+              for _ in range(a.threads)]
+    collections = not a.wrapped  # the wrapped version: strings only
     port = free_port()
     bad, acked, t0 = [], 0, time.monotonic()
     p = None
@@ -295,10 +416,10 @@ def main():
         for k in range(a.kills):
             p = start(a.bin, port, region, runtimes[k % len(runtimes)], extra)
             if k:
-                bad += verify(port, states)
+                bad += verify(port, states, collections)
                 if bad:
                     break
-            loaders = [Loader(port, t, rnd.random(), states[t])
+            loaders = [Loader(port, t, rnd.random(), states[t], collections)
                        for t in range(a.threads)]
             for ld in loaders:
                 ld.start()
@@ -317,7 +438,7 @@ def main():
         if not bad:
             last = "twin" if runtimes == ["twin"] else "redo"
             p = start(a.bin, port, region, last, extra)
-            bad += verify(port, states)
+            bad += verify(port, states, collections)
             p.kill()
             p.wait()
     finally:
