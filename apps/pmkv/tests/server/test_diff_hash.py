@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: BSD-3-Clause
-"""pmkv's hashes against Redis 7.0, byte for byte (test_differential.py's
-machinery: its Pair, its redis_server fixture).
+"""pmkv's hashes against Redis 7.0, byte for byte (difftest.py's
+machinery, as test_differential.py's).
 
 Compared as test_differential.py compares, and also:
 
@@ -26,174 +26,44 @@ DEL between tests. The wrapped version holds
 strings only: there, one test checks that a hash write is refused and a
 read finds no hash.
 """
-import os
 import random
-import shlex
-import shutil
 import time
 
 import pytest
 
-from rawresp import Conn, parse
-from test_differential import (FIRST_SEED, SEEDS, NUMBERS, Pair, b,
-                               name_of, rand_value, redis_server)  # noqa: F401
+from difftest import (  # noqa: F401 (redis_server: hpair's fixture)
+    BIG, BIN, FIRST_SEED, NUMBERS, REFUSED, SEEDS, SMALL, Pair, b, clear,
+    commands, drawn_ok, name_of, needs_redis, opt_only, pair_fixture,
+    rand_value, redis_server, run_batches, wrapped_only)
+from rawresp import Conn
 
-WRAPPED = "--wrapped" in shlex.split(os.environ.get("PMKV_ARGS", ""))
-LONG = os.environ.get("PMTX_LONG_TESTS") == "1"
-COMMANDS = int(os.environ.get("PMKV_DIFF_HASH_COMMANDS",
-                              200000 if LONG else 3000))
-SCAN_PAGES = 100000  # a full HSCAN must end within this many pages
+COMMANDS = commands("PMKV_DIFF_HASH_COMMANDS", 3000)
 
-needs_redis = pytest.mark.skipif(shutil.which("redis-server") is None,
-                                 reason="redis-server is not installed")
-needs_opt = pytest.mark.skipif(WRAPPED, reason="the wrapped version holds "
-                               "strings only (test_wrapped_refuses_hashes)")
-
-# the replies whose order is undefined: how many bulks make one element
-ORDERLESS = {b"hkeys": 1, b"hvals": 1, b"hgetall": 2}
-
-
-def _elements(v, per):
-    return sorted(tuple(v[i:i + per]) for i in range(0, len(v), per))
-
-
-def orderless_same(req, ours, theirs):
-    """Are two replies of HKEYS, HVALS or HGETALL the same elements?"""
-    a, c = parse(ours), parse(theirs)
-    per = ORDERLESS[name_of(req)]
-    return (isinstance(a, list) and isinstance(c, list)
-            and _elements(a, per) == _elements(c, per))
-
-
-def hscan_page(v):
-    """Is v one of HSCAN's pages: a cursor, and field-value pairs?"""
-    return (isinstance(v, list) and len(v) == 2 and isinstance(v[0], bytes)
-            and v[0].isdigit() and isinstance(v[1], list)
-            and len(v[1]) % 2 == 0
-            and all(isinstance(x, bytes) for x in v[1]))
-
-
-def hscan_all(conn, req):
-    """HSCAN key 0 with req's options, page after page until cursor 0:
-    the set of (field, value) pairs, or the first reply's bytes if it is
-    not a page."""
-    pairs, cursor = set(), b"0"
-    for page in range(SCAN_PAGES):
-        raw = conn.send([req[:2] + [cursor] + req[3:]])[0]
-        v = parse(raw)
-        if page == 0 and not hscan_page(v):
-            return raw
-        assert hscan_page(v), raw
-        cursor = v[0]
-        pairs.update(zip(v[1][::2], v[1][1::2]))
-        if cursor == b"0":
-            return frozenset(pairs)
-    raise AssertionError("HSCAN did not end after %d pages" % SCAN_PAGES)
-
-
-def _int_or_none(x):
-    try:
-        return int(x)
-    except ValueError:
-        return None
-
-
-def randfield_ok(req, ours, theirs, h):
-    """Are two replies to HRANDFIELD alike, drawn from the hash h (a dict
-    field -> value; the module docstring)?"""
-    if ours == theirs:
-        return True
-    a, c = parse(ours), parse(theirs)
-    if len(req) == 2:
-        return a in h and c in h
-    count = _int_or_none(req[2])
-    if count is None or not isinstance(a, list) or not isinstance(c, list):
-        return False
-    per = 2 if len(req) == 4 else 1
-    want = min(count, len(h)) if count >= 0 else -count
-    for v in (a, c):
-        fields = v[::per]
-        if (len(v) != want * per or any(f not in h for f in fields)
-                or (per == 2 and any(h[f] != x
-                                     for f, x in zip(fields, v[1::2])))
-                or (count >= 0 and len(set(fields)) != len(fields))):
-            return False
-    return True
+needs_opt = opt_only("test_wrapped_refuses_hashes")
 
 
 class HashPair(Pair):
     """Pair, with the comparisons the hashes need (module docstring)."""
 
-    def run(self, requests):
-        batch = []
-        for req in requests:
-            special = self._special(req)
-            if special:
-                Pair.run(self, batch)
-                batch = []
-                special(req)
-            else:
-                batch.append(req)
-        Pair.run(self, batch)
+    ORDERLESS = {**Pair.ORDERLESS, b"hkeys": 1, b"hvals": 1, b"hgetall": 2}
 
     def _special(self, req):
-        name = name_of(req)
-        if name == b"hrandfield" and 2 <= len(req) <= 4:
+        if name_of(req) == b"hrandfield" and 2 <= len(req) <= 4:
             return self._random
-        if name == b"hscan" and len(req) >= 3 and req[2] == b"0":
-            return self._hscan
-        return None
-
-    def _check(self, req, ours, theirs, ok):
-        if not ok and isinstance(ours, bytes) and isinstance(theirs, bytes):
-            name = name_of(req)
-            if name in ORDERLESS:
-                ok = orderless_same(req, ours, theirs)
-            elif name == b"hscan":  # from a cursor other than "0"
-                ok = hscan_page(parse(ours)) and hscan_page(parse(theirs))
-        Pair._check(self, req, ours, theirs, ok)
-
-    def _hash(self, key):
-        """The hash at key, read on both and compared: field -> value."""
-        req = b("HGETALL", key)
-        ours, theirs = self.ours.send([req])[0], self.theirs.send([req])[0]
-        self._check(req, ours, theirs, ours == theirs)
-        v = parse(ours)
-        return dict(zip(v[::2], v[1::2])) if isinstance(v, list) else {}
+        return Pair._special(self, req)
 
     def _random(self, req):
-        h = self._hash(req[1])
-        ours, theirs = self.ours.send([req])[0], self.theirs.send([req])[0]
-        self._check(req, ours, theirs, randfield_ok(req, ours, theirs, h))
-
-    def _hscan(self, req):
-        a, c = hscan_all(self.ours, req), hscan_all(self.theirs, req)
-        show = [x if isinstance(x, bytes) else sorted(x) for x in (a, c)]
-        self._check(req, show[0], show[1], a == c)
+        v = self._read(b("HGETALL", req[1]))
+        h = dict(zip(v[::2], v[1::2])) if isinstance(v, list) else {}
+        ours, theirs = self._both(req)
+        self._check(req, ours, theirs, drawn_ok(req, ours, theirs, h))
 
 
-def clear(conn):
-    """Every key removed (DEL: the keys are few)."""
-    keys = parse(conn.send([b("KEYS", "*")])[0])
-    if keys:
-        conn.send([[b"DEL"] + keys])
-
-
-@pytest.fixture
-def hpair(server, redis_server):  # noqa: F811
-    p = HashPair(server.port, redis_server.port)
-    clear(p.ours)
-    clear(p.theirs)
-    yield p
-    p.close()
-    assert not p.differences, "%d differences" % len(p.differences)
+hpair = pair_fixture(HashPair)
 
 
 # ---- the edge cases ---------------------------------------------------
 
-BIG = b"9223372036854775807"
-SMALL = b"-9223372036854775808"
-BIN = bytes(range(256))
 MANY = [x for i in range(1000) for x in (b"f%d" % i, b"v%d" % i)]
 FAR = b"%d" % (int(time.time()) + 86400)  # an expiry no run outlives
 
@@ -549,27 +419,21 @@ def random_request(rnd):
 def test_random(hpair, seed):
     rnd = random.Random(seed * 7919)
     reqs = [random_request(rnd) for _ in range(max(COMMANDS // SEEDS, 1))]
-    at = 0
-    while at < len(reqs):  # pipelined in batches of 1 to 32
-        n = rnd.randrange(1, 33)
-        hpair.run(reqs[at:at + n])
-        at += n
+    run_batches(hpair, reqs, rnd)
     print("seed %d: %d requests compared" % (seed, hpair.compared))
 
 
 # ---- the wrapped version ----------------------------------------------
 
-@pytest.mark.skipif(not WRAPPED, reason="the wrapped version only")
+@wrapped_only
 def test_wrapped_refuses_hashes(server):
     c = Conn(server.port)
     try:
         clear(c)
-        refused = (b"-ERR this store is pmkv's wrapped version, which holds "
-                   b"strings only\r\n")
         for req in (b("HSET", "h", "f", "v"), b("HMSET", "h", "f", "v"),
                     b("HSETNX", "h", "f", "v"), b("HINCRBY", "h", "f", "1"),
                     b("HINCRBYFLOAT", "h", "f", "1.5")):
-            assert c.send([req]) == [refused], req
+            assert c.send([req]) == [REFUSED], req
         reads = [(b("HGET", "h", "f"), b"$-1\r\n"),
                  (b("HLEN", "h"), b":0\r\n"), (b("HGETALL", "h"), b"*0\r\n"),
                  (b("HRANDFIELD", "h"), b"$-1\r\n"),

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: BSD-3-Clause
-"""pmkv's lists against Redis 7.0, byte for byte (test_differential.py's
-machinery: its Pair, its redis_server fixture).
+"""pmkv's lists against Redis 7.0, byte for byte (difftest.py's
+machinery, as test_differential.py's).
 
 Every reply is compared as test_differential.py compares them: a list's
 replies are all ordered, so nothing is normalized.
@@ -21,51 +21,26 @@ for its destination key's length moves nothing, in a group too; and the
 wrapped version, which holds strings only, refuses a list write and
 finds no list.
 """
-import os
 import random
-import shlex
-import shutil
 
 import pytest
 
-from rawresp import Conn, parse
-from test_differential import (FIRST_SEED, KEEP_GOING, SEEDS, Pair, b,
-                               redis_server)  # noqa: F401
+from difftest import (  # noqa: F401 (redis_server: lpair's fixture)
+    BIG, BIN, FIRST_SEED, KEEP_GOING, REFUSED, SEEDS, SMALL, Pair, b,
+    break_arity, clear, commands, needs_redis, opt_only, pair_fixture,
+    redis_server, run_batches, weighted, wrapped_only)
+from rawresp import Conn
 
-WRAPPED = "--wrapped" in shlex.split(os.environ.get("PMKV_ARGS", ""))
-LONG = os.environ.get("PMTX_LONG_TESTS") == "1"
-COMMANDS = int(os.environ.get("PMKV_DIFF_LIST_COMMANDS",
-                              200000 if LONG else 3000))
+COMMANDS = commands("PMKV_DIFF_LIST_COMMANDS", 3000)
 
-needs_redis = pytest.mark.skipif(shutil.which("redis-server") is None,
-                                 reason="redis-server is not installed")
-needs_opt = pytest.mark.skipif(WRAPPED, reason="the wrapped version holds "
-                               "strings only (test_wrapped_refuses_lists)")
+needs_opt = opt_only("test_wrapped_refuses_lists")
 
-
-def clear(conn):
-    """Every key removed (DEL: the keys are few)."""
-    keys = parse(conn.send([b("KEYS", "*")])[0])
-    if keys:
-        conn.send([[b"DEL"] + keys])
-
-
-@pytest.fixture
-def lpair(server, redis_server):  # noqa: F811
-    p = Pair(server.port, redis_server.port)
-    clear(p.ours)
-    clear(p.theirs)
-    yield p
-    p.close()
-    assert not p.differences, "%d differences" % len(p.differences)
+lpair = pair_fixture(Pair)
 
 
 # ---- the edge cases ---------------------------------------------------
 
-BIG = b"9223372036854775807"
-SMALL = b"-9223372036854775808"
 OVER = b"9223372036854775808"
-BIN = bytes(range(256))
 WRONG = b"-WRONGTYPE"
 
 ARITY = [
@@ -459,18 +434,8 @@ MAKERS = [
 
 def random_request(rnd):
     """One request; about one in 50 has its arity broken."""
-    w = rnd.random() * sum(m[0] for m in MAKERS)
-    for weight, make in MAKERS:
-        w -= weight
-        if w < 0:
-            break
-    req = make(rnd)
-    if rnd.random() < 0.02:
-        if len(req) > 1 and rnd.random() < 0.5:
-            req = req[:rnd.randrange(1, len(req))]
-        else:
-            req = req + [rnd.choice(ELEMS)] * rnd.randrange(1, 3)
-    return req
+    return break_arity(rnd, weighted(rnd, MAKERS)(rnd),
+                       lambda rnd: rnd.choice(ELEMS))
 
 
 @pytest.mark.features
@@ -480,11 +445,7 @@ def random_request(rnd):
 def test_list_random(lpair, seed):
     rnd = random.Random(seed)
     reqs = [random_request(rnd) for _ in range(max(COMMANDS // SEEDS, 1))]
-    at = 0
-    while at < len(reqs):  # pipelined in batches of 1 to 32
-        n = rnd.randrange(1, 33)
-        lpair.run(reqs[at:at + n])
-        at += n
+    run_batches(lpair, reqs, rnd)
     for k in KEYS:  # the end state, key by key
         lpair.run([b("TYPE", k), b("LRANGE", k, "0", "-1"), b("GET", k)])
     print("seed %d: %d requests compared%s" % (
@@ -525,18 +486,16 @@ def test_a_refused_move_moves_nothing(server):
 
 # ---- the wrapped version ----------------------------------------------
 
-@pytest.mark.skipif(not WRAPPED, reason="the wrapped version only")
+@wrapped_only
 def test_wrapped_refuses_lists(server):
     """The wrapped version holds strings only: a write that would make a
     list is refused with its own error, and nothing is made; a read finds
     no list; a string is still the wrong type for the list commands."""
     c = Conn(server.port)
-    refused = (b"-ERR this store is pmkv's wrapped version, which holds "
-               b"strings only\r\n")
     try:
         assert c.send([b("RPUSH", "w", "a"), b("LPUSHX", "w", "a"),
                        b("LMOVE", "nope", "w", "LEFT", "LEFT")]) == [
-            refused, b":0\r\n", b"$-1\r\n"]
+            REFUSED, b":0\r\n", b"$-1\r\n"]
         assert c.send([b("EXISTS", "w"), b("LLEN", "w"),
                        b("LRANGE", "w", "0", "-1"), b("LPOP", "w", "1"),
                        b("LMPOP", "1", "w", "LEFT")]) == [

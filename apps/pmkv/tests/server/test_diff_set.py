@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: BSD-3-Clause
-"""pmkv's sets against Redis 7.0, byte for byte (test_differential.py's
-machinery: its Pair, its redis_server fixture).
+"""pmkv's sets against Redis 7.0, byte for byte (difftest.py's
+machinery, as test_differential.py's).
 
 Compared as test_differential.py compares, and also:
 
@@ -26,153 +26,54 @@ PMTX_LONG_TESTS=1) over PMKV_DIFF_SEEDS seeds. The keys are removed with
 DEL between tests. The wrapped version holds strings only: there, one
 test checks that a set write is refused and a read finds no set.
 """
-import os
 import random
-import shlex
-import shutil
 
 import pytest
 
+from difftest import (  # noqa: F401 (redis_server: spair's fixture)
+    BIG, BIN, FIRST_SEED, KEEP_GOING, REFUSED, SEEDS, SMALL, Pair, b,
+    break_arity, commands, drawn_ok, name_of, needs_redis, opt_only,
+    pair_fixture, redis_server, run_batches, wrapped_only)
 from rawresp import Conn, parse
-from test_differential import (BIG, BIN, FIRST_SEED, KEEP_GOING, SEEDS,
-                               SMALL, Pair, b, name_of, redis_server,
-                               scan_all)  # noqa: F401
 
-WRAPPED = "--wrapped" in shlex.split(os.environ.get("PMKV_ARGS", ""))
-LONG = os.environ.get("PMTX_LONG_TESTS") == "1"
-COMMANDS = int(os.environ.get("PMKV_DIFF_SET_COMMANDS",
-                              200000 if LONG else 3000))
+COMMANDS = commands("PMKV_DIFF_SET_COMMANDS", 3000)
 
-needs_redis = pytest.mark.skipif(shutil.which("redis-server") is None,
-                                 reason="redis-server is not installed")
-needs_opt = pytest.mark.skipif(WRAPPED, reason="the wrapped version holds "
-                               "strings only (test_wrapped_refuses_sets)")
-
-SET_REPLIES = (b"smembers", b"sinter", b"sunion", b"sdiff")
-
-
-def _sorted_same(ours, theirs):
-    a, c = parse(ours), parse(theirs)
-    return (isinstance(a, list) and isinstance(c, list)
-            and sorted(a) == sorted(c))
-
-
-class _Keyed:
-    """A connection that sends each request with key after its command
-    name: test_differential's scan_all, made for SSCAN."""
-
-    def __init__(self, conn, key):
-        self.conn, self.key = conn, key
-
-    def send(self, requests):
-        return self.conn.send([r[:1] + [self.key] + r[1:] for r in requests])
-
-
-def sscan_all(conn, req):
-    """SSCAN key 0 with req's options, page after page until cursor 0:
-    the set of members, or the first reply's bytes if it is not a
-    page."""
-    return scan_all(_Keyed(conn, req[1]), req[:1] + req[2:])
-
-
-def _count_of(req):
-    """SPOP's or SRANDMEMBER's count, or None (none, or not a number)."""
-    if len(req) != 3:
-        return None
-    try:
-        return int(req[2])
-    except ValueError:
-        return None
-
-
-def random_ok(req, ours, theirs, before):
-    """Are two replies to SPOP or SRANDMEMBER alike, drawn from the set
-    `before` (the module docstring)?"""
-    if ours == theirs:
-        return True
-    a, c = parse(ours), parse(theirs)
-    count = _count_of(req)
-    if len(req) == 2:
-        return a in before and c in before
-    if count is None or not isinstance(a, list) or not isinstance(c, list):
-        return False
-    distinct = name_of(req) == b"spop" or count >= 0
-    want = min(count, len(before)) if distinct else -count
-    return all(len(v) == want and all(m in before for m in v)
-               and (not distinct or len(set(v)) == len(v)) for v in (a, c))
+needs_opt = opt_only("test_wrapped_refuses_sets")
 
 
 class SetPair(Pair):
     """Pair, with the comparisons the sets need (module docstring)."""
 
-    def run(self, requests):
-        batch = []
-        for req in requests:
-            special = self._special(req)
-            if special:
-                Pair.run(self, batch)
-                batch = []
-                special(req)
-            else:
-                batch.append(req)
-        Pair.run(self, batch)
+    ORDERLESS = {**Pair.ORDERLESS, b"smembers": 1, b"sinter": 1,
+                 b"sunion": 1, b"sdiff": 1}
 
     def _special(self, req):
         name = name_of(req)
         if name in (b"spop", b"srandmember") and len(req) in (2, 3):
             return self._random
-        if name == b"sscan" and len(req) >= 3 and req[2] == b"0":
-            return self._sscan
-        return None
-
-    def _check(self, req, ours, theirs, ok):
-        if (not ok and isinstance(ours, bytes) and isinstance(theirs, bytes)
-                and name_of(req) in SET_REPLIES):
-            ok = _sorted_same(ours, theirs)
-        Pair._check(self, req, ours, theirs, ok)
+        return Pair._special(self, req)
 
     def _members(self, key):
         """The set at key, read on both and compared: its members."""
-        req = b("SMEMBERS", key)
-        ours, theirs = self.ours.send([req])[0], self.theirs.send([req])[0]
-        self._check(req, ours, theirs, ours == theirs)
-        v = parse(ours)
+        v = self._read(b("SMEMBERS", key))
         return set(v) if isinstance(v, list) else set()
 
     def _random(self, req):
         before = self._members(req[1])
-        ours, theirs = self.ours.send([req])[0], self.theirs.send([req])[0]
-        ok = random_ok(req, ours, theirs, before)
+        ours, theirs = self._both(req)
+        pop = name_of(req) == b"spop"
+        ok = drawn_ok(req, ours, theirs, before, distinct=pop)
         self._check(req, ours, theirs, ok)
         a, c = parse(ours), parse(theirs)
-        if ok and name_of(req) == b"spop" and a != c:
+        if ok and pop and a != c:
             took_ours = a if isinstance(a, list) else [a]
             took_theirs = c if isinstance(c, list) else [c]
             self.theirs.send([[b"SADD", req[1]] + took_theirs,
                               [b"SREM", req[1]] + took_ours])
         self._members(req[1])
 
-    def _sscan(self, req):
-        a, c = sscan_all(self.ours, req), sscan_all(self.theirs, req)
-        show = [x if isinstance(x, bytes) else sorted(x) for x in (a, c)]
-        self._check(req, show[0], show[1], a == c)
 
-
-def clear(conn):
-    """Every key removed (DEL, not FLUSHALL: the keys are few)."""
-    keys = parse(conn.send([b("KEYS", "*")])[0])
-    if keys:
-        conn.send([[b"DEL"] + keys])
-
-
-@pytest.fixture
-def spair(server, redis_server):  # noqa: F811
-    p = SetPair(server.port, redis_server.port)
-    clear(p.ours)
-    clear(p.theirs)
-    yield p
-    p.close()
-    assert not p.differences, "%d differences" % len(p.differences)
+spair = pair_fixture(SetPair)
 
 
 # ---- the edge cases ---------------------------------------------------
@@ -475,12 +376,7 @@ def random_request(rnd):
     """One request; about one in 50 has its arity broken: cut short, or
     a member or two more."""
     make = rnd.choices([m for _, m in MAKERS], [w for w, _ in MAKERS])[0]
-    req = make(rnd)
-    if rnd.random() < 0.02:
-        cut = len(req) > 1 and rnd.random() < 0.5
-        req = (req[:rnd.randrange(1, len(req))] if cut else
-               req + [rnd.choice(MEMBERS)] * rnd.randrange(1, 3))
-    return req
+    return break_arity(rnd, make(rnd), lambda rnd: rnd.choice(MEMBERS))
 
 
 @pytest.mark.features
@@ -490,11 +386,7 @@ def random_request(rnd):
 def test_set_random(spair, seed):
     rnd = random.Random(seed)
     reqs = [random_request(rnd) for _ in range(max(COMMANDS // SEEDS, 1))]
-    at = 0
-    while at < len(reqs):  # pipelined in batches of 1 to 32
-        n = rnd.randrange(1, 33)
-        spair.run(reqs[at:at + n])
-        at += n
+    run_batches(spair, reqs, rnd)
     for k in KEYS:  # the end state, key by key
         spair.run([b("TYPE", k), b("SMEMBERS", k), b("GET", k)])
     print("seed %d: %d requests compared%s" % (
@@ -503,16 +395,14 @@ def test_set_random(spair, seed):
 
 # ---- the wrapped version ----------------------------------------------
 
-@pytest.mark.skipif(not WRAPPED, reason="the wrapped version only")
+@wrapped_only
 def test_wrapped_refuses_sets(server):
     """The wrapped version holds strings only: a write that would make a
     set is refused with its own error, and nothing is made; a read finds
     no set; a string is still the wrong type for the set commands."""
     c = Conn(server.port)
-    refused = (b"-ERR this store is pmkv's wrapped version, which holds "
-               b"strings only\r\n")
     try:
-        assert c.send([b("SADD", "w", "a")]) == [refused]
+        assert c.send([b("SADD", "w", "a")]) == [REFUSED]
         assert c.send([b("SMOVE", "nope", "w", "a")]) == [b":0\r\n"]
         assert c.send([b("EXISTS", "w"), b("SMEMBERS", "w"),
                        b("SCARD", "w"), b("SINTERSTORE", "d", "nope"),

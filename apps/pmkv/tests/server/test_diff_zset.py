@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: BSD-3-Clause
-"""pmkv's sorted sets against Redis 7.0, byte for byte (test_differential.py's
-machinery: its Pair, its redis_server fixture).
+"""pmkv's sorted sets against Redis 7.0, byte for byte (difftest.py's
+machinery, as test_differential.py's).
 
 Compared as test_differential.py compares, and also:
 
@@ -32,86 +32,19 @@ PMTX_LONG_TESTS=1) over PMKV_DIFF_SEEDS seeds. The keys are removed with
 DEL between tests. The wrapped version holds strings only: there, one
 test checks that a sorted set write is refused and a read finds none.
 """
-import os
 import random
-import shlex
-import shutil
 
 import pytest
 
+from difftest import (  # noqa: F401 (redis_server: zpair's fixture)
+    BIG, BIN, FIRST_SEED, KEEP_GOING, REFUSED, SEEDS, SMALL, Pair, b,
+    break_arity, commands, drawn_ok, name_of, needs_redis, opt_only,
+    pair_fixture, redis_server, run_batches, weighted, wrapped_only)
 from rawresp import Conn, parse
-from test_differential import (FIRST_SEED, KEEP_GOING, SEEDS, Pair, b,
-                               name_of, redis_server)  # noqa: F401
 
-WRAPPED = "--wrapped" in shlex.split(os.environ.get("PMKV_ARGS", ""))
-LONG = os.environ.get("PMTX_LONG_TESTS") == "1"
-COMMANDS = int(os.environ.get("PMKV_DIFF_ZSET_COMMANDS",
-                              200000 if LONG else 3000))
-SCAN_PAGES = 100000  # a full ZSCAN must end within this many pages
+COMMANDS = commands("PMKV_DIFF_ZSET_COMMANDS", 3000)
 
-needs_redis = pytest.mark.skipif(shutil.which("redis-server") is None,
-                                 reason="redis-server is not installed")
-needs_opt = pytest.mark.skipif(WRAPPED, reason="the wrapped version holds "
-                               "strings only (test_wrapped_refuses_zsets)")
-
-
-def _page(v):
-    """Is v one of ZSCAN's pages: a cursor, and member-score bulks?"""
-    return (isinstance(v, list) and len(v) == 2 and isinstance(v[0], bytes)
-            and v[0].isdigit() and isinstance(v[1], list)
-            and len(v[1]) % 2 == 0
-            and all(isinstance(m, bytes) for m in v[1]))
-
-
-def zscan_all(conn, req):
-    """ZSCAN key 0 with req's options, page after page until cursor 0:
-    the set of (member, score) pairs, or the first reply's bytes if it is
-    not a page."""
-    pairs, cursor = set(), b"0"
-    for page in range(SCAN_PAGES):
-        raw = conn.send([req[:2] + [cursor] + req[3:]])[0]
-        v = parse(raw)
-        if page == 0 and not _page(v):
-            return raw
-        assert _page(v), raw
-        cursor = v[0]
-        pairs.update(zip(v[1][0::2], v[1][1::2]))
-        if cursor == b"0":
-            return frozenset(pairs)
-    raise AssertionError("ZSCAN did not end after %d pages" % SCAN_PAGES)
-
-
-def _int(x):
-    try:
-        return int(x)
-    except ValueError:
-        return None
-
-
-def random_ok(req, ours, theirs, before):
-    """Are two replies to ZRANDMEMBER alike, drawn from `before` (member
-    -> score bytes)? (The module docstring.)"""
-    if ours == theirs:
-        return True
-    a, c = parse(ours), parse(theirs)
-    if len(req) == 2:
-        return a in before and c in before
-    count = _int(req[2])
-    if count is None or not isinstance(a, list) or not isinstance(c, list):
-        return False
-    scores = len(req) == 4
-    want = min(count, len(before)) if count >= 0 else -count
-    for v in (a, c):
-        members = v[0::2] if scores else v
-        if len(members) != want or any(m not in before for m in members):
-            return False
-        if scores and (len(v) != 2 * want or any(
-                before[m] != s for m, s in zip(v[0::2], v[1::2]))):
-            return False
-        if count >= 0 and len(set(members)) != len(members):
-            return False
-    return True
-
+needs_opt = opt_only("test_wrapped_refuses_zsets")
 
 # The other types' commands the tests send: one pmkv does not have yet is
 # sent to neither server (the set inputs of ZUNION and its kin are then
@@ -130,77 +63,27 @@ class ZsetPair(Pair):
         self.missing = {n for n, i in zip(OTHERS, info) if i is None}
 
     def run(self, requests):
-        batch = []
-        for req in requests:
-            if not isinstance(req, bytes) and name_of(req) in self.missing:
-                continue
-            special = self._special(req)
-            if special:
-                Pair.run(self, batch)
-                batch = []
-                special(req)
-            else:
-                batch.append(req)
-        Pair.run(self, batch)
+        Pair.run(self, [r for r in requests if isinstance(r, bytes)
+                        or name_of(r) not in self.missing])
 
     def _special(self, req):
-        if isinstance(req, bytes):
-            return None
-        name = name_of(req)
-        if name == b"zrandmember" and 2 <= len(req) <= 4:
+        if (not isinstance(req, bytes) and name_of(req) == b"zrandmember"
+                and 2 <= len(req) <= 4):
             return self._random
-        if name == b"zscan" and len(req) >= 3 and req[2] == b"0":
-            return self._zscan
-        return None
-
-    def _check(self, req, ours, theirs, ok):
-        if (not ok and not isinstance(req, bytes) and name_of(req) == b"zscan"
-                and isinstance(ours, bytes) and isinstance(theirs, bytes)):
-            ok = _page(parse(ours)) and _page(parse(theirs))
-        Pair._check(self, req, ours, theirs, ok)
-
-    def _members(self, key):
-        """The sorted set at key, read on both and compared: member ->
-        score."""
-        req = b("ZRANGE", key, "0", "-1", "WITHSCORES")
-        ours, theirs = self.ours.send([req])[0], self.theirs.send([req])[0]
-        self._check(req, ours, theirs, ours == theirs)
-        v = parse(ours)
-        return dict(zip(v[0::2], v[1::2])) if isinstance(v, list) else {}
+        return Pair._special(self, req)
 
     def _random(self, req):
-        before = self._members(req[1])
-        ours, theirs = self.ours.send([req])[0], self.theirs.send([req])[0]
-        self._check(req, ours, theirs, random_ok(req, ours, theirs, before))
-
-    def _zscan(self, req):
-        a, c = zscan_all(self.ours, req), zscan_all(self.theirs, req)
-        show = [x if isinstance(x, bytes) else sorted(x) for x in (a, c)]
-        self._check(req, show[0], show[1], a == c)
+        v = self._read(b("ZRANGE", req[1], "0", "-1", "WITHSCORES"))
+        before = dict(zip(v[0::2], v[1::2])) if isinstance(v, list) else {}
+        ours, theirs = self._both(req)
+        self._check(req, ours, theirs, drawn_ok(req, ours, theirs, before))
 
 
-def clear(conn):
-    """Every key removed (DEL, not FLUSHALL: the keys are few)."""
-    keys = parse(conn.send([b("KEYS", "*")])[0])
-    if keys:
-        conn.send([[b"DEL"] + keys])
-
-
-@pytest.fixture
-def zpair(server, redis_server):  # noqa: F811
-    p = ZsetPair(server.port, redis_server.port)
-    clear(p.ours)
-    clear(p.theirs)
-    yield p
-    p.close()
-    assert not p.differences, "%d differences" % len(p.differences)
+zpair = pair_fixture(ZsetPair)
 
 
 # ---- the edge cases ---------------------------------------------------
 
-BIG = b"9223372036854775807"
-SMALL = b"-9223372036854775808"
-BIN = bytes(range(256))
 LONGM = b"l" * 100  # longer than a listpack member: a skiplist in Redis
 
 
@@ -951,7 +834,6 @@ def _zrem_range(rnd, key, lex):
 
 def zset_request(rnd, key, lex):
     """A sorted set command on key (a lex key: lex)."""
-    r = rnd.random()
     table = [
         (20, lambda: rand_zadd(rnd, key, lex)),
         (3, lambda: [b"ZINCRBY", key, b"0" if lex else _score(rnd),
@@ -969,12 +851,7 @@ def zset_request(rnd, key, lex):
         (7, lambda: rand_setop(rnd, lex)),
         (2, lambda: rand_zscan(rnd, key)),
     ]
-    w = r * sum(t[0] for t in table)
-    for weight, make in table:
-        w -= weight
-        if w < 0:
-            break
-    return make()
+    return weighted(rnd, table)()
 
 
 def other_request(rnd):
@@ -1002,13 +879,9 @@ def random_request(rnd):
         lex = rnd.random() < 0.25
         keys = LEX_KEYS if lex else ZKEYS * 4 + KEYS
         req = zset_request(rnd, rnd.choice(keys), lex)
-    if rnd.random() < 0.02:
-        if len(req) > 1 and rnd.random() < 0.5:
-            req = req[:rnd.randrange(1, len(req))]
-        else:  # (a lex key's scores stay 0)
-            req = req + [b"0" if lex else rnd.choice(MEMBERS)] * (
-                rnd.randrange(1, 3))
-    return req
+    # (a lex key's scores stay 0)
+    return break_arity(rnd, req, lambda rnd: b"0" if lex
+                       else rnd.choice(MEMBERS))
 
 
 @pytest.mark.features
@@ -1018,11 +891,7 @@ def random_request(rnd):
 def test_zset_random(zpair, seed):
     rnd = random.Random(seed)
     reqs = [random_request(rnd) for _ in range(max(COMMANDS // SEEDS, 1))]
-    at = 0
-    while at < len(reqs):  # pipelined in batches of 1 to 32
-        n = rnd.randrange(1, 33)
-        zpair.run(reqs[at:at + n])
-        at += n
+    run_batches(zpair, reqs, rnd)
     for k in KEYS + LEX_KEYS:  # the end state, key by key
         zpair.run([b("TYPE", k), b("ZRANGE", k, "0", "-1", "WITHSCORES"),
                    b("GET", k)])
@@ -1032,17 +901,15 @@ def test_zset_random(zpair, seed):
 
 # ---- the wrapped version ----------------------------------------------
 
-@pytest.mark.skipif(not WRAPPED, reason="the wrapped version only")
+@wrapped_only
 def test_wrapped_refuses_zsets(server):
     """The wrapped version holds strings only: a write that would make a
     sorted set is refused with its own error, and nothing is made; a read
     finds none; a string is still the wrong type for the Z commands."""
     c = Conn(server.port)
-    refused = (b"-ERR this store is pmkv's wrapped version, which holds "
-               b"strings only\r\n")
     try:
         assert c.send([b("ZADD", "w", "1", "a"),
-                       b("ZINCRBY", "w", "1", "a")]) == [refused, refused]
+                       b("ZINCRBY", "w", "1", "a")]) == [REFUSED, REFUSED]
         assert c.send([b("ZADD", "w", "XX", "1", "a"), b("EXISTS", "w"),
                        b("ZRANGE", "w", "0", "-1"), b("ZCARD", "w"),
                        b("ZUNIONSTORE", "d", "1", "nope"),

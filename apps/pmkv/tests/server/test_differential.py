@@ -4,8 +4,9 @@
 Debian's redis-server (no RDB, no AOF, 127.0.0.1, a free port, a
 directory of its own; killed at the end) runs beside pmkv (conftest's
 module server). Both are sent the same requests over raw sockets
-(rawresp.py: RESP2 multibulk byte strings, pipelined in batches), and
-each reply's bytes are compared, except:
+(rawresp.py: RESP2 multibulk byte strings, pipelined in batches; the
+machinery is difftest.py's, which the test_diff_*.py share), and each
+reply's bytes are compared, except:
 
 - KEYS: the keys are compared sorted (Redis's order is undefined);
 - SCAN: a full scan from cursor 0 runs on each server with the same
@@ -36,193 +37,26 @@ PMKV_DIFF_KEEP_GOING=1 prints every difference instead of stopping at the
 first. A failure names the first differing request, both replies, and
 the requests before it.
 """
-import os
 import random
-import shutil
 import time
 
 import pytest
 
-from rawresp import Conn, RedisServer, parse
+from difftest import (  # noqa: F401 (redis_server: pair's fixture)
+    BIG, BIN, FIRST_SEED, NUMBERS, SEEDS, SMALL, Pair, b, break_arity,
+    commands, is_full_scan, needs_redis, pair_fixture, rand_value,
+    redis_server, run_batches, weighted)
 
-pytestmark = pytest.mark.skipif(shutil.which("redis-server") is None,
-                                reason="redis-server is not installed")
+pytestmark = needs_redis
 
-LONG = os.environ.get("PMTX_LONG_TESTS") == "1"
-COMMANDS = int(os.environ.get("PMKV_DIFF_COMMANDS",
-                              400000 if LONG else 8000))
-SEEDS = int(os.environ.get("PMKV_DIFF_SEEDS", 4))
-FIRST_SEED = int(os.environ.get("PMKV_DIFF_SEED", 1))
-KEEP_GOING = os.environ.get("PMKV_DIFF_KEEP_GOING") == "1"
-SCAN_PAGES = 100000  # a full scan must end within this many pages
+COMMANDS = commands("PMKV_DIFF_COMMANDS", 8000, 400000)
 
-
-def b(*args):
-    """A request from str or bytes arguments."""
-    return [a.encode() if isinstance(a, str) else a for a in args]
-
-
-def name_of(req):
-    if isinstance(req, bytes):
-        return req.split(None, 1)[0].lower() if req.split() else b""
-    return req[0].lower() if req else b""
-
-
-# ---- deliberate differences -------------------------------------------
-
-# name: (does this request's pair of replies match the difference,
-#        a request Redis is sent afterwards to stay in step, or None);
-# none today: pmkv answers every request these tests send as Redis does
-DELIBERATE = {}
-
-
-# ---- comparing replies ------------------------------------------------
-
-class Differ(AssertionError):
-    pass
-
-
-def _ttl_close(ours, theirs, tol_ms, unit_ms):
-    a, c = parse(ours), parse(theirs)
-    if not isinstance(a, int) or not isinstance(c, int) or a < 0 or c < 0:
-        return ours == theirs
-    return abs(a - c) * unit_ms <= tol_ms + unit_ms
-
-
-def _page(v):
-    """Is v one of SCAN's pages: a cursor, and an array of keys?"""
-    return (isinstance(v, list) and len(v) == 2 and isinstance(v[0], bytes)
-            and v[0].isdigit() and isinstance(v[1], list)
-            and all(isinstance(k, bytes) for k in v[1]))
-
-
-def same(req, ours, theirs, tol_ms):
-    """Do pmkv's and Redis's replies to req agree (module docstring)?"""
-    if ours == theirs:
-        return True
-    name = name_of(req)
-    if name == b"keys":
-        a, c = parse(ours), parse(theirs)
-        return (isinstance(a, list) and isinstance(c, list)
-                and sorted(a) == sorted(c))
-    if name == b"scan":  # a page from a cursor other than "0"
-        return _page(parse(ours)) and _page(parse(theirs))
-    if name in (b"ttl", b"pttl", b"expiretime", b"pexpiretime"):
-        unit = 1 if name.startswith(b"p") else 1000
-        return _ttl_close(ours, theirs, tol_ms, unit)
-    return False
-
-
-def scan_all(conn, req):
-    """SCAN 0 with req's options, page after page until cursor 0: the set
-    of keys, or the first reply's bytes if it is not a page."""
-    keys, cursor = set(), b"0"
-    for page in range(SCAN_PAGES):
-        raw = conn.send([[req[0], cursor] + req[2:]])[0]
-        v = parse(raw)
-        if page == 0 and not (isinstance(v, list) and len(v) == 2):
-            return raw
-        assert _page(v), raw
-        cursor = v[0]
-        keys.update(v[1])
-        if cursor == b"0":
-            return frozenset(keys)
-    raise AssertionError("SCAN did not end after %d pages" % SCAN_PAGES)
-
-
-def is_full_scan(req):
-    return (not isinstance(req, bytes) and name_of(req) == b"scan"
-            and len(req) >= 2 and req[1] == b"0")
-
-
-class Pair:
-    """pmkv and Redis, one connection each, sent the same requests."""
-
-    def __init__(self, pmkv_port, redis_port):
-        self.ours = Conn(pmkv_port)
-        self.theirs = Conn(redis_port)
-        self.history = []
-        self.span = 0.0  # the longest batch so far, in seconds
-        self.compared = 0
-        self.differences = []
-
-    def close(self):
-        self.ours.close()
-        self.theirs.close()
-
-    def run(self, requests):
-        """Send requests (pipelined, a full SCAN alone) to both; compare."""
-        batch = []
-        for req in requests:
-            if is_full_scan(req):
-                self._batch(batch)
-                batch = []
-                self._scan(req)
-            elif name_of(req) == b"select":  # it may need Redis resynced
-                self._batch(batch)
-                self._batch([req])
-                batch = []
-            else:
-                batch.append(req)
-        self._batch(batch)
-
-    def _batch(self, batch):
-        if not batch:
-            return
-        t0 = time.monotonic()
-        ours = self.ours.send(batch)
-        theirs = self.theirs.send(batch)
-        self.span = max(self.span, time.monotonic() - t0)
-        tol_ms = 2000 * self.span + 1000
-        for req, a, c in zip(batch, ours, theirs):
-            self._check(req, a, c, same(req, a, c, tol_ms))
-
-    def _scan(self, req):
-        a, c = scan_all(self.ours, req), scan_all(self.theirs, req)
-        show = [x if isinstance(x, bytes) else sorted(x) for x in (a, c)]
-        self._check(req, show[0], show[1], a == c)
-
-    def _check(self, req, ours, theirs, ok):
-        self.history.append(req)
-        self.compared += 1
-        if ok:
-            return
-        for name, (matches, resync) in DELIBERATE.items():
-            if matches(req, ours, theirs):
-                if resync:
-                    self.theirs.send([resync])
-                return
-        msg = ("request %d differs: %r\n  pmkv:  %r\n  redis: %r\n"
-               "  the requests before it: %r"
-               % (len(self.history), req, ours, theirs, self.history[-8:-1]))
-        if not KEEP_GOING:
-            raise Differ(msg)
-        print(msg)
-        self.differences.append(msg)
-
-
-@pytest.fixture(scope="module")
-def redis_server(tmp_path_factory):
-    s = RedisServer(str(tmp_path_factory.mktemp("redis")))
-    s.start()
-    yield s
-    s.kill()
-
-
-@pytest.fixture
-def pair(server, redis_server):
-    p = Pair(server.port, redis_server.port)
-    p.run([b("FLUSHALL")])
-    yield p
-    p.close()
-    assert not p.differences, "%d differences" % len(p.differences)
+# the other modules of these tests import b, Pair, pair and redis_server
+# from here
+pair = pair_fixture(Pair, lambda p: p.run([b("FLUSHALL")]))
 
 
 # ---- the edge cases ---------------------------------------------------
-
-BIG = b"9223372036854775807"
-SMALL = b"-9223372036854775808"
-BIN = bytes(range(256))
 
 EDGE_CASES = [
     # arity: every command with too few or too many arguments
@@ -499,25 +333,6 @@ PATTERNS = [b"*", b"k*", b"key:?", b"key:[0-9]*", b"key:[^1]*", b"*\\**",
             b"h\\?llo", b"[a-", b"", b"\xff*", b"*1*", b"key:[1-2]",
             b"[a-]*", b"*[\x80-\xff]*", b"[^", b"**", b"[a-\xfe]*",
             b"?", b"[[]x]", b"*:*", b"KEY*", b"*\x00*"]
-NUMBERS = [b"0", b"1", b"-1", b"7", b"-42", b"100", b"9223372036854775807",
-           b"-9223372036854775808", b"9223372036854775806",
-           b"-9223372036854775807", b"9223372036854775808", b"+1", b" 1",
-           b"01", b"1.5", b"abc", b"", b"-0", b"4611686018427387904"]
-
-
-def rand_value(rnd):
-    r = rnd.random()
-    if r < 0.35:
-        return rnd.choice(NUMBERS)
-    if r < 0.45:
-        return b""
-    if r < 0.55:
-        return bytes(rnd.randrange(256) for _ in range(rnd.randrange(1, 40)))
-    if r < 0.6:
-        return rnd.choice([b"v", b"w"]) * rnd.choice([200, 300, 5000])
-    return b"v%d" % rnd.randrange(1000)
-
-
 def rand_key(rnd):
     return rnd.choice(KEYS)
 
@@ -675,19 +490,10 @@ MAKERS = [
 
 def random_request(rnd):
     """One request; about one in 50 has its arity broken."""
-    w = rnd.random() * sum(m[0] for m in MAKERS)
-    for weight, make in MAKERS:
-        w -= weight
-        if w < 0:
-            break
-    req = make(rnd)
-    if rnd.random() < 0.02:
-        if len(req) > 1 and rnd.random() < 0.5:
-            req = req[:rnd.randrange(1, len(req))]
-        else:
-            req = req + [rand_value(rnd)] * rnd.randrange(1, 3)
-        if is_full_scan(req):
-            req = [b"SCAN"]
+    made = weighted(rnd, MAKERS)(rnd)
+    req = break_arity(rnd, made, rand_value)
+    if req is not made and is_full_scan(req):  # broken, still a full SCAN
+        req = [b"SCAN"]
     return req
 
 
@@ -699,10 +505,5 @@ def random_sequence(seed, n):
 @pytest.mark.parametrize("seed", range(FIRST_SEED, FIRST_SEED + SEEDS))
 def test_random(pair, seed):
     reqs = random_sequence(seed, max(COMMANDS // SEEDS, 1))
-    rnd = random.Random(-seed)
-    at = 0
-    while at < len(reqs):  # pipelined in batches of 1 to 32
-        n = rnd.randrange(1, 33)
-        pair.run(reqs[at:at + n])
-        at += n
+    run_batches(pair, reqs, random.Random(-seed))
     print("seed %d: %d requests compared" % (seed, pair.compared))
