@@ -879,14 +879,17 @@ static void cmd_keys(struct cmd_ctx *c)
 	collect_free(&k);
 }
 
+/* ---- the SCAN family (cmd.h) ---- */
+
 /* SCAN's cursor as Redis 7.0 reads it (parseScanCursorOrReply): strtoul
  * in base 10 up to the first NUL, no leading blank; "" is 0, and a
  * negative one wraps. 0, or -1 if it is not a cursor. */
-static int scan_cursor(const char *s, unsigned long long *cur)
+static int scan_cursor(const char *s, uint64_t *cur)
 {
 	char *end;
 	errno = 0;
-	*cur = strtoull(s, &end, 10);
+	unsigned long long v = strtoull(s, &end, 10);
+	*cur = (uint64_t)v;
 	return isspace((unsigned char)s[0]) || *end || errno == ERANGE ? -1
 	                                                                 : 0;
 }
@@ -904,49 +907,148 @@ static int type_named(struct cmd_ctx *c, size_t i)
 	return -1;
 }
 
-static void cmd_scan(struct cmd_ctx *c)
+enum { SCAN_NOTINT = 1, SCAN_SYNTAX };
+
+/* The options from argv[at] on (scanGenericCommand's loop): MATCH and
+ * COUNT, each with its argument, in any order, the last one counting;
+ * TYPE too where type is not NULL (*type the enum pmkv_type it names; a
+ * name of none makes COUNT 0, as no key has an unknown type in Redis
+ * 7.0). 0, or the first error: SCAN_NOTINT or SCAN_SYNTAX. */
+static int scan_options(struct cmd_ctx *c, size_t at, struct scan_opts *o,
+                        int *type)
 {
-	struct collect k = {0};
-	unsigned long long cur;
-	long long count = 10;
-	int type = -1;
-	uint64_t next;
-	if (scan_cursor(arg(c, 1), &cur))
-		return resp_add_error(c->out, "ERR invalid cursor");
-	for (size_t i = 2; i < c->q->argc; i += 2) {
+	for (size_t i = at; i < c->q->argc; i += 2) {
 		if (i + 1 >= c->q->argc)
-			return syntax_error(c);
+			return SCAN_SYNTAX;
 		if (resp_arg_is(c->q, i, "match")) {
-			k.pat = arg(c, i + 1), k.pn = len(c, i + 1);
-			if (k.pn == 1 && k.pat[0] == '*')
-				k.pat = NULL; /* every key (glob.c G1) */
+			o->pat = arg(c, i + 1), o->pn = len(c, i + 1);
+			if (o->pn == 1 && o->pat[0] == '*')
+				o->pat = NULL; /* every one (glob.c G1) */
 		} else if (resp_arg_is(c->q, i, "count")) {
-			if (resp_arg_ll(c->q, i + 1, &count))
-				return not_integer(c);
-			if (count < 1)
-				return syntax_error(c);
-			if (count > SCAN_MOST)
-				count = SCAN_MOST;
-		} else if (!resp_arg_is(c->q, i, "type")) {
-			return syntax_error(c);
-		} else if ((type = type_named(c, i + 1)) < 0) {
-			count = 0; /* Redis 7.0: no key has an unknown type */
+			if (resp_arg_ll(c->q, i + 1, &o->count))
+				return SCAN_NOTINT;
+			if (o->count < 1)
+				return SCAN_SYNTAX;
+		} else if (!type || !resp_arg_is(c->q, i, "type")) {
+			return SCAN_SYNTAX;
+		} else if ((*type = type_named(c, i + 1)) < 0) {
+			o->count = 0;
 		}
 	}
-	int rc = count ? pmkv_scan_type(c->srv->store, (uint64_t)cur,
-	                                (uint64_t)count, type, collect_key,
-	                                &k, &next)
-	               : (next = 0, 0);
-	if (rc || k.oom) {
-		collect_free(&k);
-		return reply_status(c, rc ? rc : ENOMEM);
-	}
+	return 0;
+}
+
+void scan_page(struct cmd_ctx *c, uint64_t next, struct collect *k)
+{
 	char buf[24];
 	int n = snprintf(buf, sizeof(buf), "%llu", (unsigned long long)next);
 	resp_add_array(c->out, 2);
 	resp_add_bulk(c->out, buf, (size_t)n);
-	collect_reply(c, &k);
+	if (k)
+		collect_reply(c, k);
+	else
+		resp_add_array(c->out, 0);
+}
+
+int scan_args(struct cmd_ctx *c, scan_card_fn card, uint64_t *cur,
+              struct scan_opts *o)
+{
+	uint64_t n = 0;
+	*o = (struct scan_opts){NULL, 0, 10};
+	if (scan_cursor(arg(c, 2), cur)) {
+		resp_add_error(c->out, "ERR invalid cursor");
+		return -1;
+	}
+	int why = scan_options(c, 3, o, NULL), rc;
+	if (!why)
+		return 0;
+	if ((rc = card(c->srv->store, arg(c, 1), len(c, 1), &n)))
+		reply_status(c, rc);
+	else if (!n)
+		scan_page(c, 0, NULL);
+	else if (why == SCAN_NOTINT)
+		not_integer(c);
+	else
+		syntax_error(c);
+	return -1;
+}
+
+void scan_pair(void *arg, const void *a, size_t an, const void *b,
+               size_t bn)
+{
+	struct scan_pairs *p = arg;
+	if (p->pat && !glob_match(p->pat, p->pn, a, an, 0))
+		return;
+	collect_key(&p->k, a, an);
+	collect_key(&p->k, b, bn);
+}
+
+static void cmd_scan(struct cmd_ctx *c)
+{
+	struct collect k = {0};
+	struct scan_opts o = {NULL, 0, 10};
+	uint64_t cur, next;
+	int type = -1, why;
+	if (scan_cursor(arg(c, 1), &cur))
+		return resp_add_error(c->out, "ERR invalid cursor");
+	if ((why = scan_options(c, 2, &o, &type)))
+		return why == SCAN_NOTINT ? not_integer(c) : syntax_error(c);
+	k.pat = o.pat, k.pn = o.pn;
+	int rc = o.count ? pmkv_scan_type(c->srv->store, cur,
+	                                  (uint64_t)(o.count > SCAN_MOST
+	                                                 ? SCAN_MOST
+	                                                 : o.count),
+	                                  type, collect_key, &k, &next)
+	                 : (next = 0, 0);
+	if (rc || k.oom) {
+		collect_free(&k);
+		return reply_status(c, rc ? rc : ENOMEM);
+	}
+	scan_page(c, next, &k);
 	collect_free(&k);
+}
+
+/* ---- arguments the types' commands share (cmd.h) ---- */
+
+int count_arg(struct cmd_ctx *c, size_t i, long long min, const char *msg,
+              long long *v)
+{
+	if (!resp_arg_ll(c->q, i, v) && *v >= min)
+		return 0;
+	resp_add_error(c->out, "%s", msg);
+	return -1;
+}
+
+struct pmkv_key *args_keys(struct cmd_ctx *c, size_t from, size_t n)
+{
+	struct pmkv_key *k = calloc(n ? n : 1, sizeof(*k));
+	for (size_t i = 0; k && i < n; i++)
+		k[i] = (struct pmkv_key){arg(c, from + i), len(c, from + i)};
+	return k;
+}
+
+size_t mpop_args(struct cmd_ctx *c, const char *const where[2], int *which,
+                 uint64_t *count)
+{
+	long long nk, n = -1;
+	size_t argc = c->q->argc;
+	if (count_arg(c, 1, 1, "ERR numkeys should be greater than 0", &nk))
+		return 0;
+	if ((unsigned long long)nk >= argc - 2)
+		return syntax_error(c), 0;
+	size_t at = 2 + (size_t)nk;
+	*which = resp_arg_is(c->q, at, where[1]);
+	if (!*which && !resp_arg_is(c->q, at, where[0]))
+		return syntax_error(c), 0;
+	for (size_t j = at + 1; j < argc; j++) {
+		if (n != -1 || !resp_arg_is(c->q, j, "count") || j + 1 >= argc)
+			return syntax_error(c), 0;
+		if (count_arg(c, ++j, 1, "ERR count should be greater than 0",
+		              &n))
+			return 0;
+	}
+	*count = n < 0 ? 1 : (uint64_t)n;
+	return (size_t)nk;
 }
 
 static void cmd_command(struct cmd_ctx *c);

@@ -80,4 +80,52 @@ static inline const char *collect_at(const struct collect *k, size_t i,
 void collect_reply(struct cmd_ctx *c, struct collect *k);
 void collect_free(struct collect *k);
 
+/* ---- arguments the types' commands share ---- */
+
+/* argv[i] as a count of at least min, else the error text msg (Redis's
+ * getRangeLongFromObjectOrReply: one text whether it is not a number or
+ * out of range). 0, or -1 after the error. */
+int count_arg(struct cmd_ctx *c, size_t i, long long min, const char *msg,
+              long long *v);
+/* argv[from..from + n) as keys (or members): an array the caller frees,
+ * or NULL out of memory (nothing replied). */
+struct pmkv_key *args_keys(struct cmd_ctx *c, size_t from, size_t n);
+/* LMPOP's and ZMPOP's numkeys key [key ...] WHERE [COUNT count], read as
+ * Redis 7.0's lmpopGenericCommand and zmpopGenericCommand: numkeys, then
+ * WHERE, one of where[0] and where[1] (*which 0 or 1; a syntax error if
+ * the arguments end before it), then COUNT at most once (*count 1
+ * without it). numkeys (the keys from argv[2]), or 0 after the error. */
+size_t mpop_args(struct cmd_ctx *c, const char *const where[2], int *which,
+                 uint64_t *count);
+
+/* ---- HSCAN, SSCAN, ZSCAN: key cursor [MATCH pattern] [COUNT count] ---- */
+
+struct scan_opts {
+	const char *pat; /* NULL: every element */
+	size_t pn;
+	long long count;
+};
+/* The type's count of elements at key k (pmkv_hlen, pmkv_scard,
+ * pmkv_zcard): 0 for an absent key, or PMKV_E_WRONGTYPE. */
+typedef int (*scan_card_fn)(struct pmkv_store *s, const void *k, size_t kn,
+                            uint64_t *n);
+/* The cursor and the options, in Redis 7.0's order (scanGenericCommand):
+ * the cursor's error first; an option's error once the key has answered
+ * (card: another type's WRONGTYPE, an absent key's empty page, then the
+ * error). 0 and *cur, *o; or -1 after the reply. */
+int scan_args(struct cmd_ctx *c, scan_card_fn card, uint64_t *cur,
+              struct scan_opts *o);
+/* A page: the next cursor, then k's elements (NULL: none). */
+void scan_page(struct cmd_ctx *c, uint64_t next, struct collect *k);
+/* Pairs gathered for a page (HSCAN's field and value, ZSCAN's member and
+ * score): scan_pair, a pmkv_pair_fn, keeps a pair if its first matches
+ * pat (Redis's glob). */
+struct scan_pairs {
+	struct collect k;
+	const char *pat;
+	size_t pn;
+};
+void scan_pair(void *arg, const void *a, size_t an, const void *b,
+               size_t bn);
+
 #endif

@@ -9,11 +9,9 @@
  * options are read first and their error kept; the reply is then the
  * key's (pmkv_type) or the error.
  */
-#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -290,107 +288,22 @@ static void cmd_hrandfield(struct cmd_ctx *c)
 
 /* ---- HSCAN ---- */
 
-/* SCAN's cursor as Redis 7.0 reads it (parseScanCursorOrReply): strtoul
- * in base 10 up to the first NUL, no leading blank; "" is 0, and a
- * negative one wraps. 0, or -1 if it is not a cursor. */
-static int scan_cursor(const char *s, unsigned long long *cur)
-{
-	char *end;
-	errno = 0;
-	*cur = strtoull(s, &end, 10);
-	return isspace((unsigned char)s[0]) || *end || errno == ERANGE ? -1
-	                                                                 : 0;
-}
-
-/* HSCAN's options from argv[3] (scanGenericCommand's loop: MATCH and
- * COUNT, TYPE not for a hash): NULL, or the first error's text. */
-struct hscan_opts {
-	const char *pat;
-	size_t pn;
-	long long count;
-};
-
-static const char *hscan_options(struct cmd_ctx *c, struct hscan_opts *o)
-{
-	for (size_t i = 3; i < c->q->argc; i += 2) {
-		if (i + 1 >= c->q->argc)
-			return "ERR syntax error";
-		if (resp_arg_is(c->q, i, "count")) {
-			if (resp_arg_ll(c->q, i + 1, &o->count))
-				return "ERR value is not an integer or out of "
-				       "range";
-			if (o->count < 1)
-				return "ERR syntax error";
-		} else if (resp_arg_is(c->q, i, "match")) {
-			o->pat = arg(c, i + 1), o->pn = len(c, i + 1);
-			if (o->pn == 1 && o->pat[0] == '*')
-				o->pat = NULL; /* every field */
-		} else {
-			return "ERR syntax error";
-		}
-	}
-	return NULL; /* a COUNT too large: the store's bound (store_hash.c) */
-}
-
-/* Pairs kept for HSCAN's reply (its cursor comes first), only those whose
- * field matches the pattern. */
-struct hscan_keep {
-	struct collect k;
-	const char *pat;
-	size_t pn;
-};
-
-static void hscan_pair(void *arg, const void *f, size_t fn, const void *v,
-                       size_t vn)
-{
-	struct hscan_keep *h = arg;
-	if (h->pat && !glob_match(h->pat, h->pn, f, fn, 0))
-		return;
-	collect_key(&h->k, f, fn);
-	collect_key(&h->k, v, vn);
-}
-
-/* An option's error, once the key has answered first: an absent key's
- * empty page, WRONGTYPE, or the error. */
-static void hscan_refused(struct cmd_ctx *c, const char *why)
-{
-	int type;
-	int rc = pmkv_type(c->srv->store, arg(c, 1), len(c, 1), &type);
-	if (rc)
-		return reply_status(c, rc);
-	if (type < 0) {
-		resp_add_array(c->out, 2);
-		resp_add_bulk(c->out, "0", 1);
-		return resp_add_array(c->out, 0);
-	}
-	if (type != PMKV_T_HASH)
-		return reply_status(c, PMKV_E_WRONGTYPE);
-	resp_add_error(c->out, "%s", why);
-}
-
+/* HSCAN key cursor [MATCH pattern] [COUNT count] (cmd.c scan_args): the
+ * pairs whose field matches (scan_pair); a COUNT too large asks for no
+ * more (the store's bound, store_hash.c). */
 static void cmd_hscan(struct cmd_ctx *c)
 {
-	struct hscan_opts o = {NULL, 0, 10};
-	struct hscan_keep h = {{0}, NULL, 0};
-	unsigned long long cur;
-	uint64_t next = 0;
-	char buf[24];
-	if (scan_cursor(arg(c, 2), &cur))
-		return resp_add_error(c->out, "ERR invalid cursor");
-	const char *why = hscan_options(c, &o);
-	if (why)
-		return hscan_refused(c, why);
-	h.pat = o.pat, h.pn = o.pn;
+	uint64_t cur, next = 0;
+	struct scan_opts o;
+	if (scan_args(c, pmkv_hlen, &cur, &o))
+		return;
+	struct scan_pairs h = {{0}, o.pat, o.pn};
 	int rc = pmkv_hscan(c->srv->store, arg(c, 1), len(c, 1), cur,
-	                    (uint64_t)o.count, hscan_pair, &h, &next);
-	if (rc || h.k.oom) {
-		collect_free(&h.k);
-		return read_failed(c, c->out->n, rc ? rc : ENOMEM);
-	}
-	int n = snprintf(buf, sizeof(buf), "%llu", (unsigned long long)next);
-	resp_add_array(c->out, 2);
-	resp_add_bulk(c->out, buf, (size_t)n);
-	collect_reply(c, &h.k);
+	                    (uint64_t)o.count, scan_pair, &h, &next);
+	if (rc || h.k.oom)
+		read_failed(c, c->out->n, rc ? rc : ENOMEM);
+	else
+		scan_page(c, next, &h.k);
 	collect_free(&h.k);
 }
 

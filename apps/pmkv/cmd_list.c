@@ -31,18 +31,6 @@ static int end_arg(struct cmd_ctx *c, size_t i, int *end)
 	return 0;
 }
 
-/* argv[i] as a count of at least min, else the error text msg (Redis's
- * getRangeLongFromObjectOrReply: one text whether it is not a number or
- * out of range). 0, or -1 after the error. */
-static int count_arg(struct cmd_ctx *c, size_t i, long long min,
-                     const char *msg, long long *v)
-{
-	if (!resp_arg_ll(c->q, i, v) && *v >= min)
-		return 0;
-	resp_add_error(c->out, "%s", msg);
-	return -1;
-}
-
 /* argv[i] is not an integer, in a command Redis reads it in after the
  * key's lookup (LINDEX, LSET): the key's own answer comes first (absent,
  * or WRONGTYPE), else the integer's error. */
@@ -115,11 +103,9 @@ static void push_cmd(struct cmd_ctx *c, int end, int xx)
 {
 	size_t n = c->q->argc - 2;
 	uint64_t r = 0;
-	struct pmkv_key *v = calloc(n, sizeof(*v));
+	struct pmkv_key *v = args_keys(c, 2, n);
 	if (!v)
 		return resp_add_error(c->out, "ERR out of memory");
-	for (size_t i = 0; i < n; i++)
-		v[i] = (struct pmkv_key){arg(c, i + 2), len(c, i + 2)};
 	int rc = pmkv_list_push(c->srv->store, arg(c, 1), len(c, 1), end, xx,
 	                        v, n, &r);
 	free(v);
@@ -193,36 +179,21 @@ static void cmd_rpop(struct cmd_ctx *c)
 	pop_cmd(c, PMKV_RIGHT);
 }
 
-/* LMPOP numkeys key [key ...] LEFT|RIGHT [COUNT count], read as Redis
- * 7.0's lmpopGenericCommand: numkeys, then the end (a syntax error if
- * the arguments end before it), then COUNT at most once. */
+/* LMPOP numkeys key [key ...] LEFT|RIGHT [COUNT count] (cmd.c
+ * mpop_args: Redis 7.0's lmpopGenericCommand). */
 static void cmd_lmpop(struct cmd_ctx *c)
 {
-	long long nk, count = -1;
-	int end;
-	size_t argc = c->q->argc;
-	if (count_arg(c, 1, 1, "ERR numkeys should be greater than 0", &nk))
+	static const char *const ends[2] = {"left", "right"};
+	int right;
+	uint64_t count;
+	size_t nk = mpop_args(c, ends, &right, &count);
+	if (!nk)
 		return;
-	if ((unsigned long long)nk >= argc - 2)
-		return syntax_error(c);
-	size_t at = 2 + (size_t)nk;
-	if (end_arg(c, at, &end))
-		return;
-	for (size_t j = at + 1; j < argc; j++) {
-		if (count != -1 || !resp_arg_is(c->q, j, "count") ||
-		    j + 1 >= argc)
-			return syntax_error(c);
-		if (count_arg(c, ++j, 1, "ERR count should be greater than 0",
-		              &count))
-			return;
-	}
-	struct pmkv_key *k = calloc((size_t)nk, sizeof(*k));
+	struct pmkv_key *k = args_keys(c, 2, nk);
 	if (!k)
 		return resp_add_error(c->out, "ERR out of memory");
-	for (size_t i = 0; i < (size_t)nk; i++)
-		k[i] = (struct pmkv_key){arg(c, i + 2), len(c, i + 2)};
-	pop_reply(c, k, (size_t)nk, end, count < 0 ? 1 : (uint64_t)count,
-	          count_keyed, 1);
+	pop_reply(c, k, nk, right ? PMKV_RIGHT : PMKV_LEFT, count, count_keyed,
+	          1);
 	free(k);
 }
 

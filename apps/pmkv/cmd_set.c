@@ -8,24 +8,19 @@
  * argument (SSCAN's options), a bad argument is answered only if the
  * key holds a set.
  */
-#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
-#include <stdio.h>
 #include <stdlib.h>
 
 #include "cmd.h"
 #include "store_set.h"
 
-/* argv[from..argc) as an array of keys (or members) the caller frees;
- * NULL out of memory. */
+/* argv[from..argc) as an array of keys (or members) the caller frees
+ * (cmd.c args_keys); NULL out of memory. */
 static struct pmkv_key *args_of(struct cmd_ctx *c, size_t from, size_t *n)
 {
 	*n = c->q->argc - from;
-	struct pmkv_key *k = malloc((*n ? *n : 1) * sizeof(*k));
-	for (size_t i = 0; k && i < *n; i++)
-		k[i] = (struct pmkv_key){arg(c, from + i), len(c, from + i)};
-	return k;
+	return args_keys(c, from, *n);
 }
 
 /* A reply gathered from the store (cmd.h struct collect): the array, or
@@ -131,9 +126,9 @@ static void cmd_spop(struct cmd_ctx *c)
 	int found, with = c->q->argc == 3;
 	if (c->q->argc > 3)
 		return syntax_error(c);
-	if (with && (resp_arg_ll(c->q, 2, &count) || count < 0))
-		return resp_add_error(c->out, "ERR value is out of range, must "
-		                      "be positive");
+	if (with && count_arg(c, 2, 0, "ERR value is out of range, must be "
+	                      "positive", &count))
+		return;
 	int rc = pmkv_spop(c->srv->store, arg(c, 1), len(c, 1),
 	                   (uint64_t)count, collect_key, &k, &found);
 	if (with)
@@ -237,22 +232,20 @@ static void cmd_sintercard(struct cmd_ctx *c)
 	long long numkeys, limit = 0;
 	uint64_t card = 0;
 	size_t argc = c->q->argc;
-	if (resp_arg_ll(c->q, 1, &numkeys) || numkeys < 1)
-		return resp_add_error(c->out, "ERR numkeys should be greater "
-		                      "than 0");
+	if (count_arg(c, 1, 1, "ERR numkeys should be greater than 0",
+	              &numkeys))
+		return;
 	if (numkeys > (long long)argc - 2)
 		return resp_add_error(c->out, "ERR Number of keys can't be "
 		                      "greater than number of args");
 	for (size_t i = 2 + (size_t)numkeys; i < argc; i++) {
 		if (!resp_arg_is(c->q, i, "limit") || i + 1 >= argc)
 			return syntax_error(c);
-		if (resp_arg_ll(c->q, ++i, &limit) || limit < 0)
-			return resp_add_error(c->out, "ERR LIMIT can't be "
-			                      "negative");
+		if (count_arg(c, ++i, 0, "ERR LIMIT can't be negative",
+		              &limit))
+			return;
 	}
-	struct pmkv_key *keys = malloc((size_t)numkeys * sizeof(*keys));
-	for (size_t i = 0; keys && i < (size_t)numkeys; i++)
-		keys[i] = (struct pmkv_key){arg(c, 2 + i), len(c, 2 + i)};
+	struct pmkv_key *keys = args_keys(c, 2, (size_t)numkeys);
 	int rc = keys ? pmkv_sintercard(c->srv->store, keys, (size_t)numkeys,
 	                                (uint64_t)limit, &card)
 	              : ENOMEM;
@@ -260,87 +253,21 @@ static void cmd_sintercard(struct cmd_ctx *c)
 	reply_int(c, rc, (long long)card);
 }
 
-/* SSCAN's cursor as Redis 7.0 reads it (parseScanCursorOrReply, as
- * cmd.c's SCAN): strtoull up to the first NUL, no leading blank, a
- * negative one wrapping. 0, or -1 if it is not a cursor. */
-static int scan_cursor(const char *s, unsigned long long *cur)
-{
-	char *end;
-	errno = 0;
-	*cur = strtoull(s, &end, 10);
-	return isspace((unsigned char)s[0]) || *end || errno == ERANGE ? -1
-	                                                                 : 0;
-}
-
-/* SSCAN's options (Redis 7.0's scanGenericCommand: MATCH and COUNT,
- * each with its argument, in any order, the last one counting): 0, or
- * the reply Redis gives first for them. */
-enum { SSCAN_OK, SSCAN_SYNTAX, SSCAN_NOTINT };
-
-static int sscan_options(struct cmd_ctx *c, struct collect *k,
-                         long long *count)
-{
-	for (size_t i = 3; i < c->q->argc; i += 2) {
-		int more = i + 1 < c->q->argc;
-		if (more && resp_arg_is(c->q, i, "count")) {
-			if (resp_arg_ll(c->q, i + 1, count))
-				return SSCAN_NOTINT;
-			if (*count < 1)
-				return SSCAN_SYNTAX;
-		} else if (more && resp_arg_is(c->q, i, "match")) {
-			k->pat = arg(c, i + 1), k->pn = len(c, i + 1);
-			if (k->pn == 1 && k->pat[0] == '*')
-				k->pat = NULL; /* every member (glob.c G1) */
-		} else {
-			return SSCAN_SYNTAX;
-		}
-	}
-	return SSCAN_OK;
-}
-
-/* A page: the next cursor, and the members. */
-static void scan_reply(struct cmd_ctx *c, uint64_t next, struct collect *k)
-{
-	char buf[24];
-	int n = snprintf(buf, sizeof(buf), "%llu", (unsigned long long)next);
-	resp_add_array(c->out, 2);
-	resp_add_bulk(c->out, buf, (size_t)n);
-	collect_reply(c, k);
-}
-
-/* SSCAN's options are read after the key (Redis's order): a bad one is
- * answered if the key holds a set; an absent key's page is empty. */
-static void sscan_refused(struct cmd_ctx *c, int why, struct collect *k)
-{
-	uint64_t n = 0;
-	int rc = pmkv_scard(c->srv->store, arg(c, 1), len(c, 1), &n);
-	if (rc)
-		reply_status(c, rc);
-	else if (!n)
-		scan_reply(c, 0, k);
-	else if (why == SSCAN_NOTINT)
-		not_integer(c);
-	else
-		syntax_error(c);
-}
-
+/* SSCAN key cursor [MATCH pattern] [COUNT count] (cmd.c scan_args). */
 static void cmd_sscan(struct cmd_ctx *c)
 {
 	struct collect k = {0};
-	unsigned long long cur;
-	long long count = 10;
-	uint64_t next = 0;
-	if (scan_cursor(arg(c, 2), &cur))
-		return resp_add_error(c->out, "ERR invalid cursor");
-	int why = sscan_options(c, &k, &count);
-	if (why)
-		return sscan_refused(c, why, &k);
+	struct scan_opts o;
+	uint64_t cur, next = 0;
+	if (scan_args(c, pmkv_scard, &cur, &o))
+		return;
+	k.pat = o.pat, k.pn = o.pn;
 	int rc = pmkv_sscan(c->srv->store, arg(c, 1), len(c, 1), cur,
-	                    (uint64_t)count, collect_key, &k, &next);
+	                    (uint64_t)o.count, collect_key, &k, &next);
 	if (rc || k.oom)
 		reply_status(c, rc ? rc : ENOMEM);
 	else
-		scan_reply(c, next, &k);
+		scan_page(c, next, &k);
 	collect_free(&k);
 }
 

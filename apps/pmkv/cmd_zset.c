@@ -36,8 +36,6 @@
 /* ZRANDMEMBER with a negative count: a reply of more elements than this
  * is refused as out of memory (Redis would try to build it). */
 #define ZRAND_MOST (1LL << 27)
-/* ZSCAN's COUNT: a larger one asks for no more (store_zset.c's bound). */
-#define ZSCAN_MOST (1LL << 32)
 
 static struct pmkv_store *store(struct cmd_ctx *c)
 {
@@ -121,17 +119,13 @@ static int range_ends(struct cmd_ctx *c, struct pmkv_zrange *r, size_t lo,
 	return -1;
 }
 
-/* The members argv[from..argc): an array the caller frees, or NULL
- * after replying. */
+/* The members argv[from..from + n) (cmd.c args_keys): an array the
+ * caller frees, or NULL after replying. */
 static struct pmkv_key *args_from(struct cmd_ctx *c, size_t from, size_t n)
 {
-	struct pmkv_key *k = calloc(n ? n : 1, sizeof(*k));
-	if (!k) {
+	struct pmkv_key *k = args_keys(c, from, n);
+	if (!k)
 		resp_add_error(c->out, "ERR out of memory");
-		return NULL;
-	}
-	for (size_t i = 0; i < n; i++)
-		k[i] = (struct pmkv_key){arg(c, from + i), len(c, from + i)};
 	return k;
 }
 
@@ -574,9 +568,9 @@ static void zpop_cmd(struct cmd_ctx *c, int max)
 	size_t which;
 	if (c->q->argc > 3)
 		return syntax_error(c);
-	if (c->q->argc == 3 && (resp_arg_ll(c->q, 2, &count) || count < 0))
-		return resp_add_error(c->out, "ERR value is out of range, must "
-		                      "be positive");
+	if (c->q->argc == 3 && count_arg(c, 2, 0, "ERR value is out of range, "
+	                                 "must be positive", &count))
+		return;
 	if (!zpop_run(c, 1, 1, max, (uint64_t)count, &z, &which) && which == 1)
 		resp_add_array(c->out, 0);
 }
@@ -591,33 +585,19 @@ static void cmd_zpopmax(struct cmd_ctx *c)
 	zpop_cmd(c, 1);
 }
 
-/* ZMPOP numkeys key [key ...] MIN|MAX [COUNT count] (zmpopGenericCommand):
- * [key, [[member, score] ...]], or a null array if no key exists. */
+/* ZMPOP numkeys key [key ...] MIN|MAX [COUNT count] (cmd.c mpop_args:
+ * zmpopGenericCommand): [key, [[member, score] ...]], or a null array if
+ * no key exists. */
 static void cmd_zmpop(struct cmd_ctx *c)
 {
-	long long numkeys, count = -1;
+	static const char *const ends[2] = {"min", "max"};
 	struct zout z = {c, 1, 1, 0, 2};
-	size_t where, which;
-	if (resp_arg_ll(c->q, 1, &numkeys) || numkeys < 1)
-		return resp_add_error(c->out, "ERR numkeys should be greater "
-		                      "than 0");
-	if ((unsigned long long)numkeys >= c->q->argc - 2)
-		return syntax_error(c);
-	where = 2 + (size_t)numkeys;
-	int max = resp_arg_is(c->q, where, "max");
-	if (!max && !resp_arg_is(c->q, where, "min"))
-		return syntax_error(c);
-	for (size_t j = where + 1; j < c->q->argc; j++) {
-		if (count != -1 || !resp_arg_is(c->q, j, "count") ||
-		    j + 1 >= c->q->argc)
-			return syntax_error(c);
-		if (resp_arg_ll(c->q, ++j, &count) || count < 1)
-			return resp_add_error(c->out, "ERR count should be "
-			                      "greater than 0");
-	}
-	if (!zpop_run(c, 2, (size_t)numkeys, max,
-	              (uint64_t)(count < 0 ? 1 : count), &z, &which) &&
-	    which == (size_t)numkeys)
+	size_t which;
+	int max;
+	uint64_t count;
+	size_t numkeys = mpop_args(c, ends, &max, &count);
+	if (numkeys && !zpop_run(c, 2, numkeys, max, count, &z, &which) &&
+	    which == numkeys)
 		resp_add_array(c->out, -1);
 }
 
@@ -655,78 +635,7 @@ static void cmd_zrandmember(struct cmd_ctx *c)
 
 /* ---- ZSCAN ---- */
 
-/* A cursor as Redis 7.0's parseScanCursorOrReply reads it (strtoul up to
- * the first NUL, no leading blank): 0, or -1. As cmd.c's scan_cursor. */
-static int zscan_cursor(const char *s, unsigned long long *cur)
-{
-	char *end;
-	errno = 0;
-	*cur = strtoull(s, &end, 10);
-	return isspace((unsigned char)s[0]) || *end || errno == ERANGE ? -1
-	                                                                 : 0;
-}
-
-/* ZSCAN's options (scanGenericCommand's COUNT and MATCH): 0, or the
- * error Redis replies once it has found the key: 1 not an integer, 2 a
- * syntax error. */
-struct zscan_opts {
-	long long count;
-	const char *pat;
-	size_t pn;
-};
-
-static int zscan_options(struct cmd_ctx *c, struct zscan_opts *o)
-{
-	for (size_t i = 3; i < c->q->argc; i += 2) {
-		if (i + 1 >= c->q->argc)
-			return 2;
-		if (resp_arg_is(c->q, i, "count")) {
-			if (resp_arg_ll(c->q, i + 1, &o->count))
-				return 1;
-			if (o->count < 1)
-				return 2;
-		} else if (resp_arg_is(c->q, i, "match")) {
-			o->pat = arg(c, i + 1), o->pn = len(c, i + 1);
-			if (o->pn == 1 && o->pat[0] == '*')
-				o->pat = NULL; /* every member (glob.c G1) */
-		} else {
-			return 2;
-		}
-	}
-	return 0;
-}
-
-/* Redis's reply to ZSCAN of an absent key: cursor 0, nothing. */
-static void empty_scan(struct cmd_ctx *c)
-{
-	resp_add_array(c->out, 2);
-	resp_add_bulk(c->out, "0", 1);
-	resp_add_array(c->out, 0);
-}
-
-/* Options Redis reads only after the lookup: the key's error first, an
- * absent key's empty scan, else the options' error. */
-static void zscan_bad(struct cmd_ctx *c, int bad)
-{
-	uint64_t n = 0;
-	int rc = pmkv_zcard(store(c), arg(c, 1), len(c, 1), &n);
-	if (rc)
-		reply_status(c, rc);
-	else if (!n)
-		empty_scan(c);
-	else if (bad == 1)
-		not_integer(c);
-	else
-		syntax_error(c);
-}
-
-/* A pmkv_zsink gathering the members that match, each with its score. */
-struct zscan_out {
-	struct collect k;
-	const char *pat;
-	size_t pn;
-};
-
+/* ZSCAN's pmkv_zsink, into a struct scan_pairs (cmd.h): no count first. */
 static void zscan_begin(void *p, size_t key, uint64_t n)
 {
 	(void)p, (void)key, (void)n;
@@ -744,43 +653,31 @@ static int scan_score(char *buf, size_t cap, double d)
 	return snprintf(buf, cap, "%.17g", d);
 }
 
+/* A pmkv_zsink's element: the member and its score kept if the member
+ * matches (cmd.c scan_pair). */
 static int zscan_elem(void *p, const void *m, size_t n, double score)
 {
-	struct zscan_out *z = p;
+	struct scan_pairs *z = p;
 	char buf[32];
-	if (z->pat && !glob_match(z->pat, z->pn, m, n, 0))
-		return 0;
-	collect_key(&z->k, m, n);
-	collect_key(&z->k, buf, (size_t)scan_score(buf, sizeof(buf), score));
+	scan_pair(z, m, n, buf, (size_t)scan_score(buf, sizeof(buf), score));
 	return z->k.oom;
 }
 
+/* ZSCAN key cursor [MATCH pattern] [COUNT count] (cmd.c scan_args). */
 static void cmd_zscan(struct cmd_ctx *c)
 {
-	unsigned long long cur;
-	struct zscan_opts o = {10, NULL, 0};
-	char buf[24];
-	uint64_t next = 0;
-	if (zscan_cursor(arg(c, 2), &cur))
-		return resp_add_error(c->out, "ERR invalid cursor");
-	int bad = zscan_options(c, &o);
-	if (bad)
-		return zscan_bad(c, bad);
-	struct zscan_out z = {{0}, o.pat, o.pn};
+	uint64_t cur, next = 0;
+	struct scan_opts o;
+	if (scan_args(c, pmkv_zcard, &cur, &o))
+		return;
+	struct scan_pairs z = {{0}, o.pat, o.pn};
 	struct pmkv_zsink out = {zscan_begin, zscan_elem, &z};
-	int rc = pmkv_zscan(store(c), arg(c, 1), len(c, 1), (uint64_t)cur,
-	                    (uint64_t)(o.count > ZSCAN_MOST ? ZSCAN_MOST
-	                                                    : o.count),
-	                    &out, &next);
-	if (rc || z.k.oom) {
+	int rc = pmkv_zscan(store(c), arg(c, 1), len(c, 1), cur,
+	                    (uint64_t)o.count, &out, &next);
+	if (rc || z.k.oom)
 		reply_status(c, rc ? rc : ENOMEM);
-	} else {
-		int n = snprintf(buf, sizeof(buf), "%llu",
-		                 (unsigned long long)next);
-		resp_add_array(c->out, 2);
-		resp_add_bulk(c->out, buf, (size_t)n);
-		collect_reply(c, &z.k);
-	}
+	else
+		scan_page(c, next, &z.k);
 	collect_free(&z.k);
 }
 

@@ -169,6 +169,28 @@ uint64_t pmkv_hash(const void *k, size_t n)
 	return XXH3_64bits(k, n);
 }
 
+/* splitmix64 over a state per thread, seeded from the clock and the
+ * state's own address the first time: an even spread, no more. */
+static uint64_t rand64(void)
+{
+	static _Thread_local uint64_t state;
+	if (!state) {
+		struct timespec ts;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		state = ((uint64_t)ts.tv_sec << 32 ^ (uint64_t)ts.tv_nsec ^
+		         (uint64_t)(uintptr_t)&state) | 1;
+	}
+	uint64_t z = (state += UINT64_C(0x9e3779b97f4a7c15));
+	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+	return z ^ (z >> 31);
+}
+
+uint64_t pmkv_rand_below(uint64_t n)
+{
+	return (uint64_t)(((unsigned __int128)rand64() * n) >> 64);
+}
+
 const char *pmkv_strerror(int status)
 {
 	switch (status) {

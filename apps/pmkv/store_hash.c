@@ -36,7 +36,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "store_hash.h"
 #include "store_int.h"
@@ -442,30 +441,6 @@ int pmkv_hgetall(struct pmkv_store *s, const void *k, size_t kn,
 
 /* ---- HRANDFIELD ---- */
 
-/* A thread's random numbers (splitmix64), seeded from the clock and the
- * thread's own address the first time. */
-static uint64_t rnd(void)
-{
-	static _Thread_local uint64_t state;
-	if (!state) {
-		struct timespec ts;
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		state = (uint64_t)ts.tv_nsec ^ (uint64_t)ts.tv_sec << 30 ^
-		        (uint64_t)(uintptr_t)&state;
-	}
-	uint64_t z = (state += UINT64_C(0x9e3779b97f4a7c15));
-	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-	return z ^ (z >> 31);
-}
-
-/* Uniform in [0, n), n > 0 (Lemire's multiply; the bias is below 2^-40
- * for any hash that fits the region). */
-static uint64_t below(uint64_t n)
-{
-	return (uint64_t)(((unsigned __int128)rnd() * n) >> 64);
-}
-
 /* Distinct fields (count > 0): selection sampling (Knuth's algorithm S)
  * in one walk, each entry kept with probability need / left, so that
  * every set of `need` entries is equally likely. */
@@ -477,7 +452,7 @@ struct distinct {
 static int pick_distinct(const pmtx_bytes *k, const pmtx_bytes *v, void *arg)
 {
 	struct distinct *d = arg;
-	if (below(d->left--) < d->need) {
+	if (pmkv_rand_below(d->left--) < d->need) {
 		d->out->pair(d->out->arg, k->p, k->n, v->p, v->n);
 		if (--d->need == 0)
 			return WALK_STOP;
@@ -518,7 +493,7 @@ static int picks_make(struct picks *p, uint64_t n, uint64_t len)
 	if (!p->idx || !p->want || !p->end)
 		return ENOMEM;
 	for (size_t i = 0; i < p->n; i++)
-		p->idx[i] = p->want[i] = below(len);
+		p->idx[i] = p->want[i] = pmkv_rand_below(len);
 	qsort(p->want, p->n, sizeof(uint64_t), cmp_u64);
 	for (size_t i = 0; i < p->n; i++)
 		if (!p->nwant || p->want[p->nwant - 1] != p->want[i])

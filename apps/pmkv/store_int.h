@@ -183,6 +183,10 @@ static inline int pmkv_obj_parse(const void *p, size_t n, struct kval *v)
 }
 
 uint64_t pmkv_hash(const void *k, size_t n);
+/* A random number in [0, n), 0 if n is 0 (store.c: a state per thread;
+ * the collections' random members: HRANDFIELD, SPOP, SRANDMEMBER,
+ * ZRANDMEMBER). Lemire's multiply: its bias is below n / 2^64. */
+uint64_t pmkv_rand_below(uint64_t n);
 
 /* ---- store.c: what the collections' operations are written with ----
  *

@@ -32,7 +32,8 @@
  *      third of it (Knuth's algorithm S), else the members of a run of
  *      buckets from a random one (pick_run). Neither is uniform (a member
  *      after empty buckets is drawn more often); Redis's SRANDMEMBER
- *      promises no distribution either.
+ *      promises no distribution either. The random numbers are
+ *      store.c's (pmkv_rand_below).
  *  T6. The operations over several keys (SINTER and the rest) open their
  *      sets with handles of their own, since more than KX_OPEN keys may be
  *      named, and close them before anything is written.
@@ -41,7 +42,6 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "hmap.h" /* hmap_buckets */
 #include "store_int.h"
@@ -107,29 +107,6 @@ static void mbuf_emit(const struct mbuf *b, pmkv_emit_fn emit, void *arg)
 	size_t at = 0, n;
 	for (const char *m; (m = mbuf_next(b, &at, &n));)
 		emit(arg, m, n);
-}
-
-/* ---- random numbers (T5): splitmix64, a state per thread ---- */
-
-static uint64_t rnd(void)
-{
-	static _Thread_local uint64_t state;
-	if (!state) {
-		struct timespec ts;
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		state = (uint64_t)ts.tv_nsec ^ (uint64_t)ts.tv_sec << 32 ^
-		        (uint64_t)(uintptr_t)&state;
-	}
-	uint64_t z = (state += UINT64_C(0x9e3779b97f4a7c15));
-	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-	return z ^ (z >> 31);
-}
-
-/* A number in [0, n) (0 if n is 0). */
-static uint64_t rnd_below(uint64_t n)
-{
-	return (uint64_t)(((unsigned __int128)rnd() * n) >> 64);
 }
 
 /* ---- keys and their sets ---- */
@@ -242,7 +219,7 @@ static int draw_member(const pmtx_bytes *k, const pmtx_bytes *v, void *arg)
 {
 	struct draw *d = arg;
 	(void)v;
-	if (rnd_below(++d->seen))
+	if (pmkv_rand_below(++d->seen))
 		return 0;
 	d->out->n = d->mark, d->out->count = d->count;
 	return mbuf_add(d->out, k->p, k->n);
@@ -253,7 +230,7 @@ static int pick_one(struct kvx *x, pmtx_hmap *h, uint64_t nb,
                     struct mbuf *out)
 {
 	struct draw d = {out, out->n, out->count, 0};
-	uint64_t b = rnd_below(nb), next;
+	uint64_t b = pmkv_rand_below(nb), next;
 	int wrapped = 0;
 	for (;;) {
 		int rc = pmtx_hmap_scan(x->tx, h, b, 1, draw_member, &d, &next);
@@ -276,7 +253,7 @@ static int sample_member(const pmtx_bytes *k, const pmtx_bytes *v, void *arg)
 	struct sample *s = arg;
 	int rc = 0;
 	(void)v;
-	if (rnd_below(s->left) < s->need) {
+	if (pmkv_rand_below(s->left) < s->need) {
 		rc = mbuf_add(s->out, k->p, k->n);
 		s->need--;
 	}
@@ -299,7 +276,7 @@ static int pick_run(struct kvx *x, pmtx_hmap *h, uint64_t count,
                     struct mbuf *out)
 {
 	struct sample s = {out, count, 0};
-	uint64_t first = rnd_below(hmap_buckets(h)), b = first, next;
+	uint64_t first = pmkv_rand_below(hmap_buckets(h)), b = first, next;
 	int wrapped = 0, rc;
 	while (!(rc = pmtx_hmap_scan(x->tx, h, b, (size_t)s.need, run_member,
 	                             &s, &next))) {

@@ -41,7 +41,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "store_int.h"
 #include "store_zset.h"
@@ -794,28 +793,6 @@ int pmkv_zpop(struct pmkv_store *s, const struct pmkv_key *keys, size_t n,
 
 /* ---- random members ---- */
 
-/* splitmix64 over a per-thread state seeded from the clock: ZRANDMEMBER
- * needs no more than an even spread. */
-static uint64_t zrand(void)
-{
-	static _Thread_local uint64_t st;
-	if (!st) {
-		struct timespec ts;
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		st = ((uint64_t)ts.tv_sec << 32 ^ (uint64_t)ts.tv_nsec ^
-		      (uint64_t)(uintptr_t)&st) | 1;
-	}
-	uint64_t z = (st += UINT64_C(0x9e3779b97f4a7c15));
-	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-	return z ^ (z >> 31);
-}
-
-static uint64_t zrand_below(uint64_t n)
-{
-	return (uint64_t)(((unsigned __int128)zrand() * n) >> 64);
-}
-
 /* The element at rank r to out: its elem's answer in *stop. */
 static int emit_rank(struct kvx *x, struct zs *z, uint64_t r,
                      const struct pmkv_zsink *out, int *stop)
@@ -860,7 +837,7 @@ static int emit_distinct(struct kvx *x, struct zs *z, uint64_t card,
 	struct rset set = {calloc(cap, sizeof(uint64_t)), cap - 1};
 	int rc = set.slot ? 0 : ENOMEM, stop = 0;
 	for (uint64_t j = card - k; j < card && !rc && !stop; j++) {
-		uint64_t t = zrand_below(j + 1);
+		uint64_t t = pmkv_rand_below(j + 1);
 		if (rset_add(&set, t))
 			rset_add(&set, t = j);
 		rc = emit_rank(x, z, t, out, &stop);
@@ -898,7 +875,7 @@ int pmkv_zrandmember(struct pmkv_store *s, const void *k, size_t kn,
 		rc = emit_distinct(&x, &z, card, want, out);
 	} else {
 		for (uint64_t i = 0; i < want && !rc && !stop; i++)
-			rc = emit_rank(&x, &z, zrand_below(card), out, &stop);
+			rc = emit_rank(&x, &z, pmkv_rand_below(card), out, &stop);
 	}
 	return kx_end(&x, rc);
 }
