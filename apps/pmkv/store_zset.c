@@ -138,6 +138,24 @@ static int zs_create(struct kvx *x, struct kpos *p, struct zs *z)
 	return rc ? rc : zs_open(x, &c, z);
 }
 
+struct zspan;
+static int zs_find_span(struct kvx *x, struct kpos *p, struct zs *z,
+                        const struct pmkv_zrange *r, struct zspan *sp);
+
+/* Begin x (writer: it may write) and open the sorted set of p's key in z
+ * (p->found), with r's span of it in *sp if r: 0, and x to end with
+ * kx_end; or a status, nothing begun (as store_list.c's begin_list). */
+static int zs_begin(struct pmkv_store *s, struct kvx *x, int writer,
+                    struct kpos *p, struct zs *z,
+                    const struct pmkv_zrange *r, struct zspan *sp)
+{
+	int rc = kx_begin(s, x, writer);
+	if (rc)
+		return rc;
+	rc = r ? zs_find_span(x, p, z, r, sp) : zs_find(x, p, z);
+	return rc ? kx_end(x, rc) : 0;
+}
+
 static int zs_card(struct kvx *x, struct zs *z, uint64_t *n)
 {
 	return pmtx_map_len(x->tx, z->m, n);
@@ -258,11 +276,10 @@ int pmkv_zadd(struct pmkv_store *s, const void *k, size_t kn, unsigned flags,
 	for (size_t i = 0; i < n; i++) /* Z4 */
 		if (pr[i].n > s->max_value)
 			return PMKV_E_TOOBIG;
-	int rc = kx_begin(s, &x, 1);
+	int rc = zs_begin(s, &x, 1, &p, &z, NULL, NULL);
 	if (rc)
 		return rc;
-	rc = zs_find(&x, &p, &z);
-	if (!rc && !p.found && !(flags & PMKV_ZADD_XX))
+	if (!p.found && !(flags & PMKV_ZADD_XX))
 		rc = zs_create(&x, &p, &z);
 	for (size_t i = 0; i < n && !rc && p.found && !r->nan; i++)
 		rc = zadd_one(&x, &z, flags, &pr[i], r);
@@ -279,10 +296,9 @@ int pmkv_zscore(struct pmkv_store *s, const void *k, size_t kn,
 	struct kpos p = ZPOS(k, kn);
 	struct zs z;
 	memset(found, 0, n);
-	int rc = kx_begin(s, &x, 0);
+	int rc = zs_begin(s, &x, 0, &p, &z, NULL, NULL);
 	if (rc)
 		return rc;
-	rc = zs_find(&x, &p, &z);
 	for (size_t i = 0; i < n && !rc && p.found; i++) {
 		int f;
 		rc = zs_get(&x, &z, m[i].p, m[i].n, &score[i], &f);
@@ -297,11 +313,10 @@ int pmkv_zcard(struct pmkv_store *s, const void *k, size_t kn, uint64_t *n)
 	struct kpos p = ZPOS(k, kn);
 	struct zs z;
 	*n = 0;
-	int rc = kx_begin(s, &x, 0);
+	int rc = zs_begin(s, &x, 0, &p, &z, NULL, NULL);
 	if (rc)
 		return rc;
-	rc = zs_find(&x, &p, &z);
-	if (!rc && p.found)
+	if (p.found)
 		rc = zs_card(&x, &z, n);
 	return kx_end(&x, rc);
 }
@@ -316,11 +331,10 @@ int pmkv_zrank(struct pmkv_store *s, const void *k, size_t kn, const void *m,
 	uint64_t r = 0, card = 0;
 	int found = 0;
 	*rank = -1;
-	int rc = kx_begin(s, &x, 0);
+	int rc = zs_begin(s, &x, 0, &p, &z, NULL, NULL);
 	if (rc)
 		return rc;
-	rc = zs_find(&x, &p, &z);
-	if (!rc && p.found)
+	if (p.found)
 		rc = zs_get(&x, &z, m, mn, &score, &found);
 	if (!rc && found && !(rc = rank_below(&x, &z, score, m, mn, 0, &r)) &&
 	    !(rc = zs_card(&x, &z, &card)))
@@ -336,11 +350,10 @@ int pmkv_zrem(struct pmkv_store *s, const void *k, size_t kn,
 	struct zs z;
 	uint64_t card = 0;
 	*removed = 0;
-	int rc = kx_begin(s, &x, 1);
+	int rc = zs_begin(s, &x, 1, &p, &z, NULL, NULL);
 	if (rc)
 		return rc;
-	rc = zs_find(&x, &p, &z);
-	if (!rc && p.found)
+	if (p.found)
 		rc = zs_card(&x, &z, &card);
 	for (size_t i = 0; i < n && !rc && card; i++) {
 		double score;
@@ -524,15 +537,11 @@ int pmkv_zrange(struct pmkv_store *s, const void *k, size_t kn,
 	struct kpos p = ZPOS(k, kn);
 	struct zs z;
 	struct zspan sp;
-	int rc = kx_begin(s, &x, 0);
+	int rc = zs_begin(s, &x, 0, &p, &z, r, &sp);
 	if (rc)
 		return rc;
-	rc = zs_find_span(&x, &p, &z, r, &sp);
-	if (!rc) {
-		out->begin(out->arg, 0, sp.n);
-		rc = zs_emit(&x, &z, &sp, out);
-	}
-	return kx_end(&x, rc);
+	out->begin(out->arg, 0, sp.n);
+	return kx_end(&x, zs_emit(&x, &z, &sp, out));
 }
 
 int pmkv_zcount(struct pmkv_store *s, const void *k, size_t kn,
@@ -543,12 +552,12 @@ int pmkv_zcount(struct pmkv_store *s, const void *k, size_t kn,
 	struct zs z;
 	struct zspan sp;
 	struct pmkv_zrange w = whole(r);
-	int rc = kx_begin(s, &x, 0);
+	*n = 0;
+	int rc = zs_begin(s, &x, 0, &p, &z, &w, &sp);
 	if (rc)
 		return rc;
-	rc = zs_find_span(&x, &p, &z, &w, &sp);
-	*n = rc ? 0 : sp.n;
-	return kx_end(&x, rc);
+	*n = sp.n;
+	return kx_end(&x, 0);
 }
 
 /* Remove the element under cursor c, handed to out first if out (its
@@ -588,11 +597,10 @@ int pmkv_zremrange(struct pmkv_store *s, const void *k, size_t kn,
 	struct pmkv_zrange w = whole(r);
 	uint64_t card = 0;
 	*removed = 0;
-	int rc = kx_begin(s, &x, 1);
+	int rc = zs_begin(s, &x, 1, &p, &z, &w, &sp);
 	if (rc)
 		return rc;
-	rc = zs_find_span(&x, &p, &z, &w, &sp);
-	if (!rc && sp.n)
+	if (sp.n)
 		rc = zs_card(&x, &z, &card);
 	if (!rc && sp.n && sp.n == card)
 		rc = kx_remove(&x, &p); /* Z3 */
@@ -722,11 +730,10 @@ int pmkv_zrangestore(struct pmkv_store *s, const void *dst, size_t dn,
 	*stored = 0;
 	if (dn > s->max_key)
 		return PMKV_E_TOOBIG;
-	int rc = kx_begin(s, &x, 1);
+	int rc = zs_begin(s, &x, 1, &p, &z, r, &sp);
 	if (rc)
 		return rc;
-	rc = zs_find_span(&x, &p, &z, r, &sp);
-	if (!rc && !(rc = zs_emit(&x, &z, &sp, &out)))
+	if (!(rc = zs_emit(&x, &z, &sp, &out)))
 		rc = cp.err;
 	if (!rc) {
 		zbuf_fix(&b);
@@ -854,12 +861,12 @@ int pmkv_zrandmember(struct pmkv_store *s, const void *k, size_t kn,
 	struct kpos p = ZPOS(k, kn);
 	struct zs z;
 	uint64_t card = 0;
-	int rc = kx_begin(s, &x, 0), stop = 0;
+	int stop = 0;
+	*found = 0;
+	int rc = zs_begin(s, &x, 0, &p, &z, NULL, NULL);
 	if (rc)
 		return rc;
-	rc = zs_find(&x, &p, &z);
-	*found = !rc && p.found;
-	if (!rc && p.found)
+	if ((*found = p.found))
 		rc = zs_card(&x, &z, &card);
 	uint64_t want = count < 0 ? 0 - (uint64_t)count : (uint64_t)count;
 	if (!rc && count >= 0 && want > card)
@@ -901,13 +908,12 @@ int pmkv_zscan(struct pmkv_store *s, const void *k, size_t kn,
 	struct kpos p = ZPOS(k, kn);
 	struct zs z;
 	*next = 0;
-	int rc = kx_begin(s, &x, 0);
-	if (rc)
-		return rc;
 	if (count > SCAN_ALL) /* 10 x count buckets must not wrap */
 		count = SCAN_ALL;
-	rc = zs_find(&x, &p, &z);
-	if (!rc && p.found)
+	int rc = zs_begin(s, &x, 0, &p, &z, NULL, NULL);
+	if (rc)
+		return rc;
+	if (p.found)
 		rc = pmtx_hmap_scan(x.tx, z.h, cursor, (size_t)count, scan_one,
 		                    (void *)out, next);
 	return kx_end(&x, rc);
