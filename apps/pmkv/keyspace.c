@@ -15,8 +15,13 @@
  *      operations it makes (store.c S1, S8); the maps are made without
  *      stripe locks: the store lock serialises every operation.
  *  K2. A handle follows the root: before each use, the offset it was
- *      opened on is compared with the root's db[i], and it is opened
- *      again when they differ (a FLUSHALL committed a new map). The
+ *      opened on is compared with the root's db[i], and the generation
+ *      of the root's words it was opened in with s->roots_gen, which
+ *      every transaction that writes them (FLUSHALL's detach, SWAPDB, a
+ *      new database's map) moves on; it is opened again when either
+ *      differs. The offset alone is not enough: a map freed by a sweep
+ *      leaves its offset to the next map made, of another seed, and a
+ *      handle of the old one would hash every key to the wrong bucket. The
  *      root's words change only in FLUSHALL's detach and at create, whose
  *      transactions run alone under the store lock, so a plain load of
  *      them outside those transactions reads what is committed.
@@ -81,12 +86,13 @@ static pmtx_hmap *db_map(struct pmkv_store *s, unsigned i, int *rc)
 	pmtx_off off = root_word(&root_of(s)->db[i]);
 	pmtx_hmap *m = s->map[i];
 	*rc = 0;
-	if (m && pmtx_hmap_off(m) == off)
+	if (m && pmtx_hmap_off(m) == off && s->map_gen[i] == s->roots_gen)
 		return m;
 	pmtx_hmap_close(m);
 	s->map[i] = NULL;
 	if (off && (*rc = pmtx_hmap_open(s->r, off, NULL, &s->map[i])))
 		s->map[i] = NULL;
+	s->map_gen[i] = s->roots_gen;
 	return s->map[i];
 }
 
@@ -113,6 +119,7 @@ static int ks_dbs(struct kvx *x)
 		if (root_word(&root->db[i]))
 			continue;
 		x->wrote = 1;
+		x->s->roots_gen++; /* K2 */
 		if (!(rc = pmtx_hmap_create(x->tx, 0, &off)))
 			rc = PMTX_SET(x->tx, root->db[i], off);
 	}
@@ -294,6 +301,7 @@ static int ks_flush(struct kvx *x, int all)
 		if (!old || (!all && i != x->db))
 			continue;
 		x->wrote = 1;
+		x->s->roots_gen++; /* K2 */
 		rc = pmtx_hmap_create(x->tx, 0, &fresh);
 		if (!rc)
 			rc = PMTX_SET(x->tx, root->trash[i], old);
@@ -311,6 +319,7 @@ static int ks_swap(struct kvx *x, unsigned a, unsigned b)
 	pmtx_off oa = root_word(&root->db[a]), ob = root_word(&root->db[b]);
 	int rc = PMTX_SET(x->tx, root->db[a], ob);
 	x->wrote = 1;
+	x->s->roots_gen++; /* K2 */
 	return rc ? rc : PMTX_SET(x->tx, root->db[b], oa);
 }
 

@@ -31,6 +31,9 @@ struct pmkv_store {
 	 * offset it was opened on (reopened when the root names another:
 	 * FLUSHALL) */
 	pmtx_hmap *map[PMKV_DBS];
+	/* the generation of the root's words each handle was opened in, and
+	 * the current one (keyspace.c K2): under lock */
+	uint64_t map_gen[PMKV_DBS], roots_gen;
 	/* wrapped (assoc.c, obj.c) */
 	pmtx_off meta;      /* the object holding the table's geometry */
 	uint64_t initial_buckets;

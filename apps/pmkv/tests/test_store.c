@@ -688,6 +688,49 @@ static void databases_are_separate_key_spaces(void **state)
 	assert_int_equal(pmkv_dbsize(s), 0);
 }
 
+/* A FLUSHALL's new maps take the offsets of maps an earlier one freed: a
+ * handle kept from before must not be taken for the new map at its old
+ * offset (keyspace.c K2), whose seed puts every key elsewhere, so that a
+ * fresh handle does not find them. */
+static void handles_follow_flushes(void **state)
+{
+	struct pmkv_store *s = t.s;
+	(void)state;
+	if (g_flavour == PMKV_WRAPPED)
+		return;
+	for (unsigned round = 0; round < 40; round++) {
+		for (unsigned db = 0; db < PMKV_DBS; db++) {
+			char k[16];
+			/* a handle kept over an even number of FLUSHALLs, whose
+			 * new maps here take the offsets freed two before */
+			if ((db + round) % 4)
+				continue;
+			snprintf(k, sizeof(k), "k%u", round);
+			assert_int_equal(pmkv_select(s, db), 0);
+			assert_int_equal(set(s, k, "v", 0, 0), 1);
+			expect(s, k, "v");
+			assert_int_equal(pmkv_dbsize(s), 1);
+		}
+		if (round % 4 != 3)
+			continue;
+		/* a fresh handle must find what the kept one wrote */
+		s = reopen();
+		for (unsigned db = 0; db < PMKV_DBS; db++) {
+			assert_int_equal(pmkv_select(s, db), 0);
+			assert_int_equal(pmkv_dbsize(s), 1);
+			for (unsigned r = round - 3; r <= round; r++) {
+				char k[16];
+				snprintf(k, sizeof(k), "k%u", r);
+				if ((db + r) % 4 == 0)
+					expect(s, k, "v");
+			}
+		}
+		assert_int_equal(pmkv_flushall(s), 0); /* each map elsewhere */
+		assert_int_equal(pmkv_flushall(s), 0); /* and back */
+	}
+	assert_int_equal(pmkv_select(s, 0), 0);
+}
+
 /* A client's mistake fails its own operation only (store.c S13): the
  * group goes on, and commits the others' writes. */
 static void a_user_error_fails_only_its_operation(void **state)
@@ -976,6 +1019,7 @@ int main(int argc, char **argv)
 		ALL(flushall_empties_and_frees),
 		ALL(a_group_commits_together),
 		ALL(databases_are_separate_key_spaces),
+		ALL(handles_follow_flushes),
 		ALL(a_user_error_fails_only_its_operation),
 		ALL(a_failed_operation_aborts_its_group),
 		ALL(hints_follow_no_offset_out_of_the_region),
