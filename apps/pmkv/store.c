@@ -126,8 +126,10 @@
  *      all zero after a restart (the samples are then equal, and the
  *      first is taken).
  */
+#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <strings.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -890,6 +892,107 @@ static int parse_int(const char *p, size_t n, int64_t *out)
 	}
 	*out = neg ? (int64_t)(0 - v) : (int64_t)v;
 	return 0;
+}
+
+int pmkv_ld_parse(const char *p, size_t n, long double *out)
+{
+	char buf[PMKV_LD_CHARS], *end;
+	if (n == 0 || n >= sizeof(buf))
+		return -1;
+	memcpy(buf, p, n);
+	buf[n] = 0;
+	errno = 0;
+	long double v = strtold(buf, &end);
+	if (isspace((unsigned char)buf[0]) || *end || (size_t)(end - buf) != n ||
+	    (errno == ERANGE && (v == HUGE_VALL || v == -HUGE_VALL ||
+	                         fpclassify(v) == FP_ZERO)) ||
+	    errno == EINVAL || isnan(v))
+		return -1;
+	*out = v;
+	return 0;
+}
+
+size_t pmkv_ld_format(char *buf, size_t cap, long double v)
+{
+	if (isinf(v)) {
+		const char *t = v > 0 ? "inf" : "-inf";
+		size_t l = strlen(t);
+		if (cap < 5)
+			return 0;
+		memcpy(buf, t, l + 1);
+		return l;
+	}
+	int r = snprintf(buf, cap, "%.17Lf", v);
+	if (r < 0 || (size_t)r + 1 > cap) {
+		if (cap)
+			buf[0] = 0;
+		return 0;
+	}
+	size_t l = (size_t)r;
+	if (strchr(buf, '.')) { /* trailing zeros, then a bare '.' */
+		while (buf[l - 1] == '0')
+			l--;
+		if (buf[l - 1] == '.')
+			l--;
+	}
+	if (l == 2 && buf[0] == '-' && buf[1] == '0')
+		buf[0] = '0', l = 1;
+	buf[l] = 0;
+	return l;
+}
+
+int pmkv_incrbyfloat(struct pmkv_store *s, const void *k, size_t kn,
+                     long double delta, char *buf, size_t cap, size_t *n)
+{
+	struct kvx x;
+	struct kpos p = KPOS(k, kn);
+	long double old = 0, r;
+	*n = 0;
+	int rc = x_begin(s, &x, 1);
+	if (rc)
+		return rc;
+	rc = w_lookup(&x, &p, 0);
+	if (!rc)
+		rc = string_ok(&p);
+	if (!rc && p.found && pmkv_ld_parse(p.v.p, p.v.n, &old))
+		rc = PMKV_E_NOTFLOAT;
+	r = old + delta;
+	if (!rc && (isnan(r) || isinf(r)))
+		rc = PMKV_E_OVERFLOW;
+	if (!rc && !(*n = pmkv_ld_format(buf, cap, r)))
+		rc = PMKV_E_TOOBIG;
+	if (!rc)
+		rc = put(&x, &p, NULL, 0, buf, *n, p.found ? p.v.expire_ms : 0);
+	return x_end(&x, rc);
+}
+
+int pmkv_setrange(struct pmkv_store *s, const void *k, size_t kn,
+                  uint64_t off, const void *v, size_t vn, uint64_t *len)
+{
+	struct kvx x;
+	struct kpos p = KPOS(k, kn);
+	char *buf = NULL;
+	int rc = x_begin(s, &x, 1);
+	if (rc)
+		return rc;
+	rc = w_lookup(&x, &p, 0);
+	if (!rc)
+		rc = string_ok(&p);
+	*len = p.found ? p.v.n : 0;
+	if (rc || vn == 0) /* nothing to write */
+		return x_end(&x, rc);
+	if (off > s->max_value || vn > s->max_value - off)
+		return x_end(&x, PMKV_E_TOOBIG); /* S13: before a write */
+	size_t old = p.found ? p.v.n : 0, n = off + vn > old ? off + vn : old;
+	if (!(buf = calloc(1, n)))
+		return x_end(&x, ENOMEM);
+	if (old) /* S3: copied before anything is written */
+		memcpy(buf, p.v.p, old);
+	memcpy(buf + off, v, vn);
+	rc = put(&x, &p, buf, n, NULL, 0, p.found ? p.v.expire_ms : 0);
+	free(buf);
+	*len = n;
+	return x_end(&x, rc);
 }
 
 int pmkv_incrby(struct pmkv_store *s, const void *k, size_t kn,

@@ -170,6 +170,27 @@ int pmkv_type(struct pmkv_store *s, const void *k, size_t kn, int *type);
 /* EXISTS: how many of keys exist (a key named twice counts twice). */
 int pmkv_exists(struct pmkv_store *s, const struct pmkv_key *keys, size_t n,
                 uint64_t *count);
+/* Redis's long double numbers (util.c string2ld, ld2string): the longest
+ * text either reads or writes, less one (MAX_LONG_DOUBLE_CHARS). */
+#define PMKV_LD_CHARS (5 * 1024)
+/* p[0..n) as a long double: strtold's whole text, no leading space, no
+ * NaN, no overflow or underflow to zero; 0, or -1. */
+int pmkv_ld_parse(const char *p, size_t n, long double *out);
+/* v as Redis's LD_STR_HUMAN: "%.17Lf" without trailing zeros (nor a
+ * trailing '.'), "-0" as "0", "inf"/"-inf"; the length, 0 if it does not
+ * fit cap bytes with its NUL (Redis then stores ""). */
+size_t pmkv_ld_format(char *buf, size_t cap, long double v);
+/* INCRBYFLOAT: the value (absent: 0) plus delta, as long double, stored
+ * and put in buf (cap PMKV_LD_CHARS) as Redis writes it; PMKV_E_NOTFLOAT
+ * if the value is not a number, PMKV_E_OVERFLOW if the sum is NaN or
+ * infinite (nothing written). The expiry stays. */
+int pmkv_incrbyfloat(struct pmkv_store *s, const void *k, size_t kn,
+                     long double delta, char *buf, size_t cap, size_t *n);
+/* SETRANGE: v written at offset off of the string (zero bytes before it
+ * if the string is shorter); *len its length after. An empty v writes
+ * nothing (an absent key stays absent). The expiry stays. */
+int pmkv_setrange(struct pmkv_store *s, const void *k, size_t kn,
+                  uint64_t off, const void *v, size_t vn, uint64_t *len);
 /* INCRBY: the value must be a base-10 64-bit integer (absent: 0). */
 int pmkv_incrby(struct pmkv_store *s, const void *k, size_t kn,
                 int64_t delta, int64_t *result);

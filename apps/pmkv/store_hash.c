@@ -252,53 +252,6 @@ int pmkv_hincrby(struct pmkv_store *s, const void *k, size_t kn,
 	return rc;
 }
 
-int pmkv_ld_parse(const char *p, size_t n, long double *out)
-{
-	char buf[PMKV_LD_CHARS], *end;
-	if (n == 0 || n >= sizeof(buf))
-		return -1;
-	memcpy(buf, p, n);
-	buf[n] = 0;
-	errno = 0;
-	long double v = strtold(buf, &end);
-	if (isspace((unsigned char)buf[0]) || *end || (size_t)(end - buf) != n ||
-	    (errno == ERANGE && (v == HUGE_VALL || v == -HUGE_VALL ||
-	                         fpclassify(v) == FP_ZERO)) ||
-	    errno == EINVAL || isnan(v))
-		return -1;
-	*out = v;
-	return 0;
-}
-
-size_t pmkv_ld_format(char *buf, size_t cap, long double v)
-{
-	if (isinf(v)) {
-		const char *t = v > 0 ? "inf" : "-inf";
-		size_t l = strlen(t);
-		if (cap < 5)
-			return 0;
-		memcpy(buf, t, l + 1);
-		return l;
-	}
-	int r = snprintf(buf, cap, "%.17Lf", v);
-	if (r < 0 || (size_t)r + 1 > cap) {
-		if (cap)
-			buf[0] = 0;
-		return 0;
-	}
-	size_t l = (size_t)r;
-	if (strchr(buf, '.')) { /* trailing zeros, then a bare '.' */
-		while (buf[l - 1] == '0')
-			l--;
-		if (buf[l - 1] == '.')
-			l--;
-	}
-	if (l == 2 && buf[0] == '-' && buf[1] == '0')
-		buf[0] = '0', l = 1;
-	buf[l] = 0;
-	return l;
-}
-
 struct incr_float {
 	long double delta;
 	char *buf;

@@ -89,15 +89,6 @@ int pmkv_hscan(struct pmkv_store *s, const void *k, size_t kn,
                uint64_t cursor, uint64_t count, pmkv_pair_fn pair, void *arg,
                uint64_t *next);
 
-/* Redis's long double numbers (util.c string2ld, ld2string): the longest
- * text either reads or writes, less one (MAX_LONG_DOUBLE_CHARS). */
-#define PMKV_LD_CHARS (5 * 1024)
-/* p[0..n) as a long double: strtold's whole text, no leading space, no
- * NaN, no overflow or underflow to zero; 0, or -1. */
-int pmkv_ld_parse(const char *p, size_t n, long double *out);
-/* v as Redis's LD_STR_HUMAN: "%.17Lf" without trailing zeros (nor a
- * trailing '.'), "-0" as "0", "inf"/"-inf"; the length, 0 if it does not
- * fit cap bytes with its NUL (Redis then stores ""). */
-size_t pmkv_ld_format(char *buf, size_t cap, long double v);
+
 
 #endif
