@@ -415,7 +415,7 @@ WITH_SERVER = [
 ]
 
 
-# ---- the collections (on a pmkv of their own: see fresh_pair) ---------
+# ---- the collections (on a pmkv of their own: fresh_pair) -------------
 
 COLLECTIONS = [  # (the commands it needs, the request)
     ("rpush", b("RPUSH", "l", "a", "b")),
@@ -462,10 +462,9 @@ def test_with_server(pair, case):  # noqa: F811
 
 @pytest.fixture
 def fresh_pair(make_server, redis_server):  # noqa: F811
-    """A pair on a pmkv of its own: the tests that make collections run
-    there, not on the module's server, whose FLUSHALLs (one a test)
-    would meet keyspace.c's cached handles on a reused offset (a FLUSHALL
-    after collections answers "no such key or element"; reported)."""
+    """A pair on a pmkv of its own and an emptied Redis: the collections
+    and the random scripts write keys of every kind, kept away from the
+    module's server and its other tests."""
     s = make_server()
     p = Pair(s.port, redis_server.port)
     p.theirs.send([b("FLUSHALL")])
