@@ -29,6 +29,8 @@
 #include <time.h>
 
 #include "cmd.h"
+#include "pubsub.h"
+#include "script.h"
 
 /* ---- helpers (cmd.h) ---- */
 
@@ -61,6 +63,7 @@ static void write_refused(struct server *srv, int rc)
  * group and the request runs again alone (conn.c N5). */
 void reply_status(struct cmd_ctx *c, int rc)
 {
+	c->refused |= pmkv_no_room(rc); /* store.c S16 */
 	if (!c->in_group && pmkv_no_room(rc))
 		write_refused(c->srv, rc);
 	if (rc != PMTX_E_IO)
@@ -125,7 +128,14 @@ static void cmd_ping(struct cmd_ctx *c)
 	if (c->q->argc > 2)
 		resp_add_error(c->out,
 		               "ERR wrong number of arguments for 'ping' command");
-	else if (c->q->argc == 2)
+	else if (c->sess && c->sess->subscribed) { /* RESP2 subscribed */
+		resp_add_array(c->out, 2);
+		resp_add_bulk(c->out, "pong", 4);
+		if (c->q->argc == 2)
+			resp_add_bulk(c->out, arg(c, 1), len(c, 1));
+		else
+			resp_add_bulk(c->out, "", 0);
+	} else if (c->q->argc == 2)
 		resp_add_bulk(c->out, arg(c, 1), len(c, 1));
 	else
 		resp_add_simple(c->out, "PONG");
@@ -203,40 +213,6 @@ static void cmd_move(struct cmd_ctx *c)
 		return;
 	int rc = pmkv_move(c->srv->store, arg(c, 1), len(c, 1), db, &done);
 	reply_int(c, rc, done);
-}
-
-/* CONFIG GET for the two parameters clients ask about; others empty. */
-static void cmd_config(struct cmd_ctx *c)
-{
-	if (resp_arg_is(c->q, 1, "resetstat") && c->q->argc == 2)
-		return resp_add_simple(c->out, "OK");
-	if (!resp_arg_is(c->q, 1, "get") || c->q->argc != 3)
-		return resp_add_error(c->out, "ERR unsupported CONFIG "
-		                      "subcommand or wrong number of arguments");
-	static const char *const kv[][2] = {{"save", ""},
-	                                    {"appendonly", "no"}};
-	for (size_t i = 0; i < sizeof(kv) / sizeof(*kv); i++)
-		if (resp_arg_is(c->q, 2, kv[i][0])) {
-			resp_add_array(c->out, 2);
-			resp_add_bulk(c->out, kv[i][0], strlen(kv[i][0]));
-			resp_add_bulk(c->out, kv[i][1], strlen(kv[i][1]));
-			return;
-		}
-	resp_add_array(c->out, 0);
-}
-
-/* CLIENT SETNAME / GETNAME / ID / SETINFO: accepted, as clients send them
- * on connecting; the name is not kept. */
-static void cmd_client(struct cmd_ctx *c)
-{
-	if (resp_arg_is(c->q, 1, "getname"))
-		return resp_add_null(c->out);
-	if (resp_arg_is(c->q, 1, "id"))
-		return resp_add_int(c->out, 1);
-	if (resp_arg_is(c->q, 1, "setname") || resp_arg_is(c->q, 1, "setinfo"))
-		return resp_add_simple(c->out, "OK");
-	resp_add_error(c->out, "ERR unknown subcommand '%.64s'. Try CLIENT "
-	               "HELP.", arg(c, 1));
 }
 
 /* ---- strings ---- */
@@ -748,6 +724,43 @@ static void cmd_append(struct cmd_ctx *c)
 	reply_int(c, rc, (long long)n);
 }
 
+static void cmd_incrbyfloat(struct cmd_ctx *c)
+{
+	long double d;
+	char buf[PMKV_LD_CHARS];
+	size_t n = 0;
+	if (pmkv_ld_parse(arg(c, 2), len(c, 2), &d))
+		return resp_add_error(c->out, "ERR value is not a valid float");
+	int rc = pmkv_incrbyfloat(c->srv->store, arg(c, 1), len(c, 1), d, buf,
+	                          sizeof(buf), &n);
+	reply_float(c, rc, buf, n);
+}
+
+void reply_float(struct cmd_ctx *c, int rc, const char *buf, size_t n)
+{
+	if (rc == PMKV_E_OVERFLOW)
+		resp_add_error(c->out, "ERR increment would produce NaN or "
+		               "Infinity");
+	else if (rc)
+		reply_status(c, rc);
+	else
+		resp_add_bulk(c->out, buf, n);
+}
+
+/* SETRANGE: Redis 7.0's order: the offset, then the key. */
+static void cmd_setrange(struct cmd_ctx *c)
+{
+	long long off;
+	uint64_t n = 0;
+	if (resp_arg_ll(c->q, 2, &off))
+		return not_integer(c);
+	if (off < 0)
+		return resp_add_error(c->out, "ERR offset is out of range");
+	int rc = pmkv_setrange(c->srv->store, arg(c, 1), len(c, 1),
+	                       (uint64_t)off, arg(c, 3), len(c, 3), &n);
+	reply_int(c, rc, (long long)n);
+}
+
 static void cmd_strlen(struct cmd_ctx *c)
 {
 	uint64_t n = 0;
@@ -844,7 +857,8 @@ void collect_key(void *arg, const void *p, size_t n)
 		k->oom = 1;
 		return;
 	}
-	memcpy(k->bytes + k->nbytes, p, n);
+	if (n) /* the first may be empty, before any bytes (UBSan) */
+		memcpy(k->bytes + k->nbytes, p, n);
 	k->nbytes += n;
 	k->end[k->n++] = k->nbytes;
 }
@@ -912,8 +926,9 @@ enum { SCAN_NOTINT = 1, SCAN_SYNTAX };
 /* The options from argv[at] on (scanGenericCommand's loop): MATCH and
  * COUNT, each with its argument, in any order, the last one counting;
  * TYPE too where type is not NULL (*type the enum pmkv_type it names; a
- * name of none makes COUNT 0, as no key has an unknown type in Redis
- * 7.0). 0, or the first error: SCAN_NOTINT or SCAN_SYNTAX. */
+ * name of none gives PMKV_T_MAX + 1, which no key has: the scan goes on
+ * and returns none, as Redis 7.0's does). 0, or the first error:
+ * SCAN_NOTINT or SCAN_SYNTAX. */
 static int scan_options(struct cmd_ctx *c, size_t at, struct scan_opts *o,
                         int *type)
 {
@@ -932,7 +947,7 @@ static int scan_options(struct cmd_ctx *c, size_t at, struct scan_opts *o,
 		} else if (!type || !resp_arg_is(c->q, i, "type")) {
 			return SCAN_SYNTAX;
 		} else if ((*type = type_named(c, i + 1)) < 0) {
-			o->count = 0;
+			*type = PMKV_T_MAX + 1;
 		}
 	}
 	return 0;
@@ -994,12 +1009,10 @@ static void cmd_scan(struct cmd_ctx *c)
 	if ((why = scan_options(c, 2, &o, &type)))
 		return why == SCAN_NOTINT ? not_integer(c) : syntax_error(c);
 	k.pat = o.pat, k.pn = o.pn;
-	int rc = o.count ? pmkv_scan_type(c->srv->store, cur,
-	                                  (uint64_t)(o.count > SCAN_MOST
-	                                                 ? SCAN_MOST
-	                                                 : o.count),
-	                                  type, collect_key, &k, &next)
-	                 : (next = 0, 0);
+	int rc = pmkv_scan_type(c->srv->store, cur,
+	                        (uint64_t)(o.count > SCAN_MOST ? SCAN_MOST
+	                                                       : o.count),
+	                        type, collect_key, &k, &next);
 	if (rc || k.oom) {
 		collect_free(&k);
 		return reply_status(c, rc ? rc : ENOMEM);
@@ -1068,6 +1081,8 @@ static const struct command commands[] = {
 	{"incrby", 3, cmd_incrby, "write denyoom fast", 1, 1, 1, 1},
 	{"decrby", 3, cmd_decrby, "write denyoom fast", 1, 1, 1, 1},
 	{"append", 3, cmd_append, "write denyoom fast", 1, 1, 1, 1},
+	{"incrbyfloat", 3, cmd_incrbyfloat, "write denyoom fast", 1, 1, 1, 1},
+	{"setrange", 4, cmd_setrange, "write denyoom", 1, 1, 1, 1},
 	{"strlen", 2, cmd_strlen, "readonly fast", 1, 1, 1, 1},
 	{"ttl", 2, cmd_ttl, "readonly fast", 1, 1, 1, 1},
 	{"pttl", 2, cmd_pttl, "readonly fast", 1, 1, 1, 1},
@@ -1104,8 +1119,6 @@ static const struct command commands[] = {
 	{"info", -1, cmd_info, "loading stale", 0, 0, 0, 0},
 	{"command", -1, cmd_command, "loading stale", 0, 0, 0, 0},
 	{"select", 2, cmd_select, "loading stale fast", 0, 0, 0, 0},
-	{"config", -2, cmd_config, "admin loading stale", 0, 0, 0, 0},
-	{"client", -2, cmd_client, "admin loading stale", 0, 0, 0, 0},
 	{"quit", -1, cmd_quit, "fast", 0, 0, 0, 0},
 	{"shutdown", -1, cmd_shutdown, "admin loading stale", 0, 0, 0, 0},
 	{NULL, 0, NULL, NULL, 0, 0, 0, 0},
@@ -1114,7 +1127,8 @@ static const struct command commands[] = {
 /* Every table, each ended by a NULL name. */
 static const struct command *const tables[] = {
 	commands, pmkv_cmds_hash, pmkv_cmds_list, pmkv_cmds_set,
-	pmkv_cmds_zset, pmkv_cmds_multi,
+	pmkv_cmds_zset, pmkv_cmds_multi, pmkv_cmds_pubsub,
+	pmkv_cmds_script, pmkv_cmds_server,
 };
 #define NTABLES (sizeof(tables) / sizeof(*tables))
 
@@ -1211,10 +1225,11 @@ static void cmd_command(struct cmd_ctx *c)
 			else
 				resp_add_null(c->out);
 		}
-	} else if (resp_arg_is(c->q, 1, "docs")) {
-		resp_add_array(c->out, 0); /* no documentation to offer */
 	} else {
-		resp_add_error(c->out, "ERR unknown subcommand '%.64s'. Try "
+		/* DOCS too: pmkv has no documentation to give, and redis-cli,
+		 * refused it, takes its own (its help and hints); an empty
+		 * reply would leave it none */
+		resp_add_error(c->out, "ERR unknown subcommand '%.128s'. Try "
 		               "COMMAND HELP.", arg(c, 1));
 	}
 }
@@ -1314,10 +1329,37 @@ int cmd_writes(const struct resp_req *q)
 	return is_write(lookup(q->argv[0], q->argl[0]));
 }
 
+#define EVICT_TRIES 8 /* evictions a refused write may wait for */
+
+/* Run the command; a write refused for want of room runs again after
+ * the maxmemory-policy evicted keys (store.c S16), its refusal taken
+ * back; at most EVICT_TRIES times, each evicting twice as many. Not in
+ * a group: there the request runs again alone (conn.c N5). */
+static void run_evicting(struct cmd_ctx *c, const struct command *k)
+{
+	int policy = atomic_load(&c->srv->cfg.maxmemory_policy);
+	size_t mark = c->out->n;
+	for (unsigned tries = 0;; tries++) {
+		uint64_t evicted = 0;
+		c->refused = 0;
+		k->fn(c);
+		if (!c->refused || !policy || c->in_group ||
+		    tries == EVICT_TRIES || !strstr(k->flags, "denyoom") ||
+		    pmkv_evict(c->srv->store, policy, 16u << tries, &evicted) ||
+		    !evicted)
+			return;
+		atomic_fetch_add(&c->srv->evicted, evicted);
+		c->out->n = mark; /* the refusal taken back */
+	}
+}
+
 void cmd_dispatch(struct cmd_ctx *c)
 {
 	const struct command *k = lookup(arg(c, 0), len(c, 0));
 	long long argc = (long long)c->q->argc;
+	if (!k) /* EVAL_RO and EVALSHA_RO: the index matches letters only */
+		k = script_command(arg(c, 0), len(c, 0));
+	c->nested = c->cmd != NULL; /* EXEC's ctx: its own entry set */
 	c->srv->commands++;
 	if (!k) {
 		if (c->sess && c->sess->multi)
@@ -1325,6 +1367,9 @@ void cmd_dispatch(struct cmd_ctx *c)
 		return unknown(c);
 	}
 	c->cmd = k;
+	if (c->sess && !c->nested) /* CLIENT LIST's cmd (cmd_server.c) */
+		atomic_store_explicit(&c->sess->last_cmd, k,
+		                      memory_order_relaxed);
 	if ((k->arity > 0 && argc != k->arity) ||
 	    (k->arity < 0 && argc < -k->arity)) {
 		if (c->sess && c->sess->multi)
@@ -1334,6 +1379,13 @@ void cmd_dispatch(struct cmd_ctx *c)
 			                   "'exec' command");
 		return wrong_args(c);
 	}
+	if (c->sess && c->sess->unauthed && session_refused(c, k))
+		return; /* cmd_server.c SV3: NOAUTH */
+	if (c->sess && c->sess->subscribed && !c->nested &&
+	    pubsub_refuses(c, k)) /* pubsub.c: RESP2's subscribed context */
+		return;
+	if (script_refuses(c)) /* script.c X3: a script runs; BUSY */
+		return;
 	if (c->sess && c->sess->multi && !multi_passes(k)) {
 		if (multi_queue(c))
 			resp_add_error(c->out, "ERR out of memory");
@@ -1341,7 +1393,7 @@ void cmd_dispatch(struct cmd_ctx *c)
 	}
 	if (c->sess)
 		pmkv_select(c->srv->store, c->sess->db); /* store.c S15 */
-	k->fn(c);
+	run_evicting(c, k);
 	if (is_write(k) && c->sess) /* multi.c M3 */
 		multi_touch(c, k->fn == cmd_flushall ? 2
 		               : k->fn == cmd_flushdb || k->fn == cmd_swapdb);

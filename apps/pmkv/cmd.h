@@ -29,6 +29,9 @@ extern const struct command pmkv_cmds_list[];
 extern const struct command pmkv_cmds_set[];
 extern const struct command pmkv_cmds_zset[];
 extern const struct command pmkv_cmds_multi[]; /* multi.c */
+extern const struct command pmkv_cmds_pubsub[]; /* pubsub.c */
+extern const struct command pmkv_cmds_server[]; /* cmd_server.c */
+extern const struct command pmkv_cmds_script[]; /* script.c */
 
 /* Argument i and its length. */
 static inline const char *arg(struct cmd_ctx *c, size_t i)
@@ -51,6 +54,9 @@ void reply_int(struct cmd_ctx *c, int rc, long long v);
 void emit_bulk(void *arg, const void *p, size_t n);
 void syntax_error(struct cmd_ctx *c);
 void not_integer(struct cmd_ctx *c);
+/* INCRBYFLOAT's and HINCRBYFLOAT's reply: the number's text, or the
+ * error of rc (a NaN or infinite sum: Redis's text). */
+void reply_float(struct cmd_ctx *c, int rc, const char *buf, size_t n);
 /* Redis's arity error for the command argv[0] names. */
 void wrong_args(struct cmd_ctx *c);
 

@@ -123,13 +123,8 @@ static void cmd_hincrbyfloat(struct cmd_ctx *c)
 	                           &n);
 	if (rc == PMKV_E_NOTFLOAT)
 		resp_add_error(c->out, "ERR hash value is not a float");
-	else if (rc == PMKV_E_OVERFLOW)
-		resp_add_error(c->out, "ERR increment would produce NaN or "
-		               "Infinity");
-	else if (rc)
-		reply_status(c, rc);
 	else
-		resp_add_bulk(c->out, buf, n);
+		reply_float(c, rc, buf, n);
 }
 
 /* ---- reads of fields ---- */

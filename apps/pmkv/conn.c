@@ -23,14 +23,24 @@
  *      they are consumed and their replies kept (N3 holds for the group's
  *      one commit); aborted, their replies are dropped and conn_run runs
  *      them again.
+ *  N6. Pub/sub (pubsub.c): a connection that has subscribed (it has a
+ *      mailbox) takes the messages waiting in it before each of its
+ *      requests, and whenever the mailbox's eventfd wakes it: its thread
+ *      polls the socket and the eventfd instead of blocking in read, and
+ *      an event loop watches the eventfd (loop.c L6). A subscribed
+ *      connection's requests run alone, never in a group (a group's
+ *      replies may be dropped and run again: N5). A connection that
+ *      never subscribed polls nothing.
  */
 #include <errno.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "conn.h"
 #include "group.h"
+#include "pubsub.h"
 
 #define READ_CHUNK (16u << 10)
 #define OUT_FLUSH (64u << 10)
@@ -40,13 +50,19 @@ void conn_init(struct conn *c, struct server *srv, int fd)
 	memset(c, 0, sizeof(*c));
 	c->srv = srv;
 	c->fd = fd;
+	c->sess.fd = fd;
 	resp_req_init(&c->q);
 	resp_out_init(&c->out);
+	if (session_open(srv, &c->sess, fd)) /* cmd_server.c SV1 */
+		c->closing = 1;
 }
 
 void conn_free(struct conn *c)
 {
+	session_close(c->srv, &c->sess); /* before the socket closes: SV1 */
 	multi_session_end(c->srv, &c->sess);
+	pubsub_session_end(c->srv, &c->sess);
+	pubsub_session_free(&c->sess);
 	resp_req_free(&c->q);
 	resp_out_free(&c->out);
 	free(c->in);
@@ -55,6 +71,7 @@ void conn_free(struct conn *c)
 
 int conn_room(struct conn *c)
 {
+	session_read(&c->sess); /* input may come now: not idle (SV6) */
 	if (c->cap - c->n >= READ_CHUNK / 2)
 		return 0;
 	if (c->n >= c->srv->cfg.qbuf_max) { /* N1 */
@@ -87,8 +104,8 @@ static void consume(struct conn *c, size_t n)
  * the connection after the reply (QUIT). */
 static int run_one(struct conn *c, int in_group)
 {
-	struct cmd_ctx x = {c->srv, NULL, &c->sess, &c->q, &c->out, 0,
-	                    in_group};
+	struct cmd_ctx x = {.srv = c->srv, .sess = &c->sess, .q = &c->q,
+	                    .out = &c->out, .in_group = in_group};
 	cmd_dispatch(&x);
 	return x.close_after;
 }
@@ -97,7 +114,12 @@ int conn_run(struct conn *c)
 {
 	size_t off = 0;
 	int full = 0;
+	session_turn(&c->sess, 1, 0, 0);
 	while (!c->closing && !(full = c->out.n - c->sent >= OUT_FLUSH)) {
+		if (c->sess.ps && pubsub_drain(&c->sess, &c->out)) { /* N6 */
+			c->closing = 1;
+			break;
+		}
 		size_t used = 0;
 		const char *err = NULL;
 		int r = resp_parse(c->in + off, c->n - off, &c->srv->cfg.lim,
@@ -121,12 +143,14 @@ int conn_run(struct conn *c)
 		resp_add_error(&c->out, "ERR out of memory");
 		c->closing = 1;
 	}
+	session_turn(&c->sess, 0, c->n, c->cap - c->n);
 	return full;
 }
 
 unsigned conn_group_run(struct conn *c, unsigned max)
 {
 	unsigned ran = 0;
+	session_turn(&c->sess, 1, 0, 0);
 	c->g_in = 0;
 	c->g_out = c->out.n;
 	struct cmd_hints h;
@@ -138,8 +162,9 @@ unsigned conn_group_run(struct conn *c, unsigned max)
 		if (resp_parse(c->in + c->g_in, c->n - c->g_in,
 		               &c->srv->cfg.lim, &c->q, &used, &err) != RESP_OK)
 			break; /* more to read, or N2's error: conn_run's */
-		if (c->q.argc && (!cmd_grouped(&c->q) || c->sess.multi))
-			break; /* queuing (multi.c M1) runs alone */
+		if (c->q.argc && (!cmd_grouped(&c->q) || c->sess.multi ||
+		                  c->sess.subscribed))
+			break; /* queuing (multi.c M1) and N6 run alone */
 		c->g_in += used;
 		if (!c->q.argc)
 			continue;
@@ -174,7 +199,7 @@ int conn_writes_next(struct conn *c)
 	                  &err) == RESP_OK && c->q.argc && cmd_writes(&c->q);
 }
 
-int conn_send(struct conn *c, int blocking)
+static int send_out(struct conn *c, int blocking)
 {
 	while (c->sent < c->out.n) {
 		ssize_t k = write(c->fd, c->out.p + c->sent, c->out.n - c->sent);
@@ -192,6 +217,28 @@ int conn_send(struct conn *c, int blocking)
 	return 0;
 }
 
+int conn_send(struct conn *c, int blocking)
+{
+	int rc = send_out(c, blocking);
+	if (c->sess.ps) /* pubsub.c P3 counts what waits */
+		pubsub_unsent(&c->sess, c->out.n - c->sent);
+	return rc;
+}
+
+/* N6: wait for input (0) or for the mailbox's eventfd (1: reset). */
+static int wait_input(struct conn *c)
+{
+	struct pollfd p[2] = {{c->fd, POLLIN, 0},
+	                      {pubsub_mailfd(&c->sess), POLLIN, 0}};
+	while (poll(p, 2, -1) < 0)
+		if (errno != EINTR)
+			return 0; /* the read will say what is wrong */
+	if (p[0].revents || !p[1].revents)
+		return 0;
+	pubsub_woken(&c->sess);
+	return 1;
+}
+
 void conn_serve(struct server *srv, int fd)
 {
 	struct conn c;
@@ -199,12 +246,14 @@ void conn_serve(struct server *srv, int fd)
 	while (!c.closing && !srv->stopping) {
 		if (conn_room(&c))
 			break;
-		ssize_t k = read(fd, c.in + c.n, c.cap - c.n);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			break;
-		c.n += (size_t)k;
+		if (!c.sess.ps || !wait_input(&c)) { /* N6 */
+			ssize_t k = read(fd, c.in + c.n, c.cap - c.n);
+			if (k < 0 && errno == EINTR)
+				continue;
+			if (k <= 0)
+				break;
+			c.n += (size_t)k;
+		}
 		int more;
 		do {
 			group_commit(srv, &c);

@@ -57,6 +57,7 @@
 
 #include "conn.h"
 #include "group.h"
+#include "script.h"
 
 /* GROUP_CONNS, connections in one group: group.h */
 #define GROUP_REQS 256   /* requests of one connection in one group */
@@ -82,7 +83,10 @@ static int run_group(struct server *srv, struct gentry *first,
                      struct gentry *last)
 {
 	uint64_t cmds = 0, conns = 0;
-	if (pmkv_group_begin(srv->store))
+	int g = script_group_begin(srv); /* pmkv_group_begin, unless */
+	if (g == SCRIPT_GROUP_SCRIPT) /* a script runs (script.c X3) */
+		return 1; /* nothing ran: conn_run runs the requests */
+	if (g != SCRIPT_GROUP_BEGUN)
 		return 0;
 	for (struct gentry *e = first;; e = e->next) {
 		unsigned ran = conn_group_run(e->c, GROUP_REQS);

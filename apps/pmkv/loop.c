@@ -38,6 +38,12 @@
  *      connection has joined, the batch runs at once. Only a batch with
  *      a write at the head of some connection's input waits: a batch of
  *      reads commits nothing, and waiting would only delay its replies.
+ *  L6. A connection that has subscribed (pubsub.c) has its mailbox's
+ *      eventfd watched too, from the end of the pump that ran its first
+ *      SUBSCRIBE until it closes. When it fires, the mailbox is taken
+ *      into the replies (conn.c N6) and sent at once if the connection
+ *      waits for input; one that waits to send, or is in the batch, takes
+ *      it at its next pump (L2: never both).
  */
 #include <assert.h>
 #include <errno.h>
@@ -52,6 +58,7 @@
 #include "conn.h"
 #include "group.h"
 #include "loop.h"
+#include "pubsub.h"
 
 struct evconn;
 
@@ -73,6 +80,7 @@ struct evconn {
 	struct conn c;
 	struct worker *w;
 	struct event *ev;
+	struct event *mail; /* the mailbox's eventfd, once subscribed (L6) */
 	short waiting; /* EV_READ or EV_WRITE (L2) */
 	int in_batch;  /* L4 */
 };
@@ -81,6 +89,7 @@ static struct worker *workers;
 static unsigned nworkers, next_worker;
 
 static void on_event(evutil_socket_t fd, short what, void *arg);
+static void on_mail(evutil_socket_t fd, short what, void *arg);
 
 /* Take e out of its worker's batch (L4). */
 static void unbatch(struct evconn *e)
@@ -99,6 +108,8 @@ static void close_conn(struct evconn *e)
 	e->w->nconns--;
 	conn_send(&e->c, 0); /* a last error, if the socket takes it */
 	event_free(e->ev);
+	if (e->mail)
+		event_free(e->mail);
 	conn_free(&e->c);
 	server_forget(e->w->srv, e->c.fd);
 	free(e);
@@ -117,6 +128,17 @@ static int wait_for(struct evconn *e, short what)
 	return 0;
 }
 
+/* L6: watch the mailbox of a connection that has subscribed; 0, or -1
+ * if the event could not be set. */
+static int watch_mail(struct evconn *e)
+{
+	int fd = pubsub_mailfd(&e->c.sess);
+	if (e->mail || fd < 0)
+		return 0;
+	e->mail = event_new(e->w->base, fd, EV_READ | EV_PERSIST, on_mail, e);
+	return e->mail && event_add(e->mail, NULL) == 0 ? 0 : -1;
+}
+
 /* Run what was received and send the replies, as far as the socket
  * takes them; 1 when the connection is over. grouped: its first group
  * commit has been made (the batch's, L4). */
@@ -127,7 +149,7 @@ static int pump(struct evconn *e, int grouped)
 		if (!grouped)
 			group_commit(e->w->srv, c);
 		int more = conn_run(c), s = conn_send(c, 0);
-		if (s < 0)
+		if (s < 0 || watch_mail(e))
 			return 1;
 		if (s == 1)
 			return wait_for(e, EV_WRITE) ? 1 : 0;
@@ -221,6 +243,18 @@ static void on_event(evutil_socket_t fd, short what, void *arg)
 	else if ((what & EV_READ) && !e->w->srv->stopping)
 		batch(e);
 	else if (pump(e, 0) || e->w->srv->stopping)
+		close_conn(e);
+}
+
+/* L6: messages for a subscribed connection. */
+static void on_mail(evutil_socket_t fd, short what, void *arg)
+{
+	struct evconn *e = arg;
+	(void)fd, (void)what;
+	pubsub_woken(&e->c.sess);
+	if (e->in_batch || e->waiting != EV_READ)
+		return; /* its next pump takes them */
+	if (pump(e, 1) || e->w->srv->stopping)
 		close_conn(e);
 }
 

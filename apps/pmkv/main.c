@@ -1,32 +1,40 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * main.c - pmkv's flags, spelled as Redis spells its own where it has
- * one, and the wiring of store and server. Nothing else.
+ * one (Redis's directives, from a redis.conf given first or as flags, are
+ * conf.c's), and the wiring of store and server. Nothing else.
  */
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
+#include "conf.h"
 #include "server.h"
 
 struct flags {
 	struct server_config srv;
 	struct pmkv_config kv;
-	char region[256];
+	struct conf conf; /* Redis's directives (conf.c): into srv and kv */
+	char region[PATH_MAX];
+	char why[256];    /* what is wrong with a directive given as a flag */
 	int check;
-	int maxmemory_given;
 };
 
 static void usage(FILE *f)
 {
 	fprintf(f,
-	        "usage: pmkv [--port N] [--bind ADDR] [--unixsocket PATH]\n"
+	        "usage: pmkv [CONFIG-FILE] [--port N] [--bind ADDR]\n"
+	        "            [--unixsocket PATH]\n"
 	        "            [--unixsocketperm OCTAL] [--maxclients N]\n"
 	        "            [--io-threads N] [--commit-delay US] [--hz N]\n"
 	        "            [--region FILE] [--maxmemory BYTES]\n"
+	        "            [--maxmemory-policy noeviction|allkeys-lru|...]\n"
+	        "            [--requirepass PASSWORD] [--protected-mode yes|no]\n"
+	        "            [--timeout SECONDS] [--dir DIR] [--dbfilename NAME]\n"
 	        "            [--runtime undo|redo|redo-async|auto|cow|twin]\n"
 	        "            [--domain pdom0|pdom1|pdom2]\n"
 	        "            [--backend hardware|emulated|file|journal]\n"
@@ -50,74 +58,33 @@ static void usage(FILE *f)
 	        "more of its connections' requests before a group commit\n"
 	        "(default 50 us on file and journal, 0 on the others).\n"
 	        "--hz: passes of active expiry per second, 1-500 (default\n"
-	        "10): each removes expired keys a bucket range at a time.\n");
+	        "10): each removes expired keys a bucket range at a time.\n"
+	        "CONFIG-FILE: a redis.conf; its directives port, bind,\n"
+	        "unixsocket, unixsocketperm, requirepass, maxmemory,\n"
+	        "maxmemory-policy, maxclients, timeout, hz, protected-mode,\n"
+	        "io-threads, dir and dbfilename are read (each is a flag too),\n"
+	        "others named and skipped; flags after it win. The region is\n"
+	        "DIR/NAME (default /dev/shm, pmkv.<port>.region) unless\n"
+	        "--region names it. protected-mode (default yes): with no\n"
+	        "password, clients but 127.0.0.1, ::1 and the unix socket are\n"
+	        "refused.\n");
 }
 
-/* Redis's memory units: 1k = 1000, 1kb = 1024, ... */
-static int parse_bytes(const char *s, size_t *out)
-{
-	char *end;
-	errno = 0;
-	unsigned long long v = strtoull(s, &end, 10);
-	static const struct {
-		const char *unit;
-		unsigned long long mul;
-	} units[] = {{"", 1},          {"b", 1},         {"k", 1000},
-	             {"kb", 1024},     {"m", 1000000},   {"mb", 1 << 20},
-	             {"g", 1000000000}, {"gb", 1ull << 30}};
-	if (errno || end == s || *s == '-')
-		return -1;
-	for (size_t i = 0; i < sizeof(units) / sizeof(*units); i++)
-		if (!strcasecmp(end, units[i].unit)) {
-			if (v > SIZE_MAX / units[i].mul)
-				return -1;
-			*out = (size_t)(v * units[i].mul);
-			return 0;
-		}
-	return -1;
-}
-
-static int parse_uint(const char *s, unsigned base, unsigned *out)
-{
-	char *end;
-	errno = 0;
-	unsigned long v = strtoul(s, &end, (int)base);
-	if (errno || end == s || *end || *s == '-' || v > 0xffffffffUL)
-		return -1;
-	*out = (unsigned)v;
-	return 0;
-}
-
-/* One "--name value" pair: 0, or -1 for a bad value or name. */
+/* One "--name value" pair: 0, or -1 for a bad value or name (why in
+ * f->why, if a directive's). */
 static int parse_opt(struct flags *f, const char *o, const char *v)
 {
 	unsigned u;
 	size_t b;
-	if (!strcmp(o, "--port") && !parse_uint(v, 10, &u) && u < 65536)
-		f->srv.port = (int)u;
-	else if (!strcmp(o, "--bind"))
-		f->srv.bind = v;
-	else if (!strcmp(o, "--unixsocket"))
-		f->srv.unixsocket = v;
-	else if (!strcmp(o, "--unixsocketperm") && !parse_uint(v, 8, &u))
-		f->srv.unixsocketperm = u;
-	else if (!strcmp(o, "--maxclients") && !parse_uint(v, 10, &u) && u)
-		f->srv.maxclients = u;
-	else if (!strcmp(o, "--io-threads") && !parse_uint(v, 10, &u) &&
-	         u <= 64)
-		f->srv.io_threads = u;
-	else if (!strcmp(o, "--hz") && !parse_uint(v, 10, &u) && u >= 1 &&
-	         u <= 500)
-		f->srv.hz = u;
-	else if (!strcmp(o, "--commit-delay") && !parse_uint(v, 10, &u) &&
-	         u <= 100000)
+	if (!strcmp(o, "--commit-delay") && !conf_uint(v, 10, &u) &&
+	    u <= 100000)
 		f->srv.commit_delay_us = (int)u;
 	else if (!strcmp(o, "--region"))
 		f->kv.path = v;
-	else if (!strcmp(o, "--maxmemory") && !parse_bytes(v, &b) &&
-	         b >= (16u << 20))
-		f->kv.max_size = b, f->maxmemory_given = 1;
-	else if (!strcmp(o, "--proto-max-bulk-len") && !parse_bytes(v, &b) &&
+	else if (!strcmp(o, "--maxmemory-policy") &&
+	         pmkv_policy_parse(v) >= 0)
+		f->srv.maxmemory_policy = pmkv_policy_parse(v);
+	else if (!strcmp(o, "--proto-max-bulk-len") && !conf_bytes(v, &b) &&
 	         b >= 1024 && b <= (512u << 20))
 		f->kv.max_value = f->kv.max_key = f->srv.lim.max_bulk = b;
 	else if (!strcmp(o, "--runtime")) {
@@ -128,7 +95,12 @@ static int parse_opt(struct flags *f, const char *o, const char *v)
 		return pmtx_domain_parse(v, &f->kv.domain) ? -1 : 0;
 	else if (!strcmp(o, "--backend"))
 		return pmtx_backend_parse(v, &f->kv.backend) ? -1 : 0;
-	else
+	else if (!strncmp(o, "--", 2)) { /* Redis's directives (conf.c) */
+		char *av[2] = {(char *)o + 2, (char *)v};
+		return conf_directive(&f->conf, 2, av, f->why, sizeof(f->why))
+		               ? -1
+		               : 0;
+	} else
 		return -1;
 	return 0;
 }
@@ -159,15 +131,53 @@ static void defaults(struct flags *f)
 	f->srv.maxclients = 10000;
 	f->srv.commit_delay_us = -1;
 	f->srv.hz = 10;
+	f->srv.protected_mode = 1;
 	f->srv.lim = lim;
 	f->srv.lim.max_bulk = f->kv.max_value;
+	f->conf = (struct conf){&f->srv, &f->kv, 0, NULL, NULL};
 }
 
-/* 0: run; 1: exit 0 (help, version); -1: usage error (printed). */
+/* The region dir/dbfilename names (conf.c), unless --region named one: 0,
+ * or -1 (printed). */
+static int region_of(struct flags *f)
+{
+	char name[64];
+	snprintf(name, sizeof(name), "pmkv.%d.region", f->srv.port);
+	if (f->kv.path)
+		return 0;
+	if (snprintf(f->region, sizeof(f->region), "%s/%s",
+	             f->conf.dir ? f->conf.dir : "/dev/shm",
+	             f->conf.dbfilename ? f->conf.dbfilename : name) >=
+	    (int)sizeof(f->region)) {
+		fprintf(stderr, "pmkv: dir/dbfilename: %s\n",
+		        strerror(ENAMETOOLONG));
+		return -1;
+	}
+	f->kv.path = f->region;
+	return 0;
+}
+
+/* A redis.conf as the first argument (conf.c): 1 if there is one, 0 if
+ * not, -1 if it cannot be read (printed). */
+static int conf_file(struct flags *f, int argc, char **argv)
+{
+	if (argc < 2 || argv[1][0] == '-')
+		return 0;
+	if (conf_load(&f->conf, argv[1]))
+		return -1;
+	f->srv.conf_file = realpath(argv[1], NULL);
+	return f->srv.conf_file ? 1 : -1;
+}
+
+/* 0: run; 1: exit 0 (help, version); -1: usage error, -2: a bad
+ * configuration file (printed). */
 static int parse(struct flags *f, int argc, char **argv)
 {
 	defaults(f);
-	for (int i = 1; i < argc; i++) {
+	int file = conf_file(f, argc, argv);
+	if (file < 0)
+		return -2;
+	for (int i = 1 + file; i < argc; i++) {
 		const char *o = argv[i];
 		if (!strcmp(o, "--help") || !strcmp(o, "-h")) {
 			usage(stdout);
@@ -180,9 +190,10 @@ static int parse(struct flags *f, int argc, char **argv)
 		if (!parse_flag(f, o))
 			continue;
 		if (i + 1 >= argc || parse_opt(f, o, argv[i + 1])) {
-			fprintf(stderr, "pmkv: bad option %s%s%s\n", o,
+			fprintf(stderr, "pmkv: bad option %s%s%s%s%s\n", o,
 			        i + 1 < argc ? " " : "",
-			        i + 1 < argc ? argv[i + 1] : "");
+			        i + 1 < argc ? argv[i + 1] : "",
+			        f->why[0] ? ": " : "", f->why);
 			usage(stderr);
 			return -1;
 		}
@@ -193,13 +204,10 @@ static int parse(struct flags *f, int argc, char **argv)
 		        "(--runtime twin)\n");
 		return -1;
 	}
-	if (!f->kv.path) {
-		snprintf(f->region, sizeof(f->region), "/dev/shm/pmkv.%d.region",
-		         f->srv.port);
-		f->kv.path = f->region;
-	}
+	if (region_of(f))
+		return -2;
 	/* a twin region is created at its full, fixed size: not 4gb unasked */
-	if (f->kv.runtime == PMTX_RT_TWIN && !f->maxmemory_given)
+	if (f->kv.runtime == PMTX_RT_TWIN && !f->conf.maxmemory_given)
 		f->kv.max_size = 1u << 30;
 	f->srv.region_path = f->kv.path;
 	if (f->srv.commit_delay_us < 0)
@@ -233,12 +241,17 @@ static void signals(void)
 static int check_only(struct pmkv_store *s, const char *path)
 {
 	char msg[256] = "";
+	pmtx_heap_stats st;
 	int rc = pmkv_check(s, msg, sizeof(msg));
+	if (!rc && (rc = pmtx_heap_check(pmkv_region(s), &st)))
+		snprintf(msg, sizeof(msg), "the heap: %s", st.first_error);
 	if (rc)
 		fprintf(stderr, "pmkv: %s: %s\n", path, msg);
-	else
-		printf("%s: consistent, %llu keys\n", path,
-		       (unsigned long long)pmkv_dbsize(s));
+	else /* database 0's keys; the bytes of every block in use */
+		printf("%s: consistent, %llu keys, %llu heap bytes in %llu "
+		       "blocks\n", path, (unsigned long long)pmkv_dbsize(s),
+		       (unsigned long long)st.allocated_bytes,
+		       (unsigned long long)st.allocated_blocks);
 	pmkv_close(s);
 	return rc ? 1 : 0;
 }
@@ -251,7 +264,7 @@ int main(int argc, char **argv)
 	char msg[512] = "";
 	int rc = parse(&f, argc, argv);
 	if (rc)
-		return rc > 0 ? 0 : 2;
+		return rc > 0 ? 0 : rc == -2 ? 1 : 2;
 	if ((rc = pmkv_open(&f.kv, &store, msg, sizeof(msg)))) {
 		fprintf(stderr, "pmkv: %s\n", msg);
 		return 1;
@@ -261,8 +274,13 @@ int main(int argc, char **argv)
 	srv.cfg = f.srv;
 	srv.cfg.executable = argv[0];
 	srv.store = store;
-	if (server_listen(&srv, msg, sizeof(msg))) {
-		fprintf(stderr, "pmkv: %s\n", msg);
+	if ((rc = pmkv_track_access(store, srv.cfg.maxmemory_policy))) {
+		fprintf(stderr, "pmkv: %s\n", pmtx_strerror(rc));
+		pmkv_close(store);
+		return 1;
+	}
+	if (server_conf_init(&srv) || server_listen(&srv, msg, sizeof(msg))) {
+		fprintf(stderr, "pmkv: %s\n", msg[0] ? msg : "out of memory");
 		pmkv_close(store);
 		return 1;
 	}

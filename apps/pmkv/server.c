@@ -16,6 +16,13 @@
  *      quarter of the period. Each step is one transaction under the
  *      store lock, so clients wait for one step at most, never a pass.
  *      It stops with the accept loop, before any connection is closed.
+ *      Each pass also closes the clients idle past the timeout
+ *      (cmd_server.c clients_cron).
+ *  V4. A listener for each address of bind (Redis's list: "*" is every
+ *      IPv4 address, "::*" every IPv6 one, an IPv6 socket IPv6 only, and
+ *      an address written "-addr" skipped if it is not on this host); a
+ *      socket accepted is refused (and closed) before it is served if
+ *      protected mode denies it (cmd_server.c SV5).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -34,33 +41,71 @@
 
 #include "loop.h"
 #include "server.h"
+#include "script.h"
 
-static int tcp_listener(const struct server_config *c, char *msg, size_t len)
+/* A listener on addr (V4): its socket, -1 (msg says why), or -2 for an
+ * optional address this host does not have. */
+static int tcp_listener(const struct server_config *c, const char *addr,
+                        char *msg, size_t len)
 {
 	struct addrinfo hints = {.ai_family = AF_UNSPEC,
 	                         .ai_socktype = SOCK_STREAM,
 	                         .ai_flags = AI_PASSIVE | AI_NUMERICSERV};
 	struct addrinfo *ai = NULL;
 	char port[16];
+	int optional = addr[0] == '-';
+	addr += optional;
+	addr = !strcmp(addr, "*") ? "0.0.0.0" : !strcmp(addr, "::*") ? "::"
+	                                                             : addr;
 	snprintf(port, sizeof(port), "%d", c->port);
-	int rc = getaddrinfo(c->bind, port, &hints, &ai), fd = -1, one = 1;
+	int rc = getaddrinfo(addr, port, &hints, &ai), fd = -1, one = 1;
 	if (rc) {
-		snprintf(msg, len, "%s: %s", c->bind, gai_strerror(rc));
-		return -1;
+		snprintf(msg, len, "%s: %s", addr, gai_strerror(rc));
+		return optional ? -2 : -1;
 	}
 	fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd >= 0)
 		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (fd >= 0 && ai->ai_family == AF_INET6)
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
 	if (fd < 0 || bind(fd, ai->ai_addr, ai->ai_addrlen) ||
 	    listen(fd, 511)) {
-		snprintf(msg, len, "%s:%d: %s", c->bind, c->port,
-		         strerror(errno));
+		int e = errno;
+		snprintf(msg, len, "%s:%d: %s", addr, c->port, strerror(e));
 		if (fd >= 0)
 			close(fd);
-		fd = -1;
+		fd = optional && (e == EADDRNOTAVAIL || e == EAFNOSUPPORT ||
+		                  e == EPROTONOSUPPORT)
+		             ? -2
+		             : -1;
 	}
 	freeaddrinfo(ai);
 	return fd;
+}
+
+/* V4: a listener for each address of bind; 0, or -1 (msg says why). */
+static int tcp_listeners(struct server *srv, char *msg, size_t len)
+{
+	const char *b = srv->cfg.bind ? srv->cfg.bind : "127.0.0.1";
+	char addr[256];
+	while (*b) {
+		size_t n = strcspn(b, " ");
+		snprintf(addr, sizeof(addr), "%.*s", (int)n, b);
+		b += n + (b[n] == ' ');
+		if (!n || srv->ntcp == TCP_MAX)
+			continue;
+		int fd = tcp_listener(&srv->cfg, addr, msg, len);
+		if (fd == -1)
+			return -1;
+		if (fd >= 0)
+			srv->tcp_fds[srv->ntcp++] = fd;
+	}
+	if (!srv->ntcp && srv->cfg.unixsocket)
+		return 0;
+	if (!srv->ntcp)
+		snprintf(msg, len, "no address of bind (%s) to listen on",
+		         srv->cfg.bind ? srv->cfg.bind : "");
+	return srv->ntcp ? 0 : -1;
 }
 
 static int unix_listener(const struct server_config *c, char *msg,
@@ -87,7 +132,7 @@ static int unix_listener(const struct server_config *c, char *msg,
 
 int server_listen(struct server *srv, char *msg, size_t len)
 {
-	srv->tcp_fd = srv->unix_fd = -1;
+	srv->unix_fd = -1;
 	pthread_mutex_init(&srv->lock, NULL);
 	pthread_mutex_init(&srv->wlock, NULL);
 	pthread_cond_init(&srv->gone, NULL);
@@ -97,12 +142,12 @@ int server_listen(struct server *srv, char *msg, size_t len)
 		return -1;
 	}
 	srv->started_ms = pmkv_now_ms();
-	if (srv->cfg.port && (srv->tcp_fd = tcp_listener(&srv->cfg, msg, len)) < 0)
+	if (srv->cfg.port && tcp_listeners(srv, msg, len))
 		return -1;
 	if (srv->cfg.unixsocket &&
 	    (srv->unix_fd = unix_listener(&srv->cfg, msg, len)) < 0)
 		return -1;
-	if (srv->tcp_fd < 0 && srv->unix_fd < 0) {
+	if (!srv->ntcp && srv->unix_fd < 0) {
 		snprintf(msg, len, "no TCP port and no unix socket to listen on");
 		return -1;
 	}
@@ -148,12 +193,11 @@ static void *conn_main(void *p)
 	return NULL;
 }
 
-/* V1 */
-static void refuse(struct server *srv, int fd)
+/* V1, V4: msg, then the socket closed. */
+static void refuse(struct server *srv, int fd, const char *msg)
 {
-	static const char msg[] = "-ERR max number of clients reached\r\n";
 	char sink[4096];
-	ssize_t k = write(fd, msg, sizeof(msg) - 1);
+	ssize_t k = write(fd, msg, strlen(msg));
 	/* what the client sent already is read, so that the close does not
 	 * reset the connection before the reply is read */
 	shutdown(fd, SHUT_WR);
@@ -170,11 +214,16 @@ static void start_conn(struct server *srv, int fd)
 	pthread_t t;
 	int one = 1;
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	const char *denied = client_denied(srv, fd); /* V4 */
+	if (denied) {
+		free(a);
+		return refuse(srv, fd, denied);
+	}
 	pthread_mutex_lock(&srv->lock);
 	if (!a || srv->nconns >= srv->cfg.maxclients) {
 		pthread_mutex_unlock(&srv->lock);
 		free(a);
-		return refuse(srv, fd);
+		return refuse(srv, fd, "-ERR max number of clients reached\r\n");
 	}
 	srv->fds[srv->nconns++] = fd;
 	pthread_mutex_unlock(&srv->lock);
@@ -213,11 +262,15 @@ static void expire_cycle(struct server *srv)
 	int64_t start = pmkv_now_ms(), budget = 250 / (int64_t)srv->cfg.hz;
 	for (;;) {
 		uint64_t seen, removed;
+		if (!script_enter()) /* a script runs: not now (script.c X3) */
+			break;
 		if (pmkv_select(srv->store, srv->expire_db))
 			srv->expire_db = 0; /* the wrapped version: 0 only */
-		if (pmkv_expire_step(srv->store, pmkv_now_ms(),
-		                     &srv->expire_cursor, EXPIRE_KEYS, &seen,
-		                     &removed))
+		int rc = pmkv_expire_step(srv->store, pmkv_now_ms(),
+		                          &srv->expire_cursor, EXPIRE_KEYS,
+		                          &seen, &removed);
+		script_leave();
+		if (rc)
 			break;
 		if (!srv->expire_cursor) /* this database done: the next */
 			srv->expire_db = (srv->expire_db + 1) % PMKV_DBS;
@@ -249,22 +302,26 @@ static void close_all(struct server *srv)
 
 int server_run(struct server *srv)
 {
-	struct pollfd p[3] = {{srv->wake[0], POLLIN, 0},
-	                      {srv->tcp_fd, POLLIN, 0},
-	                      {srv->unix_fd, POLLIN, 0}};
+	struct pollfd p[2 + TCP_MAX] = {{srv->wake[0], POLLIN, 0},
+	                                {srv->unix_fd, POLLIN, 0}};
+	nfds_t np = 2;
+	for (unsigned i = 0; i < srv->ntcp; i++)
+		p[np++] = (struct pollfd){srv->tcp_fds[i], POLLIN, 0};
 	srv->expire_next_ms = pmkv_now_ms();
 	while (!srv->stopping) {
-		int n = poll(p, 3, until_cron(srv));
+		int n = poll(p, np, until_cron(srv));
 		if (n < 0 && errno != EINTR)
 			break;
-		for (int i = 1; n > 0 && i < 3 && !srv->stopping; i++)
+		for (nfds_t i = 1; n > 0 && i < np && !srv->stopping; i++)
 			if (p[i].fd >= 0 && (p[i].revents & POLLIN))
 				accept_one(srv, p[i].fd);
-		if (!srv->stopping && until_cron(srv) == 0)
+		if (!srv->stopping && until_cron(srv) == 0) {
 			expire_cycle(srv);
+			clients_cron(srv);
+		}
 	}
-	if (srv->tcp_fd >= 0)
-		close(srv->tcp_fd);
+	for (unsigned i = 0; i < srv->ntcp; i++)
+		close(srv->tcp_fds[i]);
 	if (srv->unix_fd >= 0) {
 		close(srv->unix_fd);
 		unlink(srv->cfg.unixsocket);

@@ -13,12 +13,16 @@
 #include "resp.h"
 #include "store.h"
 
+#define PMKV_REDIS_VERSION "7.0.15" /* the Redis whose replies pmkv gives */
+
 struct server_config {
-	const char *bind;        /* TCP address; default 127.0.0.1 */
+	const char *bind;        /* TCP addresses, separated by a space (a
+	                          * '-' before one: skipped if it is not
+	                          * there); default 127.0.0.1 */
 	int port;                /* 0: no TCP listener */
 	const char *unixsocket;  /* NULL: none */
 	unsigned unixsocketperm; /* octal mode of the socket file */
-	unsigned maxclients;
+	_Atomic unsigned maxclients; /* CONFIG SET changes it, and hz */
 	unsigned io_threads;     /* 0: a thread per client (the seed's);
 	                          * else that many event-loop threads */
 	size_t qbuf_max;         /* most bytes one client may have buffered */
@@ -27,16 +31,25 @@ struct server_config {
 	                          * it commits (loop.c L5); -1: 50 on the
 	                          * disk backends, else 0 */
 	struct resp_limits lim;
-	unsigned hz;             /* active expiry's passes per second
+	_Atomic unsigned hz;     /* active expiry's passes per second
 	                          * (server.c V3) */
 	const char *region_path; /* for INFO */
 	const char *executable;
+	_Atomic int maxmemory_policy; /* enum pmkv_policy (store.c S16) */
+	/* cmd_server.c's CONFIG */
+	const char *conf_file;   /* the redis.conf given (conf.c), or NULL */
+	const char *requirepass; /* at start; then the server's, below */
+	_Atomic int protected_mode; /* SV5 */
+	_Atomic unsigned timeout;   /* a client idle longer (seconds) is
+	                             * closed; 0: never */
 };
 
 struct server {
 	struct server_config cfg;
 	struct pmkv_store *store;
-	int tcp_fd, unix_fd;
+#define TCP_MAX 16          /* addresses of bind (server.c V4) */
+	int tcp_fds[TCP_MAX], unix_fd;
+	unsigned ntcp;
 	int wake[2];             /* a pipe: written to stop accepting */
 	int64_t started_ms;
 	_Atomic int stopping;
@@ -60,16 +73,28 @@ struct server {
 	/* writes refused for want of room (OOM), and when that was last
 	 * logged (seconds since the epoch) */
 	_Atomic uint64_t oom_refusals;
+	_Atomic uint64_t evicted; /* keys evicted (store.c S16) */
 	_Atomic int64_t oom_logged;
 	/* the keys clients WATCH (multi.c M4) */
 	pthread_mutex_t wlock;
 	struct watch *watched;
 	_Atomic unsigned nwatched;
+	/* cmd_server.c: the connected clients (SV1, under lock) and their
+	 * ids; the password (under cfg_lock; need_auth while there is one);
+	 * INFO's run_id and master_replid */
+	struct client *clients;
+	_Atomic uint64_t client_ids;
+	pthread_mutex_t cfg_lock;
+	char *requirepass;
+	_Atomic int need_auth;
+	char run_id[41], replid[41];
 };
 
+struct client;
 struct command;
 struct queued;
 struct watch;
+struct pubsub_client;
 
 /* What a client connection keeps between its commands. */
 struct session {
@@ -80,6 +105,13 @@ struct session {
 	unsigned db;      /* SELECT's (store.c S15) */
 	struct queued **queue; /* the commands queued since MULTI */
 	size_t nqueued, capqueued;
+	int fd;           /* the connection's socket (pubsub.c P2) */
+	struct pubsub_client *ps; /* since its first SUBSCRIBE (pubsub.c) */
+	unsigned subscribed; /* channels and patterns: RESP2's subscribed
+	                      * context while non-zero (pubsub.c P5) */
+	struct client *cl;   /* its entry among the clients (cmd_server.c) */
+	int unauthed;        /* to AUTH before other commands (SV3) */
+	const struct command *_Atomic last_cmd; /* CLIENT LIST's cmd */
 };
 
 /* The context of one command. */
@@ -92,6 +124,9 @@ struct cmd_ctx {
 	int close_after; /* QUIT: reply, then close */
 	int in_group;    /* in a group commit: an error is final only when
 	                  * the request runs again alone (conn.c N5) */
+	int nested;      /* run by another command (EXEC), not read from
+	                  * the client (cmd_dispatch sets it) */
+	int refused;     /* a write was refused for want of room (S16) */
 };
 
 /* Run the command in ctx->q, appending its reply to ctx->out. */
@@ -132,6 +167,25 @@ void cmd_info(struct cmd_ctx *c);
 /* Redis's glob-style match (KEYS, SCAN MATCH), binary safe. */
 int glob_match(const char *pat, size_t pn, const char *s, size_t sn,
                int nocase);
+
+/* cmd_server.c. server_conf_init once srv->cfg is set: 0, or -1. A
+ * connection's session is opened (listed: SV1) before its first request,
+ * 0 or -1 (out of memory: close it), and closed before its socket is;
+ * each turn of requests begins and ends with session_turn (the end
+ * publishes what CLIENT LIST shows of it: qbuf bytes received not yet
+ * run, qfree the room left), and session_read precedes each read of
+ * its socket. session_refused before a command runs: 1
+ * if it is refused for want of AUTH (SV3), the error replied.
+ * client_denied: protected mode's text for a socket just accepted, or
+ * NULL (SV5). clients_cron: the idle timeout, from the cron. */
+int server_conf_init(struct server *srv);
+int session_open(struct server *srv, struct session *s, int fd);
+void session_close(struct server *srv, struct session *s);
+void session_turn(struct session *s, int begin, size_t qbuf, size_t qfree);
+void session_read(struct session *s);
+int session_refused(struct cmd_ctx *c, const struct command *k);
+const char *client_denied(struct server *srv, int fd);
+void clients_cron(struct server *srv);
 
 /* Serve one client on fd until it closes or the server stops. */
 void conn_serve(struct server *srv, int fd);
