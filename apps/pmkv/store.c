@@ -600,6 +600,14 @@ static int w_lookup(struct kvx *x, struct kpos *p, size_t vn)
 	return w_prepare(x, p, vn, 0);
 }
 
+/* w_lookup for an operation on strings only: PMKV_E_WRONGTYPE if p
+ * holds another type (S13: before any write). */
+static int w_string(struct kvx *x, struct kpos *p, size_t vn)
+{
+	int rc = w_lookup(x, p, vn);
+	return rc ? rc : string_ok(p);
+}
+
 /* A reader's lookup of one key: its transaction begun (the caller reads
  * p, then ends it with x_end), or a status with nothing begun. */
 static int r_find(struct pmkv_store *s, struct kpos *p, int64_t now,
@@ -951,9 +959,7 @@ int pmkv_incrbyfloat(struct pmkv_store *s, const void *k, size_t kn,
 	int rc = x_begin(s, &x, 1);
 	if (rc)
 		return rc;
-	rc = w_lookup(&x, &p, 0);
-	if (!rc)
-		rc = string_ok(&p);
+	rc = w_string(&x, &p, 0);
 	if (!rc && p.found && pmkv_ld_parse(p.v.p, p.v.n, &old))
 		rc = PMKV_E_NOTFLOAT;
 	r = old + delta;
@@ -975,9 +981,7 @@ int pmkv_setrange(struct pmkv_store *s, const void *k, size_t kn,
 	int rc = x_begin(s, &x, 1);
 	if (rc)
 		return rc;
-	rc = w_lookup(&x, &p, 0);
-	if (!rc)
-		rc = string_ok(&p);
+	rc = w_string(&x, &p, 0);
 	*len = p.found ? p.v.n : 0;
 	if (rc || vn == 0) /* nothing to write */
 		return x_end(&x, rc);
@@ -1005,9 +1009,7 @@ int pmkv_incrby(struct pmkv_store *s, const void *k, size_t kn,
 	int rc = x_begin(s, &x, 1);
 	if (rc)
 		return rc;
-	rc = w_lookup(&x, &p, 0);
-	if (!rc)
-		rc = string_ok(&p);
+	rc = w_string(&x, &p, 0);
 	if (!rc && p.found && (p.v.n > 20 || parse_int(p.v.p, p.v.n, &old)))
 		rc = PMKV_E_NOTINT;
 	if (!rc && ((delta > 0 && old > INT64_MAX - delta) ||
@@ -1030,9 +1032,7 @@ int pmkv_append(struct pmkv_store *s, const void *k, size_t kn,
 	int rc = x_begin(s, &x, 1);
 	if (rc)
 		return rc;
-	rc = w_lookup(&x, &p, vn);
-	if (!rc)
-		rc = string_ok(&p);
+	rc = w_string(&x, &p, vn);
 	*len = (p.found ? p.v.n : 0) + vn;
 	if (!rc && *len > s->max_value)
 		rc = PMKV_E_TOOBIG;

@@ -29,6 +29,7 @@ import pytest
 from kvserver import wait_until
 from rawresp import Conn, RedisServer, encode, parse
 from test_differential import Pair, b, pair, redis_server  # noqa: F401
+from test_multi import all_or_nothing_after_kill9
 
 pytestmark = pytest.mark.features
 
@@ -742,30 +743,9 @@ def _script_loop(port, n, acked, stop):
 
 
 def test_script_all_or_nothing_after_kill9(make_server):
-    """kill -9 while a client runs scripts of 400 INCRs on 400 keys:
-    after each restart every counter holds the same value (all of a
-    script or none of it), and no acknowledged script is lost."""
-    s = make_server()
-    rnd = random.Random(11)
-    n, done = 400, 0
-    for _ in range(KILLS):
-        acked, stop = [0], threading.Event()
-        t = threading.Thread(target=_script_loop,
-                             args=(s.port, n, acked, stop))
-        t.start()
-        time.sleep(rnd.uniform(0.02, 0.15))
-        s.kill(signal.SIGKILL)
-        stop.set()
-        t.join(20)
-        s.start()
-        c = Conn(s.port)
-        vals = parse(c.send([b("MGET", *["m%d" % i
-                                         for i in range(1, n + 1)])])[0])
-        c.close()
-        got = {int(v or 0) for v in vals}
-        assert len(got) == 1, "a script applied in part: %r" % sorted(got)
-        v = got.pop()
-        assert v >= done + acked[0], (v, done, acked[0])
-        assert v <= done + acked[0] + 1  # the one in flight, at most
-        done = v
-    assert done > 0
+    """kill -9 while a client runs scripts of 400 INCRs on 400 keys."""
+    n = 400
+    all_or_nothing_after_kill9(
+        make_server, lambda port, acked, stop: _script_loop(port, n, acked,
+                                                            stop),
+        ["m%d" % i for i in range(1, n + 1)], 11, KILLS, "a script")
