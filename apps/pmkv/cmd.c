@@ -28,6 +28,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "blocking.h"
 #include "cmd.h"
 #include "pubsub.h"
 #include "script.h"
@@ -1394,7 +1395,14 @@ void cmd_dispatch(struct cmd_ctx *c)
 	if (c->sess)
 		pmkv_select(c->srv->store, c->sess->db); /* store.c S15 */
 	run_evicting(c, k);
-	if (is_write(k) && c->sess) /* multi.c M3 */
-		multi_touch(c, k->fn == cmd_flushall ? 2
-		               : k->fn == cmd_flushdb || k->fn == cmd_swapdb);
+	/* a blocked command wrote nothing (yet) */
+	if (is_write(k) && !(c->sess && c->sess->blocked)) {
+		if (c->sess) /* multi.c M3 */
+			multi_touch(c, k->fn == cmd_flushall ? 2
+			               : k->fn == cmd_flushdb ||
+			                 k->fn == cmd_swapdb);
+		blocked_signal(c); /* blocking.c B2 */
+	}
+	if (!c->nested) /* B3: after EXEC or EVAL as a whole */
+		blocked_serve(c);
 }

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * cmd_list.c - pmkv's list commands (cmd.h): Redis 7.0's non-blocking
- * L and R commands over store_list.h, with its replies and error texts
- * (t_list.c). Arguments are read in Redis's order, so that a request
+ * cmd_list.c - pmkv's list commands (cmd.h): Redis 7.0's L and R
+ * commands over store_list.h, with its replies and error texts
+ * (t_list.c); the blocking ones (BLPOP, BRPOP, BLMOVE, BRPOPLPUSH,
+ * BLMPOP) are attempts that blocking.c runs, and runs again for a
+ * waiter when a key it waits for is written. Arguments are read in Redis's order, so that a request
  * with two mistakes gets Redis's error for it: most commands read their
  * numbers before the key, LINDEX and LSET after it (late_notint).
  *
@@ -13,6 +15,7 @@
 #include <limits.h>
 #include <stdlib.h>
 
+#include "blocking.h"
 #include "cmd.h"
 #include "store_list.h"
 
@@ -134,19 +137,36 @@ static void cmd_rpushx(struct cmd_ctx *c)
 
 /* ---- pop ---- */
 
+/* BLPOP, BRPOP: the key, then the element */
+static void count_pair(void *arg, size_t key, uint64_t n)
+{
+	struct elems *e = arg;
+	(void)n;
+	resp_add_array(e->out, 2);
+	resp_add_bulk(e->out, e->keys[key].p, e->keys[key].n);
+}
+
 /* Pop count elements at end from the first existing list of keys[0..n)
- * (store_list.h), replied by the counter cnt; nil (an array if
- * nil_array) if there is none. */
+ * (store_list.h) into the reply, by the counter cnt: the store's
+ * status (what it emitted is the caller's to take back). */
+static int pop_run(struct cmd_ctx *c, const struct pmkv_key *keys,
+                   size_t n, int end, uint64_t count,
+                   void (*cnt)(void *, size_t, uint64_t), long *found)
+{
+	struct elems e = {c->out, keys};
+	struct pmkv_elems out = {cnt, elem_bulk, &e};
+	*found = -1;
+	return pmkv_list_pop(c->srv->store, keys, n, end, count, &out, found);
+}
+
+/* pop_run, or nil (an array if nil_array) if there is no list. */
 static void pop_reply(struct cmd_ctx *c, const struct pmkv_key *keys,
                       size_t n, int end, uint64_t count,
                       void (*cnt)(void *, size_t, uint64_t), int nil_array)
 {
-	struct elems e = {c->out, keys};
-	struct pmkv_elems out = {cnt, elem_bulk, &e};
 	size_t mark = c->out->n;
 	long found;
-	int rc = pmkv_list_pop(c->srv->store, keys, n, end, count, &out,
-	                       &found);
+	int rc = pop_run(c, keys, n, end, count, cnt, &found);
 	if (rc)
 		undo_reply(c, mark, rc);
 	else if (found < 0)
@@ -221,6 +241,115 @@ static void cmd_lmove(struct cmd_ctx *c)
 static void cmd_rpoplpush(struct cmd_ctx *c)
 {
 	move_reply(c, PMKV_RIGHT, PMKV_LEFT);
+}
+
+/* ---- blocking (blocking.h: each command's attempt, and its call) ---- */
+
+static int bpop_try(struct cmd_ctx *c, const struct pmkv_key *k, size_t n,
+                    int serving, int end)
+{
+	size_t mark = c->out->n;
+	long found;
+	int rc = pop_run(c, k, n, end, 1, count_pair, &found);
+	return block_result(c, mark, rc, found >= 0, serving);
+}
+
+static int blpop_try(struct cmd_ctx *c, const struct pmkv_key *k, size_t n,
+                     int serving)
+{
+	return bpop_try(c, k, n, serving, PMKV_LEFT);
+}
+
+static int brpop_try(struct cmd_ctx *c, const struct pmkv_key *k, size_t n,
+                     int serving)
+{
+	return bpop_try(c, k, n, serving, PMKV_RIGHT);
+}
+
+/* BLPOP, BRPOP key [key ...] timeout: [key, element]. */
+static void cmd_blpop(struct cmd_ctx *c)
+{
+	block_keys(c, blpop_try);
+}
+
+static void cmd_brpop(struct cmd_ctx *c)
+{
+	block_keys(c, brpop_try);
+}
+
+static const char *const list_ends[2] = {"left", "right"};
+
+static int blmpop_try(struct cmd_ctx *c, const struct pmkv_key *k, size_t n,
+                      int serving)
+{
+	int right;
+	uint64_t count;
+	long found;
+	if (!block_mpop_args(c, list_ends, &right, &count))
+		return 1;
+	size_t mark = c->out->n;
+	int rc = pop_run(c, k, n, right ? PMKV_RIGHT : PMKV_LEFT, count,
+	                 count_keyed, &found);
+	return block_result(c, mark, rc, found >= 0, serving);
+}
+
+/* BLMPOP timeout numkeys key [key ...] LEFT|RIGHT [COUNT count]. */
+static void cmd_blmpop(struct cmd_ctx *c)
+{
+	block_mpop(c, list_ends, blmpop_try);
+}
+
+/* A waiter is served by its source only while that is a list with
+ * something in it; then the destination's WRONGTYPE is its reply, as
+ * Redis's serveClientBlockedOnList answers it. */
+static int bmove_try(struct cmd_ctx *c, const struct pmkv_key *k,
+                     int serving, int from, int to)
+{
+	uint64_t n = 1;
+	int found = 0;
+	if (serving && (pmkv_list_len(c->srv->store, k->p, k->n, &n) || !n))
+		return 0;
+	size_t mark = c->out->n;
+	int rc = pmkv_list_move(c->srv->store, k->p, k->n, arg(c, 2), len(c, 2),
+	                        from, to, emit_bulk, c->out, &found);
+	return block_result(c, mark, rc, found, 0);
+}
+
+static int blmove_try(struct cmd_ctx *c, const struct pmkv_key *k, size_t n,
+                      int serving)
+{
+	int from = PMKV_LEFT, to = PMKV_LEFT;
+	(void)n;
+	end_arg(c, 3, &from); /* read before (cmd_blmove) */
+	end_arg(c, 4, &to);
+	return bmove_try(c, k, serving, from, to);
+}
+
+static int brpoplpush_try(struct cmd_ctx *c, const struct pmkv_key *k,
+                          size_t n, int serving)
+{
+	(void)n;
+	return bmove_try(c, k, serving, PMKV_RIGHT, PMKV_LEFT);
+}
+
+/* BLMOVE and BRPOPLPUSH: the timeout at argv[t]; in MULTI, nil. */
+static void bmove_cmd(struct cmd_ctx *c, size_t t, block_try_fn try)
+{
+	struct block_call b = {1, 1, 2, 1, 0, try};
+	if (!block_timeout(c, t, &b.deadline))
+		block_run(c, &b);
+}
+
+static void cmd_blmove(struct cmd_ctx *c)
+{
+	int from, to;
+	if (!end_arg(c, 3, &from) && !end_arg(c, 4, &to))
+		bmove_cmd(c, 5, blmove_try);
+}
+
+static void cmd_brpoplpush(struct cmd_ctx *c)
+{
+	bmove_cmd(c, 3, brpoplpush_try);
 }
 
 /* ---- reads ---- */
@@ -410,6 +539,13 @@ const struct command pmkv_cmds_list[] = {
 	{"lmpop", -4, cmd_lmpop, "write movablekeys", 0, 0, 0, 1},
 	{"lmove", 5, cmd_lmove, "write denyoom", 1, 2, 1, 1},
 	{"rpoplpush", 3, cmd_rpoplpush, "write denyoom", 1, 2, 1, 1},
+	{"blpop", -3, cmd_blpop, "write noscript blocking", 1, -2, 1, 0},
+	{"brpop", -3, cmd_brpop, "write noscript blocking", 1, -2, 1, 0},
+	{"blmove", 6, cmd_blmove, "write denyoom noscript blocking", 1, 2, 1,
+	 0},
+	{"brpoplpush", 4, cmd_brpoplpush, "write denyoom noscript blocking", 1,
+	 2, 1, 0},
+	{"blmpop", -5, cmd_blmpop, "write blocking movablekeys", 0, 0, 0, 0},
 	{"llen", 2, cmd_llen, "readonly fast", 1, 1, 1, 1},
 	{"lindex", 3, cmd_lindex, "readonly", 1, 1, 1, 1},
 	{"lrange", 4, cmd_lrange, "readonly", 1, 1, 1, 1},

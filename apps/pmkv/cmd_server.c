@@ -581,6 +581,8 @@ static void client_line(struct cmd_ctx *c, struct client *cl,
 		*f++ = 'P';
 	if (multi >= 0)
 		*f++ = 'x';
+	if (atomic_load(&cl->sess->blocked)) /* blocking.c */
+		*f++ = 'b';
 	if (atomic_load(&cl->sess->watch_dirty))
 		*f++ = 'd';
 	if (cl->unix_socket)

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * cmd_zset.c - pmkv's sorted set commands (cmd.h): Redis 7.0's
- * non-blocking Z commands, each one store operation (store_zset.h), with
+ * cmd_zset.c - pmkv's sorted set commands (cmd.h): Redis 7.0's Z
+ * commands, each one store operation (store_zset.h; the blocking pops
+ * BZPOPMIN, BZPOPMAX and BZMPOP are attempts that blocking.c runs), with
  * Redis's replies and error texts, its errors in its order (t_zset.c's:
  * a command's own arguments first, then the key's type, then what Redis
  * reads after the lookup).
@@ -30,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "blocking.h"
 #include "cmd.h"
 #include "store_zset.h"
 
@@ -141,12 +143,24 @@ static void add_score(struct resp_out *o, double d)
 /* How a reply of elements looks: flat (member, and its score with
  * scores), each element a [member, score] pair after the key's name
  * (pairs: ZMPOP; key0 the first key's argv index), or one bare member
- * (bare: ZRANDMEMBER without a count). */
+ * (bare: ZRANDMEMBER without a count); keyed (BZPOPMIN): the key's name,
+ * then member and score. A blocking pop names its keys in keys. */
 struct zout {
 	struct cmd_ctx *c;
 	int scores, pairs, bare;
 	size_t key0;
+	int keyed;
+	const struct pmkv_key *keys;
 };
+
+static void zout_key(struct zout *z, size_t key)
+{
+	if (z->keys)
+		resp_add_bulk(z->c->out, z->keys[key].p, z->keys[key].n);
+	else
+		resp_add_bulk(z->c->out, arg(z->c, z->key0 + key),
+		              len(z->c, z->key0 + key));
+}
 
 static void zout_begin(void *p, size_t key, uint64_t n)
 {
@@ -154,10 +168,12 @@ static void zout_begin(void *p, size_t key, uint64_t n)
 	struct resp_out *o = z->c->out;
 	if (z->bare)
 		return;
-	if (z->pairs) {
+	if (z->keyed) {
+		resp_add_array(o, 1 + 2 * (long long)n);
+		zout_key(z, key);
+	} else if (z->pairs) {
 		resp_add_array(o, 2);
-		size_t i = z->key0 + key;
-		resp_add_bulk(o, arg(z->c, i), len(z->c, i));
+		zout_key(z, key);
 		resp_add_array(o, (long long)n);
 	} else {
 		resp_add_array(o, (long long)(z->scores ? 2 * n : n));
@@ -454,7 +470,7 @@ static void zrange_run(struct cmd_ctx *c, const struct zrange_how *h)
 		                          arg(c, 2), len(c, 2), &r, &n);
 		return reply_int(c, rc, (long long)n);
 	}
-	struct zout z = {c, ws, 0, 0, 0};
+	struct zout z = {c, ws, 0, 0, 0, 0, NULL};
 	struct pmkv_zsink out = {zout_begin, zout_elem, &z};
 	size_t mark = c->out->n;
 	zout_end(c, mark, pmkv_zrange(store(c), arg(c, h->key),
@@ -544,17 +560,26 @@ static void cmd_zlexcount(struct cmd_ctx *c)
 
 /* ---- pops ---- */
 
-/* Pop count of the n keys from argv[at] (pmkv_zpop) into the reply z
- * describes; *which as pmkv_zpop's. 0, or -1 after the error. */
+/* Pop count of the n keys k (pmkv_zpop) into the reply z describes:
+ * the store's status, what it replied the caller's to take back. */
+static int zpop_keys(struct cmd_ctx *c, const struct pmkv_key *k, size_t n,
+                     int max, uint64_t count, struct zout *z, size_t *which)
+{
+	struct pmkv_zsink out = {zout_begin, zout_elem, z};
+	*which = n;
+	return pmkv_zpop(store(c), k, n, max, count, &out, which);
+}
+
+/* zpop_keys of the n keys from argv[at]; *which as pmkv_zpop's. 0, or
+ * -1 after the error. */
 static int zpop_run(struct cmd_ctx *c, size_t at, size_t n, int max,
                     uint64_t count, struct zout *z, size_t *which)
 {
 	struct pmkv_key *k = args_from(c, at, n);
-	struct pmkv_zsink out = {zout_begin, zout_elem, z};
 	size_t mark = c->out->n;
 	if (!k)
 		return -1;
-	int rc = pmkv_zpop(store(c), k, n, max, count, &out, which);
+	int rc = zpop_keys(c, k, n, max, count, z, which);
 	free(k);
 	return zout_end(c, mark, rc);
 }
@@ -564,7 +589,7 @@ static int zpop_run(struct cmd_ctx *c, size_t at, size_t n, int max,
 static void zpop_cmd(struct cmd_ctx *c, int max)
 {
 	long long count = 1;
-	struct zout z = {c, 1, 0, 0, 1};
+	struct zout z = {c, 1, 0, 0, 1, 0, NULL};
 	size_t which;
 	if (c->q->argc > 3)
 		return syntax_error(c);
@@ -591,7 +616,7 @@ static void cmd_zpopmax(struct cmd_ctx *c)
 static void cmd_zmpop(struct cmd_ctx *c)
 {
 	static const char *const ends[2] = {"min", "max"};
-	struct zout z = {c, 1, 1, 0, 2};
+	struct zout z = {c, 1, 1, 0, 2, 0, NULL};
 	size_t which;
 	int max;
 	uint64_t count;
@@ -601,13 +626,68 @@ static void cmd_zmpop(struct cmd_ctx *c)
 		resp_add_array(c->out, -1);
 }
 
+/* ---- blocking pops (blocking.h: each one's attempt, and its call) ---- */
+
+static int bzpop_try(struct cmd_ctx *c, const struct pmkv_key *k, size_t n,
+                     int serving, int max)
+{
+	struct zout z = {.c = c, .scores = 1, .keyed = 1, .keys = k};
+	size_t which, mark = c->out->n;
+	int rc = zpop_keys(c, k, n, max, 1, &z, &which);
+	return block_result(c, mark, rc, which < n, serving);
+}
+
+static int bzpopmin_try(struct cmd_ctx *c, const struct pmkv_key *k,
+                        size_t n, int serving)
+{
+	return bzpop_try(c, k, n, serving, 0);
+}
+
+static int bzpopmax_try(struct cmd_ctx *c, const struct pmkv_key *k,
+                        size_t n, int serving)
+{
+	return bzpop_try(c, k, n, serving, 1);
+}
+
+/* BZPOPMIN, BZPOPMAX key [key ...] timeout: [key, member, score]. */
+static void cmd_bzpopmin(struct cmd_ctx *c)
+{
+	block_keys(c, bzpopmin_try);
+}
+
+static void cmd_bzpopmax(struct cmd_ctx *c)
+{
+	block_keys(c, bzpopmax_try);
+}
+
+static const char *const zset_ends[2] = {"min", "max"};
+
+static int bzmpop_try(struct cmd_ctx *c, const struct pmkv_key *k, size_t n,
+                      int serving)
+{
+	struct zout z = {.c = c, .pairs = 1, .keys = k};
+	int max;
+	uint64_t count;
+	size_t which, mark = c->out->n;
+	if (!block_mpop_args(c, zset_ends, &max, &count))
+		return 1;
+	int rc = zpop_keys(c, k, n, max, count, &z, &which);
+	return block_result(c, mark, rc, which < n, serving);
+}
+
+/* BZMPOP timeout numkeys key [key ...] MIN|MAX [COUNT count]. */
+static void cmd_bzmpop(struct cmd_ctx *c)
+{
+	block_mpop(c, zset_ends, bzmpop_try);
+}
+
 /* ---- ZRANDMEMBER ---- */
 
 /* ZRANDMEMBER key [count [WITHSCORES]] (zrandmemberCommand). */
 static void cmd_zrandmember(struct cmd_ctx *c)
 {
 	long long count = 1;
-	struct zout z = {c, 0, 0, c->q->argc < 3, 0};
+	struct zout z = {c, 0, 0, c->q->argc < 3, 0, 0, NULL};
 	struct pmkv_zsink out = {zout_begin, zout_elem, &z};
 	int found;
 	if (c->q->argc >= 3 && resp_arg_ll(c->q, 2, &count))
@@ -789,7 +869,7 @@ static void zsetop_run(struct cmd_ctx *c, const struct zsetop_cmd *h,
 		                       &n);
 		return reply_int(c, rc, (long long)n);
 	}
-	struct zout z = {c, a->withscores, 0, 0, 0};
+	struct zout z = {c, a->withscores, 0, 0, 0, 0, NULL};
 	struct pmkv_zsink out = {zout_begin, zout_elem, &z};
 	size_t mark = c->out->n;
 	zout_end(c, mark, pmkv_zsetop(store(c), &a->o, &out));
@@ -883,6 +963,11 @@ const struct command pmkv_cmds_zset[] = {
 	{"zpopmin", -2, cmd_zpopmin, "write fast", 1, 1, 1, 1},
 	{"zpopmax", -2, cmd_zpopmax, "write fast", 1, 1, 1, 1},
 	{"zmpop", -4, cmd_zmpop, "write movablekeys", 0, 0, 0, 1},
+	{"bzpopmin", -3, cmd_bzpopmin, "write noscript blocking fast", 1, -2,
+	 1, 0},
+	{"bzpopmax", -3, cmd_bzpopmax, "write noscript blocking fast", 1, -2,
+	 1, 0},
+	{"bzmpop", -5, cmd_bzmpop, "write blocking movablekeys", 0, 0, 0, 0},
 	{"zrandmember", -2, cmd_zrandmember, "readonly", 1, 1, 1, 1},
 	{"zscan", -3, cmd_zscan, "readonly", 1, 1, 1, 1},
 	{"zunion", -3, cmd_zunion, "readonly movablekeys", 0, 0, 0, 1},

@@ -23,14 +23,22 @@
  *      they are consumed and their replies kept (N3 holds for the group's
  *      one commit); aborted, their replies are dropped and conn_run runs
  *      them again.
- *  N6. Pub/sub (pubsub.c): a connection that has subscribed (it has a
- *      mailbox) takes the messages waiting in it before each of its
- *      requests, and whenever the mailbox's eventfd wakes it: its thread
- *      polls the socket and the eventfd instead of blocking in read, and
- *      an event loop watches the eventfd (loop.c L6). A subscribed
- *      connection's requests run alone, never in a group (a group's
- *      replies may be dropped and run again: N5). A connection that
- *      never subscribed polls nothing.
+ *  N6. Mail (mailbox.c): a connection that has a mailbox (it subscribed,
+ *      or ran a blocking command) takes what waits in it (pub/sub's
+ *      messages, a blocked command's reply) before each of its requests,
+ *      and whenever the mailbox's eventfd wakes it: its thread polls the
+ *      socket and the eventfd instead of blocking in read, and an event
+ *      loop watches the eventfd (loop.c L6). A subscribed connection's
+ *      requests run alone, never in a group (a group's replies may be
+ *      dropped and run again: N5). A connection that never had a mailbox
+ *      polls nothing.
+ *  N7. Blocked (blocking.c): while a connection's command is blocked, no
+ *      request of it runs (in a group or alone), though its socket is
+ *      still read (the requests wait in the input, and the end of the
+ *      input, or a shutdown, ends the connection and its waiter). Its
+ *      thread's poll, or its loop's timer (loop.c L7), wakes it at the
+ *      command's timeout, and the timeout's reply is taken as a served
+ *      reply is (N6).
  */
 #include <errno.h>
 #include <poll.h>
@@ -38,8 +46,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "blocking.h"
 #include "conn.h"
 #include "group.h"
+#include "mailbox.h"
 #include "pubsub.h"
 
 #define READ_CHUNK (16u << 10)
@@ -61,8 +71,10 @@ void conn_free(struct conn *c)
 {
 	session_close(c->srv, &c->sess); /* before the socket closes: SV1 */
 	multi_session_end(c->srv, &c->sess);
+	blocked_session_end(&c->sess);
 	pubsub_session_end(c->srv, &c->sess);
 	pubsub_session_free(&c->sess);
+	mailbox_close(&c->sess); /* mailbox.c MB1 */
 	resp_req_free(&c->q);
 	resp_out_free(&c->out);
 	free(c->in);
@@ -116,10 +128,12 @@ int conn_run(struct conn *c)
 	int full = 0;
 	session_turn(&c->sess, 1, 0, 0);
 	while (!c->closing && !(full = c->out.n - c->sent >= OUT_FLUSH)) {
-		if (c->sess.ps && pubsub_drain(&c->sess, &c->out)) { /* N6 */
+		if (c->sess.mail && mailbox_take(&c->sess, &c->out)) { /* N6 */
 			c->closing = 1;
 			break;
 		}
+		if (c->sess.blocked) /* N7 */
+			break;
 		size_t used = 0;
 		const char *err = NULL;
 		int r = resp_parse(c->in + off, c->n - off, &c->srv->cfg.lim,
@@ -150,6 +164,8 @@ int conn_run(struct conn *c)
 unsigned conn_group_run(struct conn *c, unsigned max)
 {
 	unsigned ran = 0;
+	if (c->sess.blocked) /* N7 */
+		return 0;
 	session_turn(&c->sess, 1, 0, 0);
 	c->g_in = 0;
 	c->g_out = c->out.n;
@@ -225,17 +241,21 @@ int conn_send(struct conn *c, int blocking)
 	return rc;
 }
 
-/* N6: wait for input (0) or for the mailbox's eventfd (1: reset). */
+/* N6, N7: wait for input (0), or for the mailbox's eventfd (1: reset)
+ * or a blocked command's timeout (1). */
 static int wait_input(struct conn *c)
 {
 	struct pollfd p[2] = {{c->fd, POLLIN, 0},
-	                      {pubsub_mailfd(&c->sess), POLLIN, 0}};
-	while (poll(p, 2, -1) < 0)
+	                      {mailbox_fd(&c->sess), POLLIN, 0}};
+	int n;
+	while ((n = poll(p, 2, blocked_wait_ms(&c->sess))) < 0)
 		if (errno != EINTR)
 			return 0; /* the read will say what is wrong */
+	if (n == 0)
+		return 1; /* the timeout: conn_run's mailbox_take replies */
 	if (p[0].revents || !p[1].revents)
 		return 0;
-	pubsub_woken(&c->sess);
+	mailbox_woken(&c->sess);
 	return 1;
 }
 
@@ -246,7 +266,7 @@ void conn_serve(struct server *srv, int fd)
 	while (!c.closing && !srv->stopping) {
 		if (conn_room(&c))
 			break;
-		if (!c.sess.ps || !wait_input(&c)) { /* N6 */
+		if (!c.sess.mail || !wait_input(&c)) { /* N6 */
 			ssize_t k = read(fd, c.in + c.n, c.cap - c.n);
 			if (k < 0 && errno == EINTR)
 				continue;

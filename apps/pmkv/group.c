@@ -49,12 +49,18 @@
  *      the connections of one loop share a commit as threads do. The
  *      loop's thread then waits on, or leads, each of its entries in
  *      queue order, as a thread does its one.
+ *  G7. A write in a group that wakes blocked clients serves them in the
+ *      same group, right after it (blocking.c B3); their replies are
+ *      given them only once the group has committed, and an aborted
+ *      group leaves them waiting (B4): its requests, run again alone,
+ *      serve them again.
  */
 #define _GNU_SOURCE
 #include <immintrin.h>
 #include <pthread.h>
 #include <unistd.h>
 
+#include "blocking.h"
 #include "conn.h"
 #include "group.h"
 #include "script.h"
@@ -99,7 +105,9 @@ static int run_group(struct server *srv, struct gentry *first,
 	conn_send(first->c, 1); /* the leader's replies, before the commit */
 	usleep(2000);
 #endif
-	if (pmkv_group_end(srv->store))
+	int rc = pmkv_group_end(srv->store);
+	blocked_settle(rc == 0); /* G7 */
+	if (rc)
 		return 0;
 	srv->groups += cmds > 0; /* an empty group commits nothing */
 	srv->group_cmds += cmds;

@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "blocking.h"
 #include "server.h"
 
 #define PMKV_VERSION "0.1.0"
@@ -94,8 +95,8 @@ static void clients_section(struct text *t, struct server *s)
 	unsigned n = s->nconns;
 	pthread_mutex_unlock(&s->lock);
 	put(t, "# Clients\r\nconnected_clients:%u\r\ncluster_connections:0\r\n"
-	       "maxclients:%u\r\ntracking_clients:0\r\n", n,
-	    atomic_load(&s->cfg.maxclients));
+	       "maxclients:%u\r\nblocked_clients:%u\r\ntracking_clients:0\r\n",
+	    n, atomic_load(&s->cfg.maxclients), blocked_clients());
 }
 
 /* The process's resident bytes (/proc/self/statm), or 0. */

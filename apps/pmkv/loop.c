@@ -38,12 +38,17 @@
  *      connection has joined, the batch runs at once. Only a batch with
  *      a write at the head of some connection's input waits: a batch of
  *      reads commits nothing, and waiting would only delay its replies.
- *  L6. A connection that has subscribed (pubsub.c) has its mailbox's
- *      eventfd watched too, from the end of the pump that ran its first
- *      SUBSCRIBE until it closes. When it fires, the mailbox is taken
- *      into the replies (conn.c N6) and sent at once if the connection
- *      waits for input; one that waits to send, or is in the batch, takes
- *      it at its next pump (L2: never both).
+ *  L6. A connection that has a mailbox (mailbox.c: it subscribed, or ran
+ *      a blocking command) has its eventfd watched too, from the end of
+ *      the pump that made it until it closes. When it fires, the mailbox
+ *      is taken into the replies (conn.c N6) and sent at once if the
+ *      connection waits for input; one that waits to send, or is in the
+ *      batch, takes it at its next pump (L2: never both).
+ *  L7. A connection whose command is blocked with a timeout (blocking.c)
+ *      has a timer set, at the end of each pump, for what is left of it;
+ *      when it fires, the connection is pumped as for its mail (L6), and
+ *      the timeout's reply taken then (conn.c N7). A pump that finds it
+ *      no longer blocked takes the timer away.
  */
 #include <assert.h>
 #include <errno.h>
@@ -55,10 +60,11 @@
 
 #include <event2/event.h>
 
+#include "blocking.h"
 #include "conn.h"
 #include "group.h"
 #include "loop.h"
-#include "pubsub.h"
+#include "mailbox.h"
 
 struct evconn;
 
@@ -80,7 +86,8 @@ struct evconn {
 	struct conn c;
 	struct worker *w;
 	struct event *ev;
-	struct event *mail; /* the mailbox's eventfd, once subscribed (L6) */
+	struct event *mail; /* the mailbox's eventfd, once it has one (L6) */
+	struct event *timer; /* a blocked command's timeout (L7) */
 	short waiting; /* EV_READ or EV_WRITE (L2) */
 	int in_batch;  /* L4 */
 };
@@ -90,6 +97,7 @@ static unsigned nworkers, next_worker;
 
 static void on_event(evutil_socket_t fd, short what, void *arg);
 static void on_mail(evutil_socket_t fd, short what, void *arg);
+static void on_timeout(evutil_socket_t fd, short what, void *arg);
 
 /* Take e out of its worker's batch (L4). */
 static void unbatch(struct evconn *e)
@@ -110,6 +118,8 @@ static void close_conn(struct evconn *e)
 	event_free(e->ev);
 	if (e->mail)
 		event_free(e->mail);
+	if (e->timer)
+		event_free(e->timer);
 	conn_free(&e->c);
 	server_forget(e->w->srv, e->c.fd);
 	free(e);
@@ -128,15 +138,27 @@ static int wait_for(struct evconn *e, short what)
 	return 0;
 }
 
-/* L6: watch the mailbox of a connection that has subscribed; 0, or -1
- * if the event could not be set. */
+/* L6: watch the mailbox of a connection that has one; L7: time its
+ * blocked command out. 0, or -1 if an event could not be set. */
 static int watch_mail(struct evconn *e)
 {
-	int fd = pubsub_mailfd(&e->c.sess);
-	if (e->mail || fd < 0)
+	int fd = mailbox_fd(&e->c.sess);
+	int64_t ms = blocked_wait_ms(&e->c.sess);
+	if (!e->mail && fd >= 0) {
+		e->mail = event_new(e->w->base, fd, EV_READ | EV_PERSIST,
+		                    on_mail, e);
+		if (!e->mail || event_add(e->mail, NULL))
+			return -1;
+	}
+	if (ms < 0) {
+		if (e->timer)
+			evtimer_del(e->timer);
 		return 0;
-	e->mail = event_new(e->w->base, fd, EV_READ | EV_PERSIST, on_mail, e);
-	return e->mail && event_add(e->mail, NULL) == 0 ? 0 : -1;
+	}
+	struct timeval tv = {(time_t)(ms / 1000), (suseconds_t)(ms % 1000) * 1000};
+	if (!e->timer && !(e->timer = evtimer_new(e->w->base, on_timeout, e)))
+		return -1;
+	return evtimer_add(e->timer, &tv) ? -1 : 0;
 }
 
 /* Run what was received and send the replies, as far as the socket
@@ -246,16 +268,23 @@ static void on_event(evutil_socket_t fd, short what, void *arg)
 		close_conn(e);
 }
 
-/* L6: messages for a subscribed connection. */
-static void on_mail(evutil_socket_t fd, short what, void *arg)
+/* L7: a blocked command's timeout (L6 for what follows). */
+static void on_timeout(evutil_socket_t fd, short what, void *arg)
 {
 	struct evconn *e = arg;
 	(void)fd, (void)what;
-	pubsub_woken(&e->c.sess);
 	if (e->in_batch || e->waiting != EV_READ)
-		return; /* its next pump takes them */
+		return; /* its next pump takes it */
 	if (pump(e, 1) || e->w->srv->stopping)
 		close_conn(e);
+}
+
+/* L6: mail for a connection (pub/sub's messages, a blocked command's
+ * reply). */
+static void on_mail(evutil_socket_t fd, short what, void *arg)
+{
+	mailbox_woken(&((struct evconn *)arg)->c.sess);
+	on_timeout(fd, what, arg);
 }
 
 static void adopt(struct worker *w, int fd)

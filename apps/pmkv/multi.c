@@ -48,14 +48,6 @@
 
 #include "cmd.h"
 
-/* A queued request: argc, then the lengths, then the bytes (each
- * argument followed by a NUL, as the parser leaves them). */
-struct queued {
-	size_t argc;
-	size_t *argl;
-	char **argv;
-};
-
 /* One watched key of one session. */
 struct watch {
 	struct watch *next;
@@ -75,8 +67,7 @@ static void queue_free(struct session *s)
 	s->nqueued = s->capqueued = 0;
 }
 
-/* A copy of the request q in one block. */
-static struct queued *queued_copy(const struct resp_req *q)
+struct queued *queued_copy(const struct resp_req *q)
 {
 	size_t bytes = 0;
 	for (size_t i = 0; i < q->argc; i++)

@@ -8,11 +8,12 @@
  * restart forgets every subscription. The registry holds the channels
  * and the patterns that have subscribers, each with its subscribers in
  * the order they subscribed, under one mutex. A connection that
- * subscribes gets a pubsub_client: its subscriptions, a mailbox (the
+ * subscribes gets a pubsub_client: its subscriptions and a mailbox (the
  * RESP messages published to it and not yet taken, under the mailbox's
- * own mutex) and an eventfd. A publisher appends to the mailboxes and
- * writes the eventfd of one it made non-empty; it never writes a
- * subscriber's socket, so a slow subscriber never blocks it. The eventfd
+ * own mutex), and its session's eventfd (mailbox.c). A publisher
+ * appends to the mailboxes and rings the eventfd of one it made
+ * non-empty; it never writes a subscriber's socket, so a slow subscriber
+ * never blocks it. The eventfd
  * wakes the subscriber's thread from its poll (conn.c N6) or its event
  * loop (loop.c L6), which moves the mailbox into the connection's
  * replies and sends them, as it does before each of the connection's
@@ -65,12 +66,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "cmd.h"
+#include "mailbox.h"
 #include "pubsub.h"
 
 #define HARD_LIMIT ((size_t)32 << 20) /* P3 */
@@ -120,7 +121,7 @@ struct space {
 
 struct pubsub_client {
 	struct subs chans, pats; /* registry lock */
-	int efd;                 /* the eventfd the loop or thread polls */
+	int efd;                 /* the session's eventfd (mailbox.c) */
 	int fd;                  /* the connection's socket (P2) */
 	pthread_mutex_t m;       /* the mailbox's lock, for: */
 	struct resp_out box;     /* messages not yet taken */
@@ -333,35 +334,6 @@ static int64_t now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* Append p[0..n) to o as it is (o->oom set if it cannot). */
-static void put(struct resp_out *o, const void *p, size_t n)
-{
-	if (o->oom || n > SIZE_MAX / 4 - o->n) {
-		o->oom = 1;
-		return;
-	}
-	if (o->cap - o->n < n) {
-		size_t cap = o->cap ? o->cap : 4096;
-		while (cap - o->n < n)
-			cap *= 2;
-		char *q = realloc(o->p, cap);
-		if (!q) {
-			o->oom = 1;
-			return;
-		}
-		o->p = q, o->cap = cap;
-	}
-	memcpy(o->p + o->n, p, n);
-	o->n += n;
-}
-
-static void wake(int efd)
-{
-	uint64_t one = 1;
-	ssize_t k = write(efd, &one, sizeof(one));
-	(void)k; /* EAGAIN: the counter is full, a wake-up is due anyway */
-}
-
 /* P3: close p (p->m and the registry lock held, P2). */
 static void do_kill(struct pubsub_client *p, size_t pending, const char *why)
 {
@@ -403,15 +375,15 @@ static void do_deliver(struct pubsub_client *p, const struct resp_out *head,
 	int was_dead = p->dead, ring = 0;
 	if (!p->dead && !do_over_limit(p, head->n + tail->n)) {
 		ring = p->box.n == 0;
-		put(&p->box, head->p, head->n);
-		put(&p->box, tail->p, tail->n);
+		resp_add_raw(&p->box, head->p, head->n);
+		resp_add_raw(&p->box, tail->p, tail->n);
 		if (p->box.oom)
 			do_kill(p, p->box.n, "out of memory");
 	}
 	ring |= p->dead && !was_dead; /* empty before, or closed now */
 	pthread_mutex_unlock(&p->m);
 	if (ring)
-		wake(p->efd);
+		mailbox_ring(p->efd);
 }
 
 /* Deliver to every subscriber of t: how many. */
@@ -435,7 +407,7 @@ int pubsub_drain(struct session *s, struct resp_out *out)
 		*out = p->box;
 		p->box = t;
 	} else if (moved && !dead) {
-		put(out, p->box.p, moved);
+		resp_add_raw(out, p->box.p, moved);
 		p->box.n = 0;
 	}
 	if (p->box.cap > BOX_KEEP)
@@ -444,18 +416,6 @@ int pubsub_drain(struct session *s, struct resp_out *out)
 		atomic_fetch_add(&p->unsent, moved);
 	pthread_mutex_unlock(&p->m);
 	return dead ? -1 : 0;
-}
-
-int pubsub_mailfd(const struct session *s)
-{
-	return s->ps ? s->ps->efd : -1;
-}
-
-void pubsub_woken(struct session *s)
-{
-	uint64_t v;
-	ssize_t k = read(s->ps->efd, &v, sizeof(v));
-	(void)k;
 }
 
 void pubsub_unsent(struct session *s, size_t n)
@@ -470,13 +430,11 @@ static struct pubsub_client *client_of(struct session *s)
 	if (s->ps)
 		return s->ps;
 	struct pubsub_client *p = calloc(1, sizeof(*p));
-	if (!p)
-		return NULL;
-	p->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (p->efd < 0) {
+	if (!p || mailbox_open(s)) {
 		free(p);
 		return NULL;
 	}
+	p->efd = mailbox_fd(s); /* the session's (mailbox.c MB1) */
 	p->fd = s->fd;
 	pthread_mutex_init(&p->m, NULL);
 	resp_out_init(&p->box);
@@ -507,7 +465,6 @@ void pubsub_session_free(struct session *s)
 	struct pubsub_client *p = s->ps;
 	if (!p)
 		return;
-	close(p->efd);
 	pthread_mutex_destroy(&p->m);
 	resp_out_free(&p->box);
 	free(p);
@@ -605,7 +562,7 @@ static void cmd_publish(struct cmd_ctx *c)
 	long long n = 0;
 	resp_out_init(&head);
 	resp_out_init(&tail);
-	put(&head, message, sizeof(message) - 1);
+	resp_add_raw(&head, message, sizeof(message) - 1);
 	resp_add_bulk(&tail, arg(c, 1), len(c, 1));
 	resp_add_bulk(&tail, arg(c, 2), len(c, 2));
 	pthread_mutex_lock(&reg.m);

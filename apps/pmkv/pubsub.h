@@ -23,17 +23,14 @@ int pubsub_refuses(struct cmd_ctx *c, const struct command *k);
  * (an event loop may still watch its eventfd) until
  * pubsub_session_free. */
 void pubsub_session_end(struct server *srv, struct session *s);
-/* Free s's mailbox, after pubsub_session_end. */
+/* Free s's mailbox, after pubsub_session_end (the eventfd is the
+ * session's: mailbox.c). */
 void pubsub_session_free(struct session *s);
 
 /* For a session that has a mailbox (s->ps): move the messages waiting
  * into out, after what it holds (P1). 0, or -1 if the connection was
  * closed for its output limit (P3): close it. */
 int pubsub_drain(struct session *s, struct resp_out *out);
-/* The mailbox's eventfd, readable while messages may wait. */
-int pubsub_mailfd(const struct session *s);
-/* Woken by the eventfd: reset it (before pubsub_drain). */
-void pubsub_woken(struct session *s);
 /* The connection has n bytes of replies not yet sent (P3's count). */
 void pubsub_unsent(struct session *s, size_t n);
 

@@ -518,6 +518,11 @@ int resp_arg_is(const struct resp_req *q, size_t i, const char *word)
 	return 1;
 }
 
+int resp_parse_ll(const char *s, size_t len, long long *v)
+{
+	return parse_ll(s, len, v);
+}
+
 int resp_arg_ll(const struct resp_req *q, size_t i, long long *v)
 {
 	if (i >= q->argc)
@@ -660,6 +665,15 @@ void resp_add_bulk(struct resp_out *o, const void *p, size_t n)
 		return;
 	}
 	add_reply(o, '$', (long long)n, p, n, 1);
+}
+
+void resp_add_raw(struct resp_out *o, const void *p, size_t n)
+{
+	char *w = room(o, n);
+	if (w && n) {
+		memcpy(w, p, n);
+		o->n += n;
+	}
 }
 
 void resp_add_null(struct resp_out *o)

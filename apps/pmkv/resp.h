@@ -120,6 +120,9 @@ void resp_add_int(struct resp_out *o, long long v);        /* :v\r\n */
 void resp_add_bulk(struct resp_out *o, const void *p, size_t n);
                                                 /* $n\r\n<bytes>\r\n */
 void resp_add_null(struct resp_out *o);                    /* $-1\r\n */
+/* p[0..n) as it is: replies already encoded (pub/sub's messages, a
+ * blocked command's reply) */
+void resp_add_raw(struct resp_out *o, const void *p, size_t n);
 void resp_add_array(struct resp_out *o, long long n);
                                         /* *n\r\n (-1: null array) */
 
@@ -130,5 +133,7 @@ int resp_arg_is(const struct resp_req *q, size_t i, const char *word);
  * spaces, no '+', no leading zero but in "0", no "-0", no overflow.
  * 0 and *v set, or -1. */
 int resp_arg_ll(const struct resp_req *q, size_t i, long long *v);
+/* The same reading of s[0..len). */
+int resp_parse_ll(const char *s, size_t len, long long *v);
 
 #endif

@@ -95,6 +95,18 @@ struct command;
 struct queued;
 struct watch;
 struct pubsub_client;
+struct waiter;
+
+/* A copy of a request in one block (multi.c: MULTI's queue, and a
+ * blocked command's, blocking.c): argc, then the lengths, then the
+ * bytes, each argument followed by a NUL as the parser leaves them. */
+struct queued {
+	size_t argc;
+	size_t *argl;
+	char **argv;
+};
+/* A copy of q (free() it), or NULL out of memory. */
+struct queued *queued_copy(const struct resp_req *q);
 
 /* What a client connection keeps between its commands. */
 struct session {
@@ -110,6 +122,10 @@ struct session {
 	unsigned subscribed; /* channels and patterns: RESP2's subscribed
 	                      * context while non-zero (pubsub.c P5) */
 	struct client *cl;   /* its entry among the clients (cmd_server.c) */
+	int mail, mailfd;    /* its eventfd, once it has one (mailbox.c) */
+	/* its blocked command (blocking.c), NULL when none: written by its
+	 * own thread, read by CLIENT LIST's */
+	struct waiter *_Atomic blocked;
 	int unauthed;        /* to AUTH before other commands (SV3) */
 	const struct command *_Atomic last_cmd; /* CLIENT LIST's cmd */
 };
