@@ -40,12 +40,17 @@ static void reply(struct conn *c, const struct mc_request *req,
 		conn_reply(c, line);
 }
 
-void cmd_store_failure(struct conn *c, int rc, bool quiet)
+void cmd_store_error(struct conn *c, int rc)
 {
 	STAT_INC(c, store_errors);
 	if (VERBOSE(1))
 		fprintf(stderr, "pmcached: store: %s (%s)\n", pmtx_strerror(rc),
 		        pmtx_errmsg());
+}
+
+void cmd_store_failure(struct conn *c, int rc, bool quiet)
+{
+	cmd_store_error(c, rc);
 	if (quiet)
 		return;
 	if (rc == PMTX_E_NOMEM || rc == ENOMEM)
@@ -58,13 +63,18 @@ void cmd_store_failure(struct conn *c, int rc, bool quiet)
 	}
 }
 
+void cmd_drop_stale(struct conn *c, struct mc_str key)
+{
+	enum mc_result res;
+	if (key.len && key.len <= MC_KEY_MAX)
+		mc_store_delete(server.store, slot_of(c), key.p, key.len, &res);
+}
+
 /* As memcached: a SET that fails leaves no stale value behind. */
 static void drop_stale(struct conn *c, const struct mc_request *req)
 {
-	enum mc_result res;
-	if (req->cmd == MC_CMD_SET && req->key.len && req->key.len <= MC_KEY_MAX)
-		mc_store_delete(server.store, slot_of(c), req->key.p,
-		                req->key.len, &res);
+	if (req->cmd == MC_CMD_SET)
+		cmd_drop_stale(c, req->key);
 }
 
 void cmd_error(struct conn *c, const struct mc_request *req)
@@ -99,32 +109,39 @@ uint64_t cas_operand(uint64_t cas)
 	return settings.use_cas ? cas : UINT64_MAX;
 }
 
-static const char *storage_line(struct conn *c, const struct mc_request *req,
-                                enum mc_result res)
+void cmd_count_store(struct conn *c, bool cas, enum mc_result res)
 {
-	bool cas = req->cmd == MC_CMD_CAS;
 	switch (res) {
 	case MC_STORED:
 		STAT_INC(c, total_items);
 		if (cas)
 			STAT_INC(c, cas_hits);
-		return "STORED";
-	case MC_EXISTS:
-		STAT_INC(c, cas_badval);
-		return "EXISTS";
+		break;
+	case MC_EXISTS: STAT_INC(c, cas_badval); break;
 	case MC_NOT_FOUND:
 		if (cas)
 			STAT_INC(c, cas_misses);
-		return cas ? "NOT_FOUND" : "NOT_STORED";
-	case MC_TOO_LARGE:
-		STAT_INC(c, store_too_large);
-		return "SERVER_ERROR object too large for cache";
+		break;
+	case MC_TOO_LARGE: STAT_INC(c, store_too_large); break;
+	case MC_NO_MEMORY: STAT_INC(c, store_no_memory); break;
+	default: break;
+	}
+}
+
+static const char *storage_line(struct conn *c, const struct mc_request *req,
+                                enum mc_result res)
+{
+	bool cas = req->cmd == MC_CMD_CAS;
+	cmd_count_store(c, cas, res);
+	switch (res) {
+	case MC_STORED: return "STORED";
+	case MC_EXISTS: return "EXISTS";
+	case MC_NOT_FOUND: return cas ? "NOT_FOUND" : "NOT_STORED";
+	case MC_TOO_LARGE: return "SERVER_ERROR object too large for cache";
 	case MC_NO_MEMORY:
-		STAT_INC(c, store_no_memory);
 		drop_stale(c, req);
 		return "SERVER_ERROR out of memory storing object";
-	default:
-		return "NOT_STORED";
+	default: return "NOT_STORED";
 	}
 }
 
@@ -213,7 +230,7 @@ static void cmd_delete(struct conn *c, const struct mc_request *req)
 	reply(c, req, res == MC_DELETED ? "DELETED" : "NOT_FOUND");
 }
 
-static void count_arith(struct conn *c, bool incr, bool hit)
+void cmd_count_arith(struct conn *c, bool incr, bool hit)
 {
 	if (incr)
 		STAT_HIT(c, hit, incr);
@@ -230,7 +247,7 @@ static void cmd_arith(struct conn *c, const struct mc_request *req)
 	                        req->key.len, incr, req->delta, &v, &res);
 	if (rc)
 		return cmd_store_failure(c, rc, req->noreply);
-	count_arith(c, incr, res != MC_NOT_FOUND);
+	cmd_count_arith(c, incr, res != MC_NOT_FOUND);
 	if (res == MC_NOT_FOUND)
 		return reply(c, req, "NOT_FOUND");
 	if (res == MC_NON_NUMERIC)

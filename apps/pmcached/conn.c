@@ -26,6 +26,10 @@
  *      the others on its worker (memcached's conn_yields).
  *  C6. Every reference a connection holds is released exactly once: when
  *      its bytes are written, or when the connection closes.
+ *  C7. A connection speaks one protocol for its whole life: -B's, or
+ *      with -B auto (memcached's negotiation) binary if the first byte it
+ *      sends is the binary magic 0x80, ascii otherwise. A UDP datagram
+ *      decides for itself.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -58,6 +62,7 @@ struct seg {
 struct conn {
 	int fd;
 	bool is_unix, is_udp, closing;
+	enum mc_protocol proto;     /* C7: MC_PROTO_AUTO until decided */
 	struct worker *w;
 	struct event *ev;
 	struct conn *prev, *next;   /* all connections (stats conns) */
@@ -325,9 +330,13 @@ static int read_input(struct conn *c)
 			c->rlen -= c->rpos;
 			c->rpos = 0;
 		}
+		/* the first buffer as memcached's: a pipeline of small
+		 * requests is read at once, and a connection closed after an
+		 * error leaves nothing unread (which would reset it) */
+		size_t want = c->rcap ? c->rcap + 1 : RBUF_INITIAL;
 		if (c->rlen == c->rcap &&
 		    (c->rcap >= rbuf_max() ||
-		     !grow((void **)&c->rbuf, &c->rcap, c->rcap + 1, 1)))
+		     !grow((void **)&c->rbuf, &c->rcap, want, 1)))
 			return -1;
 	}
 	ssize_t n = read(c->fd, c->rbuf + c->rlen, c->rcap - c->rlen);
@@ -373,38 +382,26 @@ static void trace_reply(const struct conn *c, size_t from)
 	        p);
 }
 
-/* One request from the buffer. 1: done one, 0: need more input. */
-static int one_request(struct conn *c)
+/* -vv: a binary request's opcode and key. */
+static void trace_bin_request(const struct conn *c,
+                              const struct mc_bin_request *r)
 {
-	struct mc_request req;
-	size_t used = 0;
-	const char *p = c->rbuf + c->rpos;
-	size_t n = c->rlen - c->rpos;
-	int rc = mc_parse(p, n, &server.limits, &req, &used);
-	if (rc == MC_NEED_MORE) {
-		c->state = n ? ST_NREAD : ST_WAITING;
-		return 0;
-	}
-	size_t reply_from = c->wlen;
-	if (VERBOSE(2))
-		trace_request(c, p, n);
-	c->last_cmd = time(NULL);
-	if (rc == MC_CLOSE) {
-		c->closing = true;
-		return 1;
-	}
-	if (rc == MC_ERROR) {
-		cmd_error(c, &req);
-		c->rpos += used;
-		c->swallow = req.swallow;
-		if (VERBOSE(2))
-			trace_reply(c, reply_from);
-		return 1;
-	}
-	enum cmd_outcome o = cmd_execute(c, &req); /* req points into rbuf */
-	c->rpos += used;
-	if (VERBOSE(2))
-		trace_reply(c, reply_from);
+	fprintf(stderr, "<%d binary opcode 0x%02x key %.*s\n", c->fd,
+	        r->opcode, (int)r->key.len, r->key.p ? r->key.p : "");
+}
+
+/* -vv: the status of the binary reply queued since wbuf offset from. */
+static void trace_bin_reply(const struct conn *c, size_t from)
+{
+	if (from + MC_BIN_HEADER <= c->wlen)
+		fprintf(stderr, ">%d binary status 0x%02x%02x\n", c->fd,
+		        (unsigned char)c->wbuf[from + 6],
+		        (unsigned char)c->wbuf[from + 7]);
+}
+
+/* After a request: the outcome's effect on the connection. */
+static void outcome(struct conn *c, enum cmd_outcome o)
+{
 	if (o == CMD_CLOSE)
 		c->closing = true;
 	if (o == CMD_SHUTDOWN) {
@@ -412,6 +409,83 @@ static int one_request(struct conn *c)
 		atomic_store(&server.shutdown, 1);
 		event_base_loopbreak(server.main_base);
 	}
+}
+
+/* A parsed request of either protocol (C7). */
+struct request {
+	bool bin;
+	union {
+		struct mc_request text;
+		struct mc_bin_request bin;
+	} u;
+};
+
+static int parse(const struct conn *c, const char *p, size_t n,
+                 struct request *r, size_t *used)
+{
+	r->bin = c->proto == MC_PROTO_BINARY;
+	if (r->bin)
+		return mc_bin_parse(p, n, &server.limits, &r->u.bin, used);
+	return mc_parse(p, n, &server.limits, &r->u.text, used);
+}
+
+/* MC_OK or MC_ERROR: the command, or memcached's answer to the error
+ * (req points into rbuf); the bytes to swallow after it. */
+static enum cmd_outcome execute(struct conn *c, int rc, struct request *r)
+{
+	if (r->bin) {
+		c->swallow = r->u.bin.swallow;
+		return rc == MC_OK ? cmd_bin_execute(c, &r->u.bin)
+		                   : cmd_bin_error(c, &r->u.bin);
+	}
+	if (rc == MC_OK)
+		return cmd_execute(c, &r->u.text);
+	cmd_error(c, &r->u.text);
+	c->swallow = r->u.text.swallow;
+	return CMD_CONTINUE;
+}
+
+static void trace(const struct conn *c, const struct request *r,
+                  const char *p, size_t n, size_t reply_from)
+{
+	if (reply_from == SIZE_MAX && r->bin)
+		trace_bin_request(c, &r->u.bin);
+	else if (reply_from == SIZE_MAX)
+		trace_request(c, p, n);
+	else if (r->bin)
+		trace_bin_reply(c, reply_from);
+	else
+		trace_reply(c, reply_from);
+}
+
+/* One request from the buffer. 1: done one, 0: need more input. */
+static int one_request(struct conn *c)
+{
+	struct request r;
+	size_t used = 0;
+	const char *p = c->rbuf + c->rpos;
+	size_t n = c->rlen - c->rpos;
+	if (c->proto == MC_PROTO_AUTO && n > 0) /* C7 */
+		c->proto = (unsigned char)p[0] == MC_BIN_REQ ? MC_PROTO_BINARY
+		                                             : MC_PROTO_ASCII;
+	int rc = parse(c, p, n, &r, &used);
+	if (rc == MC_NEED_MORE) {
+		c->state = n ? ST_NREAD : ST_WAITING;
+		return 0;
+	}
+	size_t reply_from = c->wlen;
+	if (VERBOSE(2))
+		trace(c, &r, p, n, SIZE_MAX);
+	c->last_cmd = time(NULL);
+	if (rc == MC_CLOSE) { /* memcached closes here without a reply */
+		c->closing = true;
+		return 1;
+	}
+	enum cmd_outcome o = execute(c, rc, &r);
+	c->rpos += used;
+	if (VERBOSE(2))
+		trace(c, &r, p, n, reply_from);
+	outcome(c, o);
 	return 1;
 }
 
@@ -507,12 +581,14 @@ void conn_new(struct worker *w, int fd, bool is_unix)
 		return;
 	}
 	c->is_unix = is_unix;
+	c->proto = settings.protocol;
 	peer_name(c);
 	link_conn(c);
 	set_events(c, EV_READ);
 	if (VERBOSE(2))
-		fprintf(stderr, "<%d new auto-negotiating client connection\n",
-		        fd);
+		fprintf(stderr, "<%d new %s client connection\n", fd,
+		        c->proto == MC_PROTO_AUTO ? "auto-negotiating"
+		        : c->proto == MC_PROTO_BINARY ? "binary" : "ascii");
 }
 
 struct worker *conn_worker(const struct conn *c)
@@ -597,7 +673,8 @@ void conn_udp_datagram(struct worker *w, int fd)
 		return;
 	atomic_fetch_add_explicit(&w->stats.bytes_read, (uint64_t)n,
 	                          memory_order_relaxed);
-	struct conn c = {.fd = fd, .w = w, .is_udp = true};
+	struct conn c = {.fd = fd, .w = w, .is_udp = true,
+	                 .proto = settings.protocol};
 	snprintf(c.addr, sizeof(c.addr), "udp");
 	if (buf[4] != 0 || buf[5] != 1) {
 		conn_reply(&c, "SERVER_ERROR multi-packet request not "

@@ -148,9 +148,12 @@ static enum mc_result admit(const struct mc_put *p, const struct found *f)
 {
 	switch (p->mode) {
 	case MC_ADD: return f->off ? MC_NOT_STORED : MC_STORED;
-	case MC_REPLACE:
 	case MC_APPEND:
-	case MC_PREPEND: return f->off ? MC_STORED : MC_NOT_STORED;
+	case MC_PREPEND:
+		if (f->off && p->if_cas && f->it->cas != p->if_cas)
+			return MC_EXISTS;
+		return f->off ? MC_STORED : MC_NOT_STORED;
+	case MC_REPLACE: return f->off ? MC_STORED : MC_NOT_STORED;
 	case MC_CAS:
 		if (!f->off)
 			return MC_NOT_FOUND;
@@ -480,18 +483,34 @@ static int with_item(struct mc_store *s, unsigned slot, const char *key,
 	return mc_txn_end(&t, rc);
 }
 
+struct delete_arg {
+	uint64_t cas; /* 0: any */
+	enum mc_result *res;
+};
+
 static int op_delete(struct mc_store *s, struct mc_txn *t, struct found *f,
                      void *arg)
 {
-	enum mc_result *res = arg;
-	*res = f->off ? MC_DELETED : MC_NOT_FOUND;
+	struct delete_arg *a = arg;
+	if (f->off && a->cas && f->it->cas != a->cas) {
+		*a->res = MC_EXISTS;
+		return 0;
+	}
+	*a->res = f->off ? MC_DELETED : MC_NOT_FOUND;
 	return f->off ? do_item_remove(s, t, f->link, f->off) : 0;
+}
+
+int mc_store_delete_cas(struct mc_store *s, unsigned slot, const char *key,
+                        size_t nkey, uint64_t cas, enum mc_result *res)
+{
+	struct delete_arg a = {cas, res};
+	return with_item(s, slot, key, nkey, op_delete, &a);
 }
 
 int mc_store_delete(struct mc_store *s, unsigned slot, const char *key,
                     size_t nkey, enum mc_result *res)
 {
-	return with_item(s, slot, key, nkey, op_delete, res);
+	return mc_store_delete_cas(s, slot, key, nkey, 0, res);
 }
 
 struct touch_arg {
@@ -516,12 +535,9 @@ int mc_store_touch(struct mc_store *s, unsigned slot, const char *key,
 }
 
 struct arith_arg {
-	int incr;
-	uint64_t delta, *out;
+	const struct mc_arith *a;
+	uint64_t *out, *cas_out;
 	enum mc_result *res;
-	unsigned slot;
-	const char *key;
-	size_t nkey;
 };
 
 /* The value as memcached reads it: decimal digits, at most 20. */
@@ -546,31 +562,44 @@ static int parse_u64(const char *v, size_t n, uint64_t *out)
 
 /* memcached's arithmetic: a shorter result is written in place, padded
  * with spaces; a longer one makes a new item. */
+/* What arithmetic finds before it computes: STORED to go on, with the
+ * item's number in *v. */
+static enum mc_result arith_admit(const struct mc_arith *a,
+                                  const struct found *f, uint64_t *v)
+{
+	if (!f->off)
+		return MC_NOT_FOUND;
+	if (f->it->nbytes == 0)
+		return MC_NON_NUMERIC;
+	if (a->cas && f->it->cas != a->cas)
+		return MC_EXISTS;
+	if (!parse_u64(mc_item_value(f->it), f->it->nbytes, v))
+		return MC_NON_NUMERIC;
+	return MC_STORED;
+}
+
 static int op_arith(struct mc_store *s, struct mc_txn *t, struct found *f,
                     void *arg)
 {
-	struct arith_arg *a = arg;
+	struct arith_arg *aa = arg;
+	const struct mc_arith *a = aa->a;
 	uint64_t v = 0;
-	if (!f->off) {
-		*a->res = MC_NOT_FOUND;
+	if ((*aa->res = arith_admit(a, f, &v)) != MC_STORED)
 		return 0;
-	}
-	if (!parse_u64(mc_item_value(f->it), f->it->nbytes, &v)) {
-		*a->res = MC_NON_NUMERIC;
-		return 0;
-	}
 	v = a->incr ? v + a->delta : v < a->delta ? 0 : v - a->delta;
 	char buf[24];
 	int n = snprintf(buf, sizeof(buf), "%llu", (unsigned long long)v);
-	*a->out = v;
-	*a->res = MC_STORED;
+	*aa->out = v;
 	if ((size_t)n <= f->it->nbytes) {
 		char pad[24];
+		uint64_t cas = next_cas(s);
 		memset(pad, ' ', sizeof(pad));
 		memcpy(pad, buf, (size_t)n);
 		int rc = pmtx_write(t->tx, mc_item_value(f->it), pad,
 		                    f->it->nbytes);
-		return rc ? rc : PMTX_SET(t->tx, f->it->cas, next_cas(s));
+		if (!rc && aa->cas_out)
+			*aa->cas_out = cas;
+		return rc ? rc : PMTX_SET(t->tx, f->it->cas, cas);
 	}
 	struct mc_put p = {.mode = MC_SET, .key = mc_item_key(f->it),
 	                   .nkey = f->it->nkey, .flags = f->it->flags,
@@ -579,25 +608,33 @@ static int op_arith(struct mc_store *s, struct mc_txn *t, struct found *f,
 	char key[MC_KEY_MAX];
 	memcpy(key, p.key, p.nkey); /* the old item goes away */
 	p.key = key;
-	int rc = put_new(s, t, &p, f, mc_now(s), a->res, NULL);
+	int rc = put_new(s, t, &p, f, mc_now(s), aa->res, aa->cas_out);
 	/* No room: the transaction has unlinked the old item, so it must
 	 * abort; a commit would lose the key. */
-	return !rc && *a->res == MC_NO_MEMORY ? ENOSPC : rc;
+	return !rc && *aa->res == MC_NO_MEMORY ? ENOSPC : rc;
 }
 
 static int arith_try(struct mc_store *s, unsigned slot, void *arg)
 {
-	struct arith_arg *a = arg;
-	return with_item(s, slot, a->key, a->nkey, op_arith, a);
+	struct arith_arg *aa = arg;
+	return with_item(s, slot, aa->a->key, aa->a->nkey, op_arith, aa);
+}
+
+int mc_store_arith_cas(struct mc_store *s, unsigned slot,
+                       const struct mc_arith *a, uint64_t *out,
+                       uint64_t *cas_out, enum mc_result *res)
+{
+	struct arith_arg aa = {a, out, cas_out, res};
+	struct mc_room room = {slot, a->key, a->nkey};
+	return with_room(s, &room, mc_item_bytes(a->nkey, 20), arith_try, &aa);
 }
 
 int mc_store_arith(struct mc_store *s, unsigned slot, const char *key,
                    size_t nkey, int incr, uint64_t delta, uint64_t *out,
                    enum mc_result *res)
 {
-	struct arith_arg a = {incr, delta, out, res, slot, key, nkey};
-	struct mc_room room = {slot, key, nkey};
-	return with_room(s, &room, mc_item_bytes(nkey, 20), arith_try, &a);
+	struct mc_arith a = {key, nkey, incr, delta, 0};
+	return mc_store_arith_cas(s, slot, &a, out, NULL, res);
 }
 
 /* ---- flush_all and statistics ---- */

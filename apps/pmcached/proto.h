@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * proto.h - the memcached 1.6 protocol (text and meta commands) as pure
- * functions from bytes to requests, and the reply formatting helpers.
+ * proto.h - the memcached 1.6 protocol (text, meta and binary commands)
+ * as pure functions from bytes to requests, and the reply formatting
+ * helpers.
  *
  * This is the protocol layer of pmcached, the memcached-compatible server
  * that keeps its cache in a pmtx region. It knows nothing of storage,
@@ -142,5 +143,78 @@ struct mc_meta_values {
 size_t mc_reply_meta(char *out, size_t cap, const struct mc_request *req,
                      const char *code, const struct mc_meta_values *v);
 bool mc_meta_quiet_hides(const struct mc_request *req, const char *code);
+
+/*
+ * The binary protocol (proto_bin.c): a 24-byte header (magic 0x80), then
+ * extras, key and value, lengths in network byte order. mc_bin_parse
+ * keeps invariants 1, 3 and 4 above, and every mc_str it returns points
+ * inside buf.
+ */
+#define MC_BIN_HEADER 24
+#define MC_BIN_REQ 0x80     /* a request's magic byte */
+#define MC_BIN_RES 0x81     /* a response's */
+/* memcached's READ_BUFFER_SIZE: a header, extras and key that do not fit
+ * in it close the connection unanswered. */
+#define MC_BIN_READ_BUFFER 16384
+
+enum mc_bin_op {
+	MC_BIN_GET = 0x00, MC_BIN_SET = 0x01, MC_BIN_ADD = 0x02,
+	MC_BIN_REPLACE = 0x03, MC_BIN_DELETE = 0x04, MC_BIN_INCREMENT = 0x05,
+	MC_BIN_DECREMENT = 0x06, MC_BIN_QUIT = 0x07, MC_BIN_FLUSH = 0x08,
+	MC_BIN_GETQ = 0x09, MC_BIN_NOOP = 0x0a, MC_BIN_VERSION = 0x0b,
+	MC_BIN_GETK = 0x0c, MC_BIN_GETKQ = 0x0d, MC_BIN_APPEND = 0x0e,
+	MC_BIN_PREPEND = 0x0f, MC_BIN_STAT = 0x10, MC_BIN_SETQ = 0x11,
+	MC_BIN_ADDQ = 0x12, MC_BIN_REPLACEQ = 0x13, MC_BIN_DELETEQ = 0x14,
+	MC_BIN_INCREMENTQ = 0x15, MC_BIN_DECREMENTQ = 0x16,
+	MC_BIN_QUITQ = 0x17, MC_BIN_FLUSHQ = 0x18, MC_BIN_APPENDQ = 0x19,
+	MC_BIN_PREPENDQ = 0x1a, MC_BIN_TOUCH = 0x1c, MC_BIN_GAT = 0x1d,
+	MC_BIN_GATQ = 0x1e, MC_BIN_SASL_LIST_MECHS = 0x20,
+	MC_BIN_SASL_AUTH = 0x21, MC_BIN_SASL_STEP = 0x22, MC_BIN_GATK = 0x23,
+	MC_BIN_GATKQ = 0x24,
+};
+
+enum mc_bin_status {
+	MC_BIN_SUCCESS = 0x00, MC_BIN_KEY_ENOENT = 0x01,
+	MC_BIN_KEY_EEXISTS = 0x02, MC_BIN_E2BIG = 0x03, MC_BIN_EINVAL = 0x04,
+	MC_BIN_NOT_STORED = 0x05, MC_BIN_DELTA_BADVAL = 0x06,
+	MC_BIN_AUTH_ERROR = 0x20, MC_BIN_UNKNOWN_COMMAND = 0x81,
+	MC_BIN_ENOMEM = 0x82, MC_BIN_EINTERNAL = 0x84,
+};
+
+struct mc_bin_request {
+	uint8_t opcode;       /* as sent: replies echo it */
+	uint8_t cmd;          /* the opcode, a quiet one as its loud form */
+	bool quiet;           /* a Q opcode */
+	uint8_t extlen;
+	uint16_t keylen;
+	uint32_t bodylen;
+	uint32_t opaque;      /* as sent (echoed unconverted) */
+	uint64_t cas;
+	struct mc_str key, value;
+	uint32_t flags;       /* SET ADD REPLACE */
+	uint32_t exptime;     /* SET ADD REPLACE, TOUCH GAT GATK, FLUSH */
+	bool has_exptime;     /* FLUSH with its 4 bytes of extras */
+	uint64_t delta, initial; /* INCREMENT DECREMENT, and exptime */
+	/* MC_ERROR: the status to reply (memcached's text), then close or
+	 * discard swallow bytes after *consumed */
+	uint16_t status;
+	bool close;
+	size_t swallow;
+};
+
+int mc_bin_parse(const char *buf, size_t len, const struct mc_limits *lim,
+                 struct mc_bin_request *req, size_t *consumed);
+/* memcached 1.6.18's text for an error status ("" for success). */
+const char *mc_bin_status_text(uint16_t status);
+/* A response header to req: its opcode and opaque, the given status,
+ * lengths and cas, in network byte order. */
+void mc_bin_header(unsigned char out[MC_BIN_HEADER],
+                   const struct mc_bin_request *req, uint16_t status,
+                   uint8_t extlen, uint16_t keylen, uint32_t bodylen,
+                   uint64_t cas);
+/* Whether memcached sends a reply of this status to req: a quiet
+ * opcode hides success, and a quiet get (GETQ GETKQ GATQ GATKQ) its miss
+ * instead. */
+bool mc_bin_replies(const struct mc_bin_request *req, uint16_t status);
 
 #endif

@@ -133,13 +133,38 @@ uint64_t cas_operand(uint64_t cas);
 /* A store status that is not a result: counted, logged (-v), and
  * replied to unless quiet (noreply). */
 void cmd_store_failure(struct conn *c, int rc, bool quiet);
+/* The same without the reply (for the binary protocol's own). */
+void cmd_store_error(struct conn *c, int rc);
+/* The statistics of a store's result (cas: a compare-and-swap). */
+void cmd_count_store(struct conn *c, bool cas, enum mc_result res);
+void cmd_count_arith(struct conn *c, bool incr, bool hit);
+/* Delete key's item: what memcached does after a SET it refused. */
+void cmd_drop_stale(struct conn *c, struct mc_str key);
 
 /* ---- cmd_meta.c ---- */
 enum cmd_outcome cmd_meta(struct conn *c, struct mc_request *req);
 
+/* ---- cmd_bin.c ---- */
+/* Execute a binary request (MC_OK from mc_bin_parse). */
+enum cmd_outcome cmd_bin_execute(struct conn *c,
+                                 const struct mc_bin_request *req);
+/* An MC_ERROR of mc_bin_parse: memcached's side effects and reply. */
+enum cmd_outcome cmd_bin_error(struct conn *c,
+                               const struct mc_bin_request *req);
+
 /* ---- stats.c ---- */
 void stats_reply(struct conn *c, const struct mc_request *req);
 void stats_reset(void);
+/* One statistic, for a protocol to put on the wire. */
+typedef void stats_emit_fn(struct conn *c, const void *arg, const char *name,
+                           const char *value);
+enum stats_group {
+	STATS_GENERAL, STATS_SETTINGS, STATS_ITEMS, STATS_SLABS, STATS_CONNS,
+	STATS_SIZES,
+};
+/* Every statistic of a group, in memcached's order, through emit. */
+void stats_emit(struct conn *c, enum stats_group g, stats_emit_fn *emit,
+                const void *arg);
 
 /* ---- thread.c ---- */
 int threads_start(unsigned n);

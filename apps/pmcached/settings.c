@@ -74,7 +74,7 @@ static void usage(void)
 "-R, --max-reqs-per-event  maximum number of requests per event (default: 20)\n"
 "-C, --disable-cas         disable use of CAS\n"
 "-b, --listen-backlog=<num> set the backlog queue limit (default: 1024)\n"
-"-B, --protocol=<name>     ascii or auto (the binary protocol is not supported)\n"
+"-B, --protocol=<name>     protocol - one of ascii, binary, or auto (default: auto)\n"
 "-I, --max-item-size=<num> adjusts max item size (default: 1m, min: 1k, max: 1024m)\n"
 "-F, --disable-flush-all   disable flush_all command\n"
 "-X, --disable-dumping     accepted (pmcached has no cachedump)\n"
@@ -261,6 +261,18 @@ static int numeric(int c, const char *arg)
 	return bad("bad value", arg);
 }
 
+static int protocol(const char *arg)
+{
+	static const char *const names[] = {"auto", "ascii", "binary"};
+	for (int i = 0; i < 3; i++) {
+		if (!strcmp(arg, names[i])) {
+			settings.protocol = (enum mc_protocol)i;
+			return 0;
+		}
+	}
+	return bad("Invalid value for binding protocol", arg);
+}
+
 static int option(int c, const char *arg)
 {
 	switch (c) {
@@ -280,10 +292,7 @@ static int option(int c, const char *arg)
 	case 'C': settings.use_cas = false; return 0;
 	case 'F': settings.flush_enabled = false; return 0;
 	case 'X': case 'W': return 0;
-	case 'B':
-		if (!strcmp(arg, "ascii") || !strcmp(arg, "auto"))
-			return 0;
-		return refused("the binary protocol");
+	case 'B': return protocol(arg);
 	case 'f': case 'n': case 'L': case 'D': case 'N': return ignored(c);
 	case 'S': return refused("SASL (-S)");
 	case 'Z': return refused("TLS (-Z)");

@@ -9,8 +9,8 @@
  *     starts; afterwards they are read only (the "verbosity" command is
  *     the one exception, an atomic).
  *  2. A flag memcached accepts is never fatal here unless pmcached cannot
- *     honour a promise it makes (TLS, SASL, the binary protocol): those
- *     are refused with a message, the rest is warned about and ignored.
+ *     honour a promise it makes (TLS, SASL): those are refused with a
+ *     message, the rest is warned about and ignored.
  */
 #ifndef PMCACHED_SETTINGS_H
 #define PMCACHED_SETTINGS_H
@@ -24,6 +24,10 @@
 #define PMCACHED_VERSION "1.6.18"   /* the protocol version it speaks */
 #define PMCACHED_DEFAULT_DIR "/dev/shm"
 #define MC_MAX_LISTEN 16
+
+/* -B: what a connection speaks. auto: binary if its first byte is the
+ * binary protocol's magic (0x80), ascii (text and meta) otherwise. */
+enum mc_protocol { MC_PROTO_AUTO = 0, MC_PROTO_ASCII, MC_PROTO_BINARY };
 
 struct settings {
 	int port;                 /* -p, 0 = no TCP */
@@ -45,6 +49,7 @@ struct settings {
 	int reqs_per_event;       /* -R */
 	bool use_cas;             /* !-C */
 	int backlog;              /* -b */
+	enum mc_protocol protocol; /* -B */
 	size_t item_size_max;     /* -I */
 	bool flush_enabled;       /* !-F */
 	bool maxconns_fast;       /* -o maxconns_fast (always on) */

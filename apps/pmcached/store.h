@@ -83,6 +83,9 @@ struct mc_put {
 	const void *value;
 	size_t nbytes;
 	uint64_t cas;      /* MC_CAS: the unique the client read */
+	uint64_t if_cas;   /* MC_APPEND, MC_PREPEND: if nonzero, an item of
+	                    * another unique is left as it is (MC_EXISTS);
+	                    * memcached's binary protocol */
 };
 
 /* Store. *res: STORED, NOT_STORED, EXISTS, NOT_FOUND, TOO_LARGE or
@@ -112,11 +115,28 @@ int mc_store_release(struct mc_store *s, unsigned slot, struct mc_ref *ref);
 /* *res: DELETED or NOT_FOUND. */
 int mc_store_delete(struct mc_store *s, unsigned slot, const char *key,
                     size_t nkey, enum mc_result *res);
+/* The same, but if cas is nonzero an item of another unique is left as
+ * it is (*res EXISTS). */
+int mc_store_delete_cas(struct mc_store *s, unsigned slot, const char *key,
+                        size_t nkey, uint64_t cas, enum mc_result *res);
 /* incr (decr = 0) or decr by delta: *res STORED (value in *out),
  * NOT_FOUND or NON_NUMERIC. Decr stops at 0; incr wraps at 2^64. */
 int mc_store_arith(struct mc_store *s, unsigned slot, const char *key,
                    size_t nkey, int incr, uint64_t delta, uint64_t *out,
                    enum mc_result *res);
+/* The same, with a compare: if a->cas is nonzero, an item of another
+ * unique is left as it is (*res EXISTS; an empty value is NON_NUMERIC
+ * first, as in memcached). *cas_out (may be NULL): the item's new
+ * unique. */
+struct mc_arith {
+	const char *key;
+	size_t nkey;
+	int incr;
+	uint64_t delta, cas;
+};
+int mc_store_arith_cas(struct mc_store *s, unsigned slot,
+                       const struct mc_arith *a, uint64_t *out,
+                       uint64_t *cas_out, enum mc_result *res);
 /* *res: TOUCHED or NOT_FOUND. */
 int mc_store_touch(struct mc_store *s, unsigned slot, const char *key,
                    size_t nkey, int64_t exptime, enum mc_result *res);

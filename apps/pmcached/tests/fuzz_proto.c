@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz_feed.h"
 #include "proto.h"
 
 #define MAX_RESULTS 512
@@ -46,42 +47,28 @@ static void check_req(const struct mc_request *r, const char *buf,
 		abort();
 }
 
-/* Feeds data[0..size) step bytes at a time; returns how many results. */
-static size_t run(const uint8_t *data, size_t size, size_t step,
-                  struct result *out)
+static int parse_one(const char *buf, size_t len, void *out, size_t *used,
+                     size_t *swallow, bool *stop)
 {
 	static struct mc_request req;
 	struct mc_limits lim;
 	mc_limits_default(&lim);
 	lim.item_size_max = 4096;
-	size_t off = 0, avail = step < size ? step : size, n = 0;
-	while (n < MAX_RESULTS) {
-		size_t have = avail - off, used;
-		char *copy = malloc(have ? have : 1);
-		memcpy(copy, data + off, have);
-		int rc = mc_parse(copy, have, &lim, &req, &used);
-		check_req(&req, copy, have, used);
-		struct result r = {rc, req.cmd, used, req.swallow,
-			req.key.p ? (size_t)(req.key.p - copy) : 0, req.key.len,
-			req.nkeys, req.error};
-		free(copy);
-		if (rc == MC_NEED_MORE) {
-			if (used != 0)
-				abort();
-			if (avail == size)
-				break;
-			avail = avail + step < size ? avail + step : size;
-			continue;
-		}
-		out[n++] = r;
-		off += used;
-		off = size - off < r.swallow ? size : off + r.swallow;
-		if (rc == MC_CLOSE || (rc == MC_ERROR && used == 0))
-			break;
-		if (avail < off)
-			avail = off;
-	}
-	return n;
+	int rc = mc_parse(buf, len, &lim, &req, used);
+	check_req(&req, buf, len, *used);
+	*(struct result *)out = (struct result){rc, req.cmd, *used,
+		req.swallow, req.key.p ? (size_t)(req.key.p - buf) : 0,
+		req.key.len, req.nkeys, req.error};
+	*swallow = req.swallow;
+	*stop = rc == MC_CLOSE || (rc == MC_ERROR && *used == 0);
+	return rc;
+}
+
+static size_t run(const uint8_t *data, size_t size, size_t step,
+                  struct result *out)
+{
+	return fuzz_feed(data, size, step, parse_one, out, sizeof(*out),
+	                 MAX_RESULTS);
 }
 
 static bool same(const struct result *a, const struct result *b)

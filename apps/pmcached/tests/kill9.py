@@ -16,7 +16,10 @@ region as the kill left it (heap, hash table, LRU lists, no leaked block),
 in a private view. The runtime is rotated (undo, redo, redo-async) at
 every restart, so recovery of each runtime's log is exercised by the
 others. Memory is sized so that nothing is evicted (checked with stats).
---check-every N checks after every Nth kill only: on the journal backend
+--binary makes every other connection speak memcached's binary protocol
+(SET and DELETE, acknowledged by their responses), so that its writes are
+held to the same promise. --check-every N checks after every Nth kill
+only: on the journal backend
 `--check` applies the journal's commits to the file first (the region is
 opened once for writing), so the kills in between leave the journal's
 replay and pmtx recovery to the restarted server itself.
@@ -29,6 +32,7 @@ import random
 import selectors
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import tempfile
@@ -99,38 +103,76 @@ class Server:
         self.proc = None
 
 
-class Conn:
-    """One loader connection: its keys, its window of writes in flight."""
+BIN_HEADER = struct.Struct(">BBHBBHIIQ")  # memcached's binary protocol
+BIN_SET, BIN_DELETE = 0x01, 0x04
 
-    def __init__(self, port, keys, state, rng):
+
+def bin_request(op, key, extras=b"", value=b""):
+    return BIN_HEADER.pack(0x80, op, len(key), len(extras), 0, 0,
+                           len(extras) + len(key) + len(value), 0,
+                           0) + extras + key + value
+
+
+class Conn:
+    """One loader connection: its keys, its window of writes in flight;
+    text or binary protocol."""
+
+    def __init__(self, port, keys, state, rng, binary=False):
         self.sock = socket.create_connection(("127.0.0.1", port), timeout=5)
         self.sock.setblocking(False)
         self.keys, self.state, self.rng = keys, state, rng
+        self.binary = binary
         self.pending = []   # (key, version or None) per unanswered write
         self.rbuf = b""
         self.out = b""
         self.dead = False
 
+    def request(self, key, write):
+        if self.binary and write is None:
+            return bin_request(BIN_DELETE, key.encode())
+        if self.binary:
+            return bin_request(BIN_SET, key.encode(), bytes(8),
+                               value_of(key, write))
+        if write is None:
+            return f"delete {key}\r\n".encode()
+        data = value_of(key, write)
+        return (f"set {key} 0 0 {len(data)}\r\n".encode() + data +
+                b"\r\n")
+
     def queue_writes(self, n):
         for _ in range(n):
             key = self.rng.choice(self.keys)
             st = self.state[key]
-            if self.rng.random() < 0.15:
-                self.out += f"delete {key}\r\n".encode()
-                write = None
-            else:
+            write = None
+            if self.rng.random() >= 0.15:
                 st["next"] += 1
                 write = st["next"]
-                data = value_of(key, write)
-                self.out += (f"set {key} 0 0 {len(data)}\r\n".encode() +
-                             data + b"\r\n")
+            self.out += self.request(key, write)
             st["inflight"].append(write)
             self.pending.append((key, write))
+
+    def replies(self):
+        """The complete replies in rbuf, as text lines or (opcode,
+        status) of binary responses."""
+        out = []
+        while not self.binary and b"\r\n" in self.rbuf:
+            line, self.rbuf = self.rbuf.split(b"\r\n", 1)
+            out.append(line)
+        while self.binary and len(self.rbuf) >= 24:
+            _, op, _, _, _, status, body = BIN_HEADER.unpack(
+                self.rbuf[:24])[:7]
+            if len(self.rbuf) < 24 + body:
+                break
+            self.rbuf = self.rbuf[24 + body:]
+            out.append((op, status))
+        return out
 
     def on_reply(self, line):
         key, write = self.pending.pop(0)
         st = self.state[key]
-        if line not in (b"STORED", b"DELETED", b"NOT_FOUND"):
+        ok = ((BIN_SET, 0), (BIN_DELETE, 0), (BIN_DELETE, 1)) \
+            if self.binary else (b"STORED", b"DELETED", b"NOT_FOUND")
+        if line not in ok:
             raise RuntimeError(f"unexpected reply {line!r} for {key}")
         # acknowledged: this write is now the key's state; writes before
         # it are no longer possible outcomes
@@ -151,9 +193,8 @@ class Conn:
             self.dead = True
             return 0
         self.rbuf += data
-        while b"\r\n" in self.rbuf:
-            line, self.rbuf = self.rbuf.split(b"\r\n", 1)
-            acks += self.on_reply(line)
+        for reply in self.replies():
+            acks += self.on_reply(reply)
         return acks
 
     def write(self):
@@ -282,6 +323,9 @@ def run():
                     help="pmcached --check after every Nth kill only")
     ap.add_argument("--runtimes", default=",".join(RUNTIMES),
                     help="rotated at every restart")
+    ap.add_argument("--binary", action="store_true",
+                    help="every other connection speaks the binary "
+                         "protocol")
     ap.add_argument("--mutant", default=None,
                     help="PMTX_MUTANT for a pmcached-mut binary: the run "
                          "must then find lost writes (exit 0 if it does)")
@@ -308,7 +352,8 @@ def run():
         for k in range(a.kills):
             if time.monotonic() - t_start > a.time_limit:
                 break
-            conns = [Conn(port, per_conn[i], state, rng)
+            conns = [Conn(port, per_conn[i], state, rng,
+                          binary=a.binary and i % 2 == 1)
                      for i in range(a.conns)]
             kill_after = rng.uniform(a.min_ms, a.max_ms) / 1000
             totals["acks"] += load_and_kill(server, conns, a.window,
@@ -338,6 +383,7 @@ def run():
         os.rmdir(tmp)
     print(json.dumps({
         "test": "pmcached_kill9", "backend": a.backend, "dir": a.dir,
+        "binary": a.binary,
         "check_every": a.check_every,
         "seed": seed, "runtimes": runtimes, "mutant": a.mutant,
         "kills": totals["kills"],

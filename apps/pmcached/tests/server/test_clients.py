@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Real clients against the server: libmemcached's memccapable (its ASCII
-protocol conformance tests) and pymemcache (its own integration tests,
-and a few direct calls, including a multi-threaded load)."""
+and binary protocol conformance tests), libmemcached's command-line
+tools over the binary protocol, and pymemcache (its own integration
+tests, and a few direct calls, including a multi-threaded load)."""
 import os
 import re
 import subprocess
@@ -15,23 +16,75 @@ MEMCCAPABLE = "/usr/bin/memccapable"
 PYMEMCACHE_TESTS = "/usr/lib/python3/dist-packages/pymemcache/test"
 HERE = os.path.dirname(os.path.abspath(__file__))
 ASCII_TESTS = 27        # what memccapable 1.1.x runs with -a
+ALL_TESTS = 54          # ... and without: the binary protocol's 27 too
 
 
-def test_memccapable_ascii_tests_all_pass(server):
+def run_memccapable(server, *args):
     if not os.access(MEMCCAPABLE, os.X_OK):
         pytest.skip("memccapable is not installed (libmemcached-tools)")
     r = subprocess.run([MEMCCAPABLE, "-h", "127.0.0.1", "-p",
-                        str(server.port), "-a", "-t", "5"],
+                        str(server.port), "-t", "5", *args],
                        capture_output=True, timeout=120,
                        stdin=subprocess.DEVNULL)
     out = r.stdout.decode(errors="replace")
     # One line per test: "ascii set noreply       [pass]".
-    results = re.findall(r"^(ascii [\w ]+?)\s+\[(\w+)\]\s*$", out, re.M)
+    results = re.findall(r"^((?:ascii|binary) [\w ]+?)\s+\[(\w+)\]\s*$",
+                         out, re.M)
     failed = [name for name, verdict in results if verdict != "pass"]
-    assert len(results) == ASCII_TESTS, out
     assert failed == [], out
     assert "All tests passed" in out, out
     assert r.returncode == 0, out + r.stderr.decode(errors="replace")
+    return [name for name, _ in results]
+
+
+def test_memccapable_ascii_tests_all_pass(server):
+    assert len(run_memccapable(server, "-a")) == ASCII_TESTS
+
+
+def test_memccapable_ascii_and_binary_tests_all_pass(server):
+    """Without -a: both protocols on a server started with the default
+    -B (auto: each connection's first byte decides)."""
+    names = run_memccapable(server)
+    assert len(names) == ALL_TESTS
+    assert sum(n.startswith("binary ") for n in names) == ALL_TESTS // 2
+
+
+def libmemcached_tool(server, tool, *args):
+    """One of libmemcached's tools (Debian names them memc*) over the
+    binary protocol: (exit status, stdout)."""
+    path = "/usr/bin/memc" + tool
+    if not os.access(path, os.X_OK):
+        pytest.skip("%s is not installed (libmemcached-tools)" % path)
+    r = subprocess.run([path, "--servers=127.0.0.1:%d" % server.port,
+                        "--binary", *args], capture_output=True,
+                       timeout=60, stdin=subprocess.DEVNULL)
+    return r.returncode, r.stdout
+
+
+def test_libmemcached_tools_over_the_binary_protocol(server, tmp_path):
+    small, large = tmp_path / "alpha", tmp_path / "beta"
+    small.write_bytes(b"hello world")
+    large.write_bytes(bytes(range(256)) * 400)   # 100 KiB, every byte
+    assert libmemcached_tool(server, "flush") == (0, b"")
+    assert libmemcached_tool(server, "cp", "--flag=7", str(small),
+                             str(large)) == (0, b"")
+    assert libmemcached_tool(server, "cat", "-F", "alpha") == (
+        0, b"7\nhello world\n")
+    assert libmemcached_tool(server, "cat", "beta") == (
+        0, large.read_bytes() + b"\n")
+    c = server.connect()   # the text protocol sees what memccp stored
+    assert c.get_value("alpha") == (7, b"hello world")
+    assert libmemcached_tool(server, "rm", "alpha") == (0, b"")
+    assert c.get_value("alpha") is None
+    assert libmemcached_tool(server, "cat", "alpha")[0] != 0
+    rc, out = libmemcached_tool(server, "stat")
+    stats = dict(re.findall(r"^\t(\w+): (.*)$", out.decode(), re.M))
+    assert rc == 0 and stats["version"] == "1.6.18", out
+    assert int(stats["cmd_set"]) >= 2 and int(stats["get_hits"]) >= 2
+    assert libmemcached_tool(server, "flush") == (0, b"")
+    assert libmemcached_tool(server, "cat", "beta")[0] != 0
+    assert c.get_value("beta") is None
+    c.close()
 
 
 def test_pymemcache_integration_tests_pass(server, tmp_path):
