@@ -1129,7 +1129,7 @@ static const struct command commands[] = {
 static const struct command *const tables[] = {
 	commands, pmkv_cmds_hash, pmkv_cmds_list, pmkv_cmds_set,
 	pmkv_cmds_zset, pmkv_cmds_multi, pmkv_cmds_pubsub,
-	pmkv_cmds_script, pmkv_cmds_server,
+	pmkv_cmds_script, pmkv_cmds_server, pmkv_cmds_keys,
 };
 #define NTABLES (sizeof(tables) / sizeof(*tables))
 

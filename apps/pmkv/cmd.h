@@ -23,6 +23,19 @@ struct command {
 	              * group operations only (store.h), or none */
 };
 
+/* A container's subcommand (CLIENT's, CONFIG's, ACL's, OBJECT's). */
+struct subcommand {
+	const char *name; /* lower case */
+	int arity;        /* Redis's, the container's name included */
+	void (*fn)(struct cmd_ctx *c);
+};
+/* Run the subcommand argv[1] names in t (ended by a NULL name), after
+ * Redis's errors for an unknown one or a wrong number of its arguments
+ * (cmd_server.c). */
+void run_sub(struct cmd_ctx *c, const struct subcommand *t);
+/* HELP's reply: the NULL-ended lines, each a simple string. */
+void reply_help(struct cmd_ctx *c, const char *const *lines);
+
 /* Each type's commands, ended by an entry whose name is NULL. */
 extern const struct command pmkv_cmds_hash[];
 extern const struct command pmkv_cmds_list[];
@@ -32,6 +45,7 @@ extern const struct command pmkv_cmds_multi[]; /* multi.c */
 extern const struct command pmkv_cmds_pubsub[]; /* pubsub.c */
 extern const struct command pmkv_cmds_server[]; /* cmd_server.c */
 extern const struct command pmkv_cmds_script[]; /* script.c */
+extern const struct command pmkv_cmds_keys[]; /* cmd_keys.c */
 
 /* Argument i and its length. */
 static inline const char *arg(struct cmd_ctx *c, size_t i)

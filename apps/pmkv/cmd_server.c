@@ -392,12 +392,6 @@ static void cmd_auth(struct cmd_ctx *c)
 
 /* ---- containers: CLIENT, CONFIG, ACL (their subcommands) ---- */
 
-struct subcommand {
-	const char *name; /* lower case */
-	int arity;        /* Redis's, the container's name included */
-	void (*fn)(struct cmd_ctx *c);
-};
-
 /* The subcommand argv[1] names in t (ended by a NULL name), or NULL. */
 static const struct subcommand *sub_of(struct cmd_ctx *c,
                                        const struct subcommand *t)
@@ -434,7 +428,7 @@ static int sub_check(struct cmd_ctx *c, const struct subcommand *t,
 }
 
 /* Run the subcommand of container t. */
-static void run_sub(struct cmd_ctx *c, const struct subcommand *t)
+void run_sub(struct cmd_ctx *c, const struct subcommand *t)
 {
 	const struct subcommand *s;
 	if (c->sess && c->sess->cl)
@@ -449,7 +443,7 @@ static void run_sub(struct cmd_ctx *c, const struct subcommand *t)
 }
 
 /* HELP: the lines, each a simple string. */
-static void help(struct cmd_ctx *c, const char *const *lines)
+void reply_help(struct cmd_ctx *c, const char *const *lines)
 {
 	size_t n = 0;
 	while (lines[n])
@@ -762,7 +756,7 @@ static void client_help(struct cmd_ctx *c)
 		"SETNAME <name>", "    Assign the name <name> to the current "
 		"connection.",
 		"HELP", "    Print this help.", NULL};
-	help(c, lines);
+	reply_help(c, lines);
 }
 
 static const struct subcommand client_subs[] = {
@@ -1167,7 +1161,7 @@ static void config_help(struct cmd_ctx *c)
 		"RESETSTAT", "    Reset statistics reported by the INFO command.",
 		"REWRITE", "    Rewrite the configuration file.",
 		"HELP", "    Print this help.", NULL};
-	help(c, lines);
+	reply_help(c, lines);
 }
 
 static const struct subcommand config_subs[] = {
@@ -1201,7 +1195,7 @@ static void acl_help(struct cmd_ctx *c)
 		"USERS", "    List all the registered usernames.",
 		"WHOAMI", "    Return the current connection username.",
 		"HELP", "    Print this help.", NULL};
-	help(c, lines);
+	reply_help(c, lines);
 }
 
 static const struct subcommand acl_subs[] = {

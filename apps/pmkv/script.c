@@ -100,13 +100,6 @@ static struct {
 } s = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0, 0, 0,
        0, -1, PTHREAD_MUTEX_INITIALIZER, NULL};
 
-/* A subcommand of SCRIPT. */
-struct subcommand {
-	const char *name;
-	int arity; /* Redis's, the command's name included */
-	void (*fn)(struct cmd_ctx *c);
-};
-
 /* The thread runs a script: its commands pass the check. */
 static _Thread_local int in_script;
 

@@ -34,7 +34,10 @@
  * collection empties and its key goes), and operations 0 of every 8
  * replace one of them with a
  * string or delete it (its containers freed); the groups HSET a field
- * too. The model replays the same operations on plain arrays.
+ * too. Operations 3, 19, 35, ... COPY a key onto another with REPLACE,
+ * in the opt version after a COPY of the collection written two
+ * operations before to database 1 (store_copy.c Y1). The model replays
+ * the same operations on plain arrays.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -47,6 +50,7 @@
 #include "common/util.h"
 #include "containers/hmap.h" /* hmap_fix_seed */
 #include "store.h"
+#include "store_copy.h"
 #include "store_hash.h"
 #include "store_list.h"
 #include "store_set.h"
@@ -63,7 +67,9 @@ enum kind { K_SET, K_SETLONG, K_SETNX, K_DEL2, K_INCR, K_APPEND, K_MSET,
             K_EXPIRE,
             /* the collections' writes, then replacing or deleting one */
             K_HSET, K_HDEL, K_SADD, K_SREM, K_RPUSH, K_LPOP, K_ZADD, K_ZREM,
-            K_CSET, K_CDEL };
+            K_CSET, K_CDEL,
+            /* COPY: a key onto another, and a collection to database 1 */
+            K_COPY };
 #define NCOLLOPS (K_ZREM - K_HSET + 1)
 
 static const char *const coll_key[NCOLL] = {"h", "s", "l", "z"};
@@ -91,6 +97,8 @@ static void op_of(uint64_t seed, uint64_t i, struct op *o)
 		o->kind = i % 16 == 6 ? K_GROUP : K_GROUPFAIL;
 	if (i % 8 == 1 || i % 8 == 5) /* a collection's write: in turn */
 		o->kind = (enum kind)(K_HSET + (i / 4) % NCOLLOPS);
+	if (i % 16 == 3) /* a COPY after a collection's write */
+		o->kind = K_COPY;
 	if (i % 8 == 0 && i) /* a collection replaced, or deleted */
 		o->kind = i % 16 == 0 ? K_CSET : K_CDEL;
 	o->a = (unsigned)((r >> 16) % NKEYS);
@@ -264,6 +272,22 @@ static int group(struct pmkv_store *s, const struct op *o, uint64_t i)
 	return rc ? rc : end;
 }
 
+/* K_COPY: the collection operation i - 2 wrote to database 1 (REPLACE;
+ * not observed, but a copy cut by a crash would leave an empty
+ * collection there, which the check refuses), then key a onto key b
+ * (REPLACE). */
+static int copy(struct pmkv_store *s, const struct op *o, uint64_t i,
+                const char *ka, const char *kb)
+{
+	const char *ck = coll_key[(i - 2) / 4 % NCOLLOPS / 2];
+	int done, rc = 0;
+	if (!wrapped_run)
+		rc = pmkv_copy(s, ck, 1, ck, 1, 1, 1, &done);
+	if (!rc && o->a != o->b)
+		rc = pmkv_copy(s, ka, strlen(ka), kb, strlen(kb), 0, 1, &done);
+	return rc;
+}
+
 static int run_op(struct pmkv_store *s, const struct op *o, uint64_t i)
 {
 	char ka[8], kb[8], v[600];
@@ -296,6 +320,7 @@ static int run_op(struct pmkv_store *s, const struct op *o, uint64_t i)
 		return rc == PMKV_E_WRONGTYPE ? 0 : rc;
 	}
 	case K_FILL: return fill(s, i);
+	case K_COPY: return copy(s, o, i, ka, kb);
 	case K_TTL:
 		return pmkv_set(s, "ttl", 3, v, vn, 0, 1, &done, ignore, NULL,
 		                &found);
@@ -687,6 +712,10 @@ static void m_op(struct model *m, const struct op *o, uint64_t i)
 			mc_op(m, o->kind, o, i);
 		break;
 	case K_FILL: m->nkeys += 10; break;
+	case K_COPY:
+		if (a->live && o->a != o->b)
+			m_set(m, o->b, a->v, a->n);
+		break;
 	case K_TTL:
 		m->nkeys += !m->ttl;
 		m->ttl = 1;
