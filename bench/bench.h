@@ -286,6 +286,6 @@ static inline uint64_t bench_rand(uint64_t *s)
 typedef int bench_workload(const struct bench_opts *o);
 bench_workload wl_txn, wl_checksum, wl_array, wl_array_raw, wl_alloc, wl_sps,
 	wl_single_obj, wl_multi_obj, wl_hashmap, wl_bbuf, wl_open, wl_costs,
-	wl_set, wl_containers;
+	wl_set, wl_containers, wl_journal_mem;
 
 #endif

@@ -60,6 +60,11 @@ static const struct workload {
 	 "transaction, update_pct % updates (pmtx's ordered and hash maps "
 	 "under every runtime, PMDK's B-tree and hash map; --p keys=,"
 	 "update_pct=)"},
+	{"journal-mem", wl_journal_mem,
+	 "the journal backend's anonymous memory (RssAnon) and write rate "
+	 "with a checkpoint's pages given back (drop=1) or kept until close "
+	 "(drop=0), --dir default /var/tmp (--p drop=,journal_mib=,mib=,"
+	 "block_kib=)"},
 	{"containers", wl_containers,
 	 "the containers' bytes per entry at `entries` entries, and their "
 	 "barriers and flushed lines per operation under every runtime "

@@ -15,17 +15,6 @@
 
 #define ROOT 65536
 
-#if defined(__SANITIZE_ADDRESS__)
-#define UNDER_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define UNDER_ASAN 1
-#endif
-#endif
-#ifndef UNDER_ASAN
-#define UNDER_ASAN 0
-#endif
-
 static pmtx_region *make(const char **path, pmtx_backend b, int64_t bns,
                          pmtx_runtime def, unsigned flags)
 {
@@ -319,7 +308,7 @@ static void a_site_whose_transactions_change_is_measured_again(void **s)
 	 * "many lines" takes 0.72 times as long as one of "read back" (95
 	 * against 132 us, measured), so the change is seen only now and
 	 * then; in the plain build it is far more. */
-	if (UNDER_ASAN)
+	if (TU_UNDER_ASAN)
 		skip();
 	const char *path;
 	pmtx_region *r = make(&path, PMTX_BACKEND_EMULATED, 0,

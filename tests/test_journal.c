@@ -469,7 +469,7 @@ static int pf_sync(int fd, enum journal_site s)
 	return rc;
 }
 
-static const struct journal_io pf_io = {pf_pwrite, pf_sync};
+static const struct journal_io pf_io = {pf_pwrite, pf_sync, NULL};
 
 static void pf_arm(const char *path, const char *img)
 {
@@ -1167,7 +1167,8 @@ static int failing_sync(int fd, enum journal_site s)
 	return fdatasync(fd);
 }
 
-static const struct journal_io failing_io = {plain_pwrite, failing_sync};
+static const struct journal_io failing_io = {plain_pwrite, failing_sync,
+                                             NULL};
 
 static void a_failed_sync_fails_every_later_barrier(void **s)
 {

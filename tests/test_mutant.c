@@ -27,6 +27,10 @@
  * transaction, at a chosen barrier. The image is made with no site
  * disabled; only opening it runs with the mutant.
  *
+ * The journal backend's give-back sites (persist/journal.c invariants
+ * 10-12) run tests/jgive.c's cases: the store each invariant keeps must
+ * be read back without the mutant and lost with it.
+ *
  * The table has one case per site, and the test fails if a site has no
  * case (so a site cannot be added without showing that it is live), or if
  * its workload does not change what the case expects.
@@ -45,6 +49,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "jgive.h"
 #include "testutil.h"
 
 #include "common/mutant.h"
@@ -65,12 +70,22 @@
 #define ROOT_SIZE (64u << 10)
 
 /* What a run observed: counters over the workload, persistent values. */
-enum probe { P_NONE = -1, P_STATE, P_NREC, P_BATCH, P_TWIN, P_OPEN, NPROBE };
+enum probe {
+	P_NONE = -1,
+	P_STATE,
+	P_NREC,
+	P_BATCH,
+	P_TWIN,
+	P_OPEN,
+	P_JKEPT,
+	NPROBE
+};
 static const char *const probe_names[] = {"descriptor state",
                                           "valid log records",
                                           "batch checksum set",
                                           "twin states (at barriers, end)",
-                                          "open mark"};
+                                          "open mark",
+                                          "store a give-back keeps"};
 
 struct obs {
 	pmtx_counters c;
@@ -737,6 +752,30 @@ MEASURED(wl_cont_map, make)
 	pmtx_map_close(m);
 }
 
+/* The journal backend's give-back (jgive.c): the store its invariant
+ * keeps, which the mutant loses. */
+static void jgive(struct obs *o, uint64_t (*run)(void))
+{
+	arm();
+	o->p[P_JKEPT] = run();
+	disarm(o);
+}
+
+static void wl_jgive_failed_sync(struct obs *o)
+{
+	jgive(o, jgive_failed_sync);
+}
+
+static void wl_jgive_after_copy(struct obs *o)
+{
+	jgive(o, jgive_store_after_copy);
+}
+
+static void wl_jgive_racing(struct obs *o)
+{
+	jgive(o, jgive_store_racing);
+}
+
 /* ---- the cases: one per site ---- */
 
 struct site_case {
@@ -916,6 +955,10 @@ static const struct site_case cases[] = {
 	/* 49 put, 60 loaded, 2 separators; 15 of them across a line */
 	FLUSH(MUT_MAP_ITEM_FLUSH, wl_cont_map, 126),
 	FLUSH(MUT_MAP_LOAD_FLUSH, wl_cont_map, 28), /* two leaves */
+	/* persist/journal.c: the give-back */
+	STORE(MUT_JOURNAL_DROP_AFTER_SYNC, wl_jgive_failed_sync, P_JKEPT),
+	STORE(MUT_JOURNAL_DROP_COMPARE, wl_jgive_after_copy, P_JKEPT),
+	STORE(MUT_JOURNAL_DROP_PROTECT, wl_jgive_racing, P_JKEPT),
 };
 
 static int64_t diff(uint64_t on, uint64_t off)

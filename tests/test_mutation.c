@@ -31,6 +31,12 @@ struct justified {
 	const char *site, *why;
 };
 
+/* The journal backend's give-back: the explorer simulates persistent
+ * memory and never runs that backend, so these are not hunted. */
+#define JOURNAL_ELSEWHERE                                                    \
+	"the journal backend's give-back, which the explorer never runs: "   \
+	"tests/test_mutant.c shows each loses a store (tests/jgive.c)"
+
 /* Sites that no crash image can reveal, and why. (The sites that
  * recovery never needed, the undo log tail and the barrier after a log
  * chunk's heap mark, were removed.) */
@@ -43,6 +49,9 @@ static const struct justified justified[] = {
 	 "(twin.c TW4): a crash that loses it leaves MUTATING or COPYING "
 	 "over copies that agree, or a recovery that copies again (TW8); "
 	 "the next transaction's MUTATING supersedes it in the same word"},
+	{"journal.drop_after_sync", JOURNAL_ELSEWHERE},
+	{"journal.drop_compare", JOURNAL_ELSEWHERE},
+	{"journal.drop_protect", JOURNAL_ELSEWHERE},
 	{NULL, NULL},
 };
 
@@ -244,7 +253,8 @@ int main(void)
 		const char *name = pmtx__mutant_name(id), *why;
 		char how[700];
 		pmtx__mutant_set(id);
-		int got = hunt(name, images, how, sizeof(how));
+		int got = strncmp(name, "journal.", 8) &&
+		          hunt(name, images, how, sizeof(how));
 		pmtx__mutant_set(0);
 		caught += got;
 		why = why_justified(name);

@@ -25,6 +25,19 @@
 
 #include "pmtx.h"
 
+/* 1 in an AddressSanitizer build, whose shadow memory, quarantine and
+ * slower code change what a test measures (memory, rates). */
+#if defined(__SANITIZE_ADDRESS__)
+#define TU_UNDER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TU_UNDER_ASAN 1
+#endif
+#endif
+#ifndef TU_UNDER_ASAN
+#define TU_UNDER_ASAN 0
+#endif
+
 /* A fresh path /dev/shm/pmtx-test-<pid>-<n>.pmtx (not created). */
 const char *tu_path(void);
 /* A fresh path <dir>/pmtx-test-<pid>-<n>-<tag> (not created), for a file

@@ -24,6 +24,9 @@
  *                                                               MUT_ORDER)
  *   nt-copy site  the bytes are copied with plain stores       (MUT_COPY_NT)
  *   store site    the store is not made                        (MUT_SKIP)
+ *   give-back site the journal's step is left out (the compare, the
+ *                 write protection) or made early (the give-back before
+ *                 the region file's fdatasync)                 (MUT_ON)
  * A store site is a store whose value only recovery reads (check words,
  * descriptor marks, the log tail): skipping it changes nothing a running
  * program sees, only what a crash leaves behind. So the per-thread
@@ -365,6 +368,18 @@
 	  "open: store rstate.open (G4); else the open after a kill -9 "      \
 	  "skips the sweep (recovery.c R4) and decides from stores a power " \
 	  "failure may still lose")                                           \
+	/* ---- persist/journal.c, jdrop.c: a checkpoint gives back its     \
+	 * pages' private copies (journal.c invariants 10-12) ---- */        \
+	X(MUT_JOURNAL_DROP_AFTER_SYNC, "journal.drop_after_sync",            \
+	  "pages given back only after the region file's fdatasync "        \
+	  "succeeded (invariant 10); disabled, before it: after a failed "   \
+	  "write-back a page reads the file's old bytes")                     \
+	X(MUT_JOURNAL_DROP_COMPARE, "journal.drop_compare",                  \
+	  "a page given back only if it equals the file's bytes (invariant " \
+	  "11); else a store made after the checkpoint's copy is lost")       \
+	X(MUT_JOURNAL_DROP_PROTECT, "journal.drop_protect",                  \
+	  "the run write-protected while compared and given back "          \
+	  "(invariant 12, jdrop.c D1); else a store racing it is lost")       \
 	/* ---- containers: a fresh block filled with plain stores is     \
 	 * flushed before the store that links it (cont.h C2) ---- */          \
 	X(MUT_HMAP_CREATE_FLUSH, "hmap.create_flush",                        \

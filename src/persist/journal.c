@@ -17,8 +17,21 @@
  * barrier does not, because replay stops at the first record missing
  * (J2), so whatever a power failure keeps of the journal is a prefix of
  * its barriers. Pages reach the region file only at a checkpoint, when
- * the journal is full and at close, and at open, when the journal is
- * replayed into the file before anything else reads it.
+ * the journal (or its budget of pages, invariant 13) is full and at
+ * close, and at open, when the journal is replayed into the file before
+ * anything else reads it.
+ *
+ * Memory. A store to a page of a private mapping makes it a private,
+ * anonymous copy, and the copy would stay until the region is unmapped:
+ * a process could not write more than its memory between an open and a
+ * close. Once a checkpoint has made the region file hold a page, its
+ * copy is given back (madvise MADV_DONTNEED: the page reads the file
+ * again), unless a store has changed it since the checkpoint took it;
+ * jdrop.c does this in a write-protected window, so that no store can
+ * fall between the compare and the give-back. And a checkpoint runs
+ * before the pages with a line in the journal would pass the journal's
+ * size (in pages), so that what the region keeps in anonymous memory is
+ * bounded by the journal (invariants 10-13).
  *
  * Why the states a crash leaves are those of a crash of persistent
  * memory (the model every runtime is written and explored against): a
@@ -77,11 +90,53 @@
  *     backend, before the journal is removed. An open that finds it set
  *     and no journal of this region refuses the region rather than open
  *     it as of its last checkpoint, unless told to forget the journal.
+ * 10. A checkpoint gives back its pages' private copies only after its
+ *     fdatasync of the region file succeeded, never before it and never
+ *     after a failed one: from then on the file holds their bytes
+ *     durably, and a page-cache page the kernel evicts reads them back.
+ *     After a failed write-back the kernel may drop the dirty page-cache
+ *     pages and read the old bytes from the disk; the region has failed
+ *     (invariant 6), and every copy is kept, so the process goes on
+ *     reading what it wrote until it closes the region. The close's own
+ *     checkpoint gives back nothing (the mapping goes). PMTX_JOURNAL_DROP
+ *     =0 keeps every page until close, as before.
+ * 11. A page is given back only when its copy's bytes equal the file's,
+ *     read from the file just before (pread, under mu): a checkpoint
+ *     copies its pages before it syncs, and other threads store without
+ *     mu, so a page stored to since keeps its copy and the store (it is
+ *     in the next checkpoint's page set once a barrier appends it). The
+ *     bytes read are the file's until the next checkpoint: nothing else
+ *     writes the region file while it is open (invariant 1).
+ * 12. The compare and the give-back are one step for every other thread
+ *     (jdrop.c D1-D4): the run is write-protected around them, and a
+ *     store that faults there waits in jdrop's handler and is made again
+ *     on the page as it is after, the file's page holding the bytes the
+ *     copy held. A reader reads the same bytes before and after. Against
+ *     barriers the give-back needs no step of its own: it runs under mu,
+ *     so no record takes a line's bytes (invariant 3) during a window,
+ *     and after the journal and the region file are durable (invariants
+ *     1 and 10) and before the reset; a later record reads the page as
+ *     it is mapped then, the file's bytes or a new copy.
+ * 13. The page set (the pages with a line in the journal, which a
+ *     checkpoint writes) holds at most cap / 4096 pages while pages are
+ *     given back: a record whose new pages would pass that checkpoints
+ *     first, and one with more new pages than that is written by a
+ *     checkpoint, as one bigger than the journal. So the region's private
+ *     pages are at most the journal's size in bytes, plus the pages
+ *     stored to and not yet appended by a barrier (a transaction in
+ *     flight, or stores never flushed, which stay until close as
+ *     invariant 7 says), plus pages a store changed during a checkpoint
+ *     (invariant 11), which the next one takes. Beside them the backend
+ *     keeps COPY_CHUNK (1 MiB) and WBUF (256 KiB), and each writing
+ *     thread its largest record and its line list.
  *
  * Every write and fdatasync goes through one table (struct journal_io)
  * with the site that issues it, so that a test can keep the durable
  * image a power failure would leave, and can leave out one site's sync
- * to show that the crash test notices (tests/test_journal.c).
+ * to show that the crash test notices (tests/test_journal.c); the
+ * give-back's madvise too, so that a test can store into a run while it
+ * is given back (tests/test_journal_memory.c, whose cases
+ * tests/test_mutant.c runs against the mutants of invariants 10-12).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -96,6 +151,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../common/mutant.h"
+#include "jdrop.h"
 #include "jlayout.h"
 #include "journal.h"
 
@@ -126,6 +183,8 @@ struct journal {
 	size_t wlen;        /* bytes in wbuf; they go at tail - wlen */
 	char *path;         /* the journal file, for messages */
 	uint64_t mark_off;  /* the region's mark word (invariant 9), or 0 */
+	int giving;         /* pages are given back (invariants 10-12) */
+	size_t max_pages;   /* the page set's budget (invariant 13) */
 };
 
 /* ---- I/O through one table (tests replace it) ---- */
@@ -143,7 +202,8 @@ static int real_sync(int fd, enum journal_site s)
 	return fdatasync(fd);
 }
 
-static const struct journal_io real_io = {real_pwrite, real_sync};
+static const struct journal_io real_io = {real_pwrite, real_sync,
+                                          jdrop_madvise};
 static const struct journal_io *jio = &real_io;
 
 void journal_set_io(const struct journal_io *io)
@@ -554,6 +614,8 @@ static void journal_free(struct journal *j)
 		return;
 	if (j->jfd >= 0)
 		close(j->jfd);
+	if (j->giving)
+		jdrop_unregister(j->base);
 	if (j->pgbit)
 		munmap(j->pgbit, j->map_len / JPAGE / 8 + 1);
 	free(j->pages);
@@ -761,18 +823,51 @@ static int sync_journal(struct journal *j, uint64_t pos,
 	return rc ? PMTX_E_IO : 0;
 }
 
-/* Under mu: every line of the journal into the region file, durably,
- * then a new epoch (invariants 1 and 2). */
-static int checkpoint(struct journal *j)
+/* Pages in the run of the sorted page set from i: consecutive, and at
+ * most COPY_CHUNK bytes. */
+static size_t run_at(const struct journal *j, size_t i)
 {
+	size_t k = 1;
+	while (i + k < j->npages && k < COPY_CHUNK / JPAGE &&
+	       j->pages[i + k] == j->pages[i] + k)
+		k++;
+	return k;
+}
+
+/* Under mu, the page set written (sorted) and durable in the region
+ * file: each page whose private copy holds what the file does is given
+ * back (invariants 10-12). A run the file cannot be read for is kept. */
+static void give_back(struct journal *j)
+{
+	jdrop_give_fn *give = jio->drop ? jio->drop : jdrop_madvise;
+	for (size_t i = 0, k; i < j->npages; i += k) {
+		k = run_at(j, i);
+		uint64_t off = j->pages[i] * JPAGE;
+		size_t n = k * JPAGE;
+		if (read_all(j->rfd, j->copy, n, off) == 0)
+			(void)jdrop_run(j->base + off, j->copy, n, give);
+	}
+}
+
+/* Under mu: every line of the journal into the region file, durably,
+ * then a new epoch (invariants 1 and 2); give: then the pages given
+ * back, once the file is durable (invariant 10). */
+static int checkpoint(struct journal *j, int give)
+{
+	give = give && j->giving;
+	int early = give && MUT_ON(MUT_JOURNAL_DROP_AFTER_SYNC);
 	int rc = wbuf_write(j);
 	if (!rc)
 		rc = sync_journal(j, atomic_load(&j->written),
 		                  JS_S_CKPT_JOURNAL);
 	if (!rc)
 		rc = write_pages(j);
+	if (!rc && early)
+		give_back(j);
 	if (!rc)
 		rc = sync_fd(j->rfd, JS_S_CKPT_REGION);
+	if (!rc && give && !early)
+		give_back(j);
 	if (!rc)
 		rc = reset(j->jfd, &j->slot, j->uuid, &j->epoch, j->cap);
 	if (rc)
@@ -934,15 +1029,31 @@ static int too_big(const struct journal *j, size_t n)
 	return pmtxj_rec_len(n) > j->cap - PMTXJ_REC_OFF;
 }
 
-/* Under mu: the lines as a record, or, when they cannot fit the
- * journal, into the file by a checkpoint. */
+/* Under mu: pages of the n lines (sorted) not yet in the page set. */
+static size_t fresh_pages(const struct journal *j, struct persist *p,
+                          size_t n)
+{
+	size_t k = 0;
+	uint64_t last = UINT64_MAX;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t pg = (tls.a[i] - (uintptr_t)p->base) / JPAGE;
+		k += pg != last && !(j->pgbit[pg / 8] & (1u << (pg % 8)));
+		last = pg;
+	}
+	return k;
+}
+
+/* Under mu: the lines as a record, or, when they cannot fit the journal
+ * or the page budget (invariant 13), into the file by a checkpoint. */
 static int append_locked(struct journal *j, struct persist *p, size_t n)
 {
 	uint64_t len = pmtxj_rec_len(n);
-	int big = too_big(j, n);
+	size_t fresh = fresh_pages(j, p, n);
+	int big = too_big(j, n) || fresh > j->max_pages;
+	int full = len > j->cap - j->tail || j->npages + fresh > j->max_pages;
 	int rc = big ? mark_pages(j, p, n) : 0; /* the checkpoint writes them */
-	if (!rc && (big || len > j->cap - j->tail))
-		rc = checkpoint(j);
+	if (!rc && (big || full))
+		rc = checkpoint(j, 1);
 	if (!rc && !big && !(rc = mark_pages(j, p, n)))
 		rc = rec_append(j, n);
 	return rc;
@@ -1014,23 +1125,30 @@ static int changed_pages(struct journal *j, struct persist *p)
 	return rc;
 }
 
-int journal_write_all_pages(struct persist *p)
+/* give: the pages given back after (not at close: they go with the
+ * mapping). */
+static int write_all_pages(struct persist *p, int give)
 {
 	struct journal *j = p->jrnl;
 	pthread_mutex_lock(&j->mu);
 	int rc = atomic_load(&j->failed) ? PMTX_E_IO : changed_pages(j, p);
 	if (!rc)
-		rc = checkpoint(j);
+		rc = checkpoint(j, give);
 	else if (rc > 0)
 		rc = fail(j, rc);
 	pthread_mutex_unlock(&j->mu);
 	return rc;
 }
 
+int journal_write_all_pages(struct persist *p)
+{
+	return write_all_pages(p, 1);
+}
+
 static int j_detach(struct persist *p, int clean)
 {
 	struct journal *j = p->jrnl;
-	int rc = clean ? journal_write_all_pages(p) : 0;
+	int rc = clean ? write_all_pages(p, 0) : 0;
 	if (clean && !rc) /* invariant 9: the file holds every commit */
 		rc = mark_write(j->rfd, j->mark_off, 0);
 	journal_free(j);
@@ -1045,10 +1163,20 @@ const persist_ops journal_ops = {.name = "journal",
                                  .order = j_order,
                                  .detach = j_detach};
 
+/* PMTX_JOURNAL_DROP=0 keeps every page until close (invariant 10). */
+static int giving_wanted(void)
+{
+	const char *s = getenv("PMTX_JOURNAL_DROP");
+	return !s || strcmp(s, "0") != 0;
+}
+
 int journal_attach(struct persist *p, struct journal *j, uint64_t map_len)
 {
 	j->base = p->base;
 	j->map_len = map_len;
+	j->giving = giving_wanted() &&
+	            jdrop_register(j->base, (size_t)map_len) == 0;
+	j->max_pages = j->giving ? (size_t)(j->cap / JPAGE) : SIZE_MAX;
 	size_t bits = map_len / JPAGE / 8 + 1;
 	j->pgbit = mmap(NULL, bits, PROT_READ | PROT_WRITE,
 	                MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);

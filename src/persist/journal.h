@@ -39,6 +39,10 @@ struct journal_io {
 	ssize_t (*pwrite)(int fd, const void *b, size_t n, off_t off,
 	                  enum journal_site s);
 	int (*sync)(int fd, enum journal_site s); /* 0, or -1 and errno */
+	/* Give back [a, a + n) of the mapping (journal.c invariant 10),
+	 * inside the write-protected window; NULL: madvise(MADV_DONTNEED).
+	 * 0, or -1 and errno. */
+	int (*drop)(void *a, size_t n);
 };
 /* Replace the I/O table (NULL: the system calls). For tests. */
 void journal_set_io(const struct journal_io *io);
@@ -79,7 +83,7 @@ void journal_discard(struct journal *j);
  * at a path where no region is: a journal left there is nobody's). */
 void journal_forget(const char *region_path);
 /* Every page this process changed into the region file, durably, then
- * the journal reset (a checkpoint of everything). */
+ * the journal reset (a checkpoint of everything), the pages given back. */
 int journal_write_all_pages(struct persist *p);
 
 extern const persist_ops journal_ops;
