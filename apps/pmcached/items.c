@@ -217,7 +217,9 @@ static int put_new(struct mc_store *s, struct mc_txn *t,
 	if (f->off && (rc = do_item_remove(s, t, f->link, f->off)))
 		return rc;
 	if ((rc = do_lru_make_room(s, t, need, res)) || *res != MC_STORED)
-		return rc;
+		/* U4's victims were not enough (a big item among small
+		 * ones): evict in transactions of their own (lru.c U5) */
+		return rc || s->no_evict ? rc : ENOSPC;
 	pmtx_off off;
 	if ((rc = pmtx_alloc(t->tx, need, &off)) == PMTX_E_NOMEM) {
 		*res = MC_NO_MEMORY; /* the heap is full below mem_limit */
@@ -240,7 +242,8 @@ static int key_ok(const char *key, size_t nkey)
 	return key && nkey > 0 && nkey <= MC_KEY_MAX;
 }
 
-/* One try of a store: ENOSPC when the heap had no room (lru.c U5). */
+/* One try of a store: ENOSPC when the heap had no room, or its own
+ * evictions could not bring the items under the limit (lru.c U5). */
 static int put_once(struct mc_store *s, unsigned slot, const struct mc_put *p,
                     struct found *f, enum mc_result *res, uint64_t *cas_out)
 {
@@ -282,14 +285,28 @@ static int put_try(struct mc_store *s, unsigned slot, void *arg)
 	return put_once(s, slot, a->p, &f, a->res, a->cas_out);
 }
 
-/* Run a store (try), and while the heap has no room for it (ENOSPC, with
- * *res MC_NO_MEMORY) evict need bytes, or ROOM_BYTES if more, doubled at
- * each try (a block of several superblocks needs them side by side),
- * least recently used first but never the store's own key, in
- * transactions of their own, and run it again (lru.c U5), ROOM_TRIES
- * times at most: at most 15 times that amount is evicted for one store.
- * Refused at once under -M, and for an item over an eighth of the
- * region's largest size, for which the whole cache could go in vain. */
+/* What to evict before try i + 1 of a store of need bytes that found no
+ * room: what brings the items under the limit with need more (exact:
+ * U4's victims were too few), or else, the heap having no room, need
+ * bytes or ROOM_BYTES if more, doubled at each try (a block of several
+ * superblocks needs them side by side): at most 15 times that amount for
+ * one store. 0: give up, for an item over an eighth of the region's
+ * largest size, for which the whole cache could go in vain. */
+static size_t room_to_make(struct mc_store *s, size_t need, unsigned i)
+{
+	uint64_t held = mc_lru_bytes(s->root, NULL); /* a hint: no lock */
+	if (held + need > s->mem_limit)
+		return (size_t)(held + need - s->mem_limit);
+	if (need > pmtx_region_max_size(s->r) / 8)
+		return 0;
+	return (need > ROOM_BYTES ? need : ROOM_BYTES) << i;
+}
+
+/* Run a store (try), and while it finds no room (ENOSPC, with *res
+ * MC_NO_MEMORY) evict room_to_make's bytes, least recently used first
+ * but never the store's own key, in transactions of their own, and run
+ * it again (lru.c U5), ROOM_TRIES times at most. Refused at once under
+ * -M. */
 static int with_room(struct mc_store *s, const struct mc_room *room,
                      size_t need, int (*try)(struct mc_store *, unsigned,
                                              void *), void *arg)
@@ -299,10 +316,9 @@ static int with_room(struct mc_store *s, const struct mc_room *room,
 		int rc = try(s, room->slot, arg);
 		if (rc != ENOSPC)
 			return rc;
-		if (i == ROOM_TRIES || s->no_evict ||
-		    need > pmtx_region_max_size(s->r) / 8)
+		size_t bytes = room_to_make(s, need, i);
+		if (i == ROOM_TRIES || s->no_evict || !bytes)
 			return 0; /* the caller's *res is MC_NO_MEMORY */
-		size_t bytes = (need > ROOM_BYTES ? need : ROOM_BYTES) << i;
 		if ((rc = mc_lru_evict_bytes(s, room, bytes, &evicted)) ||
 		    !evicted)
 			return rc;

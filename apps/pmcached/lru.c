@@ -20,13 +20,17 @@
  *      on its list's lock.
  *  U4. Eviction takes victims' stripes and other lists only by trylock
  *      (txn.c T2, T3) and gives up after MC_TXN_MAX_STRIPES - 1 victims
- *      or a full round of busy lists: the store then fails with
- *      MC_NO_MEMORY, and the transaction's evictions are rolled back.
- *  U5. A heap that is full while the items are under mem_limit (a region
- *      that cannot grow, its file system full) is met by evicting in a
- *      transaction of its own (several, of U4's victims each), committed
- *      before the store is tried again: pmtx_free takes effect at commit,
- *      so a store's own evictions could not make room for its allocation.
+ *      or a full round of busy lists: the store's transaction is then
+ *      rolled back, its evictions with it, and U5 makes the room.
+ *  U5. A store that U4's victims cannot bring under mem_limit (a big item
+ *      among small ones: memcached stores any item up to -I, so neither
+ *      may pmcached refuse it), and a heap that is full while the items
+ *      are under mem_limit (a region that cannot grow, its file system
+ *      full; or no run of free superblocks long enough for a big item),
+ *      are met by evicting in transactions of their own (several, of U4's
+ *      victims each), committed before the store is tried again: pmtx_free
+ *      takes effect at commit, so a store's own evictions could not make
+ *      room for its allocation.
  *      The store's own key is moved to its list's head first, so that an
  *      incr, append or cas does not evict the item it is changing. A store
  *      so refused is tried again a bounded number of times (items.c), and

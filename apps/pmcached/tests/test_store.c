@@ -232,6 +232,54 @@ static void the_memory_limit_evicts_the_least_recently_used(void **state)
 	assert_int_equal(mc_store_close(s), 0);
 }
 
+/* A big item among small ones at the limit: U4's few victims in the
+ * store's own transaction are not enough, so the store evicts as many as
+ * it needs in transactions of its own (lru.c U5), as memcached stores any
+ * item up to -I whatever fills the cache. */
+static void a_big_item_evicts_as_many_small_items_as_it_needs(void **state)
+{
+	mc_store_opts o = opts();
+	o.mem_limit = 1u << 20;
+	struct mc_store *s = open_store(store_path, &o);
+	char key[32], val[1000], *big = malloc(500u << 10);
+	assert_non_null(big);
+	memset(val, 'x', sizeof(val) - 1);
+	val[sizeof(val) - 1] = 0;
+	memset(big, 'b', (500u << 10) - 1);
+	big[(500u << 10) - 1] = 0;
+	for (int round = 0; round < 3; round++) {
+		for (int i = 0; i < 2000; i++) {
+			snprintf(key, sizeof(key), "k%d", i);
+			assert_int_equal(put(s, MC_SET, key, val, 0), MC_STORED);
+		}
+		snprintf(key, sizeof(key), "big%d", round);
+		assert_int_equal(put(s, MC_SET, key, big, 0), MC_STORED);
+		struct mc_ref ref;
+		assert_int_equal(mc_store_get(s, 0, key, strlen(key), 0, 0,
+		                              &ref), 0);
+		assert_int_equal(ref.nbytes, (500u << 10) - 1);
+		assert_memory_equal(ref.value, big, ref.nbytes);
+		assert_int_equal(mc_store_release(s, 0, &ref), 0);
+		struct mc_store_stats st;
+		mc_store_stats(s, &st);
+		/* the limit kept, and only as much evicted as it needed */
+		assert_true(st.bytes > o.mem_limit - (8u << 10));
+		assert_true(st.bytes <= o.mem_limit);
+	}
+	check_structure(s);
+	assert_int_equal(mc_store_close(s), 0);
+	o.no_evict = 1; /* -M: refused, and the small items stay */
+	s = open_store(store_path, &o);
+	for (int i = 0; i < 2000; i++) {
+		snprintf(key, sizeof(key), "m%d", i);
+		if (put(s, MC_SET, key, val, 0) != MC_STORED)
+			break;
+	}
+	assert_int_equal(put(s, MC_SET, "big", big, 0), MC_NO_MEMORY);
+	free(big);
+	assert_int_equal(mc_store_close(s), 0);
+}
+
 static void the_table_expands_and_keeps_every_item(void **state)
 {
 	mc_store_opts o = opts();
@@ -563,6 +611,7 @@ int main(void)
 		T(incr_decr_follow_memcached),
 		T(expiry_touch_and_flush_all_are_lazy),
 		T(the_memory_limit_evicts_the_least_recently_used),
+		T(a_big_item_evicts_as_many_small_items_as_it_needs),
 		T(the_table_expands_and_keeps_every_item),
 		T(references_keep_deleted_items_until_released),
 		T(a_foreign_or_corrupt_region_is_refused),
