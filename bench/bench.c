@@ -7,6 +7,7 @@
 #include <libpmemobj.h>
 #include <limits.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,14 +39,34 @@ int bench_bind(struct runner *r, int rc, void *ctx,
 	return 0;
 }
 
+/* This thread's barriers and flushes so far, pmtx's and PMDK's (a runner
+ * moves one set only). */
+static void thread_counters(uint64_t *barriers, uint64_t *flushes)
+{
+	pmtx_counters c;
+	uint64_t pf, pb;
+	pmtx_counters_get(&c);
+	bench_pmdk_counters(&pf, &pb);
+	*barriers = c.barriers + pb;
+	*flushes = c.flushes + pf;
+}
+
+/* r's: its hook's (all its threads'), or this thread's. */
+static void runner_counters(const struct runner *r, uint64_t *barriers,
+                            uint64_t *flushes)
+{
+	if (r->counters)
+		r->counters(r->ctx, barriers, flushes);
+	else
+		thread_counters(barriers, flushes);
+}
+
 /* Run r for about ns nanoseconds, in batches, and account for it. */
 static int run_for(struct runner *r, uint64_t ns, int account)
 {
-	pmtx_counters c0, c1;
-	uint64_t pf0, pb0, pf1, pb1; /* PMDK's: a runner moves one set only */
+	uint64_t b0, f0, b1, f1;
 	uint64_t batch = 1, ops = 0, t0 = bench_now_ns(), t = t0;
-	pmtx_counters_get(&c0);
-	bench_pmdk_counters(&pf0, &pb0);
+	runner_counters(r, &b0, &f0);
 	while (t - t0 < ns) {
 		int rc = r->run(r->ctx, batch);
 		if (rc)
@@ -55,13 +76,12 @@ static int run_for(struct runner *r, uint64_t ns, int account)
 		if (t - t0 < ns / 8 && batch < (1u << 20))
 			batch *= 2;
 	}
-	pmtx_counters_get(&c1);
-	bench_pmdk_counters(&pf1, &pb1);
+	runner_counters(r, &b1, &f1);
 	if (account) {
 		r->ops += ops;
 		r->ns += t - t0;
-		r->barriers += c1.barriers - c0.barriers + pb1 - pb0;
-		r->flushes += c1.flushes - c0.flushes + pf1 - pf0;
+		r->barriers += b1 - b0;
+		r->flushes += f1 - f0;
 		if (r->nrounds < BENCH_MAX_ROUNDS)
 			r->round_ns[r->nrounds++] =
 				(double)(t - t0) / (double)ops;
@@ -287,6 +307,142 @@ int bench_pmdk_tx(struct pmemobjpool *pop, void (*body)(void *ctx),
 		fprintf(stderr, "pmdk transaction aborted: %s\n",
 		        pmemobj_errormsg());
 	return failed ? PMTX_E_ABORTED : 0;
+}
+
+/* ---- runners on several threads ---- */
+
+struct crew_slot {
+	struct bench_crew *crew;
+	int t;
+	int rc;                    /* of its last share */
+	uint64_t barriers, flushes; /* its counters' growth in its shares */
+	pthread_t tid;
+} __attribute__((aligned(64))); /* each thread writes its own line */
+
+struct bench_crew {
+	int (*share)(void *ctx, int t, uint64_t n);
+	void *ctx;
+	int nthreads, started;
+	pthread_mutex_t lock;
+	pthread_cond_t go, done;
+	uint64_t gen;  /* batches handed out (lock) */
+	uint64_t n;    /* the batch being run (lock) */
+	int busy;      /* threads other than the caller still on it (lock) */
+	int stop;      /* (lock) */
+	struct crew_slot *slot;
+};
+
+/* Thread t's part of a batch of n, in thread t. */
+static void crew_share(struct bench_crew *c, int t, uint64_t n)
+{
+	struct crew_slot *s = &c->slot[t];
+	uint64_t part = n / (uint64_t)c->nthreads +
+	                ((uint64_t)t < n % (uint64_t)c->nthreads);
+	uint64_t b0, f0, b1, f1;
+	thread_counters(&b0, &f0);
+	s->rc = part ? c->share(c->ctx, t, part) : 0;
+	thread_counters(&b1, &f1);
+	s->barriers += b1 - b0;
+	s->flushes += f1 - f0;
+}
+
+static void *crew_thread(void *arg)
+{
+	struct crew_slot *s = arg;
+	struct bench_crew *c = s->crew;
+	uint64_t seen = 0;
+	pthread_mutex_lock(&c->lock);
+	for (;;) {
+		while (!c->stop && c->gen == seen)
+			pthread_cond_wait(&c->go, &c->lock);
+		if (c->stop)
+			break;
+		seen = c->gen;
+		uint64_t n = c->n;
+		pthread_mutex_unlock(&c->lock);
+		crew_share(c, s->t, n);
+		pthread_mutex_lock(&c->lock);
+		if (--c->busy == 0)
+			pthread_cond_signal(&c->done);
+	}
+	pthread_mutex_unlock(&c->lock);
+	return NULL;
+}
+
+int bench_crew_start(int nthreads, int (*share)(void *ctx, int t, uint64_t n),
+                     void *ctx, struct bench_crew **out)
+{
+	struct bench_crew *c = calloc(1, sizeof(*c));
+	if (!c || !(c->slot = aligned_alloc(64, (size_t)nthreads *
+	                                            sizeof(*c->slot)))) {
+		free(c);
+		return PMTX_E_NOMEM;
+	}
+	c->share = share;
+	c->ctx = ctx;
+	c->nthreads = nthreads;
+	pthread_mutex_init(&c->lock, NULL);
+	pthread_cond_init(&c->go, NULL);
+	pthread_cond_init(&c->done, NULL);
+	int rc = 0;
+	for (int t = 0; t < nthreads; t++)
+		c->slot[t] = (struct crew_slot){.crew = c, .t = t};
+	for (int t = 1; !rc && t < nthreads; t++)
+		if (!(rc = pthread_create(&c->slot[t].tid, NULL, crew_thread,
+		                          &c->slot[t])))
+			c->started++;
+	if (rc) {
+		bench_crew_stop(c);
+		return rc;
+	}
+	*out = c;
+	return 0;
+}
+
+int bench_crew_run(struct bench_crew *c, uint64_t n)
+{
+	pthread_mutex_lock(&c->lock);
+	c->n = n;
+	c->gen++;
+	c->busy = c->nthreads - 1;
+	pthread_cond_broadcast(&c->go);
+	pthread_mutex_unlock(&c->lock);
+	crew_share(c, 0, n);
+	pthread_mutex_lock(&c->lock);
+	while (c->busy)
+		pthread_cond_wait(&c->done, &c->lock);
+	pthread_mutex_unlock(&c->lock);
+	for (int t = 0; t < c->nthreads; t++)
+		if (c->slot[t].rc)
+			return c->slot[t].rc;
+	return 0;
+}
+
+void bench_crew_counters(struct bench_crew *c, uint64_t *barriers,
+                         uint64_t *flushes)
+{
+	*barriers = *flushes = 0;
+	for (int t = 0; t < c->nthreads; t++) {
+		*barriers += c->slot[t].barriers;
+		*flushes += c->slot[t].flushes;
+	}
+}
+
+void bench_crew_stop(struct bench_crew *c)
+{
+	if (!c)
+		return;
+	pthread_mutex_lock(&c->lock);
+	c->stop = 1;
+	pthread_cond_broadcast(&c->go);
+	pthread_mutex_unlock(&c->lock);
+	for (int t = 1; t <= c->started; t++)
+		pthread_join(c->slot[t].tid, NULL);
+	pthread_mutex_destroy(&c->lock);
+	pthread_cond_destroy(&c->go);
+	pthread_cond_destroy(&c->done);
+	free(c->slot);
+	free(c);
 }
 
 const char *bench_path(const struct bench_opts *o, const char *tag)

@@ -54,6 +54,10 @@ struct runner {
 	/* Optional: corrupt the data so that check must fail (tests). */
 	void (*corrupt)(void *ctx);
 	void (*destroy)(void *ctx);
+	/* Optional: the persistence work of every thread the runner runs
+	 * on, summed since it was made (bench_crew_counters); NULL: the
+	 * calling thread's counters (pmtx's and PMDK's). */
+	void (*counters)(void *ctx, uint64_t *barriers, uint64_t *flushes);
 	int has_counters;
 	double setup_s; /* how long making it took (bench_runners) */
 	/* accumulated over rounds */
@@ -130,6 +134,24 @@ int bench_obj64_setup(pmtx_region *r, pm_obj64 *objs, uint64_t n,
                       uint64_t batch);
 /* Call one(ctx) n times; stop at, and return, the first failure. */
 int bench_repeat(uint64_t n, int (*one)(void *ctx), void *ctx);
+
+/* ---- runners on several threads ----
+ * A crew is the threads of one runner: its run(ctx, n) hands the n
+ * operations to bench_crew_run, which gives thread t (0 being the caller)
+ * n / nthreads of them (the first n % nthreads threads one more) by
+ * calling share(ctx, t, part) in that thread, and returns when every
+ * thread is done, with the first failure. So a batch is timed from its
+ * start to its slowest thread's end. Each thread adds its own pmtx and
+ * PMDK counters' growth to a slot of its own (both are per thread), and
+ * bench_crew_counters sums them for the runner's counters hook. */
+struct bench_crew;
+int bench_crew_start(int nthreads, int (*share)(void *ctx, int t, uint64_t n),
+                     void *ctx, struct bench_crew **out);
+int bench_crew_run(struct bench_crew *c, uint64_t n);
+void bench_crew_counters(struct bench_crew *c, uint64_t *barriers,
+                         uint64_t *flushes);
+/* Join the threads and free c (NULL: nothing). */
+void bench_crew_stop(struct bench_crew *c);
 
 /* A fresh region file path in o->dir. */
 const char *bench_path(const struct bench_opts *o, const char *tag);
@@ -246,8 +268,9 @@ int bench_pmdk_tx(struct pmemobjpool *pop, void (*body)(void *ctx),
  * runner is usually just this). */
 int bench_pmdk_txs(struct pmemobjpool *pop, uint64_t n,
                    void (*body)(void *ctx), void *ctx);
-/* PMDK's persistence work so far, counted at its libpmem calls
- * (pmdk_count.c); and whether those calls are being counted. */
+/* PMDK's persistence work so far in the calling thread, counted at its
+ * libpmem calls (pmdk_count.c); and whether those calls are being
+ * counted. */
 void bench_pmdk_counters(uint64_t *flushes, uint64_t *barriers);
 int bench_pmdk_counting(void);
 /* Fill r's names for the plain floor (system "plain", pdom1, hardware). */

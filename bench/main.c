@@ -34,7 +34,8 @@ static const struct workload {
 	 "vs eager persist vs PMDK (--p x=)"},
 	{"sps", wl_sps,
 	 "swaps per second: k random swaps per transaction over an array "
-	 "with a sum invariant (--p n=,k=)"},
+	 "with a sum invariant, on threads each on a slice of it or sharing "
+	 "it under per-slot locks (--p n=,k=,threads=,shared=,ops=)"},
 	{"single-obj", wl_single_obj,
 	 "seed 004 III-C: one object, entry sizes 128-16384 B, read ratio "
 	 "(--p size=,read_pct=)"},

@@ -18,6 +18,13 @@
  * bench_pmdk_counting() says whether the binding took (a libpmemobj that
  * called libpmem another way would leave the counts at 0).
  *
+ * The counts are per thread, as pmtx's are (bench_pmdk_counters gives the
+ * calling thread's): a runner on several threads sums its threads' own
+ * (bench_crew_counters). A count shared by the threads would be one more
+ * contended line in each of PMDK's flushes, which pmtx's thread-local
+ * counters do not pay. The trace alone, one mutex already, keeps totals
+ * over every thread (pmdk_count_totals).
+ *
  * With PMTX_PMDK_TRACE set, each counted event is also recorded in a
  * persistence trace (pmdk_trace.c), and so is the end of each transaction:
  * pmemobj_tx_end, which TX_END calls, is interposed the same way.
@@ -32,7 +39,8 @@
 #include "bench.h"
 #include "pmdk_trace.h"
 
-static _Atomic uint64_t n_flush, n_drain;
+static _Thread_local uint64_t n_flush, n_drain; /* this thread's */
+static _Atomic uint64_t all_flush, all_drain; /* every thread's, traced */
 
 static uint64_t lines(const void *p, size_t len)
 {
@@ -60,12 +68,15 @@ static void trace(const void *p, size_t len, uint64_t n, unsigned flags,
 static void count(const void *p, size_t len, unsigned flags, int copy)
 {
 	uint64_t n = lines(p, len);
-	if (!(flags & PMEM_F_MEM_NOFLUSH))
-		atomic_fetch_add_explicit(&n_flush, n, memory_order_relaxed);
-	if (!(flags & PMEM_F_MEM_NODRAIN))
-		atomic_fetch_add_explicit(&n_drain, 1, memory_order_relaxed);
-	if (pmdk_trace_on)
+	uint64_t f = flags & PMEM_F_MEM_NOFLUSH ? 0 : n;
+	uint64_t d = !(flags & PMEM_F_MEM_NODRAIN);
+	n_flush += f;
+	n_drain += d;
+	if (pmdk_trace_on) {
+		atomic_fetch_add_explicit(&all_flush, f, memory_order_relaxed);
+		atomic_fetch_add_explicit(&all_drain, d, memory_order_relaxed);
 		trace(p, len, n, flags, copy);
+	}
 }
 
 typedef void (*range_fn)(const void *, size_t);
@@ -91,9 +102,11 @@ void pmem_flush(const void *addr, size_t len)
 void pmem_drain(void)
 {
 	REAL("pmem_drain", drain_fn);
-	atomic_fetch_add_explicit(&n_drain, 1, memory_order_relaxed);
-	if (pmdk_trace_on)
+	n_drain++;
+	if (pmdk_trace_on) {
+		atomic_fetch_add_explicit(&all_drain, 1, memory_order_relaxed);
 		pmdk_trace_drain();
+	}
 	real_();
 }
 
@@ -153,18 +166,19 @@ int pmemobj_tx_end(void)
 
 void pmdk_count_totals(uint64_t *flushes, uint64_t *barriers)
 {
-	*flushes = atomic_load(&n_flush);
-	*barriers = atomic_load(&n_drain);
+	*flushes = atomic_load(&all_flush);
+	*barriers = atomic_load(&all_drain);
 }
 
 void bench_pmdk_counters(uint64_t *flushes, uint64_t *barriers)
 {
-	pmdk_count_totals(flushes, barriers);
+	*flushes = n_flush;
+	*barriers = n_drain;
 	if (pmdk_trace_on)
 		pmdk_trace_mark();
 }
 
 int bench_pmdk_counting(void)
 {
-	return atomic_load(&n_drain) > 0;
+	return n_drain > 0;
 }

@@ -36,7 +36,8 @@ void pmdk_trace_tx_ending(void);
  * measuring window and the start of the next. */
 void pmdk_trace_mark(void);
 
-/* pmdk_count.c: every flushed line and drain counted since the start. */
+/* pmdk_count.c: every flushed line and drain counted since the start, in
+ * every thread (kept while pmdk_trace_on only). */
 void pmdk_count_totals(uint64_t *flushes, uint64_t *barriers);
 
 #endif
