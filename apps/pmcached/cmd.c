@@ -274,6 +274,25 @@ static void cmd_touch(struct conn *c, const struct mc_request *req)
 	reply(c, req, res == MC_TOUCHED ? "TOUCHED" : "NOT_FOUND");
 }
 
+/* memcached's flush_all cut-off (proto_text.c): at the delay, or now if
+ * there is none (or it is not positive); with CAS one second before it,
+ * and if that is not in the future every item stored so far goes by its
+ * unique, so that a store in the same second after the flush stays.
+ * Without CAS (-C) the cut-off itself, so that a store in that second
+ * goes too. An absolute time already past is memcached's relative time
+ * 1, before every item: nothing is flushed, and a pending cut-off is
+ * dropped. */
+int cmd_flush(int64_t delay)
+{
+	int64_t now = time(NULL);
+	int64_t at = delay > 0 ? cmd_abs_exptime(delay, now) : now;
+	if (at < 0)
+		return mc_store_flush_all(server.store, 0, false);
+	if (!settings.use_cas)
+		return mc_store_flush_all(server.store, at, false);
+	return mc_store_flush_all(server.store, at - 1, at - 1 <= now);
+}
+
 static void cmd_flush_all(struct conn *c, const struct mc_request *req)
 {
 	if (!settings.flush_enabled) {
@@ -282,10 +301,7 @@ static void cmd_flush_all(struct conn *c, const struct mc_request *req)
 		return;
 	}
 	STAT_INC(c, cmd_flush);
-	int64_t when = 0;
-	if (req->has_delay && req->delay > 0)
-		when = cmd_abs_exptime(req->delay, time(NULL));
-	int rc = mc_store_flush_all(server.store, when);
+	int rc = cmd_flush(req->has_delay ? req->delay : 0);
 	if (rc)
 		return cmd_store_failure(c, rc, req->noreply);
 	reply(c, req, "OK");

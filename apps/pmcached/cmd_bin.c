@@ -291,10 +291,7 @@ static void bin_flush(struct conn *c, const struct mc_bin_request *req)
 	if (!settings.flush_enabled)
 		return reply_error(c, req, MC_BIN_AUTH_ERROR, NULL);
 	STAT_INC(c, cmd_flush);
-	int64_t when = 0;
-	if (req->has_exptime && req->exptime > 0)
-		when = cmd_abs_exptime(req->exptime, time(NULL));
-	int rc = mc_store_flush_all(server.store, when);
+	int rc = cmd_flush(req->has_exptime ? req->exptime : 0);
 	if (rc)
 		return store_failure(c, req, rc);
 	reply_ok(c, req, 0);

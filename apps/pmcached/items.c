@@ -51,6 +51,7 @@
  *      committed and its data is in place (redo-async defers only the
  *      log's truncation). Anything else takes the transactional path.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -556,22 +557,32 @@ struct arith_arg {
 	enum mc_result *res;
 };
 
-/* The value as memcached reads it: decimal digits, at most 20. */
+/* The value as memcached reads it (safe_strtoull on the data, which
+ * ends in "\r\n" there): blanks, an optional sign, decimal digits below
+ * 2^64 (leading zeros allowed), then the end, a blank (the spaces that
+ * pad an in-place shorter result) or a NUL. A '-' negates as strtoull
+ * does, and is refused when that sets the top bit. */
 static int parse_u64(const char *v, size_t n, uint64_t *out)
 {
+	size_t i = 0, digits;
 	uint64_t x = 0;
-	if (n == 0 || n > 20)
-		return 0;
-	for (size_t i = 0; i < n; i++) {
-		if (v[i] < '0' || v[i] > '9') {
-			*out = x; /* spaces pad an in-place shorter result */
-			return v[i] == ' ' && i > 0;
-		}
+	int neg = 0;
+	while (i < n && isspace((unsigned char)v[i]))
+		i++;
+	if (i < n && (v[i] == '+' || v[i] == '-'))
+		neg = v[i++] == '-';
+	for (digits = i; i < n && v[i] >= '0' && v[i] <= '9'; i++) {
 		uint64_t d = (uint64_t)(v[i] - '0');
 		if (x > (UINT64_MAX - d) / 10)
 			return 0;
 		x = x * 10 + d;
 	}
+	if (i == digits || (i < n && v[i] && !isspace((unsigned char)v[i])))
+		return 0;
+	if (neg)
+		x = 0 - x;
+	if (neg && x >> 63)
+		return 0;
 	*out = x;
 	return 1;
 }
@@ -661,7 +672,7 @@ static void unlock_table_w(void *arg)
 }
 
 /* Under the table lock held exclusively: no store runs meanwhile. */
-int mc_store_flush_all(struct mc_store *s, int64_t when)
+int mc_store_flush_all(struct mc_store *s, int64_t live, int by_cas)
 {
 	pmtx_tx *tx;
 	pthread_rwlock_wrlock(&s->table_lock);
@@ -671,11 +682,10 @@ int mc_store_flush_all(struct mc_store *s, int64_t when)
 		return rc;
 	}
 	pmtx_defer(tx, unlock_table_w, s);
-	if (when <= 0) /* now: every unique issued so far (I5) */
+	rc = PMTX_SET(tx, s->root->oldest_live, live > 0 ? live : 0);
+	if (!rc && by_cas) /* every unique issued so far (I5) */
 		rc = PMTX_SET(tx, s->root->oldest_cas,
 		              s->gen << 40 | atomic_load(&s->cas_seq));
-	else
-		rc = PMTX_SET(tx, s->root->oldest_live, when);
 	if (rc) {
 		pmtx_abort(tx);
 		return rc;

@@ -128,6 +128,9 @@ void cmd_error(struct conn *c, const struct mc_request *req);
 /* memcached's realtime(): a protocol exptime to absolute seconds
  * (0 = never, -1 = already expired). */
 int64_t cmd_abs_exptime(int64_t exptime, int64_t now);
+/* flush_all with a delay (seconds, or an absolute time; 0: none), as
+ * memcached cuts it off; the store's status. */
+int cmd_flush(int64_t delay);
 /* The unique a cas compares with (-C: one no item has). */
 uint64_t cas_operand(uint64_t cas);
 /* A store status that is not a result: counted, logged (-v), and

@@ -140,9 +140,13 @@ int mc_store_arith_cas(struct mc_store *s, unsigned slot,
 /* *res: TOUCHED or NOT_FOUND. */
 int mc_store_touch(struct mc_store *s, unsigned slot, const char *key,
                    size_t nkey, int64_t exptime, enum mc_result *res);
-/* Items stored at or before `when` (absolute seconds; 0 = now) are gone
- * once `when` has passed (memcached's flush_all [delay]). */
-int mc_store_flush_all(struct mc_store *s, int64_t when);
+/* memcached's flush_all [delay]: items stored (or last bumped) at or
+ * before `live` (absolute seconds; 0 = none) are gone once `live` has
+ * passed, and with by_cas every item stored so far is gone at once. The
+ * cut-off replaces any earlier one, as memcached keeps one; an item gone
+ * by its unique stays gone (memcached revives it when a later flush_all
+ * with a delay suspends the unique's cut-off). */
+int mc_store_flush_all(struct mc_store *s, int64_t live, int by_cas);
 
 struct mc_store_stats {
 	uint64_t curr_items, bytes, evictions, expansions, hashpower;

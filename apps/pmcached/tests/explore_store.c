@@ -171,7 +171,7 @@ static int store_run(const pmtx_explore_env *e, pmtx_region *r, unsigned t,
 		return mc_store_arith(s, 0, key, 4, o.kind == K_INCR, i, &v,
 		                      &res);
 	case K_TOUCH: return mc_store_touch(s, 0, key, 4, NOW + 1000, &res);
-	case K_FLUSH: return mc_store_flush_all(s, 0);
+	case K_FLUSH: return mc_store_flush_all(s, 0, 1);
 	case K_RELEASE: return mc_store_release(s, 0, &g.held);
 	case K_HOLD: {
 		int rc = mc_store_release(s, 0, &g.held);

@@ -181,15 +181,28 @@ static void expiry_touch_and_flush_all_are_lazy(void **state)
 	g_now += 100;
 	assert_string_equal(get(s, "e", NULL), "");
 	put(s, MC_SET, "f", "1", 0);
-	assert_int_equal(mc_store_flush_all(s, 0), 0);
+	assert_int_equal(mc_store_flush_all(s, g_now - 1, 1), 0);
 	assert_string_equal(get(s, "f", NULL), "");
 	put(s, MC_SET, "g", "2", 0); /* same second, after the flush */
 	assert_string_equal(get(s, "g", NULL), "2");
-	assert_int_equal(mc_store_flush_all(s, g_now + 30), 0);
+	assert_int_equal(mc_store_flush_all(s, g_now + 30, 0), 0);
 	g_now += 10;
 	assert_string_equal(get(s, "g", NULL), "2");
 	g_now += 30;
 	assert_string_equal(get(s, "g", NULL), "");
+	/* -C: the cut-off is now, and a store in this second goes too */
+	assert_int_equal(mc_store_flush_all(s, g_now, 0), 0);
+	put(s, MC_SET, "h", "3", 0);
+	assert_string_equal(get(s, "h", NULL), "");
+	g_now++;
+	put(s, MC_SET, "h", "3", 0);
+	assert_string_equal(get(s, "h", NULL), "3");
+	/* a later cut-off replaces a pending one; none drops it */
+	assert_int_equal(mc_store_flush_all(s, g_now + 10, 0), 0);
+	assert_int_equal(mc_store_flush_all(s, 0, 0), 0);
+	g_now += 20;
+	assert_string_equal(get(s, "h", NULL), "3");
+	assert_int_equal(mc_store_delete(s, 0, "h", 1, &res), 0);
 	struct mc_store_stats st;
 	mc_store_stats(s, &st);
 	assert_int_equal(st.curr_items, 0);
