@@ -74,6 +74,8 @@ static int chk_chained(pmtx_off off, uint64_t bucket, int old, void *arg)
 		return bad(c, "item moved before its bucket", off);
 	if (it->link != MC_LINK_TABLE || it->lru >= MC_NLRU)
 		return bad(c, "chained item not marked linked", off);
+	if (it->iflags & ~MC_IF_ALL)
+		return bad(c, "unknown item flags", off);
 	c->items++;
 	c->bytes += mc_item_bytes(it->nkey, it->nbytes);
 	return 0;
@@ -113,11 +115,25 @@ static int chk_pending(struct chk *c, unsigned p)
 	return 0;
 }
 
+int mc_format_msg(const struct mc_root *root, char *msg, size_t len)
+{
+	if (root->major == MC_FORMAT_MAJOR)
+		return 0;
+	snprintf(msg, len, "pmcached format %u.%u, this pmcached reads "
+	         "format %u.x only: a region of another format is never "
+	         "converted; start on a new region file (-e), or remove this "
+	         "one (the cache starts empty)", root->major, root->minor,
+	         MC_FORMAT_MAJOR);
+	return PMTX_E_BAD_VERSION;
+}
+
 int mc_store_check(pmtx_region *r, char *msg, size_t len)
 {
 	struct chk c = {msg, len, 0, 0, pmtx_root(r, NULL), r};
 	if (c.root->magic != MC_MAGIC)
 		return 0; /* not initialised yet */
+	if (mc_format_msg(c.root, msg, len))
+		return PMTX_E_BAD_VERSION;
 	int rc = mc_assoc_foreach(r, c.root, chk_chained, &c);
 	if (rc == PMTX_E_CORRUPT && !msg[0])
 		snprintf(msg, len, "broken hash chain");
@@ -243,6 +259,12 @@ int mc_store_verify(const char *path, char *msg, size_t len)
 	rc = pmtx_heap_check(r, &st);
 	if (rc)
 		snprintf(msg, len, "heap: %s", pmtx_errmsg());
+	if (!rc && mc_format_msg(pmtx_root(r, NULL), msg, len)) {
+		char why[512];
+		snprintf(why, sizeof(why), "%s", msg);
+		snprintf(msg, len, "%s: %s", path, why);
+		rc = PMTX_E_BAD_VERSION;
+	}
 	if (!rc)
 		rc = mc_store_check(r, msg, len);
 	if (!rc)

@@ -6,12 +6,19 @@
  * Invariants:
  *  1. The parser (proto_meta.c) has validated every flag and token; here
  *     a flag is only looked up and its token converted.
- *  2. Flags that need item state pmcached does not keep (mg h, l, N, R,
- *     E; ms E, and I with C; md I, x, E; ma C, E) are refused with
- *     "CLIENT_ERROR unsupported flag" rather than ignored, and nothing is
- *     changed.
- *  3. A storage reply (ms, md, ma) is queued after the store's
- *     transaction committed, as for the text commands.
+ *  2. Every flag of memcached 1.6.18 is served as it serves it, with the
+ *     item state the store keeps for it (items.c I8): mg h l (the state
+ *     before this read), u, N (a miss vivified and won: W), R (a token
+ *     won once), a stale item's X and its first reader's W, Z for the
+ *     later ones; ms I (a CAS of an older unique stores a stale item); md
+ *     I with T (invalidate: the item stays, stale); ma C; k in the form
+ *     the item was stored with (b) on a mg hit.
+ *  3. Flags memcached reads in request order are read so here: a mg's t
+ *     shows the expiry before a later T or N, and an item vivified with
+ *     both keeps the later one's.
+ *  4. A storage reply (ms, md, ma) and a reply announcing a won token (W)
+ *     are queued after the store's transaction committed, as for the
+ *     text commands.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -47,21 +54,40 @@ static uint64_t token_u64(const struct mc_request *req, char f,
 	return m ? strtoull(m->tok.p, NULL, 10) : dflt;
 }
 
-static bool unsupported(struct conn *c, const struct mc_request *req,
-                        const char *flags)
+/* A time flag's token as an absolute expiry (0: none). */
+static int64_t token_exptime(const struct mc_request *req, char f,
+                             int64_t now)
 {
-	for (const char *f = flags; *f; f++) {
-		if (has(req, *f)) {
-			conn_reply(c, "CLIENT_ERROR unsupported flag");
-			return true;
-		}
-	}
-	return false;
+	return cmd_abs_exptime(token_i64(req, f, 0), now);
 }
 
 static int64_t ttl_left(int64_t exptime, int64_t now)
 {
 	return exptime == 0 ? -1 : exptime > now ? exptime - now : -1;
+}
+
+/* The expiry as memcached's flag loop sees it when it reaches flag
+ * `upto` (0: after the last flag): exp at first, then each T sets its
+ * own, and N its own on an item this request created (3). */
+static int64_t exptime_at(const struct mc_request *req, char upto,
+                          int64_t exp, bool created, int64_t now)
+{
+	for (size_t i = 0; i < req->nmflags; i++) {
+		char f = req->mflags[i].flag;
+		if (f == upto)
+			break;
+		if (f == 'T' || (f == 'N' && created))
+			exp = token_exptime(req, f, now);
+	}
+	return exp;
+}
+
+/* Whether flag a comes before flag b in the request. */
+static bool before(const struct mc_request *req, char a, char b)
+{
+	const struct mc_meta_flag *fa = mc_meta_find(req, a);
+	const struct mc_meta_flag *fb = mc_meta_find(req, b);
+	return fa && fb && fa < fb;
 }
 
 static void meta_line(struct conn *c, const struct mc_request *req,
@@ -75,14 +101,43 @@ static void meta_line(struct conn *c, const struct mc_request *req,
 
 /* ---- mg ---- */
 
+/* The store's request for mg's flags. */
+static struct mc_mget mg_request(const struct mc_request *req, int64_t now)
+{
+	struct mc_str key = meta_key(req);
+	return (struct mc_mget){
+		.key = key.p, .nkey = key.len, .tokens = 1,
+		.touch = has(req, 'T'), .exptime = token_exptime(req, 'T', now),
+		.no_update = has(req, 'u'), .vivify = has(req, 'N'),
+		.viv_exptime = exptime_at(req, 0, 0, true, now),
+		.recache = has(req, 'R'),
+		.recache_time = token_exptime(req, 'R', now),
+		.recache_after_touch = before(req, 'T', 'R')};
+}
+
+/* memcached's flags after the others: Z (a token went out before), X
+ * (stale), W (this client won the token). */
+static const char *mg_tail(const struct mc_ref *ref)
+{
+	static const char *const tails[] = {"", " W", " X", " X W", " Z",
+	                                    " Z W", " Z X", " Z X W"};
+	bool z = ref->iflags & MC_IF_TOKEN_SENT;
+	bool x = ref->iflags & MC_IF_STALE;
+	return tails[z << 2 | x << 1 | (ref->won != 0)];
+}
+
 static void mg_hit(struct conn *c, const struct mc_request *req,
-                   const struct mc_ref *ref)
+                   const struct mc_ref *ref, int64_t now)
 {
 	bool value = has(req, 'v');
+	int64_t exp = exptime_at(req, 't', ref->exptime, ref->created, now);
 	struct mc_meta_values v = {
 		.cas = settings.use_cas ? ref->cas : 0, .flags = ref->flags,
-		.ttl = ttl_left(ref->exptime, time(NULL)),
-		.data = {NULL, ref->nbytes}};
+		.ttl = ttl_left(exp, now), .data = {NULL, ref->nbytes},
+		.la = (uint64_t)(now > ref->atime ? now - ref->atime : 0),
+		.fetched = ref->fetched,
+		.key_binary = ref->iflags & MC_IF_KEY_BINARY,
+		.tail = mg_tail(ref)};
 	meta_line(c, req, value ? "VA" : "HD", &v);
 	if (!value)
 		return;
@@ -92,15 +147,10 @@ static void mg_hit(struct conn *c, const struct mc_request *req,
 
 static void mg(struct conn *c, const struct mc_request *req)
 {
-	if (unsupported(c, req, "hlNRE"))
-		return;
-	struct mc_str key = meta_key(req);
-	bool touch = has(req, 'T');
 	int64_t now = time(NULL);
-	int64_t exp = cmd_abs_exptime(token_i64(req, 'T', 0), now);
+	struct mc_mget g = mg_request(req, now);
 	struct mc_ref ref;
-	int rc = mc_store_get(server.store, slot_of(c), key.p, key.len, touch,
-	                      exp, &ref);
+	int rc = mc_store_mget(server.store, slot_of(c), &g, &ref);
 	if (rc)
 		return cmd_store_failure(c, rc, false);
 	STAT_INC(c, cmd_get);
@@ -109,24 +159,31 @@ static void mg(struct conn *c, const struct mc_request *req)
 		return meta_line(c, req, "EN", NULL);
 	}
 	STAT_INC(c, get_hits);
-	mg_hit(c, req, &ref);
+	mg_hit(c, req, &ref, now);
 	if (!has(req, 'v')) /* else the connection releases it once sent */
 		mc_store_release(server.store, slot_of(c), &ref);
 }
 
 /* ---- ms ---- */
 
-static enum mc_put_mode ms_mode(const struct mc_request *req)
+/* memcached: C turns a set or replace into a CAS, append and prepend
+ * compare it, add ignores it. */
+static void ms_mode(const struct mc_request *req, struct mc_put *p)
 {
-	if (has(req, 'C'))
-		return MC_CAS;
+	bool cas = has(req, 'C');
+	uint64_t unique = cas_operand(token_u64(req, 'C', 0));
 	switch (req->mode) {
-	case 'E': return MC_ADD;
-	case 'A': return MC_APPEND;
-	case 'P': return MC_PREPEND;
-	case 'R': return MC_REPLACE;
-	default: return MC_SET;
+	case 'E': p->mode = MC_ADD; return;
+	case 'A': p->mode = MC_APPEND; break;
+	case 'P': p->mode = MC_PREPEND; break;
+	case 'R': p->mode = cas ? MC_CAS : MC_REPLACE; break;
+	default: p->mode = cas ? MC_CAS : MC_SET; break;
 	}
+	if (p->mode == MC_CAS)
+		p->cas = unique;
+	else if (cas)
+		p->if_cas = unique;
+	p->stale_ok = p->mode == MC_CAS && has(req, 'I');
 }
 
 static const char *ms_code(struct conn *c, enum mc_result res)
@@ -141,18 +198,16 @@ static const char *ms_code(struct conn *c, enum mc_result res)
 
 static void ms(struct conn *c, const struct mc_request *req)
 {
-	if (unsupported(c, req, "E") ||
-	    (has(req, 'C') && unsupported(c, req, "I")))
-		return;
 	STAT_INC(c, cmd_set);
 	struct mc_str key = meta_key(req);
 	int64_t now = time(NULL);
 	struct mc_put p = {
-		.mode = ms_mode(req), .key = key.p, .nkey = key.len,
+		.key = key.p, .nkey = key.len,
 		.flags = (uint32_t)token_u64(req, 'F', 0),
-		.exptime = cmd_abs_exptime(token_i64(req, 'T', 0), now),
+		.exptime = token_exptime(req, 'T', now),
 		.value = req->data.p, .nbytes = req->data.len,
-		.cas = cas_operand(token_u64(req, 'C', 0))};
+		.iflags = req->base64 ? MC_IF_KEY_BINARY : 0};
+	ms_mode(req, &p);
 	enum mc_result res;
 	uint64_t cas = 0;
 	int rc = mc_store_put(server.store, slot_of(c), &p, &res, &cas);
@@ -164,10 +219,8 @@ static void ms(struct conn *c, const struct mc_request *req)
 		                  ? "SERVER_ERROR object too large for cache"
 		                  : "SERVER_ERROR out of memory storing object");
 	}
-	struct mc_meta_values v = {.cas = settings.use_cas ? cas : 0,
-	                           .flags = p.flags,
-	                           .ttl = ttl_left(p.exptime, now),
-	                           .data = {NULL, req->data.len}};
+	struct mc_meta_values v = {
+		.cas = settings.use_cas && res == MC_STORED ? cas : 0};
 	meta_line(c, req, ms_code(c, res), &v);
 }
 
@@ -175,36 +228,26 @@ static void ms(struct conn *c, const struct mc_request *req)
 
 static void md(struct conn *c, const struct mc_request *req)
 {
-	if (unsupported(c, req, "IxE"))
-		return;
 	struct mc_str key = meta_key(req);
+	struct mc_mdel d = {
+		.key = key.p, .nkey = key.len, .stale = has(req, 'I'),
+		.cas = has(req, 'C') ? cas_operand(token_u64(req, 'C', 0)) : 0,
+		.touch = has(req, 'T'),
+		.exptime = token_exptime(req, 'T', time(NULL))};
 	enum mc_result res;
-	int rc;
-	if (has(req, 'C')) {
-		/* compare first: a delete only if the unique matches */
-		struct mc_ref ref;
-		rc = mc_store_get(server.store, slot_of(c), key.p, key.len, 0,
-		                  0, &ref);
-		if (rc)
-			return cmd_store_failure(c, rc, false);
-		bool match = ref.off &&
-		             ref.cas == cas_operand(token_u64(req, 'C', 0));
-		bool found = ref.off != 0;
-		mc_store_release(server.store, slot_of(c), &ref);
-		if (!match)
-			return meta_line(c, req, found ? "EX" : "NF", NULL);
-	}
-	rc = mc_store_delete(server.store, slot_of(c), key.p, key.len, &res);
+	int rc = mc_store_mdelete(server.store, slot_of(c), &d, &res);
 	if (rc)
 		return cmd_store_failure(c, rc, false);
 	STAT_HIT(c, res == MC_DELETED, delete);
-	struct mc_meta_values v = {0};
-	meta_line(c, req, res == MC_DELETED ? "HD" : "NF", &v);
+	meta_line(c, req, res == MC_DELETED ? "HD" : res == MC_EXISTS ? "EX"
+	                                                               : "NF",
+	          NULL);
 }
 
 /* ---- ma ---- */
 
-/* Miss with N: create the item with J (initial value) and TTL N. */
+/* Miss with N: create the item with J (initial value) and the expiry of
+ * the last of N and T (3). */
 static int ma_vivify(struct conn *c, const struct mc_request *req,
                      struct mc_str key, uint64_t *value, enum mc_result *res)
 {
@@ -214,45 +257,59 @@ static int ma_vivify(struct conn *c, const struct mc_request *req,
 	struct mc_put p = {
 		.mode = MC_ADD, .key = key.p, .nkey = key.len, .value = num,
 		.nbytes = (size_t)n,
-		.exptime = cmd_abs_exptime(token_i64(req, 'N', 0), time(NULL))};
+		.exptime = exptime_at(req, 0, 0, true, time(NULL))};
 	return mc_store_put(server.store, slot_of(c), &p, res, NULL);
 }
 
-static void ma_reply(struct conn *c, const struct mc_request *req,
-                     struct mc_str key, uint64_t value)
+/* The item's unique and expiry after the arithmetic (c, t): read back,
+ * before a T is applied. */
+static void ma_read_back(struct conn *c, const struct mc_request *req,
+                         struct mc_str key, struct mc_ref *ref)
 {
-	struct mc_ref ref = {0};
+	struct mc_mget g = {.key = key.p, .nkey = key.len, .no_update = 1};
+	*ref = (struct mc_ref){0};
 	if (has(req, 'c') || has(req, 't'))
-		mc_store_get(server.store, slot_of(c), key.p, key.len, 0, 0,
-		             &ref);
+		mc_store_mget(server.store, slot_of(c), &g, ref);
+	mc_store_release(server.store, slot_of(c), ref);
+}
+
+static void ma_reply(struct conn *c, const struct mc_request *req,
+                     const struct mc_ref *ref, bool created, uint64_t value)
+{
 	char num[24];
+	int64_t now = time(NULL);
 	int n = snprintf(num, sizeof(num), "%" PRIu64, value);
+	int64_t exp = exptime_at(req, 't', created ? 0 : ref->exptime,
+	                         created, now);
 	struct mc_meta_values v = {
-		.cas = settings.use_cas ? ref.cas : 0, .flags = ref.flags,
-		.ttl = ttl_left(ref.exptime, time(NULL)),
-		.data = {num, (size_t)n}};
-	mc_store_release(server.store, slot_of(c), &ref);
+		.cas = settings.use_cas ? ref->cas : 0, .flags = ref->flags,
+		.ttl = ttl_left(exp, now), .data = {num, (size_t)n}};
 	meta_line(c, req, has(req, 'v') ? "VA" : "HD", &v);
 }
 
 static void ma(struct conn *c, const struct mc_request *req)
 {
-	if (unsupported(c, req, "CE"))
-		return;
 	struct mc_str key = meta_key(req);
-	bool incr = !req->mode || strchr("I+", req->mode);
+	struct mc_arith a = {
+		.key = key.p, .nkey = key.len, .delta = token_u64(req, 'D', 1),
+		.incr = !req->mode || strchr("I+", req->mode),
+		.cas = has(req, 'C') ? cas_operand(token_u64(req, 'C', 0)) : 0};
 	uint64_t v = 0;
 	enum mc_result res;
-	int rc = mc_store_arith(server.store, slot_of(c), key.p, key.len, incr,
-	                        token_u64(req, 'D', 1), &v, &res);
+	bool created = false;
+	struct mc_ref ref = {0};
+	int rc = mc_store_arith_cas(server.store, slot_of(c), &a, &v, NULL,
+	                            &res);
 	if (!rc && res == MC_NOT_FOUND && has(req, 'N')) {
 		rc = ma_vivify(c, req, key, &v, &res);
-		res = !rc && res == MC_STORED ? MC_STORED : MC_NOT_FOUND;
+		created = !rc && res == MC_STORED;
+		res = created ? MC_STORED : MC_NOT_FOUND;
 	}
-	if (!rc && res == MC_STORED && has(req, 'T'))
+	if (!rc && res == MC_STORED)
+		ma_read_back(c, req, key, &ref);
+	if (!rc && res == MC_STORED && has(req, 'T') && !created)
 		rc = mc_store_touch(server.store, slot_of(c), key.p, key.len,
-		                    cmd_abs_exptime(token_i64(req, 'T', 0),
-		                                    time(NULL)), &res);
+		                    token_exptime(req, 'T', time(NULL)), &res);
 	if (rc)
 		return cmd_store_failure(c, rc, false);
 	if (res == MC_NON_NUMERIC)
@@ -260,29 +317,39 @@ static void ma(struct conn *c, const struct mc_request *req)
 		                  "decrement non-numeric value");
 	if (res == MC_NO_MEMORY)
 		return conn_reply(c, "SERVER_ERROR out of memory");
-	if (res == MC_NOT_FOUND)
-		return meta_line(c, req, "NF", NULL);
-	ma_reply(c, req, key, v);
+	if (res == MC_NOT_FOUND || res == MC_EXISTS)
+		return meta_line(c, req, res == MC_EXISTS ? "EX" : "NF", NULL);
+	ma_reply(c, req, &ref, created, v);
 }
 
 /* ---- me ---- */
 
+/* memcached's debug line: exp is now minus the expiry (negative while
+ * it lies ahead), la the seconds since the last access, a binary key in
+ * base64. cls and size are pmcached's (one class; key and value). */
 static void me(struct conn *c, const struct mc_request *req)
 {
 	struct mc_str key = meta_key(req);
+	struct mc_mget g = {.key = key.p, .nkey = key.len, .no_update = 1};
 	struct mc_ref ref;
-	int rc = mc_store_get(server.store, slot_of(c), key.p, key.len, 0, 0,
-	                      &ref);
+	int rc = mc_store_mget(server.store, slot_of(c), &g, &ref);
 	if (rc)
 		return cmd_store_failure(c, rc, false);
 	if (!ref.off)
 		return conn_reply(c, "EN");
-	char line[600];
+	char line[700], b64[400];
 	int64_t now = time(NULL);
+	struct mc_str shown = key;
+	if (ref.iflags & MC_IF_KEY_BINARY)
+		shown = (struct mc_str){b64, mc_base64_encode(key, b64,
+		                                              sizeof(b64))};
 	snprintf(line, sizeof(line),
-	         "ME %.*s exp=%" PRId64 " la=0 cas=%" PRIu64
-	         " fetch=no cls=1 size=%zu", (int)key.len, key.p,
-	         ttl_left(ref.exptime, now), ref.cas, ref.nbytes + key.len);
+	         "ME %.*s exp=%" PRId64 " la=%" PRId64 " cas=%" PRIu64
+	         " fetch=%s cls=1 size=%zu", (int)shown.len, shown.p,
+	         ref.exptime ? now - ref.exptime : -1,
+	         now > ref.atime ? now - ref.atime : 0,
+	         settings.use_cas ? ref.cas : 0, ref.fetched ? "yes" : "no",
+	         ref.nbytes + key.len);
 	mc_store_release(server.store, slot_of(c), &ref);
 	conn_reply(c, line);
 }

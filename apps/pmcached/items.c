@@ -50,6 +50,18 @@
  *      every writer of the stripe holds it until its transaction has
  *      committed and its data is in place (redo-async defers only the
  *      log's truncation). Anything else takes the transactional path.
+ *  I8. The meta protocol's item state (memcached's). iflags (stale, token
+ *      sent, base64 key) is persistent and changed only in transactions,
+ *      so a won recache token or an invalidation survives a crash with
+ *      the reply that announced it (I1): a get that wins a token (mg N on
+ *      a miss, R, a stale item's first reader) is a transaction. atime
+ *      and fetched (mg l and h, me) are written by every read that
+ *      updates the item (not mg u, me, ma's read back) with naked stores
+ *      under the stripe lock (layout.h L2c): a read stays a read. Their
+ *      durable value is whatever reached the media, so they are read
+ *      validated: fetched is 1 or "not fetched", atime counts only
+ *      between the item's time (stored or bumped) and now, else the item
+ *      counts as accessed at its time.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -127,6 +139,7 @@ struct found {
 	uint64_t h;
 	pmtx_off link, off; /* off 0: absent (or removed: dead) */
 	struct mc_item *it;
+	int stale;          /* admit: a CAS store of an older unique (ms I) */
 };
 
 /* Find p's key; a dead item is removed in this transaction. */
@@ -145,7 +158,7 @@ static int find_live(struct mc_store *s, struct mc_txn *t, const char *key,
 }
 
 /* What the store decides before allocating: STORED to go on. */
-static enum mc_result admit(const struct mc_put *p, const struct found *f)
+static enum mc_result admit(const struct mc_put *p, struct found *f)
 {
 	switch (p->mode) {
 	case MC_ADD: return f->off ? MC_NOT_STORED : MC_STORED;
@@ -158,7 +171,12 @@ static enum mc_result admit(const struct mc_put *p, const struct found *f)
 	case MC_CAS:
 		if (!f->off)
 			return MC_NOT_FOUND;
-		return f->it->cas == p->cas ? MC_STORED : MC_EXISTS;
+		if (f->it->cas == p->cas)
+			return MC_STORED;
+		/* memcached's CAS_STALE: an older unique may still store, as a
+		 * stale item (I8) */
+		f->stale = p->stale_ok && p->cas && p->cas < f->it->cas;
+		return f->stale ? MC_STORED : MC_EXISTS;
 	default: return MC_STORED;
 	}
 }
@@ -171,10 +189,16 @@ static void fill_item(struct mc_store *s, struct mc_item *it,
 {
 	const struct mc_item *old = f->it;
 	int join = p->mode == MC_APPEND || p->mode == MC_PREPEND;
-	*it = (struct mc_item){.cas = cas, .time = now,
+	/* a stale store keeps the old expiry and token (memcached) */
+	uint8_t iflags = (uint8_t)(p->iflags & (MC_IF_KEY_BINARY |
+	                                        MC_IF_TOKEN_SENT));
+	if (f->stale)
+		iflags |= MC_IF_STALE | (old->iflags & MC_IF_TOKEN_SENT);
+	*it = (struct mc_item){.cas = cas, .time = now, .atime = now,
 	                       .flags = join ? old->flags : p->flags,
-	                       .exptime = join ? old->exptime : p->exptime,
-	                       .nkey = (uint32_t)p->nkey,
+	                       .exptime = join || f->stale ? old->exptime
+	                                                   : p->exptime,
+	                       .nkey = (uint32_t)p->nkey, .iflags = iflags,
 	                       .lru = (uint8_t)((f->h >> 56) % MC_NLRU)};
 	memcpy((char *)(it + 1), p->key, p->nkey);
 	char *v = mc_item_value(it);
@@ -333,29 +357,79 @@ int mc_store_put(struct mc_store *s, unsigned slot, const struct mc_put *p,
 		return PMTX_E_INVAL;
 	struct put_arg a = {p, mc_hash(p->key, p->nkey), res, cas_out};
 	struct mc_room room = {slot, p->key, p->nkey};
-	return with_room(s, &room, mc_item_bytes(p->nkey, p->nbytes), put_try,
-	                 &a);
+	int rc = with_room(s, &room, mc_item_bytes(p->nkey, p->nbytes),
+	                   put_try, &a);
+	if (!rc && *res == MC_NO_MEMORY && s->on_item_event) {
+		struct mc_item_meta m = {.nkey = p->nkey, .nbytes = p->nbytes,
+		                         .flags = p->flags};
+		s->on_item_event(s->event_arg, MC_EV_NO_MEMORY, &m);
+	}
+	return rc;
 }
 
 /* ---- get and release (I3, I4) ---- */
 
+/* I8: the last access, validated: between the item's time and now. */
+static int64_t item_atime(const struct mc_item *it, int64_t now)
+{
+	int64_t t = it->time, a = it->atime;
+	return a >= t && a <= now ? a : t;
+}
+
+/* Fill ref from it; the state before this read (I8), then, with update,
+ * the read recorded: naked stores under the stripe lock. */
+static void ref_fill(struct mc_item *it, pmtx_off off, int update,
+                     int64_t now, struct mc_ref *ref)
+{
+	*ref = (struct mc_ref){.off = off, .value = mc_item_value(it),
+	                       .nbytes = it->nbytes, .flags = it->flags,
+	                       .cas = it->cas, .exptime = it->exptime,
+	                       .iflags = it->iflags,
+	                       .fetched = it->fetched == 1,
+	                       .atime = item_atime(it, now)};
+	if (!update)
+		return;
+	if (it->fetched != 1)
+		it->fetched = 1;
+	if (it->atime != now)
+		it->atime = now;
+}
+
 static void take_ref(struct mc_store *s, struct mc_item *it, pmtx_off off,
-                     struct mc_ref *ref)
+                     int update, int64_t now, struct mc_ref *ref)
 {
 	if (it->refgen != s->gen) { /* I4: naked, never flushed */
 		it->refgen = s->gen;
 		it->refcount = 0;
 	}
 	it->refcount++;
-	*ref = (struct mc_ref){.off = off, .value = mc_item_value(it),
-	                       .nbytes = it->nbytes, .flags = it->flags,
-	                       .cas = it->cas, .exptime = it->exptime};
+	ref_fill(it, off, update, now, ref);
+}
+
+/* The expiry R judges: T's new one when T came first (memcached reads
+ * the flags in order). */
+static int64_t recache_exptime(const struct mc_mget *g,
+                               const struct mc_item *it)
+{
+	return g->touch && g->recache_after_touch ? g->exptime : it->exptime;
+}
+
+/* Whether this mg wins the item's recache token (I8): not sent yet, and
+ * the item is stale or, with R, expires before the recache time. */
+static int wins_token(const struct mc_mget *g, const struct mc_item *it)
+{
+	int64_t exp = recache_exptime(g, it);
+	if (!g->tokens || (it->iflags & MC_IF_TOKEN_SENT))
+		return 0;
+	return (it->iflags & MC_IF_STALE) ||
+	       (g->recache && exp != 0 && exp < g->recache_time);
 }
 
 /* The writes a get may need: remove a dead item, set a new exptime
- * (gat), bump a stale LRU position. 0 writes: no transaction at all. */
+ * (gat, mg T), record a won token, bump a stale LRU position. 0 writes:
+ * no transaction at all. */
 static int get_writes(struct mc_store *s, struct mc_txn *t, struct found *f,
-                      int touch, int64_t exptime, int64_t now)
+                      const struct mc_mget *g, int64_t now, int *won)
 {
 	int rc = 0;
 	if (!mc_item_live(s, f->it, now)) {
@@ -363,18 +437,22 @@ static int get_writes(struct mc_store *s, struct mc_txn *t, struct found *f,
 		f->off = 0;
 		return rc;
 	}
-	if (touch)
-		rc = PMTX_SET(t->tx, f->it->exptime, exptime);
-	if (!rc && now - f->it->time >= MC_BUMP_SECONDS)
+	*won = wins_token(g, f->it);
+	if (*won)
+		rc = PMTX_SET(t->tx, f->it->iflags,
+		              (uint8_t)(f->it->iflags | MC_IF_TOKEN_SENT));
+	if (!rc && g->touch)
+		rc = PMTX_SET(t->tx, f->it->exptime, g->exptime);
+	if (!rc && !g->no_update && now - f->it->time >= MC_BUMP_SECONDS)
 		rc = do_lru_bump(s, t, f->off, now);
 	return rc;
 }
 
 static int needs_writes(struct mc_store *s, const struct mc_item *it,
-                        int touch, int64_t now)
+                        const struct mc_mget *g, int64_t now)
 {
-	return touch || !mc_item_live(s, it, now) ||
-	       now - it->time >= MC_BUMP_SECONDS;
+	return g->touch || !mc_item_live(s, it, now) || wins_token(g, it) ||
+	       (!g->no_update && now - it->time >= MC_BUMP_SECONDS);
 }
 
 static void lock_key(struct mc_store *s, unsigned stripe)
@@ -391,52 +469,111 @@ static void unlock_key(struct mc_store *s, unsigned stripe)
 
 /* I7: 1 if the get was served without a transaction, 0 if it needs one,
  * or a negative status. */
-static int get_plain(struct mc_store *s, const char *key, size_t nkey,
-                     uint64_t h, int64_t now, struct mc_ref *ref)
+static int get_plain(struct mc_store *s, const struct mc_mget *g, uint64_t h,
+                     int64_t now, struct mc_ref *ref)
 {
 	unsigned stripe = mc_stripe_of(s, h);
 	pmtx_off link, off = 0;
 	lock_key(s, stripe);
-	int rc = do_assoc_find(s, NULL, key, nkey, h, &link, &off);
+	int rc = do_assoc_find(s, NULL, g->key, g->nkey, h, &link, &off);
 	struct mc_item *it = off ? mc_item_at(s->r, off) : NULL;
-	int served = !rc && (!off || (it && !needs_writes(s, it, 0, now)));
+	int served = !rc && (!off ? !g->vivify
+	                          : it && !needs_writes(s, it, g, now));
 	if (served && it)
-		take_ref(s, it, off, ref);
+		take_ref(s, it, off, !g->no_update, now, ref);
 	unlock_key(s, stripe);
 	return rc ? rc : served;
+}
+
+/* mg N on a miss: an empty item (flags 0, the N expiry, its key never
+ * marked binary, as memcached's), its token sent to this client; found
+ * again in f. A cache with no room for it leaves a miss (*res not
+ * MC_STORED): memcached's failed item_alloc. */
+static int vivify(struct mc_store *s, struct mc_txn *t,
+                  const struct mc_mget *g, struct found *f, int64_t now,
+                  enum mc_result *res)
+{
+	struct mc_put p = {.mode = MC_ADD, .key = g->key, .nkey = g->nkey,
+	                   .exptime = g->viv_exptime, .value = "",
+	                   .iflags = MC_IF_TOKEN_SENT};
+	int rc = put_new(s, t, &p, f, now, res, NULL);
+	if (rc || *res != MC_STORED)
+		return rc;
+	rc = do_assoc_find(s, t->tx, g->key, g->nkey, f->h, &f->link, &f->off);
+	if (!rc && !f->off)
+		rc = PMTX_E_CORRUPT;
+	f->it = rc ? NULL : mc_item_at(s->r, f->off);
+	return rc;
+}
+
+/* The transactional get: f found in it, the writes made, ref taken. */
+static int get_tx(struct mc_store *s, struct mc_txn *t,
+                  const struct mc_mget *g, struct found *f, int64_t now,
+                  struct mc_ref *ref)
+{
+	int won = 0, created = 0;
+	enum mc_result res = MC_STORED;
+	int rc = do_assoc_find(s, t->tx, g->key, g->nkey, f->h, &f->link,
+	                       &f->off);
+	f->it = !rc && f->off ? mc_item_at(s->r, f->off) : NULL;
+	uint8_t before = f->it ? f->it->iflags : 0;
+	int64_t exp_before = f->it ? f->it->exptime : 0;
+	if (!rc && f->off && needs_writes(s, f->it, g, now))
+		rc = get_writes(s, t, f, g, now, &won);
+	if (!rc && !f->off && g->vivify) {
+		rc = vivify(s, t, g, f, now, &res);
+		if ((!rc || rc == ENOSPC) && res != MC_STORED)
+			return EAGAIN; /* undo its evictions: a miss */
+		won = created = 1;
+		before = 0, exp_before = 0; /* memcached's item_alloc's */
+	}
+	if (rc || !f->off)
+		return rc;
+	take_ref(s, f->it, f->off, !g->no_update, now, ref);
+	ref->iflags = before; /* undo: the new state is in place already */
+	ref->exptime = exp_before;
+	ref->won = (uint8_t)won;
+	ref->created = (uint8_t)created;
+	return 0;
+}
+
+int mc_store_mget(struct mc_store *s, unsigned slot, const struct mc_mget *g,
+                  struct mc_ref *ref)
+{
+	*ref = (struct mc_ref){0};
+	if (!key_ok(g->key, g->nkey))
+		return PMTX_E_INVAL;
+	struct found f = {.h = mc_hash(g->key, g->nkey)};
+	if (!g->touch) {
+		int served = get_plain(s, g, f.h, mc_now(s), ref);
+		if (served)
+			return served < 0 ? served : 0;
+	}
+	struct mc_txn t;
+	int rc = mc_txn_begin(s, &t, slot, mc_stripe_of(s, f.h));
+	if (rc)
+		return rc;
+	rc = get_tx(s, &t, g, &f, mc_now(s), ref);
+	rc = mc_txn_end(&t, rc);
+	if (rc == EAGAIN && !ref->off)
+		return 0; /* vivify found no room: a miss */
+	if (rc && ref->created) /* its block went with the rollback */
+		*ref = (struct mc_ref){0};
+	if (rc && ref->off) { /* the reference went with the rollback */
+		mc_store_release(s, slot, ref);
+		*ref = (struct mc_ref){0};
+	}
+	return rc;
 }
 
 int mc_store_get(struct mc_store *s, unsigned slot, const char *key,
                  size_t nkey, int touch, int64_t exptime, struct mc_ref *ref)
 {
-	*ref = (struct mc_ref){0};
-	if (!key_ok(key, nkey))
-		return PMTX_E_INVAL;
-	struct found f = {.h = mc_hash(key, nkey)};
-	if (!touch) {
-		int served = get_plain(s, key, nkey, f.h, mc_now(s), ref);
-		if (served)
-			return served < 0 ? served : 0;
-	}
-	struct mc_txn t;
-	int64_t now = mc_now(s);
-	int rc = mc_txn_begin(s, &t, slot, mc_stripe_of(s, f.h));
-	if (!rc)
-		rc = do_assoc_find(s, t.tx, key, nkey, f.h, &f.link, &f.off);
-	if (!rc && f.off) {
-		f.it = mc_item_at(s->r, f.off);
-		if (needs_writes(s, f.it, touch, now))
-			rc = get_writes(s, &t, &f, touch, exptime, now);
-		if (!rc && f.off)
-			take_ref(s, f.it, f.off, ref);
-		if (!rc && f.off && touch)
-			ref->exptime = exptime; /* redo: not in place yet */
-	}
-	rc = mc_txn_end(&t, rc);
-	if (rc && ref->off) { /* the reference went with the rollback */
-		mc_store_release(s, slot, ref);
-		*ref = (struct mc_ref){0};
-	}
+	struct mc_mget g = {.key = key, .nkey = nkey, .touch = touch,
+	                    .exptime = exptime};
+	int rc = mc_store_mget(s, slot, &g, ref);
+	if (ref->off && touch)
+		ref->exptime = exptime;
 	return rc;
 }
 
@@ -501,33 +638,82 @@ static int with_item(struct mc_store *s, unsigned slot, const char *key,
 }
 
 struct delete_arg {
-	uint64_t cas; /* 0: any */
+	const struct mc_mdel *d;
 	enum mc_result *res;
 };
+
+/* md I: the item stays, stale, with a new unique and its token free for
+ * the next reader (I8); T sets its expiry. */
+static int mark_stale(struct mc_store *s, struct mc_txn *t, struct found *f,
+                      const struct mc_mdel *d)
+{
+	uint8_t fl = (uint8_t)((f->it->iflags | MC_IF_STALE) &
+	                       ~MC_IF_TOKEN_SENT);
+	int rc = PMTX_SET(t->tx, f->it->iflags, fl);
+	if (!rc)
+		rc = PMTX_SET(t->tx, f->it->cas, next_cas(s));
+	if (!rc && d->touch)
+		rc = PMTX_SET(t->tx, f->it->exptime, d->exptime);
+	return rc;
+}
 
 static int op_delete(struct mc_store *s, struct mc_txn *t, struct found *f,
                      void *arg)
 {
 	struct delete_arg *a = arg;
-	if (f->off && a->cas && f->it->cas != a->cas) {
+	if (f->off && a->d->cas && f->it->cas != a->d->cas) {
 		*a->res = MC_EXISTS;
 		return 0;
 	}
 	*a->res = f->off ? MC_DELETED : MC_NOT_FOUND;
-	return f->off ? do_item_remove(s, t, f->link, f->off) : 0;
+	if (!f->off)
+		return 0;
+	if (a->d->stale)
+		return mark_stale(s, t, f, a->d);
+	return do_item_remove(s, t, f->link, f->off);
+}
+
+int mc_store_mdelete(struct mc_store *s, unsigned slot,
+                     const struct mc_mdel *d, enum mc_result *res)
+{
+	struct delete_arg a = {d, res};
+	return with_item(s, slot, d->key, d->nkey, op_delete, &a);
 }
 
 int mc_store_delete_cas(struct mc_store *s, unsigned slot, const char *key,
                         size_t nkey, uint64_t cas, enum mc_result *res)
 {
-	struct delete_arg a = {cas, res};
-	return with_item(s, slot, key, nkey, op_delete, &a);
+	struct mc_mdel d = {.key = key, .nkey = nkey, .cas = cas};
+	return mc_store_mdelete(s, slot, &d, res);
 }
 
 int mc_store_delete(struct mc_store *s, unsigned slot, const char *key,
                     size_t nkey, enum mc_result *res)
 {
 	return mc_store_delete_cas(s, slot, key, nkey, 0, res);
+}
+
+int mc_store_reap(struct mc_store *s, unsigned slot, const char *key,
+                  size_t nkey, int *reaped)
+{
+	struct found f = {.h = mc_hash(key, nkey)};
+	struct mc_txn t;
+	*reaped = 0;
+	if (!key_ok(key, nkey))
+		return PMTX_E_INVAL;
+	int rc = mc_txn_begin(s, &t, slot, mc_stripe_of(s, f.h));
+	if (rc)
+		return rc;
+	rc = do_assoc_find(s, t.tx, key, nkey, f.h, &f.link, &f.off);
+	if (!rc && f.off && !mc_item_live(s, mc_item_at(s->r, f.off),
+	                                  mc_now(s))) {
+		rc = do_item_remove(s, &t, f.link, f.off);
+		*reaped = !rc;
+	}
+	rc = mc_txn_end(&t, rc);
+	if (rc)
+		*reaped = 0;
+	return rc;
 }
 
 struct touch_arg {

@@ -25,10 +25,24 @@
  *          (lesson 8): their value after a restart is meaningless, and an
  *          item whose refgen differs from the running generation has no
  *          references. They are never flushed.
+ *      (c) atime and fetched, an item's last access and whether it was
+ *          read since stored (meta mg l and h, me), written by every read
+ *          without a transaction (so that a read stays a read: memcached
+ *          keeps them in DRAM). Each is one aligned store under the
+ *          item's stripe lock, never flushed: after a restart each holds
+ *          its last value or an older one that reached the media (kill
+ *          -9 on the hardware backend keeps the last: the memory is the
+ *          file), and is read validated (items.c I8), so that no value
+ *          can mislead.
  *  L3. An item is reachable from exactly one place: a hash chain (and
  *      then also its LRU list) or a pending-reclamation list. Every
  *      allocated item block is reachable (no leak after any crash).
  *  L4. Format changes bump MC_FORMAT_MAJOR (incompatible) or the minor.
+ *      A region of another major is refused, never converted
+ *      (restart.c R1): the cache is started anew in another file.
+ *      History: 1.0 the first; 2.0 the meta protocol's item state
+ *      (iflags, atime, fetched; the item header grew from 80 to 96
+ *      bytes and slot became one byte).
  */
 #ifndef MC_LAYOUT_H
 #define MC_LAYOUT_H
@@ -40,7 +54,7 @@
 
 #define MC_LAYOUT "pmcached"
 #define MC_MAGIC 0x4448434143504d50ull /* "PMCACHED" */
-#define MC_FORMAT_MAJOR 1
+#define MC_FORMAT_MAJOR 2
 #define MC_FORMAT_MINOR 0
 
 #define MC_NLRU 16      /* LRU lists, by key hash */
@@ -87,6 +101,17 @@ enum mc_link {
 	MC_LINK_PENDING = 2, /* on a pending-reclamation list */
 };
 
+/* Bits of mc_item.iflags (persistent; values fixed, only appended):
+ * memcached's ITEM_STALE, ITEM_TOKEN_SENT and ITEM_KEY_BINARY. */
+enum mc_iflag {
+	MC_IF_STALE = 1,      /* invalidated (md I, ms I): served marked X */
+	MC_IF_TOKEN_SENT = 2, /* a client won the right to recache it (W);
+	                       * later ones are told Z */
+	MC_IF_KEY_BINARY = 4, /* stored under a base64 (b) key: k returns it
+	                       * in base64 */
+	MC_IF_ALL = 7,
+};
+
 struct mc_item {
 	pmtx_off h_next;     /* next in the hash chain */
 	pmtx_off prev, next; /* LRU list, or pending list (doubly linked) */
@@ -98,14 +123,20 @@ struct mc_item {
 	uint32_t nbytes;     /* value bytes */
 	uint8_t lru;         /* which LRU list (L3) */
 	uint8_t link;        /* enum mc_link */
-	uint16_t slot;       /* pending list, while MC_LINK_PENDING */
+	uint8_t slot;        /* pending list, while MC_LINK_PENDING */
+	uint8_t iflags;      /* enum mc_iflag */
 	uint64_t refgen;     /* nonpersistent (L2b): generation of refcount */
 	uint64_t refcount;   /* nonpersistent (L2b): live references */
+	int64_t atime;       /* naked (L2c): last read (seconds) */
+	uint8_t fetched;     /* naked (L2c): read since stored (0 or 1) */
+	uint8_t reserved[7]; /* zero */
 	/* key (nkey bytes), then value (nbytes bytes) */
 };
-_Static_assert(sizeof(struct mc_item) == 80, "item header size");
+_Static_assert(sizeof(struct mc_item) == 96, "item header size");
+_Static_assert(offsetof(struct mc_item, iflags) == 63, "item iflags");
 _Static_assert(offsetof(struct mc_item, refgen) == 64,
                "nonpersistent fields share one line, after the rest");
+_Static_assert(MC_NPENDING <= 256, "slot is one byte");
 
 static inline size_t mc_item_bytes(size_t nkey, size_t nbytes)
 {

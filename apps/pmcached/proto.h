@@ -129,16 +129,23 @@ size_t mc_reply_value(char *out, size_t cap, struct mc_str key,
                       uint64_t cas);
 size_t mc_reply_number(char *out, size_t cap, uint64_t value);
 size_t mc_reply_version(char *out, size_t cap, const char *version);
+/* in as base64, as memcached writes a binary key back. */
+size_t mc_base64_encode(struct mc_str in, char *out, size_t cap);
 /* Meta reply: code is "HD", "VA", "EN", "NF", "NS", "EX", "MN", "ME".
- * The return flags of the request (k, O, b, and the given values for
- * c, f, s, t) follow it; for VA the data block too, unless v->data.p is
- * NULL (the caller then sends data.len bytes and "\r\n"). Returns 0 (and
- * writes nothing) when q suppresses it. */
+ * The return flags of the request follow it, those memcached 1.6.18
+ * echoes for that command and code (O and k always; a mg hit's c f h l s
+ * t, a ma hit's c t, ms's c) with the given values; for VA the data
+ * block too, unless v->data.p is NULL (the caller then sends data.len
+ * bytes and "\r\n"). Returns 0 (and writes nothing) when q hides it. */
 struct mc_meta_values {
 	uint64_t cas;
 	uint32_t flags;
 	int64_t ttl;    /* -1: no expiry */
 	struct mc_str data;
+	uint64_t la;    /* mg l: seconds since the last access */
+	bool fetched;   /* mg h: read before */
+	bool key_binary; /* mg hit: the item's key is binary (k in base64) */
+	const char *tail; /* after the flags on a hit: mg's " Z X W" */
 };
 size_t mc_reply_meta(char *out, size_t cap, const struct mc_request *req,
                      const char *code, const struct mc_meta_values *v);

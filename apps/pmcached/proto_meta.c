@@ -7,7 +7,7 @@
  *   mg <key> <flag>*           md <key> <flag>*        ma <key> <flag>*
  *   ms <key> <datalen> <flag>* then <datalen> bytes and "\r\n"
  *   mn                         me <key>
- * Flags known to memcached 1.6.18: b c f h k l q s t u v x I O P L
+ * Flags known to memcached 1.6.18: b c f h k l q s t u v I O P L
  * (no token checked), N T R (int32), C D J (uint64), M (one letter).
  *
  * Invariants:
@@ -101,7 +101,7 @@ static const char *check_flag(struct mc_request *req, struct mc_str w)
 	uint64_t u64;
 	if (mc_meta_find(req, f))
 		return "CLIENT_ERROR duplicate flag";
-	if (strchr("bcfhklqstuvxIOPL", f) && f != '\0') {
+	if (strchr("bcfhklqstuvIOPL", f) && f != '\0') {
 		req->base64 |= f == 'b';
 		req->quiet |= f == 'q';
 		if (f == 'O')

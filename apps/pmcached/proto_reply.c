@@ -8,7 +8,7 @@
  *     written are not part of any reply.
  *  2. Helpers are pure: the output is a function of the arguments.
  *  3. Meta return flags come in the order the request gave them, as
- *     memcached echoes them (but "b", which comes last).
+ *     memcached echoes them; a binary key's " b" right after it.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -74,6 +74,13 @@ static size_t done(const struct out *o)
 	return o->full ? 0 : o->n;
 }
 
+size_t mc_base64_encode(struct mc_str in, char *out, size_t cap)
+{
+	struct out o = {out, cap, 0, false};
+	put_b64(&o, in.p, in.len);
+	return done(&o);
+}
+
 size_t mc_reply_line(char *out, size_t cap, const char *text)
 {
 	struct out o = {out, cap, 0, false};
@@ -131,34 +138,62 @@ bool mc_meta_quiet_hides(const struct mc_request *req, const char *code)
 	return strcmp(code, "HD") == 0;
 }
 
-/* Misses (EN, NF) echo only O and k; the others every return flag. A
- * base64 key is returned as sent, with a "b" after all the flags. */
+/* Which return flags a reply echoes besides O and k (memcached 1.6.18):
+ * a mg hit its c f h l s t, ms its c (0 unless stored), a ma hit its c
+ * and t; misses and md none. */
+static const char *echoed(const struct mc_request *req, bool hit)
+{
+	switch (req->cmd) {
+	case MC_CMD_MG: return hit ? "cfhlst" : "";
+	case MC_CMD_MS: return "c";
+	case MC_CMD_MA: return hit ? "ct" : "";
+	default: return "";
+	}
+}
+
+/* k: the key, in base64 and followed by " b" when binary (the item's
+ * form on a mg hit, the request's otherwise), as memcached's META_KEY. */
+static void meta_key(struct out *o, const struct mc_request *req,
+                     bool hit, const struct mc_meta_values *v)
+{
+	bool bin = hit && v && req->cmd == MC_CMD_MG ? v->key_binary
+	                                             : req->base64;
+	const char *k = req->base64 ? req->bkey : req->key.p;
+	size_t n = req->base64 ? req->bkey_len : req->key.len;
+	put(o, " k", 2);
+	if (!bin)
+		return put(o, k, n);
+	put_b64(o, k, n);
+	put(o, " b", 2);
+}
+
 static void meta_flag(struct out *o, const struct mc_request *req,
                       const struct mc_meta_flag *f, bool hit,
                       const struct mc_meta_values *v)
 {
 	char c = f->flag;
-	if (c == 'O' || c == 'k' ||
-	    (hit && v && strchr("cfst", c))) {
-		put(o, " ", 1);
-		put(o, &c, 1);
+	if (c == 'k')
+		return meta_key(o, req, hit, v);
+	if (c == 'O') {
+		put(o, " O", 2);
+		return put(o, f->tok.p, f->tok.len);
 	}
-	if (c == 'O')
-		put(o, f->tok.p, f->tok.len);
-	else if (c == 'k' && req->base64)
-		put_b64(o, req->bkey, req->bkey_len);
-	else if (c == 'k')
-		put(o, req->key.p, req->key.len);
-	else if (!hit || !v)
+	if (!strchr(echoed(req, hit), c) || c == '\0')
 		return;
-	else if (c == 'c')
-		putu(o, v->cas);
+	put(o, " ", 1);
+	put(o, &c, 1);
+	if (c == 'c')
+		putu(o, v ? v->cas : 0);
 	else if (c == 'f')
-		putu(o, v->flags);
+		putu(o, v ? v->flags : 0);
 	else if (c == 's')
-		putu(o, v->data.len);
+		putu(o, v ? v->data.len : 0);
 	else if (c == 't')
-		puti(o, v->ttl);
+		puti(o, v ? v->ttl : -1);
+	else if (c == 'l')
+		putu(o, v ? v->la : 0);
+	else if (c == 'h')
+		put(o, v && v->fetched ? "1" : "0", 1);
 }
 
 size_t mc_reply_meta(char *out, size_t cap, const struct mc_request *req,
@@ -176,8 +211,8 @@ size_t mc_reply_meta(char *out, size_t cap, const struct mc_request *req,
 	}
 	for (size_t i = 0; i < req->nmflags; i++)
 		meta_flag(&o, req, &req->mflags[i], hit, v);
-	if (req->base64 && mc_meta_find(req, 'k'))
-		put(&o, " b", 2);
+	if (hit && v && v->tail)
+		puts_(&o, v->tail);
 	put(&o, "\r\n", 2);
 	if (va && v && v->data.p) { /* NULL: the caller sends the data */
 		put(&o, v->data.p, v->data.len);

@@ -10,7 +10,9 @@
  *  R1. Validate the root (magic, format, hashpower, table blocks, the
  *      expansion state, the LRU ends, the pending heads): a region of
  *      another application or format, or a corrupt root, is refused with
- *      a message (mc_store_errmsg) and never written.
+ *      a message (mc_store_errmsg) and never written. A region of
+ *      another format major is refused too, with what to do (layout.h
+ *      L4): no older format is converted.
  *  R2. Start a new generation (one transaction): every refcount left in
  *      an item by the previous run now means "no reference" (lesson 8).
  *  R3. Free every item on the pending-reclamation lists (lesson 7): they
@@ -77,10 +79,8 @@ static int check_root(pmtx_region *r, const struct mc_root *root)
 {
 	if (root->magic != MC_MAGIC)
 		return fail(PMTX_E_BAD_MAGIC, "not a pmcached region");
-	if (root->major != MC_FORMAT_MAJOR)
-		return fail(PMTX_E_BAD_VERSION, "pmcached format %u.%u, this "
-		            "build reads %u.x", root->major, root->minor,
-		            MC_FORMAT_MAJOR);
+	if (mc_format_msg(root, errmsg, sizeof(errmsg)))
+		return PMTX_E_BAD_VERSION;
 	if (!table_ok(r, root->table, root->hashpower))
 		return fail(PMTX_E_CORRUPT, "bad hash table");
 	if (root->old_table &&
@@ -202,6 +202,7 @@ int mc_store_attach(pmtx_region *r, const mc_store_opts *o,
 	s->mem_limit = o->mem_limit;
 	s->no_evict = o->no_evict;
 	s->now = o->now, s->now_arg = o->now_arg;
+	s->on_item_event = o->on_item_event, s->event_arg = o->event_arg;
 	init_locks(s);
 	int rc = rsize < sizeof(struct mc_root)
 	                 ? fail(PMTX_E_BAD_LAYOUT, "root is too small") : 0;
@@ -288,7 +289,7 @@ int do_pending_push(struct mc_store *s, struct mc_txn *t, pmtx_off off)
 	if (!rc)
 		rc = PMTX_SET(t->tx, it->link, (uint8_t)MC_LINK_PENDING);
 	if (!rc)
-		rc = PMTX_SET(t->tx, it->slot, (uint16_t)t->slot);
+		rc = PMTX_SET(t->tx, it->slot, (uint8_t)t->slot);
 	if (!rc)
 		rc = PMTX_SET(t->tx, it->prev, 0);
 	pmtx_off first = MC_RD(t->tx, *head);

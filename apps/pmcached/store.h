@@ -21,7 +21,26 @@
 
 #include <pmtx.h>
 
+#include "layout.h" /* enum mc_iflag, the item state a reference shows */
+
 struct mc_store;
+
+/* One item as a walk of the cache shows it (mc_store_walk_lru,
+ * mc_store_item_meta), and an eviction or a refusal reports it. */
+struct mc_item_meta {
+	uint64_t off, cas;   /* the item's block, and its unique */
+	const char *key;     /* NULL where the item is gone (an event) */
+	size_t nkey, nbytes;
+	uint32_t flags;
+	int64_t exptime;     /* absolute seconds, 0 never */
+	int64_t time;        /* stored, or last moved to its LRU head */
+	int live;            /* not expired, not flushed */
+};
+
+enum mc_item_event {
+	MC_EV_EVICTED,       /* evicted: committed */
+	MC_EV_NO_MEMORY,     /* a store refused MC_NO_MEMORY: its sizes */
+};
 
 typedef struct mc_store_opts {
 	size_t mem_limit;        /* item bytes (-m); 0 = 64 MiB */
@@ -37,6 +56,12 @@ typedef struct mc_store_opts {
 	/* The clock, seconds since the epoch; NULL = time(). */
 	int64_t (*now)(void *arg);
 	void *now_arg;
+	/* Told of each eviction once it has committed, and of each store
+	 * refused for want of memory, with no store lock held (statistics;
+	 * may be NULL). */
+	void (*on_item_event)(void *arg, enum mc_item_event ev,
+	                      const struct mc_item_meta *m);
+	void *event_arg;
 } mc_store_opts;
 
 void mc_store_opts_init(mc_store_opts *o);
@@ -86,6 +111,10 @@ struct mc_put {
 	uint64_t if_cas;   /* MC_APPEND, MC_PREPEND: if nonzero, an item of
 	                    * another unique is left as it is (MC_EXISTS);
 	                    * memcached's binary protocol */
+	int stale_ok;      /* MC_CAS (ms I): a unique older than the item's
+	                    * stores too, as a stale item that keeps the old
+	                    * expiry and token (memcached's CAS_STALE) */
+	uint8_t iflags;    /* MC_IF_KEY_BINARY: the key came in base64 */
 };
 
 /* Store. *res: STORED, NOT_STORED, EXISTS, NOT_FOUND, TOO_LARGE or
@@ -104,6 +133,13 @@ struct mc_ref {
 	uint32_t flags;
 	uint64_t cas;
 	int64_t exptime;
+	/* the meta protocol's item state (layout.h enum mc_iflag), as it was
+	 * before this read */
+	uint8_t iflags;
+	uint8_t fetched;     /* read since stored (mg h) */
+	uint8_t won;         /* mc_store_mget: this read won the token (W) */
+	uint8_t created;     /* mc_store_mget: vivified by this read (N) */
+	int64_t atime;       /* last access (mg l), or the store's time */
 };
 
 /* Look up key; ref->off == 0 if absent or expired. With touch, set its
@@ -112,6 +148,30 @@ int mc_store_get(struct mc_store *s, unsigned slot, const char *key,
                  size_t nkey, int touch, int64_t exptime, struct mc_ref *ref);
 int mc_store_release(struct mc_store *s, unsigned slot, struct mc_ref *ref);
 
+/* A meta get (mg, me): mc_store_get's lookup with the meta protocol's
+ * item state (items.c I8); ref->exptime is the expiry before this read
+ * (0 for a vivified item). A read records itself (atime, fetched, the
+ * LRU) unless no_update. With tokens, the first reader of a stale item,
+ * or with recache of an item expiring before recache_time, wins its
+ * recache token (ref->won), kept in the region before the call returns;
+ * with vivify a miss creates an empty item (flags 0, expiry
+ * viv_exptime) whose token its creator wins (ref->created). */
+struct mc_mget {
+	const char *key;
+	size_t nkey;
+	int touch;               /* set the expiry to exptime (T) */
+	int64_t exptime;
+	int no_update;           /* u, me */
+	int tokens;              /* mg: stale items' and R's tokens */
+	int vivify;              /* N */
+	int64_t viv_exptime;
+	int recache;             /* R */
+	int64_t recache_time;
+	int recache_after_touch; /* R judges T's new expiry (T came first) */
+};
+int mc_store_mget(struct mc_store *s, unsigned slot, const struct mc_mget *g,
+                  struct mc_ref *ref);
+
 /* *res: DELETED or NOT_FOUND. */
 int mc_store_delete(struct mc_store *s, unsigned slot, const char *key,
                     size_t nkey, enum mc_result *res);
@@ -119,6 +179,20 @@ int mc_store_delete(struct mc_store *s, unsigned slot, const char *key,
  * it is (*res EXISTS). */
 int mc_store_delete_cas(struct mc_store *s, unsigned slot, const char *key,
                         size_t nkey, uint64_t cas, enum mc_result *res);
+/* A meta delete (md): with cas nonzero, as mc_store_delete_cas; with
+ * stale (md I) the item is not removed but marked stale, given a new
+ * unique and its token freed (and with touch its expiry set): *res
+ * DELETED, NOT_FOUND or EXISTS. */
+struct mc_mdel {
+	const char *key;
+	size_t nkey;
+	uint64_t cas;
+	int stale;
+	int touch;
+	int64_t exptime;
+};
+int mc_store_mdelete(struct mc_store *s, unsigned slot,
+                     const struct mc_mdel *d, enum mc_result *res);
 /* incr (decr = 0) or decr by delta: *res STORED (value in *out),
  * NOT_FOUND or NON_NUMERIC. Decr stops at 0; incr wraps at 2^64. */
 int mc_store_arith(struct mc_store *s, unsigned slot, const char *key,
@@ -161,6 +235,23 @@ struct mc_lru_info {
 };
 int mc_store_lru_info(struct mc_store *s, unsigned l,
                       struct mc_lru_info *out);
+/* Call fn for each item of LRU list l (0 <= l < MC_NLRU), least recently
+ * used first, under the list's lock (fn must not call the store, and m's
+ * key is valid during the call only), until fn returns nonzero; that
+ * value, or 0. Items and their fields are read as they are: a snapshot
+ * for statistics and dumps. */
+int mc_store_walk_lru(struct mc_store *s, unsigned l,
+                      int (*fn)(const struct mc_item_meta *m, void *arg),
+                      void *arg);
+/* The item a walk saw at off with unique cas, if it is still in the
+ * cache: 1 and *m, its key copied to key (MC_KEY_MAX bytes); 0 if it has
+ * gone since (deleted, replaced, evicted). */
+int mc_store_item_meta(struct mc_store *s, uint64_t off, uint64_t cas,
+                       struct mc_item_meta *m, char *key);
+/* Remove key's item if it is dead (expired or flushed), in a transaction
+ * of its own (lru_crawler crawl); *reaped says whether it was. */
+int mc_store_reap(struct mc_store *s, unsigned slot, const char *key,
+                  size_t nkey, int *reaped);
 
 /* Call fn for every item block the cache owns (tables, items on the
  * chains and on the pending lists): the explorer's leak check. */
