@@ -696,9 +696,12 @@ static int op_touch(struct mc_store *s, struct mc_txn *t, struct found *f,
                     void *arg)
 {
 	struct touch_arg *a = arg;
-	(void)s;
+	struct mc_ref ref;
 	*a->res = f->off ? MC_TOUCHED : MC_NOT_FOUND;
-	return f->off ? PMTX_SET(t->tx, f->it->exptime, a->exptime) : 0;
+	if (!f->off)
+		return 0;
+	ref_fill(f->it, f->off, 1, mc_now(s), &ref); /* a read too (I8) */
+	return PMTX_SET(t->tx, f->it->exptime, a->exptime);
 }
 
 int mc_store_touch(struct mc_store *s, unsigned slot, const char *key,
@@ -745,7 +748,9 @@ static int parse_u64(const char *v, size_t n, uint64_t *out)
 }
 
 /* memcached's arithmetic: a shorter result is written in place, padded
- * with spaces; a longer one makes a new item. */
+ * with spaces, unless a reference holds the item (a reply still to send
+ * its value: memcached's refcount test); a longer one, or a referenced
+ * item, makes a new item. */
 /* What arithmetic finds before it computes: STORED to go on, with the
  * item's number in *v. */
 static enum mc_result arith_admit(const struct mc_arith *a,
@@ -774,7 +779,7 @@ static int op_arith(struct mc_store *s, struct mc_txn *t, struct found *f,
 	char buf[24];
 	int n = snprintf(buf, sizeof(buf), "%llu", (unsigned long long)v);
 	*aa->out = v;
-	if ((size_t)n <= f->it->nbytes) {
+	if ((size_t)n <= f->it->nbytes && !referenced(s, f->it)) {
 		char pad[24];
 		uint64_t cas = next_cas(s);
 		memset(pad, ' ', sizeof(pad));
