@@ -161,7 +161,8 @@ int mc_store_peek(pmtx_region *r, const char *key, size_t nkey, int64_t now,
 		return rc;
 	*ref = (struct mc_ref){.off = off, .value = mc_item_value(it),
 	                       .nbytes = it->nbytes, .flags = it->flags,
-	                       .cas = it->cas, .exptime = it->exptime};
+	                       .cas = it->cas, .exptime = it->exptime,
+	                       .iflags = it->iflags};
 	return 0;
 }
 

@@ -8,9 +8,14 @@
  *
  * The run: keys key0..key9, one thread; operation i is chosen from the
  * seed: set, add, replace, append, prepend, cas (right and wrong unique),
- * delete, a numeric set, incr, decr, touch, flush_all, and hold / release
+ * delete, a numeric set, incr, decr, touch, flush_all, hold / release
  * of a reference (a get whose item is then deleted or replaced goes to a
- * pending-reclamation list). The memory limit is small, so stores evict;
+ * pending-reclamation list; an incr of a held item makes a new one), and
+ * the meta protocol's state changes (items.c I8): md I (stale), mg
+ * winning a stale item's token, mg N (vivify a miss, won), mg R (a
+ * touched item's token), ms I with an older unique (a stale store). The
+ * model keeps each key's stale and token bits and whether its expiry is
+ * set, and the observed word of a key includes its bits. The memory limit is small, so stores evict;
  * the table starts at 4 buckets, so it expands. The model replays the
  * same operations on a plain copy of the cache's rules (values, LRU lists
  * and eviction order, flush_all's lazy removal), so atomicity is checked
@@ -25,6 +30,12 @@
  * items are far more than the run can evict and older than every key,
  * so the keys are never victims and the model is plain: each key holds
  * its last value.
+ *
+ * The checker's own tests (CTest pmcached_explore_catches_*):
+ * MC_EXPLORE_BREAK=model makes the model forget that mg N's vivified
+ * item has its token sent, and MC_EXPLORE_BREAK=split runs ms I's
+ * stale store as two transactions (a fresh store, then md I); each must
+ * be reported.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,7 +52,15 @@
 
 enum kind { K_SET, K_ADD, K_REPLACE, K_APPEND, K_PREPEND, K_CAS_GOOD,
             K_CAS_BAD, K_DELETE, K_SETNUM, K_INCR, K_DECR, K_TOUCH,
-            K_HOLD, K_RELEASE, K_FLUSH, NKINDS };
+            K_HOLD, K_RELEASE, K_FLUSH, K_STALE, K_WIN, K_VIVIFY,
+            K_RECACHE, K_CAS_STALE, NKINDS };
+
+/* MC_EXPLORE_BREAK: what the checker's own tests break ("" none). */
+static int broken(const char *what)
+{
+	const char *b = getenv("MC_EXPLORE_BREAK");
+	return b && strcmp(b, what) == 0;
+}
 
 static uint64_t mix(uint64_t x)
 {
@@ -65,6 +84,11 @@ static void op_of(uint64_t seed, uint64_t i, struct op *o)
 	if (o->kind == K_FLUSH && (r >> 8) % 4)
 		o->kind = K_SET; /* flush_all only now and then */
 	o->key = (unsigned)((r >> 16) % NKEYS);
+	if (o->kind >= K_STALE && i > 0) { /* the meta ops follow a key */
+		struct op prev;
+		op_of(seed, i - 1, &prev);
+		o->key = prev.key;
+	}
 	if (o->kind == K_SETNUM) {
 		o->n = (size_t)snprintf(o->val, sizeof(o->val), "%llu",
 		                        (unsigned long long)(i * 7919));
@@ -137,18 +161,43 @@ static int run_put(struct mc_store *s, const struct op *o, const char *key,
 	static const enum mc_put_mode modes[] = {
 		[K_SET] = MC_SET, [K_ADD] = MC_ADD, [K_REPLACE] = MC_REPLACE,
 		[K_APPEND] = MC_APPEND, [K_PREPEND] = MC_PREPEND,
-		[K_CAS_GOOD] = MC_CAS, [K_CAS_BAD] = MC_CAS, [K_SETNUM] = MC_SET};
+		[K_CAS_GOOD] = MC_CAS, [K_CAS_BAD] = MC_CAS, [K_SETNUM] = MC_SET,
+		[K_CAS_STALE] = MC_CAS};
 	struct mc_put p = {.mode = modes[o->kind], .key = key, .nkey = 4,
 	                   .flags = (uint32_t)i, .value = o->val,
 	                   .nbytes = o->n, .cas = 1};
 	enum mc_result res;
-	if (o->kind == K_CAS_GOOD) {
+	if (o->kind == K_CAS_GOOD || o->kind == K_CAS_STALE) {
 		struct mc_ref ref;
 		int rc = mc_store_get(s, 0, key, 4, 0, 0, &ref);
 		if (rc || (p.cas = ref.cas, rc = mc_store_release(s, 0, &ref)))
 			return rc;
 	}
+	if (o->kind == K_CAS_STALE && p.cas && broken("split")) {
+		struct mc_mdel d = {.key = key, .nkey = 4, .stale = 1};
+		int rc = mc_store_put(s, 0, &p, &res, NULL);
+		return rc || res != MC_STORED ? rc
+		                              : mc_store_mdelete(s, 0, &d, &res);
+	}
+	if (o->kind == K_CAS_STALE && p.cas) /* older: stored stale */
+		p.cas -= 1, p.stale_ok = 1;
 	return mc_store_put(s, 0, &p, &res, NULL);
+}
+
+/* The meta operations on key (items.c I8). */
+static int run_meta(struct mc_store *s, const struct op *o, const char *key)
+{
+	struct mc_mget gt = {.key = key, .nkey = 4, .tokens = 1,
+	                     .vivify = o->kind == K_VIVIFY,
+	                     .recache = o->kind == K_RECACHE,
+	                     .recache_time = NOW + 2000};
+	struct mc_mdel d = {.key = key, .nkey = 4, .stale = 1};
+	struct mc_ref ref;
+	enum mc_result res;
+	if (o->kind == K_STALE)
+		return mc_store_mdelete(s, 0, &d, &res);
+	int rc = mc_store_mget(s, 0, &gt, &ref);
+	return rc ? rc : mc_store_release(s, 0, &ref);
 }
 
 static int store_run(const pmtx_explore_env *e, pmtx_region *r, unsigned t,
@@ -173,6 +222,8 @@ static int store_run(const pmtx_explore_env *e, pmtx_region *r, unsigned t,
 	case K_TOUCH: return mc_store_touch(s, 0, key, 4, NOW + 1000, &res);
 	case K_FLUSH: return mc_store_flush_all(s, 0, 1);
 	case K_RELEASE: return mc_store_release(s, 0, &g.held);
+	case K_STALE: case K_WIN: case K_VIVIFY: case K_RECACHE:
+		return run_meta(s, &o, key);
 	case K_HOLD: {
 		int rc = mc_store_release(s, 0, &g.held);
 		return rc ? rc : mc_store_get(s, 0, key, 4, 0, 0, &g.held);
@@ -209,7 +260,9 @@ static size_t store_observe(const pmtx_explore_env *e, pmtx_region *r,
 			snprintf(msg, len, "lookup of %s failed", key);
 			return (size_t)-1;
 		}
-		out[k] = ref.off ? word_of(ref.value, ref.nbytes, ref.flags) : 0;
+		out[k] = ref.off ? word_of(ref.value, ref.nbytes, ref.flags) ^
+		                           (uint64_t)ref.iflags << 40
+		                 : 0;
 	}
 	return NKEYS;
 }
@@ -237,9 +290,12 @@ struct mkey {
 	char val[1024];
 	size_t n;
 	uint32_t flags;
+	uint8_t iflags;  /* enum mc_iflag */
+	int expires;     /* touched: an expiry after NOW, before R's time */
 };
 
 struct model {
+	int held;        /* the key whose current item K_HOLD holds, or -1 */
 	struct mkey k[NKEYS];
 	int lru[MC_NLRU][NKEYS]; /* key indices, head first */
 	unsigned nlru[MC_NLRU];
@@ -263,18 +319,29 @@ static void m_unlink(struct model *m, unsigned k)
 	m->nlru[l]--;
 	m->bytes -= mc_item_bytes(4, m->k[k].n);
 	m->k[k].state = M_NONE;
+	if (m->held == (int)k)
+		m->held = -1; /* its item is no longer the key's */
 }
 
-static void m_link(struct model *m, unsigned k, const char *v, size_t n,
-                   uint32_t flags)
+/* A new item's value and state. */
+struct mval {
+	const char *v;
+	size_t n;
+	uint32_t flags;
+	uint8_t iflags;
+	int expires;
+};
+
+static void m_link(struct model *m, unsigned k, const struct mval *x)
 {
 	unsigned l = lru_of(k);
 	memmove(&m->lru[l][1], &m->lru[l][0], m->nlru[l] * sizeof(int));
 	m->lru[l][0] = (int)k;
 	m->nlru[l]++;
-	m->k[k] = (struct mkey){.state = M_LIVE, .n = n, .flags = flags};
-	memcpy(m->k[k].val, v, n);
-	m->bytes += mc_item_bytes(4, n);
+	m->k[k] = (struct mkey){.state = M_LIVE, .n = x->n, .flags = x->flags,
+	                        .iflags = x->iflags, .expires = x->expires};
+	memcpy(m->k[k].val, x->v, x->n);
+	m->bytes += mc_item_bytes(4, x->n);
 }
 
 /* lru.c's do_lru_make_room; 0 if it gives up (MC_NO_MEMORY). */
@@ -294,20 +361,31 @@ static int m_make_room(struct model *m, size_t need, unsigned *ctr)
 	return 1;
 }
 
-/* Store value v for key k (old item, if any, replaced). */
-static void m_store(struct model *m, unsigned k, const char *v, size_t n,
-                    uint32_t flags, unsigned *ctr)
+/* Store x for key k (old item, if any, replaced). */
+static void m_store_x(struct model *m, unsigned k, const struct mval *x,
+                      unsigned *ctr)
 {
-	struct model before = *m;
+	static struct model before;
 	char buf[1024];
-	memcpy(buf, v, n);
+	struct mval y = *x;
+	before = *m;
+	memcpy(buf, x->v, x->n);
+	y.v = buf;
 	if (m->k[k].state)
 		m_unlink(m, k);
-	if (!m_make_room(m, mc_item_bytes(4, n), ctr)) {
+	if (!m_make_room(m, mc_item_bytes(4, x->n), ctr)) {
 		*m = before; /* aborted: only the counter moved on */
 		return;
 	}
-	m_link(m, k, buf, n, flags);
+	m_link(m, k, &y);
+}
+
+/* A plain store: a fresh item, no state, no expiry. */
+static void m_store(struct model *m, unsigned k, const char *v, size_t n,
+                    uint32_t flags, unsigned *ctr)
+{
+	struct mval x = {v, n, flags, 0, 0};
+	m_store_x(m, k, &x, ctr);
 }
 
 static int m_parse(const char *v, size_t n, uint64_t *out)
@@ -338,12 +416,39 @@ static void m_arith(struct model *m, unsigned k, int incr, uint64_t d,
 	char buf[24];
 	size_t n = (size_t)snprintf(buf, sizeof(buf), "%llu",
 	                            (unsigned long long)v);
-	if (n <= x->n) {
+	if (n <= x->n && m->held != (int)k) {
 		memset(x->val, ' ', x->n);
 		memcpy(x->val, buf, n);
 		return;
 	}
-	m_store(m, k, buf, n, x->flags, ctr);
+	struct mval y = {buf, n, x->flags, 0, x->expires};
+	m_store_x(m, k, &y, ctr);
+}
+
+/* The meta protocol's operations (items.c I8) on a key found live or
+ * absent (a dead one is already gone). */
+static void m_meta(struct model *m, const struct op *o, uint64_t i,
+                   unsigned *ctr)
+{
+	struct mkey *x = &m->k[o->key];
+	int live = x->state == M_LIVE;
+	int token = x->iflags & MC_IF_TOKEN_SENT;
+	if (o->kind == K_STALE && live) {
+		x->iflags = (uint8_t)((x->iflags | MC_IF_STALE) &
+		                      ~MC_IF_TOKEN_SENT);
+	} else if (o->kind == K_VIVIFY && !live) {
+		struct mval y = {"", 0, 0,
+		                 broken("model") ? 0 : MC_IF_TOKEN_SENT, 0};
+		m_store_x(m, o->key, &y, ctr);
+	} else if (o->kind == K_CAS_STALE && live) {
+		struct mval y = {o->val, o->n, (uint32_t)i,
+		                 (uint8_t)(MC_IF_STALE | token), x->expires};
+		m_store_x(m, o->key, &y, ctr);
+	} else if (live && !token &&
+	           ((x->iflags & MC_IF_STALE) ||
+	            (o->kind == K_RECACHE && x->expires))) {
+		x->iflags |= MC_IF_TOKEN_SENT; /* K_WIN, K_VIVIFY, K_RECACHE */
+	}
 }
 
 static void m_op(struct model *m, const struct op *o, uint64_t i,
@@ -359,7 +464,7 @@ static void m_op(struct model *m, const struct op *o, uint64_t i,
 	case K_REPLACE:
 	case K_CAS_GOOD: if (live) m_store(m, o->key, o->val, o->n, (uint32_t)i, ctr); break;
 	case K_APPEND:
-	case K_PREPEND:
+	case K_PREPEND: {
 		if (!live)
 			break;
 		if (o->kind == K_APPEND) {
@@ -369,9 +474,16 @@ static void m_op(struct model *m, const struct op *o, uint64_t i,
 			memcpy(v, o->val, o->n);
 			memcpy(v + o->n, x->val, x->n);
 		}
-		m_store(m, o->key, v, x->n + o->n, x->flags, ctr);
+		struct mval y = {v, x->n + o->n, x->flags, 0, x->expires};
+		m_store_x(m, o->key, &y, ctr);
 		break;
+	}
 	case K_DELETE: if (live) m_unlink(m, o->key); break;
+	case K_STALE: case K_WIN: case K_VIVIFY: case K_RECACHE:
+	case K_CAS_STALE: m_meta(m, o, i, ctr); break;
+	case K_TOUCH: x->expires = live; break;
+	case K_HOLD: m->held = live ? (int)o->key : -1; break;
+	case K_RELEASE: m->held = -1; break;
 	case K_INCR:
 	case K_DECR: m_arith(m, o->key, o->kind == K_INCR, i, ctr); break;
 	case K_FLUSH:
@@ -379,7 +491,7 @@ static void m_op(struct model *m, const struct op *o, uint64_t i,
 			if (m->k[k].state == M_LIVE)
 				m->k[k].state = M_DEAD;
 		break;
-	case K_CAS_BAD: case K_TOUCH: case K_HOLD: case K_RELEASE: break;
+	case K_CAS_BAD: break;
 	default: m_store(m, o->key, o->val, o->n, (uint32_t)i, ctr); break;
 	}
 }
@@ -393,6 +505,7 @@ static size_t store_model(const pmtx_explore_env *e, unsigned t, uint64_t k,
 	if (max < NKEYS)
 		return 0;
 	memset(&m, 0, sizeof(m));
+	m.held = -1;
 	for (uint64_t i = 0; i < k; i++) {
 		struct op o;
 		op_of(e->seed, i, &o);
@@ -400,7 +513,8 @@ static size_t store_model(const pmtx_explore_env *e, unsigned t, uint64_t k,
 	}
 	for (unsigned j = 0; j < NKEYS; j++)
 		out[j] = m.k[j].state == M_LIVE
-		                 ? word_of(m.k[j].val, m.k[j].n, m.k[j].flags)
+		                 ? word_of(m.k[j].val, m.k[j].n, m.k[j].flags) ^
+		                           (uint64_t)m.k[j].iflags << 40
 		                 : 0;
 	return NKEYS;
 }
@@ -415,7 +529,8 @@ static const pmtx_explore_workload wl_store = {
 	STORE_REGION,
 	.name = "store",
 	.help = "pmcached's store: every command, eviction, expansion, "
-	        "pending reclamation, flush_all",
+	        "pending reclamation, flush_all, the meta protocol's stale "
+	        "items and tokens",
 	.runtimes = PMTX_EXPLORE_UNDO | PMTX_EXPLORE_REDO |
 	            PMTX_EXPLORE_REDO_ASYNC | PMTX_EXPLORE_TWIN,
 	.setup = store_setup, .run = store_run, .model = store_model};
