@@ -148,6 +148,7 @@ static const char *storage_line(struct conn *c, const struct mc_request *req,
 static void cmd_store(struct conn *c, const struct mc_request *req)
 {
 	STAT_INC(c, cmd_set);
+	stats_prefix_set(req->key.p, req->key.len);
 	struct mc_put p = {
 		.mode = put_mode(req->cmd), .key = req->key.p,
 		.nkey = req->key.len, .flags = req->flags,
@@ -208,6 +209,7 @@ static void cmd_get(struct conn *c, const struct mc_request *req)
 			return; /* memcached stops the reply at an error */
 		}
 		count_lookup(c, touch, ref.off != 0);
+		stats_prefix_get(key.p, key.len, ref.off != 0);
 		if (!ref.off)
 			continue;
 		value_header(c, key, &ref, cas);
@@ -222,6 +224,7 @@ static void cmd_get(struct conn *c, const struct mc_request *req)
 static void cmd_delete(struct conn *c, const struct mc_request *req)
 {
 	enum mc_result res;
+	stats_prefix_delete(req->key.p, req->key.len);
 	int rc = mc_store_delete(server.store, slot_of(c), req->key.p,
 	                         req->key.len, &res);
 	if (rc)
@@ -331,6 +334,8 @@ enum cmd_outcome cmd_execute(struct conn *c, struct mc_request *req)
 	case MC_CMD_QUIT: return CMD_CLOSE;
 	case MC_CMD_SHUTDOWN: return CMD_SHUTDOWN;
 	case MC_CMD_STATS: stats_reply(c, req); break;
+	case MC_CMD_LRU_CRAWLER: crawler_command(c, req); break;
+	case MC_CMD_SLABS: stats_slabs_command(c, req); break;
 	case MC_CMD_MG: case MC_CMD_MS: case MC_CMD_MD: case MC_CMD_MA:
 	case MC_CMD_MN: case MC_CMD_ME:
 		STAT_INC(c, cmd_meta);

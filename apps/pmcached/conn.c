@@ -26,6 +26,11 @@
  *      the others on its worker (memcached's conn_yields).
  *  C6. Every reference a connection holds is released exactly once: when
  *      its bytes are written, or when the connection closes.
+ *  C8. A reply made in parts (conn_continue: lru_crawler metadump) holds
+ *      the connection: no request after it is executed until its last
+ *      part is queued, and a part is made only once the one before has
+ *      been written (C4), so a dump of the whole cache never sits in
+ *      memory at once.
  *  C7. A connection speaks one protocol for its whole life: -B's, or
  *      with -B auto (memcached's negotiation) binary if the first byte it
  *      sends is the binary magic 0x80, ascii otherwise. A UDP datagram
@@ -77,6 +82,8 @@ struct conn {
 	struct seg *segs;
 	size_t nsegs, segcap, sent_seg, sent_off;
 	bool oom;                   /* an output allocation failed */
+	conn_more_fn *more;         /* C8: the reply in parts, if any */
+	void *more_arg;
 };
 
 static pthread_mutex_t conns_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -238,8 +245,30 @@ static int flush_output(struct conn *c)
 
 /* ---- lifetime ---- */
 
+void conn_continue(struct conn *c, conn_more_fn *fn, void *arg)
+{
+	c->more = fn;
+	c->more_arg = arg;
+}
+
+bool conn_has_output(const struct conn *c)
+{
+	return c->nsegs > 0;
+}
+
+/* C8: the next part; true when the reply is complete. */
+static bool more_part(struct conn *c, bool abort)
+{
+	if (!c->more(c, c->more_arg, abort))
+		return false;
+	c->more = NULL;
+	return true;
+}
+
 static void conn_free(struct conn *c)
 {
+	if (c->more)
+		more_part(c, true);
 	release_output(c);
 	if (c->ev)
 		event_free(c->ev);
@@ -493,7 +522,9 @@ static int one_request(struct conn *c)
 static bool process(struct conn *c)
 {
 	c->state = ST_PARSING;
-	for (int done = 0; !c->closing && !c->oom;) {
+	if (c->more && !more_part(c, false))
+		return true; /* C8: the next part once this one is written */
+	for (int done = 0; !c->closing && !c->oom && !c->more;) {
 		if (c->swallow) {
 			drop_swallowed(c);
 			if (c->swallow) {
@@ -507,7 +538,7 @@ static bool process(struct conn *c)
 			return false;
 		done++;
 	}
-	return false;
+	return c->more != NULL;
 }
 
 static void set_events(struct conn *c, short what)
@@ -541,7 +572,7 @@ static void drive(struct conn *c)
 	}
 	if (event_get_events(c->ev) & EV_WRITE) { /* the write finished */
 		set_events(c, EV_READ);
-		more = c->rpos < c->rlen;
+		more = c->rpos < c->rlen || c->more;
 	} else if (more) {
 		atomic_fetch_add_explicit(&c->w->stats.conn_yields, 1,
 		                          memory_order_relaxed);
@@ -684,7 +715,8 @@ void conn_udp_datagram(struct worker *w, int fd)
 		c.rlen = c.rcap = (size_t)n - UDP_HEADER;
 		while (!c.closing && !c.oom && c.rpos < c.rlen &&
 		       !c.swallow && one_request(&c))
-			;
+			while (c.more && !more_part(&c, false)) /* C8 */
+				;
 		c.rbuf = NULL;
 	}
 	udp_send(&c, (struct sockaddr *)&from, fromlen, buf);

@@ -357,8 +357,14 @@ int mc_store_put(struct mc_store *s, unsigned slot, const struct mc_put *p,
 		return PMTX_E_INVAL;
 	struct put_arg a = {p, mc_hash(p->key, p->nkey), res, cas_out};
 	struct mc_room room = {slot, p->key, p->nkey};
-	return with_room(s, &room, mc_item_bytes(p->nkey, p->nbytes), put_try,
-	                 &a);
+	int rc = with_room(s, &room, mc_item_bytes(p->nkey, p->nbytes),
+	                   put_try, &a);
+	if (!rc && *res == MC_NO_MEMORY && s->on_item_event) {
+		struct mc_item_meta m = {.nkey = p->nkey, .nbytes = p->nbytes,
+		                         .flags = p->flags};
+		s->on_item_event(s->event_arg, MC_EV_NO_MEMORY, &m);
+	}
+	return rc;
 }
 
 /* ---- get and release (I3, I4) ---- */
@@ -685,6 +691,29 @@ int mc_store_delete(struct mc_store *s, unsigned slot, const char *key,
                     size_t nkey, enum mc_result *res)
 {
 	return mc_store_delete_cas(s, slot, key, nkey, 0, res);
+}
+
+int mc_store_reap(struct mc_store *s, unsigned slot, const char *key,
+                  size_t nkey, int *reaped)
+{
+	struct found f = {.h = mc_hash(key, nkey)};
+	struct mc_txn t;
+	*reaped = 0;
+	if (!key_ok(key, nkey))
+		return PMTX_E_INVAL;
+	int rc = mc_txn_begin(s, &t, slot, mc_stripe_of(s, f.h));
+	if (rc)
+		return rc;
+	rc = do_assoc_find(s, t.tx, key, nkey, f.h, &f.link, &f.off);
+	if (!rc && f.off && !mc_item_live(s, mc_item_at(s->r, f.off),
+	                                  mc_now(s))) {
+		rc = do_item_remove(s, &t, f.link, f.off);
+		*reaped = !rc;
+	}
+	rc = mc_txn_end(&t, rc);
+	if (rc)
+		*reaped = 0;
+	return rc;
 }
 
 struct touch_arg {

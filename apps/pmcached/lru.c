@@ -38,6 +38,7 @@
  *      transaction commits (txn.c), never for one rolled back.
  */
 #include <errno.h>
+#include <string.h>
 
 #include "store_int.h"
 
@@ -166,8 +167,12 @@ static int evict_one(struct mc_store *s, struct mc_txn *t, unsigned l,
 	                    &found);
 	if (!*rc && found != off)
 		*rc = PMTX_E_CORRUPT;
-	if (!*rc)
+	if (!*rc) {
+		struct mc_item_meta *v = &t->victims[t->evicted];
+		mc_item_meta_of(s, it, off, mc_now(s), v);
+		v->key = NULL; /* freed at commit */
 		*rc = do_item_remove(s, t, link, off);
+	}
 	if (!*rc)
 		t->evicted++; /* counted when t commits (txn.c) */
 	return !*rc;
@@ -262,4 +267,80 @@ int mc_store_lru_info(struct mc_store *s, unsigned l,
 	                            .tail_time = tail ? tail->time : 0};
 	pthread_mutex_unlock(&s->lru_lock[l]);
 	return 0;
+}
+
+/* ---- walks: statistics and dumps ---- */
+
+void mc_item_meta_of(struct mc_store *s, const struct mc_item *it,
+                     pmtx_off off, int64_t now, struct mc_item_meta *m)
+{
+	*m = (struct mc_item_meta){.off = off, .cas = it->cas,
+	                           .key = mc_item_key(it), .nkey = it->nkey,
+	                           .nbytes = it->nbytes, .flags = it->flags,
+	                           .exptime = it->exptime, .time = it->time,
+	                           .live = mc_item_live(s, it, now)};
+}
+
+int mc_store_walk_lru(struct mc_store *s, unsigned l,
+                      int (*fn)(const struct mc_item_meta *m, void *arg),
+                      void *arg)
+{
+	if (l >= MC_NLRU)
+		return PMTX_E_INVAL;
+	int64_t now = mc_now(s);
+	int stop = 0;
+	pthread_mutex_lock(&s->lru_lock[l]);
+	pmtx_off off = s->root->lru[l].tail;
+	while (off && !stop) {
+		const struct mc_item *it = mc_item_at(s->r, off);
+		struct mc_item_meta m;
+		if (!it)
+			break;
+		mc_item_meta_of(s, it, off, now, &m);
+		stop = fn(&m, arg);
+		off = it->prev;
+	}
+	pthread_mutex_unlock(&s->lru_lock[l]);
+	return stop;
+}
+
+/* The key's stripe locked (table lock shared first), as a reader. */
+static unsigned lock_stripe_of(struct mc_store *s, const char *key,
+                               size_t nkey)
+{
+	unsigned stripe = mc_stripe_of(s, mc_hash(key, nkey));
+	pthread_rwlock_rdlock(&s->table_lock);
+	pthread_mutex_lock(&s->stripe[stripe]);
+	return stripe;
+}
+
+static void unlock_stripe(struct mc_store *s, unsigned stripe)
+{
+	pthread_mutex_unlock(&s->stripe[stripe]);
+	pthread_rwlock_unlock(&s->table_lock);
+}
+
+int mc_store_item_meta(struct mc_store *s, uint64_t off, uint64_t cas,
+                       struct mc_item_meta *m, char *key)
+{
+	/* The block may have been freed and reused since the walk: its key
+	 * names a stripe, under which the item must be found again, at off,
+	 * with its unique, in the table. */
+	const struct mc_item *it = mc_item_at(s->r, off);
+	if (!it)
+		return 0;
+	size_t nkey = it->nkey;
+	memcpy(key, mc_item_key(it), nkey);
+	unsigned stripe = lock_stripe_of(s, key, nkey);
+	pmtx_off link, found = 0;
+	int same = it->nkey == nkey && !memcmp(mc_item_key(it), key, nkey) &&
+	           it->link == MC_LINK_TABLE && it->cas == cas &&
+	           !do_assoc_find(s, NULL, key, nkey, mc_hash(key, nkey),
+	                          &link, &found) && found == off;
+	if (same) {
+		mc_item_meta_of(s, it, off, mc_now(s), m);
+		m->key = key;
+	}
+	unlock_stripe(s, stripe);
+	return same;
 }

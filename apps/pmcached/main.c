@@ -395,6 +395,7 @@ static int open_store(void)
 	o.fast_restart = settings.fast_restart;
 	o.domain = settings.domain;
 	o.backend = settings.backend;
+	o.on_item_event = stats_item_event;
 	int rc = mc_store_open(settings.region_path, &o, &server.store);
 	if (rc) {
 		fprintf(stderr, "pmcached: cannot use %s: %s\n",
@@ -451,6 +452,8 @@ static void limits_init(void)
 	mc_limits_default(&server.limits);
 	server.limits.item_size_max = settings.item_size_max;
 	server.limits.shutdown_enabled = settings.shutdown_enabled;
+	mc_classes_init(&server.classes, settings.factor, settings.chunk_size,
+	                settings.item_size_max, settings.use_cas);
 }
 
 static int start(void)

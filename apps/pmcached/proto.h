@@ -50,6 +50,7 @@ enum mc_cmd {
 	MC_CMD_FLUSH_ALL, MC_CMD_VERSION, MC_CMD_VERBOSITY, MC_CMD_QUIT,
 	MC_CMD_SHUTDOWN, MC_CMD_STATS,
 	MC_CMD_MG, MC_CMD_MS, MC_CMD_MD, MC_CMD_MA, MC_CMD_MN, MC_CMD_ME,
+	MC_CMD_LRU_CRAWLER, MC_CMD_SLABS,
 	MC_CMD_COUNT
 };
 
@@ -86,6 +87,11 @@ struct mc_request {
 	int32_t delay;
 	uint32_t verbosity;
 	struct mc_str arg;    /* stats argument, shutdown "graceful" */
+	/* stats, lru_crawler, slabs: the tokens after the command (the
+	 * first MC_ARGS_MAX) and how many there are */
+#define MC_ARGS_MAX 3
+	struct mc_str args[MC_ARGS_MAX];
+	size_t nargs;
 	/* meta commands */
 	size_t nmflags;
 	struct mc_meta_flag mflags[MC_MAX_TOKENS];

@@ -11,7 +11,8 @@
  *   delete <key> [0] [noreply] incr|decr <key> <delta> [noreply]
  *   touch <key> <exptime> [noreply]
  *   flush_all [delay] [noreply]   version   quit   verbosity <n> [noreply]
- *   shutdown [graceful]   stats [<argument>]
+ *   shutdown [graceful]   stats [<argument> ...]
+ *   lru_crawler <argument> ...   slabs <argument> ...
  *   mg|ms|md|ma|mn|me ...      (proto_meta.c)
  *
  * Invariants:
@@ -34,7 +35,7 @@ static const char *const cmd_names[MC_CMD_COUNT] = {
 	"none", "set", "add", "replace", "append", "prepend", "cas",
 	"get", "gets", "gat", "gats", "delete", "incr", "decr", "touch",
 	"flush_all", "version", "verbosity", "quit", "shutdown", "stats",
-	"mg", "ms", "md", "ma", "mn", "me"};
+	"mg", "ms", "md", "ma", "mn", "me", "lru_crawler", "slabs"};
 
 static const char E_FORMAT[] = "CLIENT_ERROR bad command line format";
 
@@ -258,6 +259,15 @@ static int parse_verbosity(const struct mc_tokens *t, size_t next,
 	return MC_OK;
 }
 
+/* The tokens after the command, for its executor (stats, lru_crawler,
+ * slabs: memcached reads them in place, with their own errors). */
+static void take_args(const struct mc_tokens *t, struct mc_request *req)
+{
+	req->nargs = t->n - 1;
+	for (size_t i = 0; i < req->nargs && i < MC_ARGS_MAX; i++)
+		req->args[i] = t->tok[i + 1];
+}
+
 static bool stats_arg_known(struct mc_str a)
 {
 	static const char *const known[] = {"items", "slabs", "sizes",
@@ -272,11 +282,24 @@ static bool stats_arg_known(struct mc_str a)
 static int parse_stats(const struct mc_tokens *t, size_t next,
                        struct mc_request *req, size_t *consumed)
 {
+	take_args(t, req);
 	if (t->n >= 2) {
 		req->arg = t->tok[1];
 		if (!stats_arg_known(req->arg))
 			return mc_fail(req, "ERROR", 0, next, consumed);
 	}
+	*consumed = next;
+	return MC_OK;
+}
+
+/* lru_crawler: memcached reads no noreply; slabs automove does. */
+static int parse_admin(const struct mc_tokens *t, size_t next,
+                       struct mc_request *req, size_t *consumed)
+{
+	take_args(t, req);
+	if (req->cmd == MC_CMD_SLABS && t->n >= 4 &&
+	    mc_tok_is(t->tok[1], "automove"))
+		req->noreply = noreply_maybe(t);
 	*consumed = next;
 	return MC_OK;
 }
@@ -302,7 +325,8 @@ static enum mc_cmd simple_cmd(struct mc_str w)
 	static const enum mc_cmd cmds[] = {MC_CMD_GET, MC_CMD_GETS,
 		MC_CMD_GAT, MC_CMD_GATS, MC_CMD_DELETE, MC_CMD_INCR,
 		MC_CMD_DECR, MC_CMD_TOUCH, MC_CMD_FLUSH_ALL, MC_CMD_VERSION,
-		MC_CMD_VERBOSITY, MC_CMD_QUIT, MC_CMD_SHUTDOWN, MC_CMD_STATS};
+		MC_CMD_VERBOSITY, MC_CMD_QUIT, MC_CMD_SHUTDOWN, MC_CMD_STATS,
+		MC_CMD_LRU_CRAWLER, MC_CMD_SLABS};
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
 		if (mc_tok_is(w, cmd_names[cmds[i]]))
 			return cmds[i];
@@ -349,6 +373,8 @@ static int dispatch(const char *buf, size_t len, size_t line_len,
 		return parse_verbosity(t, next, req, consumed);
 	case MC_CMD_STATS:
 		return parse_stats(t, next, req, consumed);
+	case MC_CMD_LRU_CRAWLER: case MC_CMD_SLABS:
+		return parse_admin(t, next, req, consumed);
 	case MC_CMD_SHUTDOWN:
 		return parse_shutdown(t, next, lim, req, consumed);
 	case MC_CMD_VERSION: case MC_CMD_QUIT:

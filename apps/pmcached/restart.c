@@ -202,6 +202,7 @@ int mc_store_attach(pmtx_region *r, const mc_store_opts *o,
 	s->mem_limit = o->mem_limit;
 	s->no_evict = o->no_evict;
 	s->now = o->now, s->now_arg = o->now_arg;
+	s->on_item_event = o->on_item_event, s->event_arg = o->event_arg;
 	init_locks(s);
 	int rc = rsize < sizeof(struct mc_root)
 	                 ? fail(PMTX_E_BAD_LAYOUT, "root is too small") : 0;

@@ -32,6 +32,7 @@
 
 #include "proto.h"
 #include "settings.h"
+#include "sizeclass.h"
 #include "store.h"
 
 /* Per-worker counters (memcached's thread stats). */
@@ -74,6 +75,7 @@ struct server {
 	int listen_fds[MC_MAX_LISTEN];
 	char listen_desc[MC_MAX_LISTEN][128]; /* for "stats conns" */
 	unsigned nlisten;
+	struct mc_classes classes; /* memcached's size classes (-n -f -I) */
 };
 
 extern struct server server;
@@ -92,6 +94,14 @@ void conn_add_ref(struct conn *c, const struct mc_ref *ref);
 char *conn_room(struct conn *c, size_t n);
 void conn_commit_room(struct conn *c, size_t n);
 struct worker *conn_worker(const struct conn *c);
+/* A reply made in parts (conn.c C8): fn queues the next part and returns
+ * true when it queued the last; it is called again once the part before
+ * has been written, and with abort when the connection closes first (it
+ * then frees what it holds and returns true). */
+typedef bool conn_more_fn(struct conn *c, void *arg, bool abort);
+void conn_continue(struct conn *c, conn_more_fn *fn, void *arg);
+/* Replies of earlier requests are still queued, unwritten. */
+bool conn_has_output(const struct conn *c);
 /* Every live connection of this worker, for "stats conns". */
 void conn_foreach(struct worker *w,
                   void (*fn)(struct conn *c, void *arg), void *arg);
@@ -168,6 +178,29 @@ enum stats_group {
 /* Every statistic of a group, in memcached's order, through emit. */
 void stats_emit(struct conn *c, enum stats_group g, stats_emit_fn *emit,
                 const void *arg);
+/* The store's mc_store_opts.on_item_event: evictions and refusals per
+ * size class. */
+void stats_item_event(void *arg, enum mc_item_event ev,
+                      const struct mc_item_meta *m);
+/* memcached's size class of an item and its size there (sizeclass.h). */
+unsigned stats_class_of(const struct mc_item_meta *m, size_t *ntotal);
+/* Items the lru crawler reclaimed, by class. */
+void stats_crawler_reclaimed(unsigned cls);
+/* "slabs reassign|automove ..." */
+void stats_slabs_command(struct conn *c, const struct mc_request *req);
+
+/* ---- stats_prefix.c: "stats detail" ---- */
+void stats_prefix_get(const char *key, size_t nkey, bool hit);
+void stats_prefix_set(const char *key, size_t nkey);
+void stats_prefix_delete(const char *key, size_t nkey);
+void stats_prefix_clear(void);
+/* memcached's "stats detail dump": the PREFIX lines and END (malloc'd);
+ * NULL if out of memory. */
+char *stats_prefix_dump(size_t *len);
+
+/* ---- crawler.c: lru_crawler, stats cachedump ---- */
+void crawler_command(struct conn *c, const struct mc_request *req);
+void crawler_cachedump(struct conn *c, const struct mc_request *req);
 
 /* ---- thread.c ---- */
 int threads_start(unsigned n);

@@ -38,6 +38,12 @@ static void defaults(void)
 	settings.item_size_max = 1u << 20;
 	settings.flush_enabled = true;
 	settings.maxconns_fast = true;
+	settings.factor = 1.25;
+	settings.chunk_size = 48;
+	settings.prefix_delimiter = ':';
+	settings.dump_enabled = true;
+	settings.lru_crawler = true;
+	settings.lru_crawler_sleep = 100;
 	settings.runtime = PMTX_RT_REDO;
 	settings.domain = PMTX_PDOM1;
 	settings.backend = PMTX_BACKEND_HARDWARE;
@@ -77,14 +83,22 @@ static void usage(void)
 "-B, --protocol=<name>     protocol - one of ascii, binary, or auto (default: auto)\n"
 "-I, --max-item-size=<num> adjusts max item size (default: 1m, min: 1k, max: 1024m)\n"
 "-F, --disable-flush-all   disable flush_all command\n"
-"-X, --disable-dumping     accepted (pmcached has no cachedump)\n"
+"-X, --disable-dumping     disable stats cachedump and lru_crawler metadump\n"
 "-W, --disable-watch       accepted (pmcached has no watch)\n"
-"-f, -n, -L, -D, -N        accepted and ignored (slab tuning has no meaning here)\n"
+"-f, --slab-growth-factor=<num> the size classes' growth factor (default: 1.25)\n"
+"-n, --slab-min-size=<bytes> the smallest size class's room for key, value\n"
+"                          and flags (default: 48). pmcached has no slabs: the\n"
+"                          classes are memcached's, for its statistics\n"
+"-D <char>                 prefix delimiter for stats detail (default: \":\");\n"
+"                          turns on the per-prefix statistics\n"
+"-L, -N                    accepted and ignored (large pages, NAPI)\n"
 "-o, --extended            comma separated list of extended options:\n"
 "   - hashpower:           log2 of the initial hash table size, when the\n"
 "                          region is created (default 16)\n"
 "   - idle_timeout:        close connections idle this many seconds (0: never)\n"
 "   - maxconns_fast:       refuse connections over -c at once (always on)\n"
+"   - lru_crawler, no_lru_crawler: lru_crawler enabled (default) or not\n"
+"   - lru_crawler_sleep, lru_crawler_tocrawl: as memcached's (reported)\n"
 "                          other memcached options are warned about and ignored\n"
 "pmcached's own:\n"
 "-e, --memory-file=<file>  the region file that holds the whole cache.\n"
@@ -164,7 +178,22 @@ static int extended_one(char *opt)
 	}
 	if (!strcmp(opt, "maxconns_fast"))
 		return 0;
-	if (!strcmp(opt, "hashpower") || !strcmp(opt, "idle_timeout"))
+	if (!strcmp(opt, "lru_crawler") || !strcmp(opt, "no_lru_crawler")) {
+		settings.lru_crawler = opt[0] == 'l';
+		return 0;
+	}
+	if (!strcmp(opt, "lru_crawler_sleep") && val &&
+	    !parse_int(val, 0, &v) && v <= 1000000) {
+		settings.lru_crawler_sleep = (uint32_t)v;
+		return 0;
+	}
+	if (!strcmp(opt, "lru_crawler_tocrawl") && val &&
+	    !parse_int(val, 0, &v)) {
+		settings.lru_crawler_tocrawl = (uint32_t)v;
+		return 0;
+	}
+	if (!strcmp(opt, "hashpower") || !strcmp(opt, "idle_timeout") ||
+	    !strncmp(opt, "lru_crawler_", 12))
 		return bad("bad value for -o option", opt);
 	fprintf(stderr, "pmcached: ignoring unknown or unsupported -o option "
 	        "'%s'\n", opt);
@@ -261,6 +290,30 @@ static int numeric(int c, const char *arg)
 	return bad("bad value", arg);
 }
 
+/* -f and -n shape the size classes of the statistics (sizeclass.h), as
+ * memcached's slabs; -D names the prefix delimiter and turns the prefix
+ * statistics on, as memcached's does. memcached's checks and texts. */
+static int classes_option(int c, const char *arg)
+{
+	int v;
+	switch (c) {
+	case 'f':
+		settings.factor = atof(arg);
+		if (settings.factor <= 1.0)
+			return bad("Factor must be greater than 1", NULL);
+		return 0;
+	case 'n':
+		if (parse_int(arg, 1, &v))
+			return bad("Chunk size must be greater than 0", NULL);
+		settings.chunk_size = (unsigned)v;
+		return 0;
+	default: /* memcached takes the first character */
+		settings.prefix_delimiter = arg[0];
+		settings.detail_enabled = true;
+		return 0;
+	}
+}
+
 static int protocol(const char *arg)
 {
 	static const char *const names[] = {"auto", "ascii", "binary"};
@@ -291,9 +344,11 @@ static int option(int c, const char *arg)
 	case 'P': settings.pidfile = arg; return 0;
 	case 'C': settings.use_cas = false; return 0;
 	case 'F': settings.flush_enabled = false; return 0;
-	case 'X': case 'W': return 0;
+	case 'X': settings.dump_enabled = false; return 0;
+	case 'W': return 0;
 	case 'B': return protocol(arg);
-	case 'f': case 'n': case 'L': case 'D': case 'N': return ignored(c);
+	case 'f': case 'n': case 'D': return classes_option(c, arg);
+	case 'L': case 'N': return ignored(c);
 	case 'S': return refused("SASL (-S)");
 	case 'Z': return refused("TLS (-Z)");
 	case 'Y': return refused("ascii authentication (-Y)");

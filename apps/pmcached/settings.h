@@ -6,8 +6,8 @@
  *
  * Invariants:
  *  1. Settings are filled once, by settings_parse, before any thread
- *     starts; afterwards they are read only (the "verbosity" command is
- *     the one exception, an atomic).
+ *     starts; afterwards they are read only, but for the atomics that
+ *     commands change ("verbosity", "stats detail", "lru_crawler").
  *  2. A flag memcached accepts is never fatal here unless pmcached cannot
  *     honour a promise it makes (TLS, SASL): those are refused with a
  *     message, the rest is warned about and ignored.
@@ -55,6 +55,13 @@ struct settings {
 	bool maxconns_fast;       /* -o maxconns_fast (always on) */
 	int idle_timeout;         /* -o idle_timeout, seconds; 0 = none */
 	unsigned hashpower_init;  /* -o hashpower (at creation) */
+	double factor;            /* -f: the size classes' growth factor */
+	unsigned chunk_size;      /* -n: the smallest class's room */
+	char prefix_delimiter;    /* -D: prefix statistics (stats detail) */
+	_Atomic bool detail_enabled; /* -D, "stats detail on|off" */
+	bool dump_enabled;        /* !-X: metadump, cachedump */
+	_Atomic bool lru_crawler; /* "lru_crawler enable|disable" */
+	_Atomic uint32_t lru_crawler_sleep, lru_crawler_tocrawl;
 	/* pmcached's own */
 	char region_path[4096];   /* -e, or the default */
 	bool region_given;

@@ -9,11 +9,19 @@
  *  2. Per-worker counters are summed with relaxed loads (server.h 4): a
  *     snapshot, not an atomic view, as in memcached.
  *  3. pmcached has no slab classes: "stats items" and "stats slabs"
- *     report one class per non-empty LRU list (class l + 1).
+ *     report memcached's size classes (sizeclass.h), each item counted in
+ *     the class memcached would store it in, from a walk of the LRU lists
+ *     (O(items), one list locked at a time: what memcached counts as it
+ *     goes). A class's pages are those memcached would need for its
+ *     chunks (used_chunks rounded up to whole 1 MiB pages), so
+ *     memcached-tool's display shows the same rows for the same items.
+ *     Evictions, refusals and crawler reclaims per class are counted as
+ *     they happen (volatile, since start or "stats reset").
  */
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
@@ -22,6 +30,7 @@
 #include <event2/event.h>
 
 #include "layout.h"
+#include "proto_int.h" /* memcached's number parsers */
 #include "server.h"
 
 /* Where the statistics go: the connection and its protocol's emitter. */
@@ -65,8 +74,57 @@ static void sum_threads(struct totals *t)
 	}
 }
 
+/* Per size class, as they happen (invariant 3). */
+static struct class_counts {
+	_Atomic uint64_t evicted, evicted_nonzero, evicted_time, outofmemory,
+	        crawler_reclaimed;
+} counts[MC_CLASSES_MAX];
+
+unsigned stats_class_of(const struct mc_item_meta *m, size_t *ntotal)
+{
+	size_t n = mc_classes_ntotal(&server.classes, m->nkey, m->flags,
+	                             m->nbytes);
+	if (ntotal)
+		*ntotal = n;
+	return mc_classes_id(&server.classes, n);
+}
+
+void stats_item_event(void *arg, enum mc_item_event ev,
+                      const struct mc_item_meta *m)
+{
+	struct class_counts *k = &counts[stats_class_of(m, NULL)];
+	(void)arg;
+	if (ev == MC_EV_NO_MEMORY) {
+		atomic_fetch_add_explicit(&k->outofmemory, 1,
+		                          memory_order_relaxed);
+		return;
+	}
+	atomic_fetch_add_explicit(&k->evicted, 1, memory_order_relaxed);
+	if (m->exptime)
+		atomic_fetch_add_explicit(&k->evicted_nonzero, 1,
+		                          memory_order_relaxed);
+	/* memcached: the last victim's idle seconds */
+	atomic_store_explicit(&k->evicted_time, (uint64_t)(time(NULL) - m->time),
+	                      memory_order_relaxed);
+}
+
+void stats_crawler_reclaimed(unsigned cls)
+{
+	atomic_fetch_add_explicit(&counts[cls].crawler_reclaimed, 1,
+	                          memory_order_relaxed);
+}
+
 void stats_reset(void)
 {
+	for (unsigned i = 0; i < MC_CLASSES_MAX; i++) {
+		struct class_counts *k = &counts[i];
+		atomic_store(&k->evicted, 0);
+		atomic_store(&k->evicted_nonzero, 0);
+		atomic_store(&k->evicted_time, 0);
+		atomic_store(&k->outofmemory, 0);
+		atomic_store(&k->crawler_reclaimed, 0);
+	}
+	stats_prefix_clear();
 	for (unsigned i = 0; i < server.nworkers; i++) {
 		struct thread_stats *s = &server.workers[i].stats;
 #define X(name) atomic_store_explicit(&s->name, 0, memory_order_relaxed);
@@ -178,10 +236,12 @@ static void stats_settings(struct stat_out *o)
 	                                    ? settings.socketpath : "NULL");
 	stat_line(o, "umask", "%o", settings.access);
 	stat_line(o, "shutdown_command", yes(settings.shutdown_enabled));
+	stat_line(o, "growth_factor", "%.2f", settings.factor);
+	stat_line(o, "chunk_size", "%u", settings.chunk_size);
 	stat_line(o, "num_threads", "%u", server.nworkers);
 	stat_line(o, "num_threads_per_udp", "%u", server.nworkers);
-	stat_line(o, "stat_key_prefix", ":");
-	stat_line(o, "detail_enabled", "no");
+	stat_line(o, "stat_key_prefix", "%c", settings.prefix_delimiter);
+	stat_line(o, "detail_enabled", yes(atomic_load(&settings.detail_enabled)));
 	stat_line(o, "reqs_per_event", "%d", settings.reqs_per_event);
 	stat_line(o, "cas_enabled", yes(settings.use_cas));
 	stat_line(o, "tcp_backlog", "%d", settings.backlog);
@@ -193,8 +253,14 @@ static void stats_settings(struct stat_out *o)
 	stat_u64(o, "item_size_max", settings.item_size_max);
 	stat_line(o, "maxconns_fast", "yes");
 	stat_line(o, "hashpower_init", "%u", settings.hashpower_init);
+	stat_u64(o, "slab_chunk_max", server.classes.chunk_max);
+	stat_line(o, "lru_crawler", yes(atomic_load(&settings.lru_crawler)));
+	stat_line(o, "lru_crawler_sleep", "%u",
+	          atomic_load(&settings.lru_crawler_sleep));
+	stat_line(o, "lru_crawler_tocrawl", "%u",
+	          atomic_load(&settings.lru_crawler_tocrawl));
 	stat_line(o, "flush_enabled", yes(settings.flush_enabled));
-	stat_line(o, "dump_enabled", "no");
+	stat_line(o, "dump_enabled", yes(settings.dump_enabled));
 	stat_line(o, "hash_algorithm", "xxh3");
 	stat_line(o, "idle_timeout", "%d", settings.idle_timeout);
 	stat_line(o, "memory_file", "%s", settings.region_path);
@@ -203,35 +269,106 @@ static void stats_settings(struct stat_out *o)
 	stat_line(o, "pmtx_backend", "%s", pmtx_backend_name(settings.backend));
 }
 
-static void stats_lists(struct stat_out *o, bool slabs)
+/* What a walk finds of one class. */
+struct class_row {
+	uint64_t number, chunks, requested;
+	int64_t oldest;     /* the least recent time of its items */
+};
+
+static void count_chunk(unsigned cls, void *arg)
 {
+	((struct class_row *)arg)[cls].chunks++;
+}
+
+static int count_item(const struct mc_item_meta *m, void *arg)
+{
+	struct class_row *rows = arg;
+	size_t ntotal;
+	struct class_row *r = &rows[stats_class_of(m, &ntotal)];
+	mc_classes_chunks(&server.classes, m->nkey, m->flags, m->nbytes,
+	                  count_chunk, rows);
+	r->number++;
+	r->requested += ntotal;
+	if (!r->oldest || m->time < r->oldest)
+		r->oldest = m->time;
+	return 0;
+}
+
+static void walk_classes(struct class_row rows[MC_CLASSES_MAX])
+{
+	memset(rows, 0, MC_CLASSES_MAX * sizeof(*rows));
+	for (unsigned l = 0; l < MC_NLRU; l++)
+		mc_store_walk_lru(server.store, l, count_item, rows);
+}
+
+#define CLASS_STAT(o, prefix, id, field, fmt, ...)                            \
+	do {                                                                  \
+		char name_[64];                                               \
+		snprintf(name_, sizeof(name_), prefix "%u:%s", id, field);    \
+		stat_line(o, name_, fmt, __VA_ARGS__);                        \
+	} while (0)
+
+static uint64_t count_of(_Atomic uint64_t *v)
+{
+	return atomic_load_explicit(v, memory_order_relaxed);
+}
+
+/* memcached's "stats items" fields that mean something here, in its
+ * order (no hot, warm or cold lists: pmcached's are flat). */
+static void stats_items(struct stat_out *o)
+{
+	struct class_row rows[MC_CLASSES_MAX];
 	int64_t now = time(NULL);
+	walk_classes(rows);
+	for (unsigned i = 1; i < MC_CLASSES_MAX; i++) {
+		struct class_row *r = &rows[i];
+		struct class_counts *k = &counts[i];
+		if (!r->number)
+			continue;
+		CLASS_STAT(o, "items:", i, "number", "%" PRIu64, r->number);
+		CLASS_STAT(o, "items:", i, "age", "%" PRId64, now - r->oldest);
+		CLASS_STAT(o, "items:", i, "mem_requested", "%" PRIu64,
+		           r->requested);
+		CLASS_STAT(o, "items:", i, "evicted", "%" PRIu64,
+		           count_of(&k->evicted));
+		CLASS_STAT(o, "items:", i, "evicted_nonzero", "%" PRIu64,
+		           count_of(&k->evicted_nonzero));
+		CLASS_STAT(o, "items:", i, "evicted_time", "%" PRIu64,
+		           count_of(&k->evicted_time));
+		CLASS_STAT(o, "items:", i, "outofmemory", "%" PRIu64,
+		           count_of(&k->outofmemory));
+		CLASS_STAT(o, "items:", i, "crawler_reclaimed", "%" PRIu64,
+		           count_of(&k->crawler_reclaimed));
+	}
+}
+
+/* memcached's "stats slabs" page fields, for the pages memcached would
+ * hold for these items (invariant 3). */
+static void stats_slabs(struct stat_out *o)
+{
+	struct class_row rows[MC_CLASSES_MAX];
+	const struct mc_classes *k = &server.classes;
 	unsigned active = 0;
-	uint64_t total = 0;
-	for (unsigned l = 0; l < MC_NLRU; l++) {
-		struct mc_lru_info li;
-		if (mc_store_lru_info(server.store, l, &li) || !li.count)
+	uint64_t malloced = 0;
+	walk_classes(rows);
+	for (unsigned i = 1; i < MC_CLASSES_MAX; i++) {
+		uint64_t used = rows[i].chunks, per = k->perslab[i];
+		if (!used)
 			continue;
-		char name[64];
+		uint64_t pages = (used + per - 1) / per;
 		active++;
-		total += li.bytes;
-#define F(fmt, field, ...) (snprintf(name, sizeof(name), fmt, l + 1, field), \
-                            stat_line(o, name, __VA_ARGS__))
-		if (slabs) {
-			F("%u:%s", "used_chunks", "%" PRIu64, li.count);
-			F("%u:%s", "mem_requested", "%" PRIu64, li.bytes);
-			continue;
-		}
-		F("items:%u:%s", "number", "%" PRIu64, li.count);
-		F("items:%u:%s", "age", "%" PRId64,
-		  li.tail_time ? now - li.tail_time : 0);
-		F("items:%u:%s", "mem_requested", "%" PRIu64, li.bytes);
-#undef F
+		malloced += pages * MC_SLAB_PAGE;
+		CLASS_STAT(o, "", i, "chunk_size", "%" PRIu32, k->size[i]);
+		CLASS_STAT(o, "", i, "chunks_per_page", "%" PRIu64, per);
+		CLASS_STAT(o, "", i, "total_pages", "%" PRIu64, pages);
+		CLASS_STAT(o, "", i, "total_chunks", "%" PRIu64, pages * per);
+		CLASS_STAT(o, "", i, "used_chunks", "%" PRIu64, used);
+		CLASS_STAT(o, "", i, "free_chunks", "%" PRIu64,
+		           pages * per - used);
+		CLASS_STAT(o, "", i, "free_chunks_end", "%d", 0);
 	}
-	if (slabs) {
-		stat_line(o, "active_slabs", "%u", active);
-		stat_u64(o, "total_malloced", total);
-	}
+	stat_line(o, "active_slabs", "%u", active);
+	stat_u64(o, "total_malloced", malloced);
 }
 
 static void conn_stat(struct conn *k, void *arg)
@@ -269,8 +406,8 @@ void stats_emit(struct conn *c, enum stats_group g, stats_emit_fn *emit,
 	switch (g) {
 	case STATS_GENERAL: stats_general(&o); break;
 	case STATS_SETTINGS: stats_settings(&o); break;
-	case STATS_ITEMS: stats_lists(&o, false); break;
-	case STATS_SLABS: stats_lists(&o, true); break;
+	case STATS_ITEMS: stats_items(&o); break;
+	case STATS_SLABS: stats_slabs(&o); break;
 	case STATS_CONNS: stats_conns(&o); break;
 	case STATS_SIZES: stat_line(&o, "sizes_status", "disabled"); break;
 	}
@@ -290,8 +427,9 @@ static bool arg_is(const struct mc_request *req, const char *s)
 	return req->arg.len == strlen(s) && !memcmp(req->arg.p, s, req->arg.len);
 }
 
-/* The group a text "stats" argument names; false for reset and for the
- * groups pmcached does not have (detail, cachedump, extstore). */
+/* The group a text "stats" argument names; false for the commands
+ * among them (reset, detail, cachedump, extstore, sizes_enable,
+ * sizes_disable). memcached ignores the tokens after a group's name. */
 static bool text_group(const struct mc_request *req, enum stats_group *g)
 {
 	static const struct {
@@ -312,6 +450,28 @@ static bool text_group(const struct mc_request *req, enum stats_group *g)
 	return false;
 }
 
+/* memcached's "stats detail on|off|dump" (stats_prefix.c). */
+static void stats_detail(struct conn *c, const struct mc_request *req)
+{
+	struct mc_str a = req->nargs >= 2 ? req->args[1] : (struct mc_str){0};
+	size_t len;
+	if (a.len == 2 && !memcmp(a.p, "on", 2)) {
+		atomic_store(&settings.detail_enabled, true);
+		conn_reply(c, "OK");
+	} else if (a.len == 3 && !memcmp(a.p, "off", 3)) {
+		atomic_store(&settings.detail_enabled, false);
+		conn_reply(c, "OK");
+	} else if (a.len == 4 && !memcmp(a.p, "dump", 4)) {
+		char *dump = stats_prefix_dump(&len);
+		if (!dump)
+			return conn_reply(c, "SERVER_ERROR out of memory");
+		conn_add(c, dump, len);
+		free(dump);
+	} else {
+		conn_reply(c, "CLIENT_ERROR usage: stats detail on|off|dump");
+	}
+}
+
 void stats_reply(struct conn *c, const struct mc_request *req)
 {
 	enum stats_group g;
@@ -321,7 +481,70 @@ void stats_reply(struct conn *c, const struct mc_request *req)
 	} else if (arg_is(req, "reset")) {
 		stats_reset();
 		conn_reply(c, "RESET");
+	} else if (arg_is(req, "detail")) {
+		stats_detail(c, req);
+	} else if (arg_is(req, "cachedump")) {
+		crawler_cachedump(c, req);
+	} else if (arg_is(req, "extstore")) {
+		conn_reply(c, "END"); /* memcached with no external storage */
+	} else if (arg_is(req, "sizes_enable") ||
+	           arg_is(req, "sizes_disable")) {
+		/* no size histogram is kept: it stays disabled. memcached
+		 * sends no END after this line. */
+		conn_reply(c, "STAT sizes_status disabled");
 	} else {
 		conn_reply(c, "ERROR");
 	}
+}
+
+/* memcached's safe_strtod: a whole token that strtod reads. */
+static bool is_double(struct mc_str t)
+{
+	char buf[64], *end;
+	if (!t.len || t.len >= sizeof(buf))
+		return false;
+	memcpy(buf, t.p, t.len);
+	buf[t.len] = '\0';
+	(void)strtod(buf, &end);
+	return end == buf + t.len;
+}
+
+/* memcached's "slabs reassign <src> <dst>" and "slabs automove": with
+ * no pages to move, a valid reassign answers NOSPARE (memcached's answer
+ * for a class with no page to spare); the checks before it are
+ * memcached's. automove is accepted and changes nothing. */
+void stats_slabs_command(struct conn *c, const struct mc_request *req)
+{
+	int32_t src, dst;
+	struct mc_str sub = req->nargs ? req->args[0] : (struct mc_str){0};
+	bool automove = sub.len == 8 && !memcmp(sub.p, "automove", 8);
+	if (req->nargs == 3 && sub.len == 8 && !memcmp(sub.p, "reassign", 8)) {
+		if (!mc_strtol(req->args[1], &src) ||
+		    !mc_strtol(req->args[2], &dst))
+			return conn_reply(c, "CLIENT_ERROR bad command line "
+			                  "format");
+		unsigned top = server.classes.largest;
+		if (src == dst)
+			return conn_reply(c, "SAME src and dst class are "
+			                  "identical");
+		if (src < 0 || (unsigned)src > top || dst < 0 ||
+		    (unsigned)dst > top)
+			return conn_reply(c, "BADCLASS invalid src or dst class "
+			                  "id");
+		return conn_reply(c, "NOSPARE source class has no spare pages");
+	}
+	if (!automove || req->nargs < 2)
+		return conn_reply(c, "ERROR");
+	uint32_t level;
+	struct mc_str a = req->args[1];
+	bool ratio = a.len == 5 && !memcmp(a.p, "ratio", 5);
+	const char *r = "OK";
+	if (ratio && (req->nargs < 3 || !is_double(req->args[2])))
+		r = "ERROR";
+	else if (!ratio && !mc_strtoul(a, &level))
+		r = "CLIENT_ERROR bad command line format";
+	else if (!ratio && level > 2)
+		r = "ERROR";
+	if (!req->noreply)
+		conn_reply(c, r);
 }

@@ -25,6 +25,23 @@
 
 struct mc_store;
 
+/* One item as a walk of the cache shows it (mc_store_walk_lru,
+ * mc_store_item_meta), and an eviction or a refusal reports it. */
+struct mc_item_meta {
+	uint64_t off, cas;   /* the item's block, and its unique */
+	const char *key;     /* NULL where the item is gone (an event) */
+	size_t nkey, nbytes;
+	uint32_t flags;
+	int64_t exptime;     /* absolute seconds, 0 never */
+	int64_t time;        /* stored, or last moved to its LRU head */
+	int live;            /* not expired, not flushed */
+};
+
+enum mc_item_event {
+	MC_EV_EVICTED,       /* evicted: committed */
+	MC_EV_NO_MEMORY,     /* a store refused MC_NO_MEMORY: its sizes */
+};
+
 typedef struct mc_store_opts {
 	size_t mem_limit;        /* item bytes (-m); 0 = 64 MiB */
 	int no_evict;            /* -M: refuse instead of evicting */
@@ -39,6 +56,12 @@ typedef struct mc_store_opts {
 	/* The clock, seconds since the epoch; NULL = time(). */
 	int64_t (*now)(void *arg);
 	void *now_arg;
+	/* Told of each eviction once it has committed, and of each store
+	 * refused for want of memory, with no store lock held (statistics;
+	 * may be NULL). */
+	void (*on_item_event)(void *arg, enum mc_item_event ev,
+	                      const struct mc_item_meta *m);
+	void *event_arg;
 } mc_store_opts;
 
 void mc_store_opts_init(mc_store_opts *o);
@@ -212,6 +235,23 @@ struct mc_lru_info {
 };
 int mc_store_lru_info(struct mc_store *s, unsigned l,
                       struct mc_lru_info *out);
+/* Call fn for each item of LRU list l (0 <= l < MC_NLRU), least recently
+ * used first, under the list's lock (fn must not call the store, and m's
+ * key is valid during the call only), until fn returns nonzero; that
+ * value, or 0. Items and their fields are read as they are: a snapshot
+ * for statistics and dumps. */
+int mc_store_walk_lru(struct mc_store *s, unsigned l,
+                      int (*fn)(const struct mc_item_meta *m, void *arg),
+                      void *arg);
+/* The item a walk saw at off with unique cas, if it is still in the
+ * cache: 1 and *m, its key copied to key (MC_KEY_MAX bytes); 0 if it has
+ * gone since (deleted, replaced, evicted). */
+int mc_store_item_meta(struct mc_store *s, uint64_t off, uint64_t cas,
+                       struct mc_item_meta *m, char *key);
+/* Remove key's item if it is dead (expired or flushed), in a transaction
+ * of its own (lru_crawler crawl); *reaped says whether it was. */
+int mc_store_reap(struct mc_store *s, unsigned slot, const char *key,
+                  size_t nkey, int *reaped);
 
 /* Call fn for every item block the cache owns (tables, items on the
  * chains and on the pending lists): the explorer's leak check. */

@@ -47,6 +47,9 @@ struct mc_store {
 	int no_evict;
 	int64_t (*now)(void *arg);
 	void *now_arg;
+	void (*on_item_event)(void *arg, enum mc_item_event ev,
+	                      const struct mc_item_meta *m);
+	void *event_arg;
 	_Atomic uint64_t cas_seq; /* volatile CAS counter (lesson 9) */
 	_Atomic unsigned evict_lru;
 	uint64_t stripe_mask;    /* stripes in use - 1: never more than the
@@ -77,6 +80,8 @@ struct mc_txn {
 	pmtx_tx *tx;
 	struct mc_store *s;
 	unsigned evicted;         /* victims, counted in stats at commit */
+	struct mc_item_meta victims[MC_TXN_MAX_STRIPES - 1]; /* their sizes,
+	                           * told to on_item_event at commit */
 	unsigned slot;            /* the worker's pending list */
 	uint32_t lru_held;        /* bit l: lru_lock[l] */
 	uint64_t pend_held;       /* bit p: pend_lock[p] */
@@ -161,6 +166,9 @@ struct mc_room {
 int mc_lru_evict_bytes(struct mc_store *s, const struct mc_room *room,
                        size_t bytes, unsigned *evicted);
 uint64_t mc_lru_bytes(const struct mc_root *root, pmtx_tx *tx);
+/* What a walk shows of item it at off (its key pointing into it). */
+void mc_item_meta_of(struct mc_store *s, const struct mc_item *it,
+                     pmtx_off off, int64_t now, struct mc_item_meta *m);
 uint64_t mc_lru_count(const struct mc_root *root);
 
 /* ---- check.c ---- */

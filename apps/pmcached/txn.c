@@ -54,9 +54,13 @@ int mc_txn_end(struct mc_txn *t, int rc)
 		pmtx_abort(t->tx);
 		return rc;
 	}
-	if ((rc = pmtx_commit(t->tx)) == 0 && t->evicted)
-		atomic_fetch_add(&t->s->evictions, t->evicted);
-	return rc;
+	if ((rc = pmtx_commit(t->tx)) || !t->evicted)
+		return rc;
+	atomic_fetch_add(&t->s->evictions, t->evicted);
+	for (unsigned i = 0; t->s->on_item_event && i < t->evicted; i++)
+		t->s->on_item_event(t->s->event_arg, MC_EV_EVICTED,
+		                    &t->victims[i]);
+	return 0;
 }
 
 int mc_txn_holds_stripe(const struct mc_txn *t, unsigned stripe)
