@@ -22,7 +22,12 @@ held to the same promise. --check-every N checks after every Nth kill
 only: on the journal backend
 `--check` applies the journal's commits to the file first (the region is
 opened once for writing), so the kills in between leave the journal's
-replay and pmtx recovery to the restarted server itself.
+replay and pmtx recovery to the restarted server itself. --meta makes the
+text connections write with meta commands: ms, md, and md I, which
+invalidates a key's item (it stays, stale: mg answers it with X); a key's
+state is then its version and whether it is stale, both checked after
+each restart (mg), so an acknowledged invalidation must survive as its
+set does.
 
 Prints one JSON line; exits 1 on any violation.
 """
@@ -113,15 +118,24 @@ def bin_request(op, key, extras=b"", value=b""):
                            0) + extras + key + value
 
 
+def apply(version, stale, write):
+    """A key's state (version or None, stale) after write: a version (a
+    set), None (a delete) or "I" (md I: an item stays, stale)."""
+    if write == "I":
+        return version, version is not None
+    return write, False
+
+
 class Conn:
     """One loader connection: its keys, its window of writes in flight;
     text or binary protocol."""
 
-    def __init__(self, port, keys, state, rng, binary=False):
+    def __init__(self, port, keys, state, rng, binary=False, meta=False):
         self.sock = socket.create_connection(("127.0.0.1", port), timeout=5)
         self.sock.setblocking(False)
         self.keys, self.state, self.rng = keys, state, rng
         self.binary = binary
+        self.meta = meta and not binary
         self.pending = []   # (key, version or None) per unanswered write
         self.rbuf = b""
         self.out = b""
@@ -133,9 +147,13 @@ class Conn:
         if self.binary:
             return bin_request(BIN_SET, key.encode(), bytes(8),
                                value_of(key, write))
+        if self.meta and write in (None, "I"):
+            return f"md {key}{' I' if write else ''}\r\n".encode()
         if write is None:
             return f"delete {key}\r\n".encode()
         data = value_of(key, write)
+        if self.meta:
+            return f"ms {key} {len(data)}\r\n".encode() + data + b"\r\n"
         return (f"set {key} 0 0 {len(data)}\r\n".encode() + data +
                 b"\r\n")
 
@@ -144,7 +162,10 @@ class Conn:
             key = self.rng.choice(self.keys)
             st = self.state[key]
             write = None
-            if self.rng.random() >= 0.15:
+            dice = self.rng.random()
+            if self.meta and dice >= 0.85:
+                write = "I"     # md I: invalidate
+            elif dice >= 0.15:
                 st["next"] += 1
                 write = st["next"]
             self.out += self.request(key, write)
@@ -171,13 +192,16 @@ class Conn:
         key, write = self.pending.pop(0)
         st = self.state[key]
         ok = ((BIN_SET, 0), (BIN_DELETE, 0), (BIN_DELETE, 1)) \
-            if self.binary else (b"STORED", b"DELETED", b"NOT_FOUND")
+            if self.binary else (b"HD", b"NF") if self.meta \
+            else (b"STORED", b"DELETED", b"NOT_FOUND")
         if line not in ok:
             raise RuntimeError(f"unexpected reply {line!r} for {key}")
-        # acknowledged: this write is now the key's state; writes before
-        # it are no longer possible outcomes
+        # acknowledged: this write and those before it (a connection's
+        # replies come in order) make the key's state; they are no longer
+        # possible outcomes
         i = st["inflight"].index(write)
-        st["acked"] = write
+        for op in st["inflight"][:i + 1]:
+            st["acked"], st["stale"] = apply(st["acked"], st["stale"], op)
         st["inflight"] = st["inflight"][i + 1:]
         return 1
 
@@ -244,14 +268,16 @@ def load_and_kill(server, conns, window, kill_after, max_ops):
 
 
 def fetch(port, keys):
-    """Current values of keys: {key: bytes} for present ones."""
+    """Current values of keys: {key: (bytes, stale)} for present ones
+    (mg with k: a stale item answers X)."""
     s = socket.create_connection(("127.0.0.1", port), timeout=10)
     found = {}
     for i in range(0, len(keys), 100):
         batch = keys[i:i + 100]
-        s.sendall(("get " + " ".join(batch) + "\r\n").encode())
+        s.sendall(b"".join(b"mg %s k v\r\n" % k.encode() for k in batch) +
+                  b"mn\r\n")
         buf = b""
-        while not buf.endswith(b"END\r\n"):
+        while not buf.endswith(b"MN\r\n"):
             chunk = s.recv(1 << 20)
             if not chunk:
                 raise RuntimeError("connection closed during verification")
@@ -260,11 +286,14 @@ def fetch(port, keys):
         while True:
             nl = buf.index(b"\r\n", pos)
             line = buf[pos:nl].split()
-            if line == [b"END"]:
+            pos = nl + 2
+            if line == [b"MN"]:
                 break
-            key, n = line[1].decode(), int(line[3])
-            found[key] = buf[nl + 2:nl + 2 + n]
-            pos = nl + 2 + n + 2
+            if line[0] != b"VA":
+                continue        # EN: absent
+            n, key = int(line[1]), line[2][1:].decode()
+            found[key] = (buf[pos:pos + n], b"X" in line[3:])
+            pos += n + 2
     s.close()
     return found
 
@@ -291,17 +320,20 @@ def verify(port, state):
     bad = []
     for key in keys:
         st = state[key]
-        data = found.get(key)
+        data, stale = found.get(key, (None, False))
         got = None if data is None else version_of(key.encode(), data,
                                                    SPREAD)
         if got == "corrupt":
             bad.append(f"{key}: corrupt value {data[:40]!r}")
             continue
-        allowed = [st["acked"]] + st["inflight"]
-        if got not in allowed:
-            bad.append(f"{key}: holds {got}, acknowledged {st['acked']}, "
-                       f"in flight {st['inflight']}")
-        st["acked"], st["inflight"] = got, []
+        allowed = [(st["acked"], st["stale"])]
+        for op in st["inflight"]:
+            allowed.append(apply(*allowed[-1], op))
+        if (got, stale) not in allowed:
+            bad.append(f"{key}: holds {got} (stale {stale}), acknowledged "
+                       f"{st['acked']} (stale {st['stale']}), in flight "
+                       f"{st['inflight']}")
+        st["acked"], st["stale"], st["inflight"] = got, stale, []
         if got is not None:
             st["next"] = max(st["next"], got)
     return len(keys), bad
@@ -326,6 +358,9 @@ def run():
     ap.add_argument("--binary", action="store_true",
                     help="every other connection speaks the binary "
                          "protocol")
+    ap.add_argument("--meta", action="store_true",
+                    help="the text connections write with ms, md and md "
+                         "I (invalidate)")
     ap.add_argument("--mutant", default=None,
                     help="PMTX_MUTANT for a pmcached-mut binary: the run "
                          "must then find lost writes (exit 0 if it does)")
@@ -342,7 +377,8 @@ def run():
     server = Server(a.bin, region, a.backend, a.threads, port, env,
                     a.memory)
     keys = [f"k{i}_{rng.randrange(1 << 20)}" for i in range(a.keys)]
-    state = {k: {"acked": None, "inflight": [], "next": 0} for k in keys}
+    state = {k: {"acked": None, "stale": False, "inflight": [], "next": 0}
+             for k in keys}
     per_conn = [keys[i::a.conns] for i in range(a.conns)]
     totals = {"acks": 0, "checked": 0, "lost": 0, "kills": 0, "broken": 0}
     violations = []
@@ -353,7 +389,7 @@ def run():
             if time.monotonic() - t_start > a.time_limit:
                 break
             conns = [Conn(port, per_conn[i], state, rng,
-                          binary=a.binary and i % 2 == 1)
+                          binary=a.binary and i % 2 == 1, meta=a.meta)
                      for i in range(a.conns)]
             kill_after = rng.uniform(a.min_ms, a.max_ms) / 1000
             totals["acks"] += load_and_kill(server, conns, a.window,
@@ -376,6 +412,7 @@ def run():
             if a.mutant and violations:
                 break  # caught: no need to go on
         present = sum(1 for s in state.values() if s["acked"] is not None)
+        stale = sum(1 for s in state.values() if s["stale"])
     finally:
         server.kill9()
         for f in os.listdir(tmp):
@@ -383,13 +420,14 @@ def run():
         os.rmdir(tmp)
     print(json.dumps({
         "test": "pmcached_kill9", "backend": a.backend, "dir": a.dir,
-        "binary": a.binary,
+        "binary": a.binary, "meta": a.meta,
         "check_every": a.check_every,
         "seed": seed, "runtimes": runtimes, "mutant": a.mutant,
         "kills": totals["kills"],
         "acknowledged_writes": totals["acks"],
         "key_states_checked": totals["checked"],
-        "keys_present_at_end": present, "lost": totals["lost"],
+        "keys_present_at_end": present, "keys_stale_at_end": stale,
+        "lost": totals["lost"],
         "inconsistent_regions": totals["broken"],
         "seconds": round(time.monotonic() - t_start, 1)}))
     for v in violations[:20]:
