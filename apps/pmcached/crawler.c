@@ -24,8 +24,8 @@
  *     size those memcached would give the item (sizeclass.h), "\n" after
  *     each line and "END\r\n" after the last. Expired and flushed items
  *     are left out, as memcached leaves them out.
- *  3. la is item_last_access() and fetch item_fetched(): what pmcached
- *     keeps of them (below).
+ *  3. la is item_last_access() and fetch item_fetched(): the item's own
+ *     (items.c I8).
  *  4. The items come in pmcached's order (each LRU list from its least
  *     recently used item), not memcached's; "hash" lists the same
  *     items. An item stored during a walk may be missed, one moved to
@@ -47,22 +47,17 @@
 
 static _Atomic bool busy;           /* invariant 1 */
 
-/* The last access of an item as pmcached keeps it: the time it was
- * stored or last moved to its LRU head (a read moves it at most once a
- * minute: lru.c U3), which is memcached's "la" for an item read at most
- * once. To be replaced by the item's own last access time once the
- * persistent item keeps one (layout.h). */
+/* memcached's la: the item's last access (a read, or its store; the
+ * store keeps it: items.c I8). */
 static int64_t item_last_access(const struct mc_item_meta *m)
 {
-	return m->time;
+	return m->atime;
 }
 
-/* Whether the item was ever fetched: pmcached keeps no such bit yet
- * (layout.h), so "no", memcached's answer for an item never read. */
+/* memcached's fetch: read since it was stored. */
 static bool item_fetched(const struct mc_item_meta *m)
 {
-	(void)m;
-	return false;
+	return m->fetched;
 }
 
 /* ---- which classes ---- */

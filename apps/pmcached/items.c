@@ -376,6 +376,18 @@ static int64_t item_atime(const struct mc_item *it, int64_t now)
 	return a >= t && a <= now ? a : t;
 }
 
+void mc_item_meta_of(struct mc_store *s, const struct mc_item *it,
+                     pmtx_off off, int64_t now, struct mc_item_meta *m)
+{
+	*m = (struct mc_item_meta){.off = off, .cas = it->cas,
+	                           .key = mc_item_key(it), .nkey = it->nkey,
+	                           .nbytes = it->nbytes, .flags = it->flags,
+	                           .exptime = it->exptime, .time = it->time,
+	                           .atime = item_atime(it, now),
+	                           .fetched = it->fetched == 1,
+	                           .live = mc_item_live(s, it, now)};
+}
+
 /* Fill ref from it; the state before this read (I8), then, with update,
  * the read recorded: naked stores under the stripe lock. */
 static void ref_fill(struct mc_item *it, pmtx_off off, int update,

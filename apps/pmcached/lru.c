@@ -271,16 +271,6 @@ int mc_store_lru_info(struct mc_store *s, unsigned l,
 
 /* ---- walks: statistics and dumps ---- */
 
-void mc_item_meta_of(struct mc_store *s, const struct mc_item *it,
-                     pmtx_off off, int64_t now, struct mc_item_meta *m)
-{
-	*m = (struct mc_item_meta){.off = off, .cas = it->cas,
-	                           .key = mc_item_key(it), .nkey = it->nkey,
-	                           .nbytes = it->nbytes, .flags = it->flags,
-	                           .exptime = it->exptime, .time = it->time,
-	                           .live = mc_item_live(s, it, now)};
-}
-
 int mc_store_walk_lru(struct mc_store *s, unsigned l,
                       int (*fn)(const struct mc_item_meta *m, void *arg),
                       void *arg)

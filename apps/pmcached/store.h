@@ -34,6 +34,8 @@ struct mc_item_meta {
 	uint32_t flags;
 	int64_t exptime;     /* absolute seconds, 0 never */
 	int64_t time;        /* stored, or last moved to its LRU head */
+	int64_t atime;       /* last read, or time (items.c I8) */
+	int fetched;         /* read since stored */
 	int live;            /* not expired, not flushed */
 };
 
