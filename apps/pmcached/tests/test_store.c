@@ -537,6 +537,126 @@ static void a_foreign_or_corrupt_region_is_refused(void **state)
 	assert_int_equal(tu_file_hash(store_path), h);
 }
 
+/* A meta get of k (mc_store_mget, tokens on); the reference released. */
+static struct mc_ref mget(struct mc_store *s, const char *k,
+                          const struct mc_mget *tmpl)
+{
+	struct mc_mget g = tmpl ? *tmpl : (struct mc_mget){.tokens = 1};
+	struct mc_ref ref;
+	g.key = k, g.nkey = strlen(k);
+	assert_int_equal(mc_store_mget(s, 0, &g, &ref), 0);
+	struct mc_ref out = ref;
+	assert_int_equal(mc_store_release(s, 0, &ref), 0);
+	return out;
+}
+
+static enum mc_result mdel_stale(struct mc_store *s, const char *k,
+                                 uint64_t cas)
+{
+	struct mc_mdel d = {.key = k, .nkey = strlen(k), .cas = cas,
+	                    .stale = 1};
+	enum mc_result res;
+	assert_int_equal(mc_store_mdelete(s, 0, &d, &res), 0);
+	return res;
+}
+
+/* items.c I8: stale items and their tokens (md I, ms I, a first reader's
+ * W), mg N and R, h and l as the state before the read, all kept across
+ * a restart; a last access that cannot be true reads as the store's. */
+static void meta_state_follows_memcached_and_survives_restart(void **state)
+{
+	mc_store_opts o = opts();
+	struct mc_store *s = open_store(store_path, &o);
+	assert_int_equal(put(s, MC_SET, "a", "old", 0), MC_STORED);
+	struct mc_ref r = mget(s, "a", NULL);
+	assert_true(r.off && !r.fetched && !r.won && r.iflags == 0);
+	uint64_t cas = r.cas;
+	g_now += 5;
+	r = mget(s, "a", NULL);
+	assert_true(r.fetched && r.atime == g_now - 5);
+	assert_int_equal(mdel_stale(s, "a", cas + 1), MC_EXISTS);
+	assert_int_equal(mdel_stale(s, "a", cas), MC_DELETED);
+	assert_int_equal(mdel_stale(s, "nope", 0), MC_NOT_FOUND);
+	r = mget(s, "a", NULL);      /* X W */
+	assert_true(r.iflags == MC_IF_STALE && r.won && r.cas > cas);
+	cas = r.cas;
+	r = mget(s, "a", NULL);      /* Z X */
+	assert_true(r.iflags == (MC_IF_STALE | MC_IF_TOKEN_SENT) && !r.won);
+	/* ms I with an older unique: stored, still stale, token kept */
+	struct mc_put p = {.mode = MC_CAS, .key = "a", .nkey = 1, .cas = 1,
+	                   .value = "new", .nbytes = 3, .stale_ok = 1};
+	enum mc_result res;
+	assert_int_equal(mc_store_put(s, 0, &p, &res, NULL), 0);
+	assert_int_equal(res, MC_STORED);
+	assert_string_equal(get(s, "a", NULL), "new");
+	r = mget(s, "a", NULL);
+	assert_true(r.iflags == (MC_IF_STALE | MC_IF_TOKEN_SENT) && !r.won);
+	p.stale_ok = 0;            /* without I: EXISTS */
+	assert_int_equal(mc_store_put(s, 0, &p, &res, NULL), 0);
+	assert_int_equal(res, MC_EXISTS);
+	/* N: a miss vivified, won once */
+	struct mc_mget viv = {.tokens = 1, .vivify = 1,
+	                      .viv_exptime = g_now + 30};
+	r = mget(s, "v", &viv);
+	assert_true(r.off && r.created && r.won && r.nbytes == 0);
+	r = mget(s, "v", &viv);
+	assert_true(!r.created && !r.won && r.iflags == MC_IF_TOKEN_SENT &&
+	            r.exptime == g_now + 30);
+	/* R: won once by an item expiring before the recache time */
+	struct mc_mget rc = {.tokens = 1, .recache = 1,
+	                     .recache_time = g_now + 100};
+	assert_int_equal(put(s, MC_SET, "r", "x", 0), MC_STORED);
+	assert_false(mget(s, "r", &rc).won);           /* never expires */
+	struct mc_mget touch = {.touch = 1, .exptime = g_now + 50};
+	mget(s, "r", &touch);
+	assert_true(mget(s, "r", &rc).won);
+	assert_false(mget(s, "r", &rc).won);
+	/* u: nothing recorded */
+	struct mc_mget u = {.no_update = 1};
+	assert_int_equal(put(s, MC_SET, "u", "x", 0), MC_STORED);
+	mget(s, "u", &u);
+	assert_false(mget(s, "u", &u).fetched);
+	/* a restart keeps it all */
+	check_structure(s);
+	s = reopen(s, &o);
+	r = mget(s, "a", NULL);
+	assert_true(r.iflags == (MC_IF_STALE | MC_IF_TOKEN_SENT) && !r.won);
+	assert_true(mget(s, "v", NULL).iflags == MC_IF_TOKEN_SENT);
+	assert_true(mget(s, "r", &rc).iflags == MC_IF_TOKEN_SENT);
+	assert_true(r.fetched);
+	/* a last access from the future (a torn or stray value) is not
+	 * believed: the item counts as accessed when it was stored */
+	assert_int_equal(put(s, MC_SET, "t", "x", 0), MC_STORED);
+	r = mget(s, "t", &u);
+	struct mc_item *it = pmtx_ptr(mc_store_region(s), r.off);
+	it->atime = g_now + 1000, it->fetched = 7;
+	r = mget(s, "t", &u);
+	assert_true(r.atime == it->time && !r.fetched);
+	check_structure(s);
+	assert_int_equal(mc_store_close(s), 0);
+}
+
+/* layout.h L4: a region of another format major is refused with what to
+ * do, and left as it was. */
+static void another_format_is_refused_and_left_alone(void **state)
+{
+	mc_store_opts o = opts();
+	struct mc_store *s = open_store(store_path, &o);
+	struct mc_root *root = pmtx_root(mc_store_region(s), NULL);
+	root->major = 1; /* naked: a region of format 1.x */
+	pmtx_persist(mc_store_region(s), root, sizeof(*root));
+	assert_int_equal(mc_store_close(s), 0);
+	uint64_t h = tu_file_hash(store_path);
+	assert_int_equal(mc_store_open(store_path, &o, &s), PMTX_E_BAD_VERSION);
+	assert_non_null(strstr(mc_store_errmsg(), "pmcached format 1.0, "
+	                       "this pmcached reads format 2.x only"));
+	assert_int_equal(tu_file_hash(store_path), h);
+	char msg[512];
+	assert_int_equal(mc_store_verify(store_path, msg, sizeof(msg)),
+	                 PMTX_E_BAD_VERSION);
+	assert_non_null(strstr(msg, "format 1.0"));
+}
+
 /* A key of 3 bytes from i (at most 125,000 of them). */
 static const char *key3(unsigned i, char k[4])
 {
@@ -628,6 +748,8 @@ int main(void)
 		T(the_table_expands_and_keeps_every_item),
 		T(references_keep_deleted_items_until_released),
 		T(a_foreign_or_corrupt_region_is_refused),
+		T(meta_state_follows_memcached_and_survives_restart),
+		T(another_format_is_refused_and_left_alone),
 		T(a_full_heap_evicts_or_refuses_and_loses_no_key),
 		T(concurrent_workers_keep_the_cache_consistent),
 	};
