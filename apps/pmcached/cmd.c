@@ -338,7 +338,8 @@ enum cmd_outcome cmd_execute(struct conn *c, struct mc_request *req)
 	case MC_CMD_SLABS: stats_slabs_command(c, req); break;
 	case MC_CMD_MG: case MC_CMD_MS: case MC_CMD_MD: case MC_CMD_MA:
 	case MC_CMD_MN: case MC_CMD_ME:
-		STAT_INC(c, cmd_meta);
+		if (req->cmd != MC_CMD_MN) /* memcached counts no mn */
+			STAT_INC(c, cmd_meta);
 		return cmd_meta(c, req);
 	default: conn_reply(c, "ERROR"); break;
 	}
