@@ -189,9 +189,10 @@ static void fill_item(struct mc_store *s, struct mc_item *it,
 {
 	const struct mc_item *old = f->it;
 	int join = p->mode == MC_APPEND || p->mode == MC_PREPEND;
-	/* a stale store keeps the old expiry and token (memcached) */
-	uint8_t iflags = (uint8_t)(p->iflags & (MC_IF_KEY_BINARY |
-	                                        MC_IF_TOKEN_SENT));
+	/* a stale store keeps the old expiry and token; append and prepend
+	 * make an item of no state, a binary key's mark lost (memcached) */
+	uint8_t iflags = join ? 0 : (uint8_t)(p->iflags & (MC_IF_KEY_BINARY |
+	                                                   MC_IF_TOKEN_SENT));
 	if (f->stale)
 		iflags |= MC_IF_STALE | (old->iflags & MC_IF_TOKEN_SENT);
 	*it = (struct mc_item){.cas = cas, .time = now, .atime = now,
@@ -244,7 +245,7 @@ static int put_new(struct mc_store *s, struct mc_txn *t,
 	if ((rc = do_lru_make_room(s, t, need, res)) || *res != MC_STORED)
 		/* U4's victims were not enough (a big item among small
 		 * ones): evict in transactions of their own (lru.c U5) */
-		return rc || s->no_evict ? rc : ENOSPC;
+		return rc;
 	pmtx_off off;
 	if ((rc = pmtx_alloc(t->tx, need, &off)) == PMTX_E_NOMEM) {
 		*res = MC_NO_MEMORY; /* the heap is full below mem_limit */

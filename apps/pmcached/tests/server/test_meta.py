@@ -232,6 +232,8 @@ def test_k_and_b_keys_as_stored(pair):
         b"md bm9wZQ== b O4 k\r\n", b"ma bm9wZQ== b k O5\r\n",
         b"md Zm9v b k q\r\n", b"md YmFy b k\r\n",
         b"ms YmFy 2 b k\r\nho\r\n", b"ma YmFy b k\r\n",
+        b"ms YmFy 1 b MA k\r\n!\r\n", b"mg bar k v\r\n",  # mark lost
+        b"ms YmFy 1 b MR k\r\n!\r\n", b"mg bar k v\r\n",
     ])
 
 
