@@ -245,7 +245,7 @@ static int put_new(struct mc_store *s, struct mc_txn *t,
 	if ((rc = do_lru_make_room(s, t, need, res)) || *res != MC_STORED)
 		/* U4's victims were not enough (a big item among small
 		 * ones): evict in transactions of their own (lru.c U5) */
-		return rc;
+		return rc || s->no_evict ? rc : ENOSPC;
 	pmtx_off off;
 	if ((rc = pmtx_alloc(t->tx, need, &off)) == PMTX_E_NOMEM) {
 		*res = MC_NO_MEMORY; /* the heap is full below mem_limit */
