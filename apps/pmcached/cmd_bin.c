@@ -25,6 +25,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -144,6 +145,7 @@ static void bin_get(struct conn *c, const struct mc_bin_request *req)
 	if (rc)
 		return store_failure(c, req, rc);
 	count_get(c, touch, ref.off != 0);
+	stats_prefix_get(req->key.p, req->key.len, ref.off != 0);
 	if (ref.off)
 		return get_hit(c, req, &ref);
 	if (req->cmd != MC_BIN_GETK && req->cmd != MC_BIN_GATK)
@@ -186,6 +188,7 @@ static void bin_store(struct conn *c, const struct mc_bin_request *req)
 	STAT_INC(c, cmd_set);
 	enum mc_put_mode mode = put_mode(req);
 	bool join = mode == MC_APPEND || mode == MC_PREPEND;
+	stats_prefix_set(req->key.p, req->key.len);
 	uint64_t cas = item_cas(req->cas);
 	struct mc_put p = {
 		.mode = mode, .key = req->key.p, .nkey = req->key.len,
@@ -213,6 +216,7 @@ static void bin_store(struct conn *c, const struct mc_bin_request *req)
 static void bin_delete(struct conn *c, const struct mc_bin_request *req)
 {
 	enum mc_result res;
+	stats_prefix_delete(req->key.p, req->key.len);
 	int rc = mc_store_delete_cas(server.store, slot_of(c), req->key.p,
 	                             req->key.len, match_cas(req), &res);
 	if (rc)
@@ -320,14 +324,43 @@ static bool key_is(struct mc_str key, const char *word)
 	return key.len == strlen(word) && key_starts(key, word);
 }
 
+/* memcached's binary "detail on|off|dump": a key starting with "detail"
+ * and then one of those after a space (dump: one statistic, "detailed",
+ * the text dump); KEY_ENOENT for any other. False if not "detail". */
+static bool bin_detail(struct conn *c, const struct mc_bin_request *req)
+{
+	struct mc_str k = req->key, sub = {k.p + 6, k.len - 6};
+	if (!key_starts(k, "detail") || k.len == 6 || k.p[6] != ' ')
+		return false;
+	size_t len;
+	char *dump = NULL;
+	if (key_starts(sub, " on") || key_starts(sub, " off"))
+		atomic_store(&settings.detail_enabled, sub.p[2] == 'n');
+	else if (!key_starts(sub, " dump") ||
+	         !(dump = stats_prefix_dump(&len))) {
+		reply_error(c, req, MC_BIN_KEY_ENOENT, NULL);
+		return true;
+	}
+	if (dump) {
+		struct body b = {.key = "detailed", .keylen = 8, .value = dump,
+		                 .vlen = len};
+		reply(c, req, MC_BIN_SUCCESS, 0, &b);
+		free(dump);
+	}
+	reply_ok(c, req, 0);
+	return true;
+}
+
 /* memcached's binary STAT: no key for the general statistics, a key
  * starting with "reset" or "settings", or exactly "items", "slabs" or
- * "sizes"; anything else (conns, detail: pmcached has none) is
- * KEY_ENOENT. A response with no key ends the list. */
+ * "sizes", or "detail" and its argument (bin_detail); anything else
+ * (conns, ...) is KEY_ENOENT. A response with no key ends the list. */
 static void bin_stat(struct conn *c, const struct mc_bin_request *req)
 {
 	enum stats_group g = STATS_GENERAL;
 	struct mc_str k = req->key;
+	if (bin_detail(c, req))
+		return;
 	if (key_starts(k, "reset")) {
 		stats_reset();
 		return reply_ok(c, req, 0);

@@ -498,6 +498,23 @@ def test_stat_lists_what_the_text_stats_list(pair, group):
         assert names == _text_stats(server, group), server
 
 
+def test_stat_detail_counts_per_prefix(pair):
+    # memcached's binary "detail on|off|dump": the get family (TOUCH and
+    # GAT too), every store (APPEND too) and DELETE are counted, the dump
+    # is one "detailed" statistic in memcached's order
+    same(pair, [R("STAT", b"reset"), R("STAT", b"detail on"),
+                R("SET", b"a:1", b"x"), R("ADD", b"b:1", b"x"),
+                R("GET", b"a:1"), R("GETK", b"c:1"), R("GAT", b"a:1", 10),
+                R("APPEND", b"a:1", b"y"), R("DELETE", b"d:1"),
+                R("INCREMENT", b"e:1"), R("TOUCH", b"f:1", 1),
+                R("SETQ", b"g:1", b"x"), R("GETQ", b"h:1"),
+                R("STAT", b"detail dump"), R("STAT", b"detail dumpx"),
+                R("STAT", b"detail x"), R("STAT", b"detailed"),
+                R("STAT", b"detail off"), R("GET", b"a:1"),
+                R("STAT", b"detail dump"), R("STAT", b"reset"),
+                R("STAT", b"detail dump")])
+
+
 def test_stat_errors_and_reset(pair):
     same(pair, [R("STAT", b"bogus"), R("STAT", b"conns"),
                 R("STAT", b"detail"), R("STAT", b"item"),
