@@ -173,6 +173,30 @@ static void other_commands_parse(void **state)
 	expect_error("\r\n", "ERROR", 0);
 }
 
+/* stats, lru_crawler and slabs pass their tokens on to their executors
+ * (memcached checks them there, with errors of their own); only slabs
+ * automove reads a noreply. */
+static void admin_commands_pass_their_arguments(void **state)
+{
+	parses("stats detail on extra more\r\n");
+	assert_int_equal(req.cmd, MC_CMD_STATS);
+	assert_int_equal(req.nargs, 4);
+	assert_true(str_is(req.args[0], "detail") && str_is(req.args[1], "on"));
+	assert_true(str_is(req.args[2], "extra"));
+	parses("lru_crawler metadump 1,2\r\n");
+	assert_int_equal(req.cmd, MC_CMD_LRU_CRAWLER);
+	assert_int_equal(req.nargs, 2);
+	assert_true(str_is(req.args[1], "1,2"));
+	parses("lru_crawler enable noreply\r\n");
+	assert_true(!req.noreply && req.nargs == 2);
+	parses("slabs automove 1 noreply\r\n");
+	assert_true(req.cmd == MC_CMD_SLABS && req.noreply && req.nargs == 3);
+	parses("slabs reassign 1 noreply\r\n");
+	assert_false(req.noreply);
+	parses("lru_crawler\r\n");
+	assert_int_equal(req.nargs, 0);
+}
+
 static void meta_commands_parse_flags(void **state)
 {
 	parses("mg a k v Oxyz q T30\r\n");
@@ -337,6 +361,7 @@ int main(void)
 		cmocka_unit_test(item_size_limit_matches_memcacheds_header),
 		cmocka_unit_test(get_lists_every_key),
 		cmocka_unit_test(other_commands_parse),
+		cmocka_unit_test(admin_commands_pass_their_arguments),
 		cmocka_unit_test(meta_commands_parse_flags),
 		cmocka_unit_test(meta_errors_are_memcacheds),
 		cmocka_unit_test(long_lines_and_http_requests_close),
