@@ -264,8 +264,9 @@ static void arith_create(struct conn *c, const struct mc_bin_request *req)
 static void bin_arith(struct conn *c, const struct mc_bin_request *req)
 {
 	bool incr = req->cmd == MC_BIN_INCREMENT;
-	struct mc_arith a = {req->key.p, req->key.len, incr, req->delta,
-	                     match_cas(req)};
+	struct mc_arith a = {.key = req->key.p, .nkey = req->key.len,
+	                     .incr = incr, .delta = req->delta,
+	                     .cas = match_cas(req)};
 	uint64_t v = 0, cas = 0;
 	enum mc_result res;
 	int rc = mc_store_arith_cas(server.store, slot_of(c), &a, &v, &cas,

@@ -246,80 +246,46 @@ static void md(struct conn *c, const struct mc_request *req)
 
 /* ---- ma ---- */
 
-/* Miss with N: create the item with J (initial value) and the expiry of
- * the last of N and T (3). */
-static int ma_vivify(struct conn *c, const struct mc_request *req,
-                     struct mc_str key, uint64_t *value, enum mc_result *res)
-{
-	char num[24];
-	*value = token_u64(req, 'J', 0);
-	int n = snprintf(num, sizeof(num), "%" PRIu64, *value);
-	struct mc_put p = {
-		.mode = MC_ADD, .key = key.p, .nkey = key.len, .value = num,
-		.nbytes = (size_t)n,
-		.exptime = exptime_at(req, 0, 0, true, time(NULL))};
-	return mc_store_put(server.store, slot_of(c), &p, res, NULL);
-}
-
-/* The item's unique and expiry after the arithmetic (c, t): read back,
- * before a T is applied. */
-static void ma_read_back(struct conn *c, const struct mc_request *req,
-                         struct mc_str key, struct mc_ref *ref)
-{
-	struct mc_mget g = {.key = key.p, .nkey = key.len, .no_update = 1};
-	*ref = (struct mc_ref){0};
-	if (has(req, 'c') || has(req, 't'))
-		mc_store_mget(server.store, slot_of(c), &g, ref);
-	mc_store_release(server.store, slot_of(c), ref);
-}
-
 static void ma_reply(struct conn *c, const struct mc_request *req,
-                     const struct mc_ref *ref, bool created, uint64_t value)
+                     const struct mc_marith_out *o)
 {
 	char num[24];
 	int64_t now = time(NULL);
-	int n = snprintf(num, sizeof(num), "%" PRIu64, value);
-	int64_t exp = exptime_at(req, 't', created ? 0 : ref->exptime,
-	                         created, now);
+	int n = snprintf(num, sizeof(num), "%" PRIu64, o->value);
+	int64_t exp = exptime_at(req, 't', o->exptime, o->created, now);
 	struct mc_meta_values v = {
-		.cas = settings.use_cas ? ref->cas : 0, .flags = ref->flags,
+		.cas = settings.use_cas ? o->cas : 0,
 		.ttl = ttl_left(exp, now), .data = {num, (size_t)n}};
 	meta_line(c, req, has(req, 'v') ? "VA" : "HD", &v);
 }
 
+/* One transaction (the store's mc_store_marith): the arithmetic, or on a
+ * miss with N the item created with J and the expiry of the last of N
+ * and T (3); T's expiry on a hit. */
 static void ma(struct conn *c, const struct mc_request *req)
 {
 	struct mc_str key = meta_key(req);
+	int64_t now = time(NULL);
 	struct mc_arith a = {
 		.key = key.p, .nkey = key.len, .delta = token_u64(req, 'D', 1),
 		.incr = !req->mode || strchr("I+", req->mode),
-		.cas = has(req, 'C') ? cas_operand(token_u64(req, 'C', 0)) : 0};
-	uint64_t v = 0;
+		.cas = has(req, 'C') ? cas_operand(token_u64(req, 'C', 0)) : 0,
+		.touch = has(req, 'T'), .exptime = token_exptime(req, 'T', now),
+		.vivify = has(req, 'N'), .initial = token_u64(req, 'J', 0),
+		.viv_exptime = exptime_at(req, 0, 0, true, now)};
+	struct mc_marith_out o;
 	enum mc_result res;
-	bool created = false;
-	struct mc_ref ref = {0};
-	int rc = mc_store_arith_cas(server.store, slot_of(c), &a, &v, NULL,
-	                            &res);
-	if (!rc && res == MC_NOT_FOUND && has(req, 'N')) {
-		rc = ma_vivify(c, req, key, &v, &res);
-		created = !rc && res == MC_STORED;
-		res = created ? MC_STORED : MC_NOT_FOUND;
-	}
-	if (!rc && res == MC_STORED)
-		ma_read_back(c, req, key, &ref);
-	if (!rc && res == MC_STORED && has(req, 'T') && !created)
-		rc = mc_store_touch(server.store, slot_of(c), key.p, key.len,
-		                    token_exptime(req, 'T', time(NULL)), &res);
+	int rc = mc_store_marith(server.store, slot_of(c), &a, &o, &res);
 	if (rc)
 		return cmd_store_failure(c, rc, false);
 	if (res == MC_NON_NUMERIC)
 		return conn_reply(c, "CLIENT_ERROR cannot increment or "
 		                  "decrement non-numeric value");
-	if (res == MC_NO_MEMORY)
+	if (res == MC_NO_MEMORY || res == MC_TOO_LARGE)
 		return conn_reply(c, "SERVER_ERROR out of memory");
 	if (res == MC_NOT_FOUND || res == MC_EXISTS)
 		return meta_line(c, req, res == MC_EXISTS ? "EX" : "NF", NULL);
-	ma_reply(c, req, &ref, created, v);
+	ma_reply(c, req, &o);
 }
 
 /* ---- me ---- */

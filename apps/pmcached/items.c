@@ -757,6 +757,7 @@ struct arith_arg {
 	const struct mc_arith *a;
 	uint64_t *out, *cas_out;
 	enum mc_result *res;
+	struct mc_marith_out *m; /* mc_store_marith's, or NULL */
 };
 
 /* The value as memcached reads it (safe_strtoull on the data, which
@@ -809,14 +810,35 @@ static enum mc_result arith_admit(const struct mc_arith *a,
 	return MC_STORED;
 }
 
+/* ma N on a miss: the item created with the initial value. */
+static int arith_vivify(struct mc_store *s, struct mc_txn *t,
+                        struct found *f, struct arith_arg *aa)
+{
+	const struct mc_arith *a = aa->a;
+	char buf[24];
+	int n = snprintf(buf, sizeof(buf), "%llu",
+	                 (unsigned long long)a->initial);
+	struct mc_put p = {.mode = MC_ADD, .key = a->key, .nkey = a->nkey,
+	                   .exptime = a->viv_exptime, .value = buf,
+	                   .nbytes = (size_t)n};
+	*aa->out = a->initial;
+	aa->m->created = 1;
+	int rc = put_new(s, t, &p, f, mc_now(s), aa->res, aa->cas_out);
+	return !rc && *aa->res == MC_NO_MEMORY ? ENOSPC : rc; /* U5 */
+}
+
 static int op_arith(struct mc_store *s, struct mc_txn *t, struct found *f,
                     void *arg)
 {
 	struct arith_arg *aa = arg;
 	const struct mc_arith *a = aa->a;
 	uint64_t v = 0;
+	if (!f->off && a->vivify)
+		return arith_vivify(s, t, f, aa);
 	if ((*aa->res = arith_admit(a, f, &v)) != MC_STORED)
 		return 0;
+	if (aa->m)
+		aa->m->exptime = f->it->exptime;
 	v = a->incr ? v + a->delta : v < a->delta ? 0 : v - a->delta;
 	char buf[24];
 	int n = snprintf(buf, sizeof(buf), "%llu", (unsigned long long)v);
@@ -830,12 +852,14 @@ static int op_arith(struct mc_store *s, struct mc_txn *t, struct found *f,
 		                    f->it->nbytes);
 		if (!rc && aa->cas_out)
 			*aa->cas_out = cas;
+		if (!rc && a->touch)
+			rc = PMTX_SET(t->tx, f->it->exptime, a->exptime);
 		return rc ? rc : PMTX_SET(t->tx, f->it->cas, cas);
 	}
 	struct mc_put p = {.mode = MC_SET, .key = mc_item_key(f->it),
 	                   .nkey = f->it->nkey, .flags = f->it->flags,
-	                   .exptime = f->it->exptime, .value = buf,
-	                   .nbytes = (size_t)n};
+	                   .exptime = a->touch ? a->exptime : f->it->exptime,
+	                   .value = buf, .nbytes = (size_t)n};
 	char key[MC_KEY_MAX];
 	memcpy(key, p.key, p.nkey); /* the old item goes away */
 	p.key = key;
@@ -855,7 +879,17 @@ int mc_store_arith_cas(struct mc_store *s, unsigned slot,
                        const struct mc_arith *a, uint64_t *out,
                        uint64_t *cas_out, enum mc_result *res)
 {
-	struct arith_arg aa = {a, out, cas_out, res};
+	struct arith_arg aa = {a, out, cas_out, res, NULL};
+	struct mc_room room = {slot, a->key, a->nkey};
+	return with_room(s, &room, mc_item_bytes(a->nkey, 20), arith_try, &aa);
+}
+
+int mc_store_marith(struct mc_store *s, unsigned slot,
+                    const struct mc_arith *a, struct mc_marith_out *o,
+                    enum mc_result *res)
+{
+	*o = (struct mc_marith_out){0};
+	struct arith_arg aa = {a, &o->value, &o->cas, res, o};
 	struct mc_room room = {slot, a->key, a->nkey};
 	return with_room(s, &room, mc_item_bytes(a->nkey, 20), arith_try, &aa);
 }
@@ -864,7 +898,8 @@ int mc_store_arith(struct mc_store *s, unsigned slot, const char *key,
                    size_t nkey, int incr, uint64_t delta, uint64_t *out,
                    enum mc_result *res)
 {
-	struct mc_arith a = {key, nkey, incr, delta, 0};
+	struct mc_arith a = {.key = key, .nkey = nkey, .incr = incr,
+	                     .delta = delta};
 	return mc_store_arith_cas(s, slot, &a, out, NULL, res);
 }
 

@@ -209,10 +209,26 @@ struct mc_arith {
 	size_t nkey;
 	int incr;
 	uint64_t delta, cas;
+	int touch;           /* ma T: the expiry set to exptime */
+	int64_t exptime;
+	int vivify;          /* ma N: a miss creates the item, initial, with */
+	uint64_t initial;    /* the expiry viv_exptime (*res STORED) */
+	int64_t viv_exptime;
 };
 int mc_store_arith_cas(struct mc_store *s, unsigned slot,
                        const struct mc_arith *a, uint64_t *out,
                        uint64_t *cas_out, enum mc_result *res);
+/* The meta arithmetic (ma), with a's touch and vivify, in one
+ * transaction: the new value and unique, the expiry before (0 for an
+ * item created) and whether it was. */
+struct mc_marith_out {
+	uint64_t value, cas;
+	int64_t exptime;
+	int created;
+};
+int mc_store_marith(struct mc_store *s, unsigned slot,
+                    const struct mc_arith *a, struct mc_marith_out *o,
+                    enum mc_result *res);
 /* *res: TOUCHED or NOT_FOUND. */
 int mc_store_touch(struct mc_store *s, unsigned slot, const char *key,
                    size_t nkey, int64_t exptime, enum mc_result *res);
