@@ -46,6 +46,14 @@
 #define SLEEP_MAX 1000000           /* lru_crawler sleep, microseconds */
 
 static _Atomic bool busy;           /* invariant 1 */
+static _Atomic uint64_t starts, checked; /* walks begun, items looked at */
+
+void crawler_stats(uint64_t *n_starts, uint64_t *n_checked, bool *running)
+{
+	*n_starts = atomic_load_explicit(&starts, memory_order_relaxed);
+	*n_checked = atomic_load_explicit(&checked, memory_order_relaxed);
+	*running = atomic_load_explicit(&busy, memory_order_relaxed);
+}
 
 /* memcached's la: the item's last access (a read, or its store; the
  * store keeps it: items.c I8). */
@@ -198,6 +206,7 @@ static bool walk_part(struct conn *c, void *arg, bool abort)
 	     k->pos++) {
 		struct mc_item_meta m;
 		const struct spot *sp = &k->snap[k->pos];
+		atomic_fetch_add_explicit(&checked, 1, memory_order_relaxed);
 		if (!mc_store_item_meta(server.store, sp->off, sp->cas, &m,
 		                        k->key) || m.live == k->reap)
 			continue;
@@ -227,6 +236,7 @@ static const char *start_walk(struct conn *c, struct mc_str which,
 	}
 	k->reap = reap;
 	k->w = w;
+	atomic_fetch_add_explicit(&starts, 1, memory_order_relaxed);
 	conn_continue(c, walk_part, k);
 	return reap ? "OK" : NULL;
 }

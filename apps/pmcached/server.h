@@ -201,6 +201,8 @@ char *stats_prefix_dump(size_t *len);
 /* ---- crawler.c: lru_crawler, stats cachedump ---- */
 void crawler_command(struct conn *c, const struct mc_request *req);
 void crawler_cachedump(struct conn *c, const struct mc_request *req);
+/* lru_crawler_starts, crawler_items_checked, lru_crawler_running. */
+void crawler_stats(uint64_t *starts, uint64_t *checked, bool *running);
 
 /* ---- thread.c ---- */
 int threads_start(unsigned n);

@@ -80,6 +80,11 @@ static struct class_counts {
 	        crawler_reclaimed;
 } counts[MC_CLASSES_MAX];
 
+static uint64_t count_of(_Atomic uint64_t *v)
+{
+	return atomic_load_explicit(v, memory_order_relaxed);
+}
+
 unsigned stats_class_of(const struct mc_item_meta *m, size_t *ntotal)
 {
 	size_t n = mc_classes_ntotal(&server.classes, m->nkey, m->flags,
@@ -174,6 +179,22 @@ static void general_commands(struct stat_out *o, const struct totals *t)
 	stat_u64(o, "bytes_written", t->bytes_written);
 }
 
+/* memcached's crawler fields, in its order around the slab mover's and
+ * LRU maintainer's (which pmcached has not). */
+static void general_crawler(struct stat_out *o)
+{
+	uint64_t starts, checked, reclaimed = 0;
+	bool running;
+	crawler_stats(&starts, &checked, &running);
+	for (unsigned i = 0; i < MC_CLASSES_MAX; i++)
+		reclaimed += count_of(&counts[i].crawler_reclaimed);
+	stat_u64(o, "reclaimed", 0);
+	stat_u64(o, "crawler_reclaimed", reclaimed);
+	stat_u64(o, "crawler_items_checked", checked);
+	stat_u64(o, "lru_crawler_running", running);
+	stat_u64(o, "lru_crawler_starts", starts);
+}
+
 static void general_store(struct stat_out *o, const struct totals *t)
 {
 	struct mc_store_stats st;
@@ -191,7 +212,7 @@ static void general_store(struct stat_out *o, const struct totals *t)
 	stat_u64(o, "curr_items", st.curr_items);
 	stat_u64(o, "total_items", t->total_items);
 	stat_u64(o, "evictions", st.evictions);
-	stat_u64(o, "reclaimed", 0);
+	general_crawler(o);
 	/* pmcached's own */
 	stat_line(o, "pmtx_runtime", "%s",
 	          pmtx_runtime_name(pmtx_region_runtime(r)));
@@ -307,11 +328,6 @@ static void walk_classes(struct class_row rows[MC_CLASSES_MAX])
 		snprintf(name_, sizeof(name_), prefix "%u:%s", id, field);    \
 		stat_line(o, name_, fmt, __VA_ARGS__);                        \
 	} while (0)
-
-static uint64_t count_of(_Atomic uint64_t *v)
-{
-	return atomic_load_explicit(v, memory_order_relaxed);
-}
 
 /* memcached's "stats items" fields that mean something here, in its
  * order (no hot, warm or cold lists: pmcached's are flat). */
