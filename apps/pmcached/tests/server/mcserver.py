@@ -427,3 +427,38 @@ class Server:
 
     def __repr__(self):
         return "<%s %s port %s>" % (self.kind, self.name, self.port)
+
+
+# -- two servers side by side, for the tests that compare them
+
+def pair_binaries():
+    """(pmcached, memcached) binaries for a test that runs both; skips
+    (pytest) unless $PMCACHED_BIN names pmcached and memcached is
+    installed."""
+    import pytest
+    pm = os.environ.get("PMCACHED_BIN", "")
+    if not (pm and os.access(pm, os.X_OK)):
+        pytest.skip("PMCACHED_BIN is not set (pmcached not built yet?)")
+    mc = (os.environ.get("MEMCACHED_BIN") or shutil.which("memcached")
+          or "/usr/bin/memcached")
+    if not os.access(mc, os.X_OK):
+        pytest.skip("memcached is not installed (scripts/setup.sh)")
+    return pm, mc
+
+
+def start_pair(*args, wait=True):
+    """[memcached, pmcached] with the same flags ($PMCACHED_ARGS appended
+    to pmcached's), started (ready unless not wait); both cleaned up if
+    either fails to start."""
+    pm, mc = pair_binaries()
+    extra = os.environ.get("PMCACHED_ARGS", "").split()
+    servers = [Server("memcached", mc, args, name="memcached"),
+               Server("pmcached", pm, args, extra=extra, name="pmcached")]
+    try:
+        for s in servers:
+            s.start(wait=wait)
+    except Exception:
+        for s in servers:
+            s.cleanup()
+        raise
+    return servers

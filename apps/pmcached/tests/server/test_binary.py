@@ -16,8 +16,6 @@ Skipped unless $PMCACHED_BIN names pmcached and memcached is installed.
 The stats test compares each server's binary STAT with its own text
 "stats" (the values differ between the two servers).
 """
-import os
-import shutil
 import struct
 
 import pytest
@@ -27,21 +25,10 @@ import time
 from binproto import (AUTH_ERROR, E2BIG, KEY_ENOENT, NO_CREATE, OP,
                       SUCCESS, UNKNOWN_COMMAND, BinConn, arith, join,
                       request, store, touch)
-from mcserver import START_TIMEOUT, Server, ServerError
+from mcserver import START_TIMEOUT, ServerError, start_pair
 
 BARRIER = 0x0b0b0b0b    # the opaque of a step's closing NOOP
 ITEM_MAX = 1 << 20      # -I's default
-
-
-def _binaries():
-    pm = os.environ.get("PMCACHED_BIN", "")
-    if not (pm and os.access(pm, os.X_OK)):
-        pytest.skip("PMCACHED_BIN is not set (pmcached not built yet?)")
-    mc = (os.environ.get("MEMCACHED_BIN") or shutil.which("memcached")
-          or "/usr/bin/memcached")
-    if not os.access(mc, os.X_OK):
-        pytest.skip("memcached is not installed (scripts/setup.sh)")
-    return pm, mc
 
 
 def _wait_binary(server):
@@ -65,14 +52,10 @@ def _wait_binary(server):
 
 
 def _start_pair(*args):
-    pm, mc = _binaries()
-    extra = os.environ.get("PMCACHED_ARGS", "").split()
-    servers = [Server("memcached", mc, args, name="memcached"),
-               Server("pmcached", pm, args, extra=extra, name="pmcached")]
     text_only = "ascii" in args     # -B ascii: ready by the text "version"
+    servers = start_pair(*args, wait=text_only)
     try:
         for s in servers:
-            s.start(wait=text_only)
             if not text_only:
                 _wait_binary(s)
     except Exception:

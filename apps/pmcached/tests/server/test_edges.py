@@ -23,14 +23,12 @@ either server.
 
 Skipped unless $PMCACHED_BIN names pmcached and memcached is installed.
 """
-import os
 import re
-import shutil
 import time
 
 import pytest
 
-from mcserver import Server
+from mcserver import start_pair
 
 LONG = b"k" * 251
 KEYS = (b"a", b"b", b"c", b"d", b"e", b"f", b"g", b"h", b"n", b"a:1",
@@ -42,32 +40,13 @@ SAME_SECOND = "same second"
 DUMP = "dump"
 
 
-def _binaries():
-    pm = os.environ.get("PMCACHED_BIN", "")
-    if not (pm and os.access(pm, os.X_OK)):
-        pytest.skip("PMCACHED_BIN is not set (pmcached not built yet?)")
-    mc = (os.environ.get("MEMCACHED_BIN") or shutil.which("memcached")
-          or "/usr/bin/memcached")
-    if not os.access(mc, os.X_OK):
-        pytest.skip("memcached is not installed (scripts/setup.sh)")
-    return pm, mc
-
-
 @pytest.fixture(scope="module", params=[(), ("-C",)],
                 ids=["cas", "no-cas"])
 def pair(request):
-    pm, mc = _binaries()
-    extra = os.environ.get("PMCACHED_ARGS", "").split()
-    servers = [Server("memcached", mc, request.param, name="memcached"),
-               Server("pmcached", pm, request.param, extra=extra,
-                      name="pmcached")]
-    try:
-        for s in servers:
-            s.start()
-        yield servers
-    finally:
-        for s in servers:
-            s.cleanup()
+    servers = start_pair(*request.param)
+    yield servers
+    for s in servers:
+        s.cleanup()
 
 
 GETS = re.compile(rb"(VALUE \S+ \d+ \d+ )(\d+)")

@@ -17,41 +17,12 @@ most (lru.c U4, U5).
 Skipped unless $PMCACHED_BIN names pmcached and memcached is installed;
 the kill -9 test is pmcached's only.
 """
-import os
-import shutil
-
 import pytest
 
-from mcserver import Server
+from mcserver import start_pair
 
 SMALL = 1000
 MAX_HEADER = 48 + 8 + 1 + 2   # memcached: header, CAS, key's NUL, "\r\n"
-
-
-def _binaries():
-    pm = os.environ.get("PMCACHED_BIN", "")
-    if not (pm and os.access(pm, os.X_OK)):
-        pytest.skip("PMCACHED_BIN is not set (pmcached not built yet?)")
-    mc = (os.environ.get("MEMCACHED_BIN") or shutil.which("memcached")
-          or "/usr/bin/memcached")
-    if not os.access(mc, os.X_OK):
-        pytest.skip("memcached is not installed (scripts/setup.sh)")
-    return pm, mc
-
-
-def _start(*args):
-    pm, mc = _binaries()
-    extra = os.environ.get("PMCACHED_ARGS", "").split()
-    servers = [Server("memcached", mc, args, name="memcached"),
-               Server("pmcached", pm, args, extra=extra, name="pmcached")]
-    try:
-        for s in servers:
-            s.start()
-    except Exception:
-        for s in servers:
-            s.cleanup()
-        raise
-    return servers
 
 
 def pipeline(conn, requests, batch=500):
@@ -96,7 +67,7 @@ def store_big(conn, key, n):
 ], ids=["m64", "m4-I2m", "m8-I4m", "m2-I1m"])
 def test_every_size_memcached_stores_pmcached_stores(flags, fill_mb,
                                                      item_max):
-    servers = _start(*flags)
+    servers = start_pair(*flags)
     try:
         conns = [s.connect(timeout=30) for s in servers]
         for rnd in range(3):
