@@ -61,9 +61,19 @@ static int64_t token_exptime(const struct mc_request *req, char f,
 	return cmd_abs_exptime(token_i64(req, f, 0), now);
 }
 
+/* t: -1 for no expiry, else what memcached prints, the expiry less now
+ * as an unsigned 32-bit number. An expiry already past (only within the
+ * request whose T or N set it: the item is dead after) wraps around; one
+ * before the start (cmd_abs_exptime's -1) is memcached's relative time 1,
+ * a second after the start it counts from, 62 seconds before it began
+ * (process_started, ITEM_UPDATE_INTERVAL + 2 back). */
 static int64_t ttl_left(int64_t exptime, int64_t now)
 {
-	return exptime == 0 ? -1 : exptime > now ? exptime - now : -1;
+	if (exptime == 0)
+		return -1;
+	if (exptime < 0)
+		exptime = server.started - 61;
+	return (int64_t)(uint32_t)(exptime - now);
 }
 
 /* The expiry as memcached's flag loop sees it when it reaches flag
@@ -285,7 +295,13 @@ static void ma(struct conn *c, const struct mc_request *req)
 		return conn_reply(c, "SERVER_ERROR out of memory");
 	if (res == MC_NOT_FOUND || res == MC_EXISTS)
 		return meta_line(c, req, res == MC_EXISTS ? "EX" : "NF", NULL);
-	ma_reply(c, req, &o);
+	if (!o.created && req->quiet)
+		return; /* memcached: q hides a done ma whatever it shows */
+	if (!o.created)
+		return ma_reply(c, req, &o);
+	struct mc_request shown = *req; /* ... but never a created one */
+	shown.quiet = false;
+	ma_reply(c, &shown, &o);
 }
 
 /* ---- me ---- */

@@ -434,8 +434,11 @@ static int wins_token(const struct mc_mget *g, const struct mc_item *it)
 	int64_t exp = recache_exptime(g, it);
 	if (!g->tokens || (it->iflags & MC_IF_TOKEN_SENT))
 		return 0;
+	/* memcached compares its relative times, unsigned: 0 is never (so R0
+	 * wins nothing) and a time before its start (-1 here) is its 1 */
 	return (it->iflags & MC_IF_STALE) ||
-	       (g->recache && exp != 0 && exp < g->recache_time);
+	       (g->recache && exp != 0 && g->recache_time != 0 &&
+	        MAX(exp, 1) < MAX(g->recache_time, 1));
 }
 
 /* The writes a get may need: remove a dead item, set a new exptime
@@ -856,10 +859,12 @@ static int op_arith(struct mc_store *s, struct mc_txn *t, struct found *f,
 			rc = PMTX_SET(t->tx, f->it->exptime, a->exptime);
 		return rc ? rc : PMTX_SET(t->tx, f->it->cas, cas);
 	}
+	/* the new item keeps the old expiry: memcached's ma sets T's on
+	 * the item it replaced, so T is lost when the value grows */
 	struct mc_put p = {.mode = MC_SET, .key = mc_item_key(f->it),
 	                   .nkey = f->it->nkey, .flags = f->it->flags,
-	                   .exptime = a->touch ? a->exptime : f->it->exptime,
-	                   .value = buf, .nbytes = (size_t)n};
+	                   .exptime = f->it->exptime, .value = buf,
+	                   .nbytes = (size_t)n};
 	char key[MC_KEY_MAX];
 	memcpy(key, p.key, p.nkey); /* the old item goes away */
 	p.key = key;

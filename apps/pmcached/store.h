@@ -209,7 +209,8 @@ struct mc_arith {
 	size_t nkey;
 	int incr;
 	uint64_t delta, cas;
-	int touch;           /* ma T: the expiry set to exptime */
+	int touch;           /* ma T: the expiry set to exptime, if the
+	                      * value is rewritten in place (memcached) */
 	int64_t exptime;
 	int vivify;          /* ma N: a miss creates the item, initial, with */
 	uint64_t initial;    /* the expiry viv_exptime (*res STORED) */

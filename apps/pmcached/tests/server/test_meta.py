@@ -24,12 +24,21 @@ fetched, last access) survives a kill -9 of pmcached: the last tests
 Skipped unless $PMCACHED_BIN names pmcached and memcached is installed.
 """
 import os
+import random
 import re
 import shutil
 
 import pytest
 
 from mcserver import Server
+
+# memcached's LRU maintainer and crawler threads take references to items
+# now and then, and incr/decr/ma rewrite a value in place only while no
+# reference but their own is held (else a new item replaces it, which
+# loses ma's T, the stale bit and the fetched bit): with them running,
+# memcached itself answers a sequence one way or the other. They are off
+# here (memcached's LRU is then not segmented: h and l as pmcached's).
+MC_ARGS = ("-o", "no_lru_maintainer,no_lru_crawler")
 
 END_KEY = b"__meta_step_end__"
 END = b"mg %s k Oend\r\n" % END_KEY
@@ -51,7 +60,7 @@ def _binaries():
 def pair():
     pm, mc = _binaries()
     extra = os.environ.get("PMCACHED_ARGS", "").split()
-    servers = [Server("memcached", mc, name="memcached"),
+    servers = [Server("memcached", mc, MC_ARGS, name="memcached"),
                Server("pmcached", pm, extra=extra, name="pmcached")]
     try:
         for s in servers:
@@ -294,6 +303,10 @@ def test_ma_flags(pair):
         b"ma b t N30 J1 v\r\n", b"ma c N30 t J1 v\r\n",
         b"ma d N30 T60 t v\r\n", b"ma d t\r\n",
         b"ms s 1\r\nx\r\n", b"ma s v\r\n", b"ma a f h l s u P L v\r\n",
+        # a value that grows makes a new item: T lost, and the stale bit
+        b"set n 0 0 1\r\n9\r\n", b"ma n T100 t v c\r\n", b"mg n t v c\r\n",
+        b"set n 0 0 2\r\n99\r\n", b"md n I\r\n", b"ma n v\r\n",
+        b"mg n v c\r\n", b"md n I\r\n", b"ma n v\r\n", b"mg n v\r\n",
     ])
 
 
@@ -315,6 +328,69 @@ def test_me(pair):
         b"mg a v\r\n", b"me a\r\n", b"md a I\r\n", b"me a\r\n",
         b"ms a 1 T0\r\nx\r\n", b"me a\r\n",
     ])
+
+
+# ------------------------------------------------------- seeded sequences
+
+B64 = {"a": "YQ==", "b": "Yg==", "c": "Yw=="}
+
+
+def _flags(rnd, cmd):
+    """Some of cmd's flags, each with a token where it takes one; "C%s"
+    is filled with the unique last seen, give or take one."""
+    pool = ["k", "O%d" % rnd.randrange(100), "q"]
+    if cmd == "mg":
+        pool += ["v", "c", "f", "h", "l", "s", "t", "u",
+                 "N%d" % rnd.choice([0, 30, -1]),
+                 "R%d" % rnd.choice([0, 5, 30, 100]),
+                 "T%d" % rnd.choice([0, 10, 50, -1])]
+    elif cmd == "ms":
+        pool += ["c", "I", "F%d" % rnd.randrange(5), "C%s",
+                 "T%d" % rnd.choice([0, 10, 50]), "M" + rnd.choice("EAPRS")]
+    elif cmd == "md":
+        pool += ["I", "T%d" % rnd.choice([0, 30]), "C%s"]
+    else:
+        pool += ["v", "c", "t", "C%s", "N%d" % rnd.choice([0, 30]),
+                 "J%d" % rnd.randrange(20), "D%d" % rnd.randrange(5),
+                 "T%d" % rnd.choice([0, 30]), "M" + rnd.choice("ID+-")]
+    return rnd.sample(pool, rnd.randrange(0, 5))
+
+
+def _random_step(rnd):
+    """One request drawn from rnd (all draws made now, so that both
+    servers get the same one), as a step."""
+    cmd = rnd.choice(["mg", "mg", "ms", "md", "ma"])
+    key = rnd.choice(sorted(B64))
+    flags = _flags(rnd, cmd)
+    if rnd.random() < 0.2:
+        key, flags = B64[key], flags + ["b"]
+    off = rnd.choice([0, 0, -1, 1])
+    number = cmd == "ma" and rnd.random() < 0.3
+
+    def build(ctx):
+        try:
+            unique = max(ctx.cas() + off, 1)
+        except IndexError:
+            unique = 1
+        fl = [f % unique if "%s" in f else f for f in flags]
+        line = " ".join([cmd, key] + (["2"] if cmd == "ms" else []) + fl)
+        if cmd == "ms":
+            return line.encode() + b"\r\nv1\r\n"
+        pre = b"set %s 0 0 1\r\n5\r\n" % key.encode() if number else b""
+        return pre + line.encode() + b"\r\n"
+    return build
+
+
+SEEDS = 60 if os.environ.get("PMTX_LONG_TESTS") == "1" else 6
+
+
+@pytest.mark.parametrize("seed", range(SEEDS))
+def test_seeded_random_meta_sequences(pair, seed):
+    """400 requests of random flags on three keys (plain and base64):
+    misses, stale items, tokens, vivified items, quiet replies (6 seeds,
+    60 with PMTX_LONG_TESTS=1)."""
+    rnd = random.Random(seed)
+    same(pair, [_random_step(rnd) for _ in range(400)])
 
 
 # -------------------------------------------------- the state after kill -9
