@@ -338,8 +338,7 @@ enum cmd_outcome cmd_execute(struct conn *c, struct mc_request *req)
 	case MC_CMD_SLABS: stats_slabs_command(c, req); break;
 	case MC_CMD_MG: case MC_CMD_MS: case MC_CMD_MD: case MC_CMD_MA:
 	case MC_CMD_MN: case MC_CMD_ME:
-		if (req->cmd != MC_CMD_MN) /* memcached counts no mn */
-			STAT_INC(c, cmd_meta);
+		/* cmd_meta counts in cmd_meta, as memcached, only me's */
 		return cmd_meta(c, req);
 	default: conn_reply(c, "ERROR"); break;
 	}

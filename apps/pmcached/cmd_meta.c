@@ -155,6 +155,17 @@ static void mg_hit(struct conn *c, const struct mc_request *req,
 	conn_add(c, "\r\n", 2);
 }
 
+/* An O token too long: a miss is counted, a hit not (memcached). */
+static void mg_opaque_too_long(struct conn *c, struct mc_ref *ref)
+{
+	if (!ref->off) {
+		STAT_INC(c, cmd_get);
+		STAT_INC(c, get_misses);
+	}
+	mc_store_release(server.store, slot_of(c), ref);
+	conn_reply(c, "CLIENT_ERROR opaque token too long");
+}
+
 static void mg(struct conn *c, const struct mc_request *req)
 {
 	int64_t now = time(NULL);
@@ -163,12 +174,19 @@ static void mg(struct conn *c, const struct mc_request *req)
 	int rc = mc_store_mget(server.store, slot_of(c), &g, &ref);
 	if (rc)
 		return cmd_store_failure(c, rc, false);
-	STAT_INC(c, cmd_get);
-	if (!ref.off) {
-		STAT_INC(c, get_misses);
-		return meta_line(c, req, "EN", NULL);
+	if (ref.created) /* memcached counts every item linked */
+		STAT_INC(c, total_items);
+	if (mc_meta_opaque_too_long(req)) /* memcached: found replying */
+		return mg_opaque_too_long(c, &ref);
+	if (ref.off && g.touch) { /* memcached: a hit with T is a touch */
+		STAT_INC(c, cmd_touch);
+		STAT_INC(c, touch_hits);
+	} else {
+		STAT_INC(c, cmd_get);
+		STAT_HIT(c, ref.off, get);
 	}
-	STAT_INC(c, get_hits);
+	if (!ref.off)
+		return meta_line(c, req, "EN", NULL);
 	mg_hit(c, req, &ref, now);
 	if (!has(req, 'v')) /* else the connection releases it once sent */
 		mc_store_release(server.store, slot_of(c), &ref);
@@ -196,11 +214,11 @@ static void ms_mode(const struct mc_request *req, struct mc_put *p)
 	p->stale_ok = p->mode == MC_CAS && has(req, 'I');
 }
 
-static const char *ms_code(struct conn *c, enum mc_result res)
+static const char *ms_code(enum mc_result res)
 {
 	switch (res) {
 	case MC_STORED: return "HD";
-	case MC_EXISTS: STAT_INC(c, cas_badval); return "EX";
+	case MC_EXISTS: return "EX";
 	case MC_NOT_FOUND: return "NF";
 	default: return "NS";
 	}
@@ -223,15 +241,16 @@ static void ms(struct conn *c, const struct mc_request *req)
 	int rc = mc_store_put(server.store, slot_of(c), &p, &res, &cas);
 	if (rc)
 		return cmd_store_failure(c, rc, false);
+	if (res != MC_EXISTS || p.mode == MC_CAS) /* memcached: CAS's stats */
+		cmd_count_store(c, p.mode == MC_CAS, res);
 	if (res == MC_TOO_LARGE || res == MC_NO_MEMORY) {
-		STAT_INC(c, store_no_memory);
 		return conn_reply(c, res == MC_TOO_LARGE
 		                  ? "SERVER_ERROR object too large for cache"
 		                  : "SERVER_ERROR out of memory storing object");
 	}
 	struct mc_meta_values v = {
 		.cas = settings.use_cas && res == MC_STORED ? cas : 0};
-	meta_line(c, req, ms_code(c, res), &v);
+	meta_line(c, req, ms_code(res), &v);
 }
 
 /* ---- md ---- */
@@ -248,7 +267,8 @@ static void md(struct conn *c, const struct mc_request *req)
 	int rc = mc_store_mdelete(server.store, slot_of(c), &d, &res);
 	if (rc)
 		return cmd_store_failure(c, rc, false);
-	STAT_HIT(c, res == MC_DELETED, delete);
+	if (!d.stale || res != MC_DELETED) /* memcached: a mark is neither */
+		STAT_HIT(c, res == MC_DELETED, delete);
 	meta_line(c, req, res == MC_DELETED ? "HD" : res == MC_EXISTS ? "EX"
 	                                                               : "NF",
 	          NULL);
@@ -267,6 +287,21 @@ static void ma_reply(struct conn *c, const struct mc_request *req,
 		.cas = settings.use_cas ? o->cas : 0,
 		.ttl = ttl_left(exp, now), .data = {num, (size_t)n}};
 	meta_line(c, req, has(req, 'v') ? "VA" : "HD", &v);
+}
+
+/* memcached's incr/decr hits and misses (a vivified item is neither, but
+ * an item more). */
+static void ma_count(struct conn *c, bool incr, enum mc_result res,
+                     int created)
+{
+	if (created) /* memcached counts every item linked */
+		STAT_INC(c, total_items);
+	if (res != MC_NOT_FOUND && (res != MC_STORED || created))
+		return;
+	if (incr)
+		STAT_HIT(c, res == MC_STORED, incr);
+	else
+		STAT_HIT(c, res == MC_STORED, decr);
 }
 
 /* One transaction (the store's mc_store_marith): the arithmetic, or on a
@@ -293,6 +328,9 @@ static void ma(struct conn *c, const struct mc_request *req)
 		                  "decrement non-numeric value");
 	if (res == MC_NO_MEMORY || res == MC_TOO_LARGE)
 		return conn_reply(c, "SERVER_ERROR out of memory");
+	ma_count(c, a.incr, res, o.created);
+	if (mc_meta_opaque_too_long(req)) /* memcached: found once done */
+		return conn_reply(c, "CLIENT_ERROR opaque token too long");
 	if (res == MC_NOT_FOUND || res == MC_EXISTS)
 		return meta_line(c, req, res == MC_EXISTS ? "EX" : "NF", NULL);
 	if (!o.created && req->quiet)
@@ -317,6 +355,7 @@ static void me(struct conn *c, const struct mc_request *req)
 	int rc = mc_store_mget(server.store, slot_of(c), &g, &ref);
 	if (rc)
 		return cmd_store_failure(c, rc, false);
+	STAT_INC(c, cmd_meta); /* memcached counts me only */
 	if (!ref.off)
 		return conn_reply(c, "EN");
 	char line[700], b64[400];

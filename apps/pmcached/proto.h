@@ -32,6 +32,7 @@
 #define MC_KEY_MAX 250      /* memcached's KEY_MAX_LENGTH */
 #define MC_MAX_TOKENS 24    /* memcached's MAX_TOKENS, terminal one included */
 #define MC_META_MAX_TOKENS 20 /* memcached's MFLAG_MAX_OPT_LENGTH */
+#define MC_META_MAX_OPAQUE 32 /* memcached's MFLAG_MAX_OPAQUE_LENGTH */
 #define MC_LONG_LINE 2048   /* a line without '\n' past this must be a get */
 
 enum mc_status {
@@ -116,6 +117,8 @@ bool mc_key_next(const struct mc_request *req, size_t *pos,
 const char *mc_cmd_name(enum mc_cmd cmd);
 const struct mc_meta_flag *mc_meta_find(const struct mc_request *req,
                                         char flag);
+/* The O token is over MC_META_MAX_OPAQUE bytes, its O included. */
+bool mc_meta_opaque_too_long(const struct mc_request *req);
 
 /* proto_meta.c, used by the text parser for the dispatch of mX commands */
 struct mc_tokens;

@@ -16,7 +16,11 @@
  *  2. A flag letter appears at most once per request.
  *  3. Errors on an ms line found after its data length is known swallow
  *     the data block (memcached's conn_swallow); earlier ones do not.
- *  4. md and ma report every flag error as "invalid or duplicate flag",
+ *  4. An O token over 32 bytes, its O included, is an error of its own
+ *     after the flags' ("opaque token too long"; memcached finds it as it
+ *     writes the reply: mg only once it has looked the key up, ma once
+ *     its arithmetic is done, so the parser leaves those to cmd_meta.c).
+ *  5. md and ma report every flag error as "invalid or duplicate flag",
  *     and ms says "options flags too long" where the others say "options
  *     flags are too long", as memcached 1.6.18 does.
  */
@@ -26,6 +30,12 @@
 
 static const char E_FORMAT[] = "CLIENT_ERROR bad command line format";
 static const char E_TOKEN[] = "CLIENT_ERROR bad token in command line format";
+static const char E_OPAQUE[] = "CLIENT_ERROR opaque token too long";
+
+bool mc_meta_opaque_too_long(const struct mc_request *req)
+{
+	return req->opaque.len > MC_META_MAX_OPAQUE;
+}
 
 const struct mc_meta_flag *mc_meta_find(const struct mc_request *req,
                                         char flag)
@@ -180,6 +190,8 @@ static int parse_ms(const char *buf, size_t len, size_t next,
 	size_t swallow = (size_t)req->bytes + 2;
 	const char *err = check_flags(t, 3, req);
 	size_t nkey = req->base64 ? req->bkey_len : req->key.len;
+	if (!err && mc_meta_opaque_too_long(req))
+		err = E_OPAQUE;
 	if (!err && mc_too_large(lim, nkey, req->flags, req->bytes))
 		err = "SERVER_ERROR object too large for cache";
 	if (err)
@@ -226,5 +238,8 @@ int mc_parse_meta(const char *buf, size_t len, size_t line_len, size_t next,
 	if (req->cmd == MC_CMD_ME)
 		return MC_OK;
 	const char *err = check_flags(t, 2, req);
+	/* mg finds it only once it has looked, ma once done (cmd_meta.c) */
+	if (!err && req->cmd == MC_CMD_MD && mc_meta_opaque_too_long(req))
+		err = E_OPAQUE;
 	return err ? mc_fail(req, err, 0, next, consumed) : MC_OK;
 }

@@ -42,11 +42,17 @@ static const char *storage_reply(const struct mc_request *r)
 	}
 }
 
+/* memcached: add ignores C, append and prepend need an item, C makes a
+ * set or replace a CAS. */
 static const char *ms_reply(const struct mc_request *r)
 {
+	if (r->mode == 'E')
+		return "HD";
+	if (r->mode == 'A' || r->mode == 'P')
+		return "NS";
 	if (mc_meta_find(r, 'C'))
 		return "NF";
-	return r->mode && strchr("AaPpRr", r->mode) ? "NS" : "HD";
+	return r->mode == 'R' ? "NS" : "HD";
 }
 
 /* The reply of an empty cache; returns false when the connection ends. */
@@ -68,9 +74,15 @@ static bool empty_cache_reply(const struct mc_request *r)
 	case MC_CMD_STATS: text = "<STATS>"; break;
 	case MC_CMD_MN: text = "MN"; break;
 	case MC_CMD_ME: text = "EN"; break;
-	case MC_CMD_MG: meta_reply(r, "EN"); return true;
+	case MC_CMD_MG: case MC_CMD_MA: /* a long O found replying */
+		if (mc_meta_opaque_too_long(r)) {
+			reply("CLIENT_ERROR opaque token too long");
+			return true;
+		}
+		meta_reply(r, r->cmd == MC_CMD_MG ? "EN" : "NF");
+		return true;
 	case MC_CMD_MS: meta_reply(r, ms_reply(r)); return true;
-	case MC_CMD_MD: case MC_CMD_MA: meta_reply(r, "NF"); return true;
+	case MC_CMD_MD: meta_reply(r, "NF"); return true;
 	default: text = "<?>"; break;
 	}
 	if (!r->noreply)

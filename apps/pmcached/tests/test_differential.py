@@ -231,6 +231,19 @@ CORPUS = [
     b"ma a q\r\nmn\r\n",
     b"me a\r\n",
     b"me\r\n",
+    # the O token's length (32 bytes with its O), and the flags memcached
+    # 1.6.18 lacks
+    b"mg a O" + b"x" * 31 + b"\r\n",
+    b"mg a O" + b"x" * 32 + b" k\r\n",
+    b"md a k O" + b"x" * 32 + b"\r\n",
+    b"ma a O" + b"x" * 32 + b"\r\n",
+    b"ms a 1 O" + b"x" * 32 + b"\r\nx\r\nmn\r\n",
+    b"ms a 1 MZ O" + b"x" * 32 + b"\r\nx\r\nmn\r\n",
+    b"mg a x\r\n", b"md a x\r\n", b"ma a x\r\n", b"mg a E5\r\n",
+    b"ms a 1 x\r\nx\r\nmn\r\n",
+    # ms with C in each mode
+    b"ms a 1 ME C5 k\r\nx\r\n", b"ms a 1 MA C5 c\r\nx\r\n",
+    b"ms a 1 MR C5 c\r\nx\r\n", b"ms a 1 MS C5 c k\r\nx\r\n",
     b"me a b\r\n",
     b"mg YWJj b O1\r\n",
     b"md YWJj b k\r\n",

@@ -330,6 +330,47 @@ def test_me(pair):
     ])
 
 
+# ------------------------------------------------------------- counters
+
+COUNTERS = ("cmd_get get_hits get_misses cmd_touch touch_hits touch_misses "
+            "cmd_set total_items delete_hits delete_misses incr_hits "
+            "incr_misses decr_hits decr_misses cas_hits cas_misses "
+            "cas_badval cmd_meta").split()
+
+
+def _counters(server):
+    c = server.connect()
+    try:
+        got = c.stats()
+    finally:
+        c.close()
+    return {k: got[k] for k in COUNTERS}
+
+
+def test_meta_commands_count_as_memcached_counts_them(pair):
+    """stats after the meta commands: a mg with T is a touch only on a
+    hit, md I counts as no delete, ma's hits and misses are incr's or
+    decr's, ms's CAS ones CAS's (not append's), only me is cmd_meta."""
+    for s in pair:
+        c = s.connect()
+        c.call(b"stats reset\r\n", b"RESET\r\n")
+        c.close()
+    same(pair, [
+        b"mg a v\r\n", b"mg a T10 v\r\n", b"ms a 1\r\n5\r\n",
+        b"mg a v\r\n", b"mg a T10 v\r\n", b"mg b N30 v\r\n",
+        b"mg x O" + b"y" * 40 + b"\r\n", b"mg a O" + b"y" * 40 + b"\r\n",
+        b"md a I\r\n", b"md b\r\n", b"md b\r\n", b"md a C1\r\n",
+        b"ma a\r\n", b"ma a MD\r\n", b"ma c\r\n", b"ma c MD\r\n",
+        b"ma c N0\r\n", b"ma a C1\r\n", b"ma a O" + b"y" * 40 + b"\r\n",
+        b"ms d 1 C5\r\nx\r\n", b"mg a c\r\n", C(b"ms a 1 C%d\r\nx\r\n"),
+        C(b"ms a 1 C%d\r\nx\r\n", plus=1), b"ms a 1 MA C1\r\nx\r\n",
+        b"mg a c\r\n", C(b"ms a 1 I C%d\r\nx\r\n", plus=-1),
+        b"me a\r\n", b"me nope\r\n", b"mn\r\n",
+    ])
+    mc, pm = (_counters(s) for s in pair)
+    assert pm == mc
+
+
 # ------------------------------------------------------- seeded sequences
 
 B64 = {"a": "YQ==", "b": "Yg==", "c": "Yw=="}
