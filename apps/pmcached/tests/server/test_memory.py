@@ -64,7 +64,8 @@ def store_big(conn, key, n):
     (("-m", "4", "-I", "2m"), 8, 2 << 20),
     (("-m", "8", "-I", "4m"), 16, 4 << 20),
     (("-m", "2", "-I", "1m"), 4, 1 << 20),
-], ids=["m64", "m4-I2m", "m8-I4m", "m2-I1m"])
+    (("-m", "1", "-I", "512k"), 2, 512 << 10),
+], ids=["m64", "m4-I2m", "m8-I4m", "m2-I1m", "m1-I512k"])
 def test_every_size_memcached_stores_pmcached_stores(flags, fill_mb,
                                                      item_max):
     servers = start_pair(*flags)
