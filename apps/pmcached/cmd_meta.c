@@ -346,7 +346,8 @@ static void ma(struct conn *c, const struct mc_request *req)
 
 /* memcached's debug line: exp is now minus the expiry (negative while
  * it lies ahead), la the seconds since the last access, a binary key in
- * base64. cls and size are pmcached's (one class; key and value). */
+ * base64, cls and size the class and size memcached would give the item
+ * (sizeclass.c). */
 static void me(struct conn *c, const struct mc_request *req)
 {
 	struct mc_str key = meta_key(req);
@@ -360,17 +361,19 @@ static void me(struct conn *c, const struct mc_request *req)
 		return conn_reply(c, "EN");
 	char line[700], b64[400];
 	int64_t now = time(NULL);
+	size_t size = mc_classes_ntotal(&server.classes, key.len, ref.flags,
+	                                ref.nbytes);
 	struct mc_str shown = key;
 	if (ref.iflags & MC_IF_KEY_BINARY)
 		shown = (struct mc_str){b64, mc_base64_encode(key, b64,
 		                                              sizeof(b64))};
 	snprintf(line, sizeof(line),
 	         "ME %.*s exp=%" PRId64 " la=%" PRId64 " cas=%" PRIu64
-	         " fetch=%s cls=1 size=%zu", (int)shown.len, shown.p,
+	         " fetch=%s cls=%u size=%zu", (int)shown.len, shown.p,
 	         ref.exptime ? now - ref.exptime : -1,
 	         now > ref.atime ? now - ref.atime : 0,
 	         settings.use_cas ? ref.cas : 0, ref.fetched ? "yes" : "no",
-	         ref.nbytes + key.len);
+	         mc_classes_id(&server.classes, size), size);
 	mc_store_release(server.store, slot_of(c), &ref);
 	conn_reply(c, line);
 }
