@@ -24,11 +24,10 @@ Skipped unless $PMCACHED_BIN names pmcached and memcached is installed.
 import os
 import random
 import re
-import shutil
 
 import pytest
 
-from mcserver import Server
+from mcserver import start_pair
 
 # memcached's LRU maintainer and crawler threads take references to items
 # now and then, and incr/decr/ma rewrite a value in place only while no
@@ -43,30 +42,12 @@ END = b"mg %s k Oend\r\n" % END_KEY
 END_REPLY = b"EN k%s Oend\r\n" % END_KEY
 
 
-def _binaries():
-    pm = os.environ.get("PMCACHED_BIN", "")
-    if not (pm and os.access(pm, os.X_OK)):
-        pytest.skip("PMCACHED_BIN is not set (pmcached not built yet?)")
-    mc = (os.environ.get("MEMCACHED_BIN") or shutil.which("memcached")
-          or "/usr/bin/memcached")
-    if not os.access(mc, os.X_OK):
-        pytest.skip("memcached is not installed (scripts/setup.sh)")
-    return pm, mc
-
-
 @pytest.fixture(scope="module")
 def pair():
-    pm, mc = _binaries()
-    extra = os.environ.get("PMCACHED_ARGS", "").split()
-    servers = [Server("memcached", mc, MC_ARGS, name="memcached"),
-               Server("pmcached", pm, extra=extra, name="pmcached")]
-    try:
-        for s in servers:
-            s.start()
-        yield servers
-    finally:
-        for s in servers:
-            s.cleanup()
+    servers = start_pair(*MC_ARGS)   # pmcached warns and ignores them
+    yield servers
+    for s in servers:
+        s.cleanup()
 
 
 class Ctx:
