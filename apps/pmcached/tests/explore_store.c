@@ -13,7 +13,9 @@
  * pending-reclamation list; an incr of a held item makes a new one), and
  * the meta protocol's state changes (items.c I8): md I (stale), mg
  * winning a stale item's token, mg N (vivify a miss, won), mg R (a
- * touched item's token), ms I with an older unique (a stale store). The
+ * touched item's token), ms I with an older unique (a stale store), ma
+ * with N and T (one transaction: a miss created, a hit incremented with
+ * its expiry set, lost when the value grows as memcached's). The
  * model keeps each key's stale and token bits and whether its expiry is
  * set, and the observed word of a key includes its bits. The memory limit is small, so stores evict;
  * the table starts at 4 buckets, so it expands. The model replays the
@@ -53,7 +55,7 @@
 enum kind { K_SET, K_ADD, K_REPLACE, K_APPEND, K_PREPEND, K_CAS_GOOD,
             K_CAS_BAD, K_DELETE, K_SETNUM, K_INCR, K_DECR, K_TOUCH,
             K_HOLD, K_RELEASE, K_FLUSH, K_STALE, K_WIN, K_VIVIFY,
-            K_RECACHE, K_CAS_STALE, NKINDS };
+            K_RECACHE, K_CAS_STALE, K_MARITH, NKINDS };
 
 /* MC_EXPLORE_BREAK: what the checker's own tests break ("" none). */
 static int broken(const char *what)
@@ -192,10 +194,16 @@ static int run_meta(struct mc_store *s, const struct op *o, const char *key)
 	                     .recache = o->kind == K_RECACHE,
 	                     .recache_time = NOW + 2000};
 	struct mc_mdel d = {.key = key, .nkey = 4, .stale = 1};
+	struct mc_arith a = {.key = key, .nkey = 4, .incr = 1, .delta = o->n,
+	                     .touch = 1, .exptime = NOW + 1000, .vivify = 1,
+	                     .initial = o->n, .viv_exptime = NOW + 1000};
+	struct mc_marith_out out;
 	struct mc_ref ref;
 	enum mc_result res;
 	if (o->kind == K_STALE)
 		return mc_store_mdelete(s, 0, &d, &res);
+	if (o->kind == K_MARITH)
+		return mc_store_marith(s, 0, &a, &out, &res);
 	int rc = mc_store_mget(s, 0, &gt, &ref);
 	return rc ? rc : mc_store_release(s, 0, &ref);
 }
@@ -223,6 +231,7 @@ static int store_run(const pmtx_explore_env *e, pmtx_region *r, unsigned t,
 	case K_FLUSH: return mc_store_flush_all(s, 0, 1);
 	case K_RELEASE: return mc_store_release(s, 0, &g.held);
 	case K_STALE: case K_WIN: case K_VIVIFY: case K_RECACHE:
+	case K_MARITH:
 		return run_meta(s, &o, key);
 	case K_HOLD: {
 		int rc = mc_store_release(s, 0, &g.held);
@@ -405,8 +414,10 @@ static int m_parse(const char *v, size_t n, uint64_t *out)
 	return 1;
 }
 
+/* incr/decr by d; with touch (ma T) the expiry set when the value is
+ * rewritten in place (a new item keeps the old one). */
 static void m_arith(struct model *m, unsigned k, int incr, uint64_t d,
-                    unsigned *ctr)
+                    int touch, unsigned *ctr)
 {
 	struct mkey *x = &m->k[k];
 	uint64_t v;
@@ -419,6 +430,7 @@ static void m_arith(struct model *m, unsigned k, int incr, uint64_t d,
 	if (n <= x->n && m->held != (int)k) {
 		memset(x->val, ' ', x->n);
 		memcpy(x->val, buf, n);
+		x->expires |= touch;
 		return;
 	}
 	struct mval y = {buf, n, x->flags, 0, x->expires};
@@ -440,6 +452,13 @@ static void m_meta(struct model *m, const struct op *o, uint64_t i,
 		struct mval y = {"", 0, 0,
 		                 broken("model") ? 0 : MC_IF_TOKEN_SENT, 0};
 		m_store_x(m, o->key, &y, ctr);
+	} else if (o->kind == K_MARITH && !live) { /* ma N: created */
+		char buf[24];
+		size_t n = (size_t)snprintf(buf, sizeof(buf), "%zu", o->n);
+		struct mval y = {buf, n, 0, 0, 1};
+		m_store_x(m, o->key, &y, ctr);
+	} else if (o->kind == K_MARITH) {
+		m_arith(m, o->key, 1, o->n, 1, ctr);
 	} else if (o->kind == K_CAS_STALE && live) {
 		struct mval y = {o->val, o->n, (uint32_t)i,
 		                 (uint8_t)(MC_IF_STALE | token), x->expires};
@@ -480,12 +499,12 @@ static void m_op(struct model *m, const struct op *o, uint64_t i,
 	}
 	case K_DELETE: if (live) m_unlink(m, o->key); break;
 	case K_STALE: case K_WIN: case K_VIVIFY: case K_RECACHE:
-	case K_CAS_STALE: m_meta(m, o, i, ctr); break;
+	case K_CAS_STALE: case K_MARITH: m_meta(m, o, i, ctr); break;
 	case K_TOUCH: x->expires = live; break;
 	case K_HOLD: m->held = live ? (int)o->key : -1; break;
 	case K_RELEASE: m->held = -1; break;
 	case K_INCR:
-	case K_DECR: m_arith(m, o->key, o->kind == K_INCR, i, ctr); break;
+	case K_DECR: m_arith(m, o->key, o->kind == K_INCR, i, 0, ctr); break;
 	case K_FLUSH:
 		for (unsigned k = 0; k < NKEYS; k++)
 			if (m->k[k].state == M_LIVE)
