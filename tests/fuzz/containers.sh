@@ -7,7 +7,7 @@
 # against a model in DRAM) and fuzz_cont_corrupt (containers whose blocks
 # the input corrupts) in the clang tree build-fuzz (-DPMTX_FUZZ=ON:
 # ASan, UBSan; $PMTX_FUZZ_BUILD names another) and runs each from a
-# fresh corpus and 16 seeds of pseudo-random bytes. Default: 20,000
+# fresh corpus and 16 seeds of pseudo-random bytes. Default: 5,000
 # executions each with a fixed seed; PMTX_LONG_TESTS=1: 10,000,000 each.
 # Exits nonzero on any crash, hang (-timeout), sanitizer report, leak or
 # harness check, and prints the executions and exec/s of each.
@@ -15,7 +15,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 bdir=${PMTX_FUZZ_BUILD:-$root/build-fuzz}
 . "$root/tests/fuzz/common.sh"
-fuzz_limits 20000 "$@" || exit 2
+fuzz_limits 5000 "$@" || exit 2
 fuzz_build "$bdir" fuzz_containers fuzz_cont_corrupt
 rc=0
 for h in fuzz_containers fuzz_cont_corrupt; do
