@@ -34,8 +34,8 @@
  * its last value.
  *
  * The checker's own tests (CTest pmcached_explore_catches_*):
- * MC_EXPLORE_BREAK=model makes the model forget that mg N's vivified
- * item has its token sent, and MC_EXPLORE_BREAK=split runs ms I's
+ * MC_EXPLORE_BREAK=model makes the model forget the state a store sets
+ * (mg N's vivified item's token, ms I's stale bit), and MC_EXPLORE_BREAK=split runs ms I's
  * stale store as two transactions (a fresh store, then md I); each must
  * be reported.
  */
@@ -461,7 +461,8 @@ static void m_meta(struct model *m, const struct op *o, uint64_t i,
 		m_arith(m, o->key, 1, o->n, 1, ctr);
 	} else if (o->kind == K_CAS_STALE && live) {
 		struct mval y = {o->val, o->n, (uint32_t)i,
-		                 (uint8_t)(MC_IF_STALE | token), x->expires};
+		                 (uint8_t)((broken("model") ? 0 : MC_IF_STALE) |
+		                           token), x->expires};
 		m_store_x(m, o->key, &y, ctr);
 	} else if (live && !token &&
 	           ((x->iflags & MC_IF_STALE) ||
