@@ -471,18 +471,6 @@ static int needs_writes(struct mc_store *s, const struct mc_item *it,
 	       (!g->no_update && now - it->time >= MC_BUMP_SECONDS);
 }
 
-static void lock_key(struct mc_store *s, unsigned stripe)
-{
-	pthread_rwlock_rdlock(&s->table_lock);
-	pthread_mutex_lock(&s->stripe[stripe]);
-}
-
-static void unlock_key(struct mc_store *s, unsigned stripe)
-{
-	pthread_mutex_unlock(&s->stripe[stripe]);
-	pthread_rwlock_unlock(&s->table_lock);
-}
-
 /* I7: 1 if the get was served without a transaction, 0 if it needs one,
  * or a negative status. */
 static int get_plain(struct mc_store *s, const struct mc_mget *g, uint64_t h,
@@ -490,14 +478,14 @@ static int get_plain(struct mc_store *s, const struct mc_mget *g, uint64_t h,
 {
 	unsigned stripe = mc_stripe_of(s, h);
 	pmtx_off link, off = 0;
-	lock_key(s, stripe);
+	mc_lock_key(s, stripe);
 	int rc = do_assoc_find(s, NULL, g->key, g->nkey, h, &link, &off);
 	struct mc_item *it = off ? mc_item_at(s->r, off) : NULL;
 	int served = !rc && (!off ? !g->vivify
 	                          : it && !needs_writes(s, it, g, now));
 	if (served && it)
 		take_ref(s, it, off, !g->no_update, now, ref);
-	unlock_key(s, stripe);
+	mc_unlock_key(s, stripe);
 	return rc ? rc : served;
 }
 
@@ -598,12 +586,12 @@ int mc_store_get(struct mc_store *s, unsigned slot, const char *key,
 static int release_plain(struct mc_store *s, struct mc_item *it,
                          unsigned stripe)
 {
-	lock_key(s, stripe);
+	mc_lock_key(s, stripe);
 	int last_pending = referenced(s, it) && it->refcount == 1 &&
 	                   it->link == MC_LINK_PENDING;
 	if (!last_pending && referenced(s, it))
 		it->refcount--;
-	unlock_key(s, stripe);
+	mc_unlock_key(s, stripe);
 	return !last_pending;
 }
 
@@ -947,4 +935,25 @@ void mc_store_stats(struct mc_store *s, struct mc_store_stats *st)
 		.hashpower = s->root->hashpower, .gen = s->gen,
 		.limit_maxbytes = s->mem_limit,
 		.reclaimed_at_start = atomic_load(&s->reclaimed)};
+	const struct mc_lock_waits *w = &s->waits;
+	st->waits_table = atomic_load(&w->table);
+	st->waits_stripe = atomic_load(&w->stripe);
+	st->waits_lru = atomic_load(&w->lru);
+	st->waits_pending = atomic_load(&w->pending);
+	for (unsigned i = 0; i < MC_NSTRIPES; i++) {
+		uint64_t n = atomic_load(&w->per_stripe[i]);
+		st->waits_stripe_max = MAX(st->waits_stripe_max, n);
+		st->waits_stripes += n > 0;
+	}
+}
+
+void mc_store_reset_waits(struct mc_store *s)
+{
+	struct mc_lock_waits *w = &s->waits;
+	atomic_store(&w->table, 0);
+	atomic_store(&w->stripe, 0);
+	atomic_store(&w->lru, 0);
+	atomic_store(&w->pending, 0);
+	for (unsigned i = 0; i < MC_NSTRIPES; i++)
+		atomic_store(&w->per_stripe[i], 0);
 }

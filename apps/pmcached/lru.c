@@ -299,15 +299,8 @@ static unsigned lock_stripe_of(struct mc_store *s, const char *key,
                                size_t nkey)
 {
 	unsigned stripe = mc_stripe_of(s, mc_hash(key, nkey));
-	pthread_rwlock_rdlock(&s->table_lock);
-	pthread_mutex_lock(&s->stripe[stripe]);
+	mc_lock_key(s, stripe);
 	return stripe;
-}
-
-static void unlock_stripe(struct mc_store *s, unsigned stripe)
-{
-	pthread_mutex_unlock(&s->stripe[stripe]);
-	pthread_rwlock_unlock(&s->table_lock);
 }
 
 int mc_store_item_meta(struct mc_store *s, uint64_t off, uint64_t cas,
@@ -331,6 +324,6 @@ int mc_store_item_meta(struct mc_store *s, uint64_t off, uint64_t cas,
 		mc_item_meta_of(s, it, off, mc_now(s), m);
 		m->key = key;
 	}
-	unlock_stripe(s, stripe);
+	mc_unlock_key(s, stripe);
 	return same;
 }

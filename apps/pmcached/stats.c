@@ -130,6 +130,7 @@ void stats_reset(void)
 		atomic_store(&k->crawler_reclaimed, 0);
 	}
 	stats_prefix_clear();
+	mc_store_reset_waits(server.store);
 	for (unsigned i = 0; i < server.nworkers; i++) {
 		struct thread_stats *s = &server.workers[i].stats;
 #define X(name) atomic_store_explicit(&s->name, 0, memory_order_relaxed);
@@ -226,6 +227,12 @@ static void general_store(struct stat_out *o, const struct totals *t)
 	stat_u64(o, "reclaimed_at_start", st.reclaimed_at_start);
 	stat_u64(o, "hash_expansions", st.expansions);
 	stat_u64(o, "store_errors", t->store_errors);
+	stat_u64(o, "lock_waits_table", st.waits_table);
+	stat_u64(o, "lock_waits_stripe", st.waits_stripe);
+	stat_u64(o, "lock_waits_stripe_max", st.waits_stripe_max);
+	stat_u64(o, "lock_waits_stripes", st.waits_stripes);
+	stat_u64(o, "lock_waits_lru", st.waits_lru);
+	stat_u64(o, "lock_waits_pending", st.waits_pending);
 }
 
 static void stats_general(struct stat_out *o)

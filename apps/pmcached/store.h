@@ -244,8 +244,15 @@ int mc_store_flush_all(struct mc_store *s, int64_t live, int by_cas);
 struct mc_store_stats {
 	uint64_t curr_items, bytes, evictions, expansions, hashpower;
 	uint64_t gen, limit_maxbytes, reclaimed_at_start;
+	/* Lock contention since the start or mc_store_reset_waits: waits
+	 * for the table lock (an expansion step held it), for a key's stripe
+	 * (and the most on any one stripe, and how many stripes had one),
+	 * for an LRU list, for a pending list (store_int.h). */
+	uint64_t waits_table, waits_stripe, waits_stripe_max;
+	uint64_t waits_stripes, waits_lru, waits_pending;
 };
 void mc_store_stats(struct mc_store *s, struct mc_store_stats *st);
+void mc_store_reset_waits(struct mc_store *s);
 /* One LRU list (0 <= l < MC_NLRU): its items, their bytes, and the last
  * access time of its least recently used item (0 if empty). */
 struct mc_lru_info {

@@ -20,6 +20,9 @@
  * kept small by the order above: the table lock is shared, stripes are
  * many, and an LRU or pending lock is taken only for the few stores that
  * relink an item, late in the transaction.
+ * Contention is counted (struct mc_lock_waits): a lock taken blocking is
+ * first tried, and a try that fails counts one wait, on its class and, for
+ * a stripe, on that stripe. Nothing is counted when the try succeeds.
  */
 #ifndef MC_STORE_INT_H
 #define MC_STORE_INT_H
@@ -36,6 +39,12 @@
 #define MC_NSTRIPES 1024u
 #define MC_BUMP_SECONDS 60 /* an item moves to its LRU head at most this
                             * often when read (memcached's interval) */
+
+/* Waits for a lock that was held, since the start or the last reset. */
+struct mc_lock_waits {
+	_Atomic uint64_t table, stripe, lru, pending;
+	_Atomic uint32_t per_stripe[MC_NSTRIPES];
+};
 
 struct mc_store {
 	pmtx_region *r;
@@ -59,6 +68,7 @@ struct mc_store {
 	pthread_mutex_t stripe[MC_NSTRIPES];
 	pthread_mutex_t lru_lock[MC_NLRU];
 	pthread_mutex_t pend_lock[MC_NPENDING];
+	struct mc_lock_waits waits;
 };
 
 /* A persistent field as transaction tx sees it. Under redo a plain load
@@ -90,6 +100,12 @@ struct mc_txn {
 };
 
 /* ---- txn.c ---- */
+/* Take the table lock shared and stripe `stripe` (the key's), blocking;
+ * unlock_key releases both. Waits are counted. */
+void mc_lock_key(struct mc_store *s, unsigned stripe);
+void mc_unlock_key(struct mc_store *s, unsigned stripe);
+/* Lock m, blocking; a wait is counted in *waits. */
+void mc_lock_counted(pthread_mutex_t *m, _Atomic uint64_t *waits);
 /* Take the table lock shared and stripe `stripe`, then begin. */
 int mc_txn_begin(struct mc_store *s, struct mc_txn *t, unsigned slot,
                  unsigned stripe);

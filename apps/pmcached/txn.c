@@ -24,6 +24,35 @@ unsigned mc_stripe_of(const struct mc_store *s, uint64_t h)
 	return (unsigned)(h & s->stripe_mask);
 }
 
+void mc_lock_counted(pthread_mutex_t *m, _Atomic uint64_t *waits)
+{
+	if (pthread_mutex_trylock(m) == 0)
+		return;
+	atomic_fetch_add_explicit(waits, 1, memory_order_relaxed);
+	pthread_mutex_lock(m);
+}
+
+void mc_lock_key(struct mc_store *s, unsigned stripe)
+{
+	struct mc_lock_waits *w = &s->waits;
+	if (pthread_rwlock_tryrdlock(&s->table_lock) != 0) {
+		atomic_fetch_add_explicit(&w->table, 1, memory_order_relaxed);
+		pthread_rwlock_rdlock(&s->table_lock);
+	}
+	if (pthread_mutex_trylock(&s->stripe[stripe]) == 0)
+		return;
+	atomic_fetch_add_explicit(&w->stripe, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&w->per_stripe[stripe], 1,
+	                          memory_order_relaxed);
+	pthread_mutex_lock(&s->stripe[stripe]);
+}
+
+void mc_unlock_key(struct mc_store *s, unsigned stripe)
+{
+	pthread_mutex_unlock(&s->stripe[stripe]);
+	pthread_rwlock_unlock(&s->table_lock);
+}
+
 static void unlock_table(void *arg)
 {
 	pthread_rwlock_unlock(&((struct mc_store *)arg)->table_lock);
@@ -33,12 +62,10 @@ int mc_txn_begin(struct mc_store *s, struct mc_txn *t, unsigned slot,
                  unsigned stripe)
 {
 	*t = (struct mc_txn){.slot = slot % MC_NPENDING, .s = s};
-	pthread_rwlock_rdlock(&s->table_lock);
-	pthread_mutex_lock(&s->stripe[stripe]);
+	mc_lock_key(s, stripe);
 	int rc = pmtx_begin(s->r, s->rt, &t->tx);
 	if (rc) {
-		pthread_mutex_unlock(&s->stripe[stripe]);
-		pthread_rwlock_unlock(&s->table_lock);
+		mc_unlock_key(s, stripe);
 		return rc;
 	}
 	/* Deferred calls run in registration order: stripe, then table. */
@@ -91,7 +118,7 @@ int mc_txn_lock_lru(struct mc_store *s, struct mc_txn *t, unsigned l,
 		if (pthread_mutex_trylock(&s->lru_lock[l]) != 0)
 			return EBUSY;
 	} else {
-		pthread_mutex_lock(&s->lru_lock[l]);
+		mc_lock_counted(&s->lru_lock[l], &s->waits.lru);
 	}
 	t->lru_held |= 1u << l;
 	return pmtx_defer_unlock(t->tx, &s->lru_lock[l]);
@@ -101,7 +128,7 @@ int mc_txn_lock_pending(struct mc_store *s, struct mc_txn *t, unsigned p)
 {
 	if (t->pend_held & (1ull << p))
 		return 0;
-	pthread_mutex_lock(&s->pend_lock[p]);
+	mc_lock_counted(&s->pend_lock[p], &s->waits.pending);
 	t->pend_held |= 1ull << p;
 	return pmtx_defer_unlock(t->tx, &s->pend_lock[p]);
 }

@@ -65,7 +65,10 @@ MEMCACHED_ONLY_STATS = {
     "time_in_listen_disabled_us", "unexpected_napi_ids"}
 PMCACHED_STATS = {"pmtx_runtime", "pmtx_domain", "pmtx_backend",
                   "region_bytes", "region_max_bytes", "restart_generation",
-                  "reclaimed_at_start", "hash_expansions", "store_errors"}
+                  "reclaimed_at_start", "hash_expansions", "store_errors",
+                  "lock_waits_table", "lock_waits_stripe",
+                  "lock_waits_stripe_max", "lock_waits_stripes",
+                  "lock_waits_lru", "lock_waits_pending"}
 
 MASKED_SETTINGS = {"tcpport", "memory_file", "hash_algorithm", "oldest"}
 # memcached's own: extstore, its segmented LRU and slab mover, TLS, NAPI,
