@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * mcload.c - a YCSB-style closed-loop load generator for memcached's text
- * protocol, the client side of pmcached's benchmarks (ycsb.py).
+ * or binary protocol, the client side of pmcached's benchmarks (ycsb.py).
  *
  *   mcload [--host 127.0.0.1] --port P [--load] [--workload a|b|c|f]
  *          [--records N] [--value-size B] [--conns C] [--threads T]
- *          [--ops N] [--seconds S] [--label L] ...        (see usage())
+ *          [--protocol text|binary] [--ops N] [--seconds S] [--label L]
+ *          ...                                            (see usage())
  *
  * DESIGN
  * A load phase (--load) stores every record once, pipelined; a run phase
@@ -16,6 +17,8 @@
  * read-modify-write is a `get` and then a `set` of the same key, counted
  * as one operation whose latency spans both. Each phase prints exactly one
  * JSON line on stdout ("workload":"load" for the load phase).
+ * --protocol binary sends the binary protocol's GET (0x00) and SET (0x01)
+ * in place of the text commands, one response per request, in order.
  *
  * Keys follow YCSB's request distribution "zipfian": its scrambled
  * zipfian generator (zipfian constant 0.99 over 10^10 items with YCSB's
@@ -57,9 +60,14 @@
  *  9. Errors are return codes: a fatal error (connection refused or
  *     closed, a reply that is not memcached's, a timeout) sets the stop
  *     flag and the first message, every thread returns, no JSON line is
- *     printed, and mcload exits 1. A SERVER_ERROR or NOT_STORED reply, a
- *     value of the wrong length or (--verify) content is counted in
- *     "errors": the JSON line is printed and mcload exits 1.
+ *     printed, and mcload exits 1. A SERVER_ERROR or NOT_STORED reply (in
+ *     binary: status NOT_STORED, E2BIG or ENOMEM), a value of the wrong
+ *     length or (--verify) content is counted in "errors": the JSON line
+ *     is printed and mcload exits 1.
+ * 10. A binary reply is ours only if its magic is 0x81, its opcode the
+ *     request's, its opaque the connection's count of requests answered
+ *     so far (so a reply out of order or twice is fatal) and its lengths
+ *     add up; a GET hit carries 4 bytes of flags and no key.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -91,13 +99,16 @@
 #define MAX_THREADS 256
 #define MAX_DEPTH 1024
 #define VALUE_HDR_MAX 42   /* "r:v:" with two 20-digit numbers */
+#define BIN_HDR 24         /* binary protocol: the header of a packet */
+#define BIN_GET 0x00
+#define BIN_SET 0x01
 
 /* ---- configuration ---- */
 
 struct cfg {
 	const char *host, *port, *label;
 	char workload;   /* 'a', 'b', 'c', 'f', or 0: no run phase */
-	bool load, allow_remote, verify;
+	bool load, allow_remote, verify, binary;
 	uint64_t records, ops, seed;
 	double seconds, timeout;
 	uint32_t value_size;
@@ -383,6 +394,9 @@ struct conn {
 	uint64_t rec, t_op, t_sent;
 	uint64_t next_rec; /* load: the next record of this connection */
 	uint64_t version;  /* updates: a per-connection counter */
+	bool binary;       /* --protocol binary */
+	uint32_t sent, answered; /* binary: requests sent, replies parsed
+	                          * (the opaque of the next reply) */
 };
 
 static int conn_open(struct shared *sh, struct conn *c)
@@ -410,6 +424,7 @@ static int conn_init(struct shared *sh, struct conn *c, int id)
 	c->id = id;
 	c->next_rec = (uint64_t)id;
 	c->version = (uint64_t)(id + 1) << 40;
+	c->binary = cfg->binary;
 	c->wcap = (size_t)cfg->depth * (cfg->value_size + 64);
 	c->rcap = cfg->value_size + LINE_MAX_BYTES + (size_t)cfg->depth * 16;
 	c->wbuf = malloc(c->wcap);
@@ -429,11 +444,46 @@ static void conn_fini(struct conn *c)
 	c->wbuf = c->rbuf = NULL;
 }
 
+static void put_be(unsigned char *p, uint64_t v, int n)
+{
+	for (int i = n - 1; i >= 0; i--, v >>= 8)
+		p[i] = (unsigned char)v;
+}
+
+static uint64_t get_be(const unsigned char *p, int n)
+{
+	uint64_t v = 0;
+	for (int i = 0; i < n; i++)
+		v = v << 8 | p[i];
+	return v;
+}
+
+/* A binary request's header and extras (zero: flags 0, exptime 0) and its
+ * key; the value, if any, follows. Its opaque numbers it (invariant 10). */
+static void queue_bin(struct conn *c, int opcode, const char *key,
+                      size_t nkey, size_t extras, size_t nval)
+{
+	unsigned char *h = (unsigned char *)c->wbuf + c->wlen;
+	memset(h, 0, BIN_HDR + extras);
+	h[0] = 0x80;
+	h[1] = (unsigned char)opcode;
+	put_be(h + 2, nkey, 2);
+	h[4] = (unsigned char)extras;
+	put_be(h + 8, extras + nkey + nval, 4);
+	put_be(h + 12, c->sent++, 4);
+	memcpy(h + BIN_HDR + extras, key, nkey);
+	c->wlen += BIN_HDR + extras + nkey;
+}
+
 static void queue_get(struct conn *c, uint64_t rec)
 {
 	char key[KEY_MAX];
-	key_of(rec, key);
-	c->wlen += (size_t)sprintf(c->wbuf + c->wlen, "get %s\r\n", key);
+	int n = key_of(rec, key);
+	if (c->binary)
+		queue_bin(c, BIN_GET, key, (size_t)n, 0, 0);
+	else
+		c->wlen += (size_t)sprintf(c->wbuf + c->wlen, "get %s\r\n",
+		                           key);
 	c->pending++;
 }
 
@@ -441,13 +491,18 @@ static void queue_set(struct conn *c, uint64_t rec, uint64_t ver,
                       uint32_t size)
 {
 	char key[KEY_MAX];
-	key_of(rec, key);
-	c->wlen += (size_t)sprintf(c->wbuf + c->wlen, "set %s 0 0 %" PRIu32
-	                           "\r\n", key, size);
+	int n = key_of(rec, key);
+	if (c->binary)
+		queue_bin(c, BIN_SET, key, (size_t)n, 8, size);
+	else
+		c->wlen += (size_t)sprintf(c->wbuf + c->wlen, "set %s 0 0 %"
+		                           PRIu32 "\r\n", key, size);
 	value_fill(c->wbuf + c->wlen, size, rec, ver);
 	c->wlen += size;
-	memcpy(c->wbuf + c->wlen, "\r\n", 2);
-	c->wlen += 2;
+	if (!c->binary) {
+		memcpy(c->wbuf + c->wlen, "\r\n", 2);
+		c->wlen += 2;
+	}
 	c->pending++;
 }
 
@@ -572,11 +627,47 @@ static enum reply reply_value(const char *b, size_t n, const char *key,
 	return R_HIT;
 }
 
+/* A binary response to GET or SET (invariant 10). */
+static enum reply reply_binary(struct conn *c, bool is_get, struct parsed *p)
+{
+	const unsigned char *b = (const unsigned char *)c->rbuf;
+	if (c->rlen < BIN_HDR)
+		return R_MORE;
+	unsigned klen = (unsigned)get_be(b + 2, 2), elen = b[4];
+	unsigned status = (unsigned)get_be(b + 6, 2);
+	uint64_t blen = get_be(b + 8, 4);
+	snprintf(p->line, sizeof(p->line), "binary response: magic 0x%02x "
+	         "opcode 0x%02x status 0x%x body %" PRIu64 " opaque %" PRIu64,
+	         b[0], b[1], status, blen, get_be(b + 12, 4));
+	if (b[0] != 0x81 || b[1] != (is_get ? BIN_GET : BIN_SET) ||
+	    get_be(b + 12, 4) != c->answered || blen > VALUE_MAX ||
+	    klen + elen > blen)
+		return R_BAD;
+	if (c->rlen < BIN_HDR + blen)
+		return R_MORE;
+	p->used = BIN_HDR + blen;
+	c->answered++;
+	if (status == 0 && is_get && elen == 4 && klen == 0) {
+		p->val = c->rbuf + BIN_HDR + 4;
+		p->vlen = blen - 4;
+		return R_HIT;
+	}
+	if (status == 0 && !is_get && blen == 0)
+		return R_STORED;
+	if (status == 0x01 && is_get)
+		return R_MISS;
+	if (status == 0x05 || status == 0x03 || status == 0x82)
+		return R_ERR; /* NOT_STORED, E2BIG, ENOMEM */
+	return R_BAD;
+}
+
 static enum reply parse_reply(struct conn *c, bool is_get, struct parsed *p)
 {
 	memset(p, 0, sizeof(*p));
 	if (c->rlen == 0)
 		return R_MORE;
+	if (c->binary)
+		return reply_binary(c, is_get, p);
 	if (is_get && c->rlen >= 6 && !memcmp(c->rbuf, "VALUE ", 6)) {
 		char key[KEY_MAX];
 		key_of(c->rec, key);
@@ -1007,8 +1098,9 @@ static void print_result(const struct cfg *cfg, const char *workload,
 	printf("{\"bench\":\"ycsb\",\"workload\":\"%s\",\"label\":", workload);
 	json_string(stdout, cfg->label);
 	printf(",\"records\":%" PRIu64 ",\"value_size\":%" PRIu32
-	       ",\"conns\":%d,\"threads\":%d", cfg->records, cfg->value_size,
-	       cfg->conns, cfg->threads);
+	       ",\"conns\":%d,\"threads\":%d,\"protocol\":\"%s\"",
+	       cfg->records, cfg->value_size, cfg->conns, cfg->threads,
+	       cfg->binary ? "binary" : "text");
 	printf(",\"ops\":%" PRIu64 ",\"reads\":%" PRIu64 ",\"updates\":%"
 	       PRIu64 ",\"rmws\":%" PRIu64, r->ops, r->reads, r->updates,
 	       r->rmws);
@@ -1041,6 +1133,7 @@ static void usage(FILE *f)
 	"  --value-size B    bytes per value (default 1024)\n"
 	"  --conns C         connections (default 8)\n"
 	"  --threads T       client threads (default 1)\n"
+	"  --protocol P      text (default) or binary\n"
 	"  --ops N           run phase: at most N operations (default 200000)\n"
 	"  --seconds S       run phase: at most S seconds (default 30)\n"
 	"  --depth D         load phase: sets in flight per connection "
@@ -1076,7 +1169,7 @@ static int parse_secs(const char *s, double *out)
 enum {
 	O_HOST = 256, O_PORT, O_LOAD, O_WORKLOAD, O_RECORDS, O_VSIZE,
 	O_CONNS, O_THREADS, O_OPS, O_SECONDS, O_DEPTH, O_TIMEOUT, O_VERIFY,
-	O_SEED, O_LABEL, O_REMOTE, O_HELP
+	O_SEED, O_LABEL, O_REMOTE, O_PROTOCOL, O_HELP
 };
 
 static const struct option long_opts[] = {
@@ -1088,7 +1181,8 @@ static const struct option long_opts[] = {
 	{"depth", 1, 0, O_DEPTH},       {"timeout", 1, 0, O_TIMEOUT},
 	{"verify", 0, 0, O_VERIFY},     {"seed", 1, 0, O_SEED},
 	{"label", 1, 0, O_LABEL},       {"allow-remote", 0, 0, O_REMOTE},
-	{"help", 0, 0, O_HELP},         {0, 0, 0, 0}};
+	{"protocol", 1, 0, O_PROTOCOL}, {"help", 0, 0, O_HELP},
+	{0, 0, 0, 0}};
 
 static int set_workload(struct cfg *c, const char *s)
 {
@@ -1131,6 +1225,11 @@ static int parse_opt(struct cfg *c, int o, const char *a)
 	case O_SEED: return parse_u64(a, 0, UINT64_MAX, &c->seed);
 	case O_LABEL: c->label = a; return 0;
 	case O_REMOTE: c->allow_remote = true; return 0;
+	case O_PROTOCOL:
+		if (strcmp(a, "text") && strcmp(a, "binary"))
+			return -1;
+		c->binary = a[0] == 'b';
+		return 0;
 	default: return -1;
 	}
 }

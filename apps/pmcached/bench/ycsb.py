@@ -6,17 +6,23 @@
         [--variants memcached,pmcached-redo,...] [--workloads a,b,c,f]
         [--pmcached PATH] [--mcload PATH] [--memcached PATH]
         [--records N] [--ops N] [--seconds S] [--value-size B]
-        [--conns C] [--client-threads T] [--server-threads T] [--no-pin]
+        [--conns C] [--client-threads T] [--server-threads T[,T...]]
+        [--protocol text[,binary]] [--placement 1cpu[,2cpu]] [--no-pin]
 
-For each round and each variant (round-robin, the order rotated by one
-variant every round): start the server on a free loopback port, load
---records records with mcload --load, run each workload with mcload, stop
-the server and remove its region file. Every measurement is one JSON line
-(mcload's, plus variant, round, server, runtime, domain, backend, pinning,
-server_threads, mode); after the last round, one summary line per
-(variant, workload) with the medians over the rounds and
+A configuration is one (protocol, server threads, placement) of the
+lists given. For each round, each configuration (the order rotated every
+round) and each variant (the order rotated every round): start the server
+on a free loopback port, load --records records with mcload --load, run
+each workload with mcload, stop the server and remove its region file.
+Every measurement is one JSON line (mcload's, plus variant, round, server,
+runtime, domain, backend, pinning, placement, protocol, server_threads,
+mode; for pmcached the lock waits of the workload, lock_waits_*, from its
+stats, reset before the workload); after the last round, one summary line
+per (variant, workload, configuration) with the medians over the rounds,
 "ratio_to_memcached": the variant's median ops/s over memcached's median
-in this same invocation (null when memcached did not run). Lines go to
+in the same configuration of this same invocation (null when memcached
+did not run), and "round_ratios": the ratio of each round, the variant
+over the memcached run of the same round (adjacent in time). Lines go to
 stdout and, with --out, are appended to FILE too.
 
 Variants:
@@ -30,12 +36,21 @@ Variants:
   pmcached-redo-journal  --runtime=redo on the journal backend (each
                        commit appended to the region's journal, <region>.pmtxj,
                        and fdatasync'd), region and journal under /var/tmp
+  memcached-control    a second memcached, run like the first (not run
+                       unless named): its ratio to memcached is the noise
+                       floor of the machine, with no server difference
 The pmcached variants are skipped, with a note on stderr, when the binary
 (--pmcached, default build/apps/pmcached/pmcached) does not exist.
 
-Pinning: on a machine with two or more CPUs the server runs under
-`taskset -c 0` and mcload under `taskset -c 1` (--server-cpus,
---client-cpus); the "pinning" field of every line says what was done.
+Placement (--placement): 1cpu, on a machine with two or more CPUs, runs
+the server under `taskset -c 0` and mcload under `taskset -c 1`
+(--server-cpus, --client-cpus); 2cpu pins nothing: the server's -t
+workers and its other threads, and mcload, share every CPU as Linux
+schedules them. The "pinning" field of every line says what was done.
+--no-pin is --placement 2cpu.
+
+Protocol (--protocol): mcload speaks memcached's text or binary protocol
+to both servers (each detects it: -B auto, their default).
 
 Exit status: 0 when every measurement succeeded, 1 when one failed (its
 JSON line has "error"; the other variants still run), 2 on bad arguments,
@@ -71,6 +86,16 @@ VARIANTS = {
     "pmcached-redo-journal": ("pmcached", "redo", "pdom1", "journal",
                               "/var/tmp"),
 }
+# Run only when named in --variants.
+CONTROLS = {
+    "memcached-control": ("memcached", None, None, None, None),
+}
+ALL_VARIANTS = dict(VARIANTS, **CONTROLS)
+PROTOCOLS = ("text", "binary")
+PLACEMENTS = ("1cpu", "2cpu")
+LOCK_WAITS = ("lock_waits_table", "lock_waits_stripe",
+              "lock_waits_stripe_max", "lock_waits_stripes",
+              "lock_waits_lru", "lock_waits_pending")
 
 # --quick: the file backend stores about 600 sets/s on this kind of
 # machine (an msync per transaction), so its load bounds the records.
@@ -99,7 +124,8 @@ def pinning(no_pin, server_cpus, client_cpus):
     """(server prefix, client prefix, description)."""
     ncpu = len(os.sched_getaffinity(0))
     if no_pin:
-        return [], [], "none (--no-pin)"
+        return [], [], "none (server and client share %d cpu%s)" % (
+            ncpu, "" if ncpu == 1 else "s")
     if ncpu < 2 or not shutil.which("taskset"):
         return [], [], "none (%d cpu%s%s)" % (
             ncpu, "" if ncpu == 1 else "s",
@@ -113,6 +139,31 @@ def memory_mb(records, value_size):
     """-m for records of value_size bytes, with room for slab waste."""
     need = records * (value_size + 200) * 1.5 / (1 << 20)
     return max(64, int(need) + 64)
+
+
+def stats_call(port, command, timeout=5.0):
+    """Send a text stats command; {name: value} of its STAT lines."""
+    out = {}
+    with socket.create_connection(("127.0.0.1", port),
+                                  timeout=timeout) as s:
+        s.sendall(command + b"\r\n")
+        buf = b""
+        while not (buf.endswith(b"END\r\n") or buf.endswith(b"RESET\r\n")):
+            chunk = s.recv(65536)
+            if not chunk:
+                raise BenchError("stats: connection closed")
+            buf += chunk
+    for line in buf.decode(errors="replace").splitlines():
+        f = line.split(" ", 2)
+        if len(f) == 3 and f[0] == "STAT":
+            out[f[1]] = f[2]
+    return out
+
+
+def lock_waits(port):
+    """pmcached's lock_waits_* stats (store_int.h), as ints."""
+    st = stats_call(port, b"stats")
+    return {k: int(st[k]) for k in LOCK_WAITS if k in st}
 
 
 def version_ok(port, timeout=0.5):
@@ -186,7 +237,7 @@ class Server:
 
 def server_argv(variant, binary, port, threads, mem_mb, region):
     """The command line of a variant (pmcached takes memcached's flags)."""
-    kind, runtime, domain, backend, _ = VARIANTS[variant]
+    kind, runtime, domain, backend, _ = ALL_VARIANTS[variant]
     argv = [binary, "-p", str(port), "-l", "127.0.0.1", "-t", str(threads),
             "-m", str(mem_mb), "-U", "0", "-c", "1024"]
     if os.geteuid() == 0:
@@ -199,7 +250,7 @@ def server_argv(variant, binary, port, threads, mem_mb, region):
 
 def region_path(variant, tmpdirs):
     """Where a variant's region file goes (None for memcached)."""
-    kind, _, _, _, where = VARIANTS[variant]
+    kind, _, _, _, where = ALL_VARIANTS[variant]
     if kind != "pmcached":
         return None
     if where not in tmpdirs:
@@ -213,6 +264,7 @@ def region_path(variant, tmpdirs):
 def run_mcload(args, prefix, port, extra, timeout):
     """Run mcload; its JSON lines, or BenchError with its stderr."""
     argv = prefix + [args.mcload, "--port", str(port),
+                     "--protocol", args.protocol,
                      "--records", str(args.records),
                      "--value-size", str(args.value_size),
                      "--conns", str(args.conns),
@@ -237,10 +289,16 @@ def load(args, prefix, port, label):
     return out[0]
 
 
-def run_workload(args, prefix, port, workload, label):
+def run_workload(args, prefix, port, workload, label, server):
+    """One workload; with pmcached, its lock waits (stats reset first)."""
     extra = ["--workload", workload, "--ops", str(args.ops),
              "--seconds", str(args.seconds), "--label", label]
-    return run_mcload(args, prefix, port, extra, args.seconds + 60)[0]
+    if server == "pmcached":
+        stats_call(port, b"stats reset")
+    res = run_mcload(args, prefix, port, extra, args.seconds + 60)[0]
+    waits = lock_waits(port) if server == "pmcached" else {}
+    res.update({k: waits.get(k) for k in LOCK_WAITS})
+    return res
 
 
 # ---- one round of one variant ----
@@ -261,23 +319,50 @@ class Emitter:
             self.out.close()
 
 
-def context(args, variant, rnd, pin_desc):
-    kind, runtime, domain, backend, _ = VARIANTS[variant]
-    return {"variant": variant, "round": rnd, "server": kind,
-            "runtime": runtime, "domain": domain, "backend": backend,
-            "pinning": pin_desc, "server_threads": args.server_threads,
-            "mode": args.mode}
+class Config:
+    """One configuration: protocol, server threads (-t), placement."""
+
+    def __init__(self, args, protocol, threads, placement):
+        self.protocol, self.threads = protocol, threads
+        self.placement = placement
+        self.pins = pinning(placement == "2cpu", args.server_cpus,
+                            args.client_cpus)
+
+    def key(self):
+        return (self.protocol, self.threads, self.placement)
+
+    def fields(self):
+        return {"protocol": self.protocol, "server_threads": self.threads,
+                "placement": self.placement, "pinning": self.pins[2]}
 
 
-def run_variant(args, variant, rnd, pins, tmpdirs, emit, results):
+def configs(args):
+    return [Config(args, p, t, pl) for p in args.protocol
+            for t in args.server_threads for pl in args.placement]
+
+
+def context(args, variant, rnd, cfg):
+    kind, runtime, domain, backend, _ = ALL_VARIANTS[variant]
+    return dict({"variant": variant, "round": rnd, "server": kind,
+                 "runtime": runtime, "domain": domain, "backend": backend,
+                 "mode": args.mode}, **cfg.fields())
+
+
+def server_binary(args, variant):
+    kind = ALL_VARIANTS[variant][0]
+    return args.memcached if kind == "memcached" else args.pmcached
+
+
+def run_variant(args, variant, rnd, cfg, tmpdirs, emit, results):
     """Start, load, run every workload, stop. False if anything failed."""
-    server_prefix, client_prefix, desc = pins
-    ctx = context(args, variant, rnd, desc)
+    server_prefix, client_prefix, _ = cfg.pins
+    ctx = context(args, variant, rnd, cfg)
+    kind = ALL_VARIANTS[variant][0]
     port = free_port()
     region = region_path(variant, tmpdirs)
-    binary = args.memcached if variant == "memcached" else args.pmcached
-    argv = server_argv(variant, binary, port, args.server_threads,
-                       args.memory, region)
+    args = argparse.Namespace(**dict(vars(args), protocol=cfg.protocol))
+    argv = server_argv(variant, server_binary(args, variant), port,
+                       cfg.threads, args.memory, region)
     srv = Server(argv, server_prefix, region, variant)
     srv.remove_region()
     label = "%s/r%d" % (variant, rnd)
@@ -285,14 +370,15 @@ def run_variant(args, variant, rnd, pins, tmpdirs, emit, results):
         srv.start().wait_ready(port)
         emit(dict(load(args, client_prefix, port, label), **ctx))
         for w in args.workloads:
-            res = run_workload(args, client_prefix, port, w, label)
+            res = run_workload(args, client_prefix, port, w, label, kind)
             if srv.proc.poll() is not None:
                 raise BenchError("%s exited during workload %s" % (
                     variant, w))
-            results.setdefault((variant, w), []).append(res)
+            res["round"] = rnd
+            results.setdefault((variant, w, cfg.key()), []).append(res)
             emit(dict(res, **ctx))
         return True
-    except BenchError as e:
+    except (BenchError, OSError) as e:
         emit(dict({"bench": "ycsb", "error": str(e)}, **ctx))
         note("%s round %d: %s" % (variant, rnd, e))
         return False
@@ -307,31 +393,48 @@ def median_of(rows, key):
     return round(statistics.median(vals), 1) if vals else None
 
 
-def summarize(args, results, pin_desc, emit):
-    base = {w: median_of(results.get(("memcached", w), []), "ops_per_sec")
-            for w in args.workloads}
-    for v in args.variants:
-        for w in args.workloads:
-            rows = results.get((v, w), [])
-            if not rows:
-                continue
-            med = median_of(rows, "ops_per_sec")
-            ratio = round(med / base[w], 3) if base[w] else None
-            kind, runtime, domain, backend, _ = VARIANTS[v]
-            emit({"bench": "ycsb", "summary": True, "variant": v,
-                  "workload": w, "rounds": len(rows),
-                  "median_ops_per_sec": med,
-                  "median_p50_us": median_of(rows, "p50_us"),
-                  "median_p99_us": median_of(rows, "p99_us"),
-                  "median_p999_us": median_of(rows, "p999_us"),
-                  "ratio_to_memcached": ratio,
-                  "misses": sum(r["misses"] for r in rows),
-                  "errors": sum(r["errors"] for r in rows),
-                  "records": args.records, "value_size": args.value_size,
-                  "conns": args.conns, "client_threads": args.client_threads,
-                  "server": kind, "runtime": runtime, "domain": domain,
-                  "backend": backend, "pinning": pin_desc,
-                  "server_threads": args.server_threads, "mode": args.mode})
+def round_ratios(rows, base_rows):
+    """Per round: the variant's ops/s over memcached's of that round."""
+    base = {r["round"]: r["ops_per_sec"] for r in base_rows}
+    return [round(r["ops_per_sec"] / base[r["round"]], 3) for r in rows
+            if base.get(r["round"])]
+
+
+def summarize(args, results, cfgs, emit):
+    for cfg in cfgs:
+        for v in args.variants:
+            for w in args.workloads:
+                summarize_one(args, results, cfg, v, w, emit)
+
+
+def summarize_one(args, results, cfg, v, w, emit):
+    rows = results.get((v, w, cfg.key()), [])
+    if not rows:
+        return
+    base_rows = results.get(("memcached", w, cfg.key()), [])
+    base = median_of(base_rows, "ops_per_sec")
+    med = median_of(rows, "ops_per_sec")
+    kind, runtime, domain, backend, _ = ALL_VARIANTS[v]
+    rr = round_ratios(rows, base_rows)
+    out = {"bench": "ycsb", "summary": True, "variant": v,
+           "workload": w, "rounds": len(rows),
+           "median_ops_per_sec": med,
+           "median_p50_us": median_of(rows, "p50_us"),
+           "median_p99_us": median_of(rows, "p99_us"),
+           "median_p999_us": median_of(rows, "p999_us"),
+           "ratio_to_memcached": round(med / base, 3) if base else None,
+           "round_ratios": rr,
+           "median_round_ratio": round(statistics.median(rr), 3)
+           if rr else None,
+           "misses": sum(r["misses"] for r in rows),
+           "errors": sum(r["errors"] for r in rows),
+           "records": args.records, "value_size": args.value_size,
+           "conns": args.conns, "client_threads": args.client_threads,
+           "server": kind, "runtime": runtime, "domain": domain,
+           "backend": backend, "mode": args.mode}
+    out.update(cfg.fields())
+    out.update({"median_" + k: median_of(rows, k) for k in LOCK_WAITS})
+    emit(out)
 
 
 # ---- command line ----
@@ -359,7 +462,13 @@ def parse_args(argv):
     ap.add_argument("--value-size", type=int, default=1024)
     ap.add_argument("--conns", type=int, default=8)
     ap.add_argument("--client-threads", type=int, default=1)
-    ap.add_argument("--server-threads", type=int, default=1)
+    ap.add_argument("--server-threads", default="1",
+                    help="server -t, or a list: 1,2")
+    ap.add_argument("--protocol", default="text",
+                    help="text, binary, or both: text,binary")
+    ap.add_argument("--placement", default="1cpu",
+                    help="1cpu (server on --server-cpus, client on "
+                         "--client-cpus), 2cpu (no pinning), or both")
     ap.add_argument("--memory", type=int,
                     help="server -m in MB (default: from records)")
     ap.add_argument("--server-cpus", default="0")
@@ -384,10 +493,11 @@ def check_args(ap, args):
             setattr(args, k, v)
     args.variants = [v for v in args.variants.split(",") if v]
     args.workloads = [w for w in args.workloads.lower().split(",") if w]
-    bad = [v for v in args.variants if v not in VARIANTS]
+    bad = [v for v in args.variants if v not in ALL_VARIANTS]
     if bad:
         ap.error("unknown variant(s) %s; known: %s" % (
-            ",".join(bad), ",".join(VARIANTS)))
+            ",".join(bad), ",".join(ALL_VARIANTS)))
+    check_configs(ap, args)
     if any(w not in WORKLOADS for w in args.workloads):
         ap.error("workloads are a, b, c, f")
     if not 1 <= args.rounds <= 100:
@@ -402,11 +512,34 @@ def check_args(ap, args):
     return args
 
 
+def csv_list(ap, text, known, what):
+    items = [x for x in text.split(",") if x]
+    if not items or any(x not in known for x in items):
+        ap.error("%s must be among %s" % (what, ",".join(known)))
+    return list(dict.fromkeys(items))
+
+
+def check_configs(ap, args):
+    """--protocol, --server-threads, --placement as lists."""
+    args.protocol = csv_list(ap, args.protocol, PROTOCOLS, "--protocol")
+    args.placement = csv_list(ap, args.placement, PLACEMENTS,
+                              "--placement")
+    if args.no_pin:
+        args.placement = ["2cpu"]
+    try:
+        threads = [int(t) for t in args.server_threads.split(",") if t]
+    except ValueError:
+        threads = []
+    if not threads or any(not 1 <= t <= 64 for t in threads):
+        ap.error("--server-threads: numbers from 1 to 64")
+    args.server_threads = list(dict.fromkeys(threads))
+
+
 def available_variants(args):
     """Drop the variants whose server binary is missing, with a note."""
     keep = []
     for v in args.variants:
-        binary = args.memcached if v == "memcached" else args.pmcached
+        binary = server_binary(args, v)
         if os.access(binary, os.X_OK):
             keep.append(v)
         else:
@@ -418,21 +551,26 @@ def on_sigterm(_signum, _frame):
     raise KeyboardInterrupt
 
 
+def rotated(items, rnd):
+    k = (rnd - 1) % max(1, len(items))
+    return items[k:] + items[:k]
+
+
 def run(args, emit):
-    pins = pinning(args.no_pin, args.server_cpus, args.client_cpus)
+    cfgs = configs(args)
     variants = available_variants(args)
     results, tmpdirs, ok = {}, {}, True
     try:
         for rnd in range(1, args.rounds + 1):
-            k = (rnd - 1) % max(1, len(variants))
-            for v in variants[k:] + variants[:k]:
-                ok &= run_variant(args, v, rnd, pins, tmpdirs, emit,
-                                  results)
+            for cfg in rotated(cfgs, rnd):
+                for v in rotated(variants, rnd):
+                    ok &= run_variant(args, v, rnd, cfg, tmpdirs, emit,
+                                      results)
     finally:
         for d in tmpdirs.values():
             shutil.rmtree(d, ignore_errors=True)
     args.variants = variants
-    summarize(args, results, pins[2], emit)
+    summarize(args, results, cfgs, emit)
     return ok and bool(variants)
 
 
