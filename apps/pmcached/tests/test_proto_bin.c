@@ -46,11 +46,14 @@ static void build(struct pkt *k, uint8_t op, const void *ext, uint8_t el,
 	memcpy(k->b + 12, "\x01\x02\x03\x04", 4);
 	put_be(k->b + 16, 0x1122334455667788ull, 8);
 	k->n = MC_BIN_HEADER;
-	memcpy(k->b + k->n, ext, el);
+	if (el) /* memcpy's arguments may not be NULL, even for 0 bytes */
+		memcpy(k->b + k->n, ext, el);
 	k->n += el;
-	memcpy(k->b + k->n, key, kl);
+	if (kl)
+		memcpy(k->b + k->n, key, kl);
 	k->n += kl;
-	memcpy(k->b + k->n, val, vl);
+	if (vl)
+		memcpy(k->b + k->n, val, vl);
 	k->n += vl;
 }
 
