@@ -1048,7 +1048,7 @@ static size_t fresh_pages(const struct journal *j, struct persist *p,
 static int append_locked(struct journal *j, struct persist *p, size_t n)
 {
 	uint64_t len = pmtxj_rec_len(n);
-	size_t fresh = fresh_pages(j, p, n);
+	size_t fresh = j->giving ? fresh_pages(j, p, n) : 0; /* no budget */
 	int big = too_big(j, n) || fresh > j->max_pages;
 	int full = len > j->cap - j->tail || j->npages + fresh > j->max_pages;
 	int rc = big ? mark_pages(j, p, n) : 0; /* the checkpoint writes them */

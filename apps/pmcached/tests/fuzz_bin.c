@@ -82,15 +82,9 @@ static int parse_one(const char *buf, size_t len, void *out, size_t *used,
 	return rc;
 }
 
-static size_t run(const uint8_t *data, size_t size, size_t step,
-                  struct result *out)
+static bool same(const void *va, const void *vb)
 {
-	return fuzz_feed(data, size, step, parse_one, out, sizeof(*out),
-	                 MAX_RESULTS);
-}
-
-static bool same(const struct result *a, const struct result *b)
-{
+	const struct result *a = va, *b = vb;
 	return a->rc == b->rc && a->opcode == b->opcode && a->cmd == b->cmd &&
 	       a->quiet == b->quiet && a->close == b->close &&
 	       a->status == b->status && a->used == b->used &&
@@ -105,12 +99,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct result whole[MAX_RESULTS], bytes[MAX_RESULTS];
-	size_t n = run(data, size, size ? size : 1, whole);
-	size_t m = run(data, size, 1, bytes);
-	if (n != m)
-		abort();
-	for (size_t i = 0; i < n; i++)
-		if (!same(&whole[i], &bytes[i]))
-			abort();
+	fuzz_check_split(data, size, parse_one, whole, bytes, sizeof(*whole),
+	                 MAX_RESULTS, same);
 	return 0;
 }

@@ -54,4 +54,23 @@ static inline size_t fuzz_feed(const uint8_t *data, size_t size,
 	return n;
 }
 
+/* Same results, compared field by field. */
+typedef bool fuzz_same_fn(const void *a, const void *b);
+
+/* The harnesses' check: data parsed whole and a byte at a time gives the
+ * same results (whole and bytes: max of them, elem bytes each). */
+static inline void fuzz_check_split(const uint8_t *data, size_t size,
+                                    fuzz_parse_fn *parse, void *whole,
+                                    void *bytes, size_t elem, size_t max,
+                                    fuzz_same_fn *same)
+{
+	size_t n = fuzz_feed(data, size, size ? size : 1, parse, whole, elem,
+	                     max);
+	if (n != fuzz_feed(data, size, 1, parse, bytes, elem, max))
+		abort();
+	for (size_t i = 0; i < n; i++)
+		if (!same((char *)whole + i * elem, (char *)bytes + i * elem))
+			abort();
+}
+
 #endif

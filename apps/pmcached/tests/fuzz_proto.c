@@ -64,15 +64,9 @@ static int parse_one(const char *buf, size_t len, void *out, size_t *used,
 	return rc;
 }
 
-static size_t run(const uint8_t *data, size_t size, size_t step,
-                  struct result *out)
+static bool same(const void *va, const void *vb)
 {
-	return fuzz_feed(data, size, step, parse_one, out, sizeof(*out),
-	                 MAX_RESULTS);
-}
-
-static bool same(const struct result *a, const struct result *b)
-{
+	const struct result *a = va, *b = vb;
 	return a->rc == b->rc && a->cmd == b->cmd && a->used == b->used &&
 	       a->swallow == b->swallow && a->key_off == b->key_off &&
 	       a->key_len == b->key_len && a->nkeys == b->nkeys &&
@@ -83,12 +77,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct result whole[MAX_RESULTS], bytes[MAX_RESULTS];
-	size_t n = run(data, size, size ? size : 1, whole);
-	size_t m = run(data, size, 1, bytes);
-	if (n != m)
-		abort();
-	for (size_t i = 0; i < n; i++)
-		if (!same(&whole[i], &bytes[i]))
-			abort();
+	fuzz_check_split(data, size, parse_one, whole, bytes, sizeof(*whole),
+	                 MAX_RESULTS, same);
 	return 0;
 }
